@@ -1,0 +1,135 @@
+// Package facts defines what kaudit knows about one host after gathering:
+// plain data, no behaviour, no I/O. The gatherer fills it, the rules read it,
+// the reporters print it. It imports nothing from kaudit so that every layer
+// can depend on it without pulling in SSH or the terminal.
+package facts
+
+// Facts is everything gathered from one host in one session.
+//
+// A nil pointer or an empty map means "not gathered"; why is recorded in
+// Sections under the section's name, so rules can answer "unknown" with a
+// reason instead of guessing.
+type Facts struct {
+	// KafkaPort is the broker listener port kaudit looked for (inventory, default 9092).
+	KafkaPort int                         `json:"kafka_port"`
+	Kernel    Kernel                      `json:"kernel"`
+	Sysctl    map[string]string           `json:"sysctl"`              // runtime values read from /proc/sys, keys dotted (net.core.somaxconn), whitespace folded to one space
+	Persisted map[string]PersistedSysctl  `json:"persisted,omitempty"` // the value each key will have after boot, and the file that wins
+	Netstat   map[string]map[string]int64 `json:"netstat"`             // "TcpExt" -> counter -> value, parsed by header name
+	Listeners []Listener                  `json:"listeners"`
+	Kafka     *Kafka                      `json:"kafka"`
+	NICs      []NIC                       `json:"nics"`
+	Evidence  Evidence                    `json:"evidence"`
+	// Sections maps a gather section name to its status when it was not
+	// fully successful: missing tool, permission denied, error text.
+	Sections map[string]SectionStatus `json:"sections,omitempty"`
+}
+
+// Section names used in Facts.Sections (and in the gather script).
+const (
+	SecKernel    = "kernel"
+	SecOSRelease = "os-release"
+	SecSysctl    = "sysctl"
+	SecPersisted = "sysctl-files"
+	SecChangelog = "kernel-changelog"
+	SecNetstat   = "netstat"
+	SecListeners = "listeners"
+	SecKafka     = "kafka"
+	SecKafkaConf = "kafka-config"
+	SecNICs      = "nics"
+	SecEvidence  = "evidence"
+)
+
+// SectionStatus says why a section is incomplete.
+type SectionStatus struct {
+	State   string `json:"state"`             // "missing" (tool absent), "denied" (permission), "error", "absent" (nothing to read, e.g. no such file)
+	Message string `json:"message,omitempty"` // what the host said, trimmed
+}
+
+// Kernel identifies the running kernel and distribution.
+type Kernel struct {
+	Release    string `json:"release"`                     // /proc/sys/kernel/osrelease, e.g. 5.4.0-150-generic
+	Version    string `json:"version,omitempty"`           // /proc/version (Debian puts the upstream sublevel there)
+	Signature  string `json:"version_signature,omitempty"` // /proc/version_signature (Ubuntu), e.g. "Ubuntu 5.4.0-150.167-generic 5.4.233"
+	Arch       string `json:"arch,omitempty"`
+	Distro     string `json:"distro"`                   // os-release ID, e.g. ubuntu, centos, rhel, debian, amzn
+	DistroVer  string `json:"distro_version,omitempty"` // os-release VERSION_ID
+	DistroLike string `json:"distro_like,omitempty"`    // os-release ID_LIKE
+	Pretty     string `json:"pretty_name,omitempty"`    // os-release PRETTY_NAME
+	// Changelog is what the kernel package changelog says about commit
+	// 909172a, when it could be read cheaply (rpm/deb). Nil: not read.
+	Changelog *KernelChangelog `json:"changelog,omitempty"`
+}
+
+// KernelChangelog is the evidence found in the installed kernel package's changelog.
+type KernelChangelog struct {
+	Source     string `json:"source"`                 // e.g. "rpm -q --changelog kernel-3.10.0-1160.el7.x86_64"
+	HasFix     bool   `json:"has_fix"`                // the exact title "net: Update window_clamp if SOCK_RCVBUF is set" is present
+	LastLTSTag string `json:"last_lts_tag,omitempty"` // Oracle UEK: highest "LTS tag: vX.Y.Z" seen, e.g. "v5.4.78"
+}
+
+// PersistedSysctl is the boot-time value of one sysctl key.
+type PersistedSysctl struct {
+	Value string `json:"value"` // whitespace folded to one space
+	File  string `json:"file"`  // the file whose assignment wins at boot
+	Line  int    `json:"line"`
+	// Overridden lists earlier assignments that lose to File, "path:line=value".
+	Overridden []string `json:"overridden,omitempty"`
+}
+
+// Listener is one LISTEN socket from `ss -ltn`.
+type Listener struct {
+	Addr    string `json:"addr"` // local address as ss prints it, e.g. "0.0.0.0", "[::]", "*"
+	Port    int    `json:"port"`
+	Backlog int    `json:"backlog"`           // Send-Q: the effective backlog, min(requested, somaxconn)
+	Queue   int    `json:"queue"`             // Recv-Q: current accept-queue length
+	PID     int    `json:"pid,omitempty"`     // from ss -p when permitted
+	Process string `json:"process,omitempty"` // from ss -p when permitted
+}
+
+// Kafka describes the broker found on the host.
+type Kafka struct {
+	PID          int    `json:"pid,omitempty"`
+	FoundBy      string `json:"found_by,omitempty"` // "listener" (pid of the listener on the Kafka port) or "cmdline" (a kafka.Kafka process)
+	Version      string `json:"version"`            // as the jar names it, without -ccs: "2.8.1" (Apache) or "7.1.0" (Confluent Platform)
+	Distribution string `json:"distribution"`       // "apache" or "confluent"; "" when unknown
+	Jar          string `json:"jar,omitempty"`      // the core jar the version came from, e.g. /opt/kafka/libs/kafka_2.13-2.8.1.jar
+	Scala        string `json:"scala,omitempty"`
+	Config       string `json:"config,omitempty"` // server.properties path from the command line (or inventory override)
+	// Properties holds only the keys that matter (socket.listen.backlog.size,
+	// socket.receive.buffer.bytes, listeners): kaudit never reads the rest of
+	// the file off the host, because it can hold secrets.
+	Properties map[string]string `json:"properties"`
+	// PropertyLines maps each key in Properties to its line in Config.
+	PropertyLines map[string]int `json:"property_lines,omitempty"`
+}
+
+// NIC is one network interface's ring and offload settings.
+type NIC struct {
+	Name     string             `json:"name"`
+	Driver   string             `json:"driver,omitempty"`
+	Ring     *Ring              `json:"ring"`                 // nil when unsupported or unreadable, see RingErr
+	RingErr  string             `json:"ring_error,omitempty"` // e.g. "Operation not supported"
+	Features map[string]Feature `json:"features"`             // short names: tso, gso, gro, lro (plus any others parsed)
+	FeatErr  string             `json:"features_error,omitempty"`
+}
+
+// Ring holds ethtool -g values. -1 means "n/a" (the driver does not report it).
+type Ring struct {
+	RXMax int `json:"rx_max"`
+	TXMax int `json:"tx_max"`
+	RX    int `json:"rx"`
+	TX    int `json:"tx"`
+}
+
+// Feature is one ethtool -k feature.
+type Feature struct {
+	On        bool   `json:"on"`
+	Fixed     bool   `json:"fixed,omitempty"`     // "[fixed]": cannot be changed
+	Requested string `json:"requested,omitempty"` // "on"/"off" from "[requested on]"
+}
+
+// Evidence holds kernel log lines that show SYN floods on this host.
+type Evidence struct {
+	SynFlood []string `json:"syn_flood,omitempty"` // "Possible SYN flooding on port ..." lines (most recent last)
+}

@@ -1,0 +1,102 @@
+package gather_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/kaudit/kaudit/audit/gather"
+	"github.com/kaudit/kaudit/audit/transport"
+)
+
+var keys = []string{"net.core.somaxconn", "net.ipv4.tcp_syncookies", "net.ipv4.tcp_rmem", "net.ipv4.tcp_timestamps", "net.core.default_qdisc", "net.no_such.key"}
+
+// TestScriptOnThisMachine runs the real gather script under every POSIX
+// shell present and compares the facts with /proc read directly.
+func TestScriptOnThisMachine(t *testing.T) {
+	shells := [][]string{{"dash"}, {"busybox", "sh"}, {"sh"}}
+	ran := 0
+	for _, sh := range shells {
+		if _, err := exec.LookPath(sh[0]); err != nil {
+			continue
+		}
+		ran++
+		t.Run(strings.Join(sh, "-"), func(t *testing.T) {
+			marker := gather.NewMarker()
+			script, err := gather.Script(gather.Params{KafkaPort: 9092, SysctlKeys: keys, Marker: marker})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.CommandContext(context.Background(), sh[0], append(sh[1:], "-s")...)
+			cmd.Stdin = strings.NewReader(string(script))
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("%v: %v", sh, err)
+			}
+			f, err := gather.Parse(out, marker, 9092)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, k := range keys[:5] {
+				raw, err := os.ReadFile("/proc/sys/" + strings.ReplaceAll(k, ".", "/"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := strings.Join(strings.Fields(string(raw)), " "); f.Sysctl[k] != want {
+					t.Errorf("%s = %q, /proc says %q", k, f.Sysctl[k], want)
+				}
+			}
+			if _, ok := f.Sysctl["net.no_such.key"]; ok {
+				t.Errorf("absent key reported as present")
+			}
+			if st := f.Sections["sysctl"]; st.State != "partial" || !strings.Contains(st.Message, "net.no_such.key (absent)") {
+				t.Errorf("absent key not recorded: %+v", st)
+			}
+			rel, _ := os.ReadFile("/proc/sys/kernel/osrelease")
+			if f.Kernel.Release != strings.TrimSpace(string(rel)) {
+				t.Errorf("release %q, want %q", f.Kernel.Release, rel)
+			}
+			if f.Kernel.Distro == "" {
+				t.Errorf("distro not read from os-release")
+			}
+			// TcpExt counters: compare a counter that only grows.
+			raw, _ := os.ReadFile("/proc/net/netstat")
+			if !strings.Contains(string(raw), "TcpExt:") {
+				t.Skip("no TcpExt here")
+			}
+			if _, ok := f.Netstat["TcpExt"]["ListenOverflows"]; !ok {
+				t.Errorf("TcpExt.ListenOverflows missing: %v", f.Netstat)
+			}
+			if _, err := exec.LookPath("ss"); err == nil {
+				if f.Listeners == nil {
+					t.Errorf("ss present but no listener facts: %+v", f.Sections)
+				}
+			}
+		})
+	}
+	if ran == 0 {
+		t.Skip("no POSIX shell found")
+	}
+}
+
+// TestLocalRunner goes through transport.Local, as connection: local does.
+func TestLocalRunner(t *testing.T) {
+	marker := gather.NewMarker()
+	script, _ := gather.Script(gather.Params{KafkaPort: 9092, SysctlKeys: keys, Marker: marker})
+	out, err := transport.Local{}.Run(context.Background(), transport.Target{Name: "local", Local: true}, script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := gather.Parse(out.Stdout, marker, 9092)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := os.ReadFile("/proc/sys/net/core/somaxconn")
+	n, _ := strconv.Atoi(strings.TrimSpace(string(raw)))
+	if got, _ := strconv.Atoi(f.Sysctl["net.core.somaxconn"]); got != n {
+		t.Fatalf("somaxconn %d, want %d", got, n)
+	}
+}

@@ -1,0 +1,78 @@
+package gather
+
+import (
+	"crypto/rand"
+	_ "embed"
+	"encoding/hex"
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+//go:embed gather.sh
+var scriptBody string
+
+// Params are the per-host inputs of the script.
+type Params struct {
+	KafkaPort   int
+	KafkaConfig string   // absolute path override, or "" to discover
+	Interfaces  []string // empty: the default-route interfaces
+	SysctlKeys  []string // dotted keys to read from /proc/sys
+	Marker      string   // section marker; NewMarker() when empty
+}
+
+var (
+	reIface  = regexp.MustCompile(`^[A-Za-z0-9_.:@-]{1,15}$`)
+	reSysctl = regexp.MustCompile(`^[a-z0-9_]+(\.[a-z0-9_-]+)+$`)
+	reMarker = regexp.MustCompile(`^[A-Za-z0-9_-]{8,64}$`)
+	rePath   = regexp.MustCompile(`^/[A-Za-z0-9_./+@,=-]*$`)
+)
+
+// NewMarker returns a random section marker.
+func NewMarker() string {
+	var b [12]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err)
+	}
+	return "kaudit-" + hex.EncodeToString(b[:])
+}
+
+// Quote single-quotes s for POSIX sh.
+func Quote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// Script renders the gather script for one host. Every parameter is
+// validated here, whatever the inventory already checked: this is the last
+// line before a remote shell.
+func Script(p Params) ([]byte, error) {
+	if p.Marker == "" {
+		p.Marker = NewMarker()
+	}
+	if !reMarker.MatchString(p.Marker) {
+		return nil, fmt.Errorf("gather: bad marker %q", p.Marker)
+	}
+	if p.KafkaPort < 1 || p.KafkaPort > 65535 {
+		return nil, fmt.Errorf("gather: kafka port %d out of range 1-65535", p.KafkaPort)
+	}
+	if p.KafkaConfig != "" && !rePath.MatchString(p.KafkaConfig) {
+		return nil, fmt.Errorf("gather: kafka config path %q: only absolute paths of letters, digits and ._/+@,=- are allowed", p.KafkaConfig)
+	}
+	for _, i := range p.Interfaces {
+		if !reIface.MatchString(i) || strings.HasPrefix(i, "-") {
+			return nil, fmt.Errorf("gather: bad interface name %q", i)
+		}
+	}
+	for _, k := range p.SysctlKeys {
+		if !reSysctl.MatchString(k) {
+			return nil, fmt.Errorf("gather: bad sysctl key %q", k)
+		}
+	}
+	var b strings.Builder
+	b.Grow(len(scriptBody) + 512)
+	fmt.Fprintf(&b, "M=%s\nKAFKA_PORT=%d\nKAFKA_CONFIG=%s\nIFACES=%s\nSYSCTLS=%s\n",
+		Quote(p.Marker), p.KafkaPort, Quote(p.KafkaConfig),
+		Quote(strings.Join(p.Interfaces, " ")), Quote(strings.Join(p.SysctlKeys, " ")))
+	b.WriteString(scriptBody)
+	return []byte(b.String()), nil
+}

@@ -1,0 +1,237 @@
+package inventory
+
+import (
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Ansible variables kaudit reads. Every other variable is ignored, as
+// Ansible inventories carry many free-form ones — except kaudit_* names,
+// which must be known.
+var ansibleSetters = map[string]setter{
+	"ansible_host":     (*parser).setAddress,
+	"ansible_ssh_host": (*parser).setAddress,
+	"ansible_port": func(p *parser, s *settings, n *yaml.Node, f string) {
+		p.setPort(&s.port, n, f, "SSH listens on 22 unless configured otherwise")
+	},
+	"ansible_ssh_port": func(p *parser, s *settings, n *yaml.Node, f string) {
+		p.setPort(&s.port, n, f, "SSH listens on 22 unless configured otherwise")
+	},
+	"ansible_user":                 (*parser).setUser,
+	"ansible_ssh_user":             (*parser).setUser,
+	"ansible_ssh_private_key_file": (*parser).setIdentityFiles,
+	"ansible_private_key_file":     (*parser).setIdentityFiles,
+	"ansible_become":               (*parser).setAnsibleBecome,
+	"ansible_become_method":        (*parser).checkBecomeMethod,
+	"ansible_connection":           (*parser).setAnsibleConnection,
+
+	"kaudit_kafka_port": func(p *parser, s *settings, n *yaml.Node, f string) {
+		p.setPort(&s.kafkaPort, n, f, "the Kafka listener is usually 9092")
+	},
+	"kaudit_kafka_config":    func(p *parser, s *settings, n *yaml.Node, f string) { p.setRemotePath(&s.kafkaConfig, n, f) },
+	"kaudit_kafka_home":      func(p *parser, s *settings, n *yaml.Node, f string) { p.setRemotePath(&s.kafkaHome, n, f) },
+	"kaudit_interfaces":      (*parser).setInterfaces,
+	"kaudit_host_key_policy": (*parser).setHostKeyPolicy,
+	"kaudit_known_hosts":     (*parser).setKnownHosts,
+	"kaudit_timeout":         func(p *parser, s *settings, n *yaml.Node, f string) { p.setDuration(&s.timeout, n, f) },
+	"kaudit_connect_timeout": func(p *parser, s *settings, n *yaml.Node, f string) { p.setDuration(&s.connectTimeout, n, f) },
+	"kaudit_profile":         (*parser).setProfile,
+	"kaudit_proxy_jump":      (*parser).setProxyJump,
+	"kaudit_use_agent":       (*parser).setUseAgent,
+}
+
+var kauditVars = func() []string {
+	var out []string
+	for k := range ansibleSetters {
+		if strings.HasPrefix(k, "kaudit_") {
+			out = append(out, k)
+		}
+	}
+	return out
+}()
+
+var ansibleGroupKeys = []string{"hosts", "vars", "children"}
+
+func (p *parser) setAnsibleBecome(s *settings, n *yaml.Node, field string) {
+	if v, ok := p.boolean(n, field); ok {
+		if v {
+			s.become.set("sudo")
+		} else {
+			s.become.set("")
+		}
+	}
+}
+
+func (p *parser) checkBecomeMethod(_ *settings, n *yaml.Node, field string) {
+	if v, ok := p.str(n, field); ok && v != "sudo" {
+		p.c.add(line(n), field, "kaudit only becomes root with sudo; remove the variable or set it to sudo", "unsupported become method %q", v)
+	}
+}
+
+func (p *parser) setAnsibleConnection(s *settings, n *yaml.Node, field string) {
+	v, ok := p.str(n, field)
+	if !ok {
+		return
+	}
+	switch v {
+	case "local":
+		s.connection.set(ConnLocal)
+	case "ssh", "smart", "paramiko", "ansible.builtin.ssh", "ansible.builtin.paramiko_ssh", "paramiko_ssh":
+		s.connection.set(ConnSSH)
+	case "ansible.builtin.local":
+		s.connection.set(ConnLocal)
+	default:
+		p.c.add(line(n), field, "kaudit connects with ssh or runs locally; leave such hosts out with --limit '!GROUP'", "unsupported connection %q", v)
+	}
+}
+
+// ansibleVars decodes a vars mapping, returning the settings and, for group
+// vars, ansible_group_priority.
+func (p *parser) ansibleVars(n *yaml.Node, field string, s *settings, isGroup bool) (priority int, hasPriority bool) {
+	if isNull(n) {
+		return 0, false
+	}
+	if resolve(n).Kind != yaml.MappingNode {
+		p.wrongType(n, field, "a mapping of variables", "")
+		return 0, false
+	}
+	for _, e := range p.entries(n, field) {
+		f := join(field, e.key)
+		if e.key == "ansible_group_priority" && isGroup {
+			if v, ok := p.integer(e.value, f); ok {
+				priority, hasPriority = v, true
+			}
+			continue
+		}
+		if set, ok := ansibleSetters[e.key]; ok {
+			set(p, s, e.value, f)
+			continue
+		}
+		if strings.HasPrefix(e.key, "kaudit_") {
+			p.c.add(e.kNode.Line, f, unknownHint(e.key, kauditVars), "unknown kaudit variable %q", e.key)
+		}
+	}
+	return priority, hasPriority
+}
+
+// parseAnsible reads an Ansible YAML inventory. The implicit group "all"
+// always exists; top-level groups are its children.
+func (p *parser) parseAnsible(root *yaml.Node) ([]Host, *graph) {
+	g := newGraph()
+	g.add("all", 0)
+	var hosts hostTable
+	visiting := map[*yaml.Node]bool{} // group bodies on the current path, against alias loops
+
+	var group func(name string, k, n *yaml.Node, field, parent string)
+	group = func(name string, k, n *yaml.Node, field, parent string) {
+		if pr := checkGroup(name); pr != nil {
+			p.c.add(k.Line, field, pr.hint, "%s", pr.msg)
+			return
+		}
+		g.add(name, k.Line)
+		if parent != "" {
+			g.addChild(parent, name, ref{k.Line, field})
+		}
+		if isNull(n) {
+			return
+		}
+		body := resolve(n)
+		if body.Kind != yaml.MappingNode {
+			p.wrongType(n, field, "a group (a mapping with hosts, vars or children)", "")
+			return
+		}
+		if visiting[body] {
+			p.c.add(line(n), field, "an alias cannot include the group that defines its anchor", "group %q contains itself through a YAML alias", name)
+			return
+		}
+		visiting[body] = true
+		defer delete(visiting, body)
+		for _, e := range p.entries(n, field) {
+			f := join(field, e.key)
+			switch e.key {
+			case "vars":
+				s := &settings{}
+				if prio, ok := p.ansibleVars(e.value, f, s, true); ok {
+					g.priority[name] = prio
+				}
+				g.addVars(name, s)
+			case "children":
+				if isNull(e.value) {
+					continue
+				}
+				if resolve(e.value).Kind != yaml.MappingNode {
+					p.wrongType(e.value, f, "a mapping of child groups", "write children as  name:  (one per line), each optionally with hosts/vars/children")
+					continue
+				}
+				for _, c := range p.entries(e.value, f) {
+					group(c.key, c.kNode, c.value, join(f, c.key), name)
+				}
+			case "hosts":
+				if isNull(e.value) {
+					continue
+				}
+				if resolve(e.value).Kind != yaml.MappingNode {
+					p.wrongType(e.value, f, "a mapping of host name to variables", "write hosts as  name:  or  name: {ansible_host: ...}  (a list is not valid in a YAML inventory)")
+					continue
+				}
+				for _, h := range p.entries(e.value, f) {
+					hf := join(f, h.key)
+					s := &settings{}
+					pattern, port, portStr := ansibleHostKey(h.key)
+					if portStr != "" || port != 0 {
+						if port < 1 || port > 65535 {
+							p.c.add(h.kNode.Line, hf, "write host:port with a port in 1-65535, or use ansible_port", "port %q out of range 1-65535", portStr)
+						} else {
+							s.port.set(port)
+						}
+					}
+					p.ansibleVars(h.value, hf, s, false)
+					for _, hn := range p.hostNames(pattern, h.kNode.Line, hf) {
+						rh := hosts.get(hn)
+						if rh == nil {
+							rh = &rawHost{name: hn, source: p.source(h.kNode.Line)}
+							hosts.put(rh, h.kNode.Line)
+						}
+						rh.vars = append(rh.vars, s) // later mentions override earlier ones
+						g.addHost(name, hn)
+					}
+				}
+			default:
+				hint := "an Ansible group has only hosts:, vars: and children:"
+				if c := closest(e.key, ansibleGroupKeys); c != "" {
+					hint = "did you mean \"" + c + "\"? " + hint
+				}
+				if parent == "" || parent == "all" && field == join("", name) {
+					if c := closest(name, kauditTopKeys); c != "" {
+						hint = "this file was read as an Ansible inventory; for kaudit's format did you mean \"" + c + ":\"?"
+					}
+				}
+				p.c.add(e.kNode.Line, f, hint, "unknown key %q in group %q", e.key, name)
+			}
+		}
+	}
+
+	for _, e := range p.entries(root, "") {
+		parent := "all"
+		if e.key == "all" {
+			parent = ""
+		}
+		group(e.key, e.kNode, e.value, join("", e.key), parent)
+	}
+	g.findCycles(p)
+
+	out := make([]Host, 0, len(hosts.list))
+	for _, h := range hosts.list {
+		s := &settings{}
+		groups := g.groupsOf(h.name)
+		for _, grp := range groups {
+			s.overlay(g.vars[grp])
+		}
+		for _, v := range h.vars {
+			s.overlay(v)
+		}
+		out = append(out, p.host(h.name, h.source, s, groups))
+	}
+	return out, g
+}

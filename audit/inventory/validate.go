@@ -1,0 +1,217 @@
+package inventory
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Values in this file end up on an ssh command line or inside the gather
+// script run by a remote shell. They are checked against allow-lists and
+// rejected when they do not fit: kaudit never tries to escape them.
+
+var (
+	hostRE  = regexp.MustCompile(`^[A-Za-z0-9._:%\[\]-]+$`)
+	userRE  = regexp.MustCompile(`^[a-z_][a-z0-9_.-]*$`)
+	ifaceRE = regexp.MustCompile(`^[A-Za-z0-9_.:@-]{1,15}$`)
+	groupRE = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
+)
+
+const maxHostLen = 255
+
+// problem is a rejected value: what is wrong and what to do.
+type problem struct{ msg, hint string }
+
+func bad(hint, format string, args ...any) *problem {
+	return &problem{msg: fmt.Sprintf(format, args...), hint: hint}
+}
+
+// templateHint is added when a value looks like an Ansible/Jinja template,
+// which kaudit does not evaluate.
+func templateHint(s, hint string) string {
+	if strings.Contains(s, "{{") || strings.Contains(s, "{%") {
+		return "kaudit does not evaluate Jinja templates; write the value out"
+	}
+	return hint
+}
+
+// firstBad returns the first character of s outside the allowed set, quoted.
+func firstBad(s string, ok func(r rune) bool) string {
+	for _, r := range s {
+		if !ok(r) {
+			return strconv.QuoteRune(r)
+		}
+	}
+	return ""
+}
+
+func hostChar(r rune) bool {
+	return r < 128 && hostRE.MatchString(string(r))
+}
+
+// checkHost validates a host name or address (kind is "host name" or
+// "address"). IPv6 literals, with or without brackets and zone, are accepted.
+func checkHost(kind, s string) *problem {
+	const hint = "use a DNS name or an IP address: letters, digits and . - _ : % [ ] only"
+	switch {
+	case s == "":
+		return bad(hint, "empty %s", kind)
+	case strings.HasPrefix(s, "-"):
+		return bad("a leading '-' would be read as an ssh option", "%s %q must not start with '-'", kind, s)
+	case len(s) > maxHostLen:
+		return bad(hint, "%s is longer than %d characters", kind, maxHostLen)
+	case !hostRE.MatchString(s):
+		return bad(templateHint(s, hint), "%s %q contains %s, which is not allowed", kind, s, firstBad(s, hostChar))
+	case strings.ContainsAny(s, "[]") && !(strings.HasPrefix(s, "[") && strings.HasSuffix(s, "]") && isIPv6(s[1:len(s)-1])):
+		return bad("brackets are only allowed around an IPv6 address, e.g. [2001:db8::1]", "%s %q has misplaced brackets", kind, s)
+	}
+	return nil
+}
+
+// checkUser validates a login name (POSIX portable, lower case, at most 32).
+func checkUser(s string) *problem {
+	const hint = "user names start with a lower-case letter or '_' and contain only a-z 0-9 _ . -"
+	switch {
+	case s == "":
+		return bad("remove the key to use the default user", "empty user")
+	case strings.HasPrefix(s, "-"):
+		return bad("a leading '-' would be read as an ssh option", "user %q must not start with '-'", s)
+	case len(s) > 32:
+		return bad(hint, "user %q is longer than 32 characters", s)
+	case !userRE.MatchString(s):
+		return bad(templateHint(s, hint), "invalid user %q", s)
+	}
+	return nil
+}
+
+// checkInterface validates a network interface name (Linux IFNAMSIZ-1).
+func checkInterface(s string) *problem {
+	const hint = "interface names have 1-15 characters: letters, digits and _ . : @ -"
+	switch {
+	case strings.HasPrefix(s, "-"):
+		return bad("a leading '-' would be read as an option", "interface %q must not start with '-'", s)
+	case !ifaceRE.MatchString(s):
+		return bad(templateHint(s, hint), "invalid interface name %q", s)
+	}
+	return nil
+}
+
+func pathChar(r rune) bool {
+	return r < 128 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+@=,:%~", r))
+}
+
+// checkRemotePath validates a path used on the remote host (Kafka config
+// and home): absolute, and only characters that mean nothing to a shell.
+func checkRemotePath(s string) *problem {
+	const hint = "use an absolute path made of letters, digits and / . _ - + @ = , : % ~"
+	switch {
+	case s == "":
+		return bad("remove the key to let kaudit discover it", "empty path")
+	case !strings.HasPrefix(s, "/"):
+		return bad(hint, "path %q is not absolute", s)
+	case len(s) > 4096:
+		return bad(hint, "path is longer than 4096 characters")
+	}
+	if c := firstBad(s, pathChar); c != "" {
+		return bad(templateHint(s, hint), "path %q contains %s, which is not allowed", s, c)
+	}
+	return nil
+}
+
+// checkLocalPath validates a path read on the machine running kaudit
+// (known_hosts, identity files): no control characters.
+func checkLocalPath(s string) *problem {
+	if s == "" {
+		return bad("remove the entry", "empty path")
+	}
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f {
+			return bad("remove the control character", "path %q contains %s, which is not allowed", s, strconv.QuoteRune(r))
+		}
+	}
+	return nil
+}
+
+// checkGroup validates a group name.
+func checkGroup(s string) *problem {
+	switch {
+	case strings.HasPrefix(s, "-") || strings.HasPrefix(s, "!"):
+		return bad("group names start with a letter, digit, '_' or '.'", "group name %q must not start with %q", s, s[:1])
+	case !groupRE.MatchString(s):
+		return bad("group names contain only letters, digits and _ . -", "invalid group name %q", s)
+	}
+	return nil
+}
+
+// checkPort validates a TCP port.
+func checkPort(n int, hint string) *problem {
+	if n < 1 || n > 65535 {
+		return bad(hint, "port %d out of range 1-65535", n)
+	}
+	return nil
+}
+
+// splitHostPort splits "host", "host:port", "[v6]", "[v6]:port" or a bare
+// IPv6 literal. port is 0 when absent. Brackets are removed from the host.
+func splitHostPort(s string) (host string, port int, portStr string) {
+	if strings.HasPrefix(s, "[") {
+		if i := strings.Index(s, "]"); i > 0 {
+			host, rest := s[1:i], s[i+1:]
+			if strings.HasPrefix(rest, ":") {
+				return host, atoiOrNeg(rest[1:]), rest[1:]
+			}
+			if rest == "" {
+				return host, 0, ""
+			}
+		}
+		return s, 0, ""
+	}
+	if strings.Count(s, ":") == 1 {
+		i := strings.Index(s, ":")
+		return s[:i], atoiOrNeg(s[i+1:]), s[i+1:]
+	}
+	return s, 0, "" // a name, or a bare IPv6 literal
+}
+
+func atoiOrNeg(s string) int {
+	n, err := strconv.Atoi(s)
+	if err != nil || s == "" || s[0] == '+' || s[0] == '-' {
+		return -1
+	}
+	return n
+}
+
+// checkProxyJump validates "[user@]host[:port]" (a single jump host).
+func checkProxyJump(s string) *problem {
+	const hint = `use [user@]host[:port], e.g. "ops@bastion.example.com:2222"`
+	if s == "" {
+		return bad("remove the key when no jump host is needed", "empty proxy_jump")
+	}
+	if strings.HasPrefix(s, "-") {
+		return bad("a leading '-' would be read as an ssh option", "proxy_jump %q must not start with '-'", s)
+	}
+	if strings.Contains(s, ",") {
+		return bad("only one jump host is supported", "proxy_jump %q lists several hosts", s)
+	}
+	rest := s
+	if i := strings.Index(s, "@"); i >= 0 {
+		if pr := checkUser(s[:i]); pr != nil {
+			return bad(hint, "proxy_jump %q: %s", s, pr.msg)
+		}
+		rest = s[i+1:]
+	}
+	host, port, portStr := splitHostPort(rest)
+	if strings.HasPrefix(rest, "[") && !isIPv6(host) {
+		return bad(hint, "proxy_jump %q: brackets are only allowed around an IPv6 address", s)
+	}
+	if pr := checkHost("host", host); pr != nil {
+		return bad(templateHint(s, hint), "proxy_jump %q: %s", s, pr.msg)
+	}
+	if portStr != "" || port != 0 {
+		if port < 1 || port > 65535 {
+			return bad(hint, "proxy_jump %q: port %q out of range 1-65535", s, portStr)
+		}
+	}
+	return nil
+}

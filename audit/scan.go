@@ -1,0 +1,148 @@
+package audit
+
+import (
+	"context"
+	"os"
+	"os/user"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/kaudit/kaudit/audit/facts"
+	"github.com/kaudit/kaudit/audit/gather"
+	"github.com/kaudit/kaudit/audit/inventory"
+	"github.com/kaudit/kaudit/audit/transport"
+)
+
+// Defaults for a scan.
+const (
+	DefaultConcurrency = 32
+	DefaultTimeout     = 30 * time.Second
+)
+
+// Options tune a scan.
+type Options struct {
+	Concurrency    int           // hosts in flight at once
+	Timeout        time.Duration // per host, connect + gather; a host's own timeout wins
+	ConnectTimeout time.Duration // per host TCP connect + SSH handshake; a host's own wins
+	SysctlKeys     []string      // what the rules read
+	Runner         transport.Runner
+	// Progress, when set, is called once per finished host (from the
+	// scanning goroutines, serialized by the caller if needed).
+	Progress func(Result)
+}
+
+// Result is one host's outcome: Facts, or Err.
+type Result struct {
+	Host     inventory.Host
+	Facts    *facts.Facts
+	Err      *transport.Error
+	Duration time.Duration
+}
+
+// Scan audits every host and returns one result per host, in input order.
+// It never returns early: a host that fails, hangs or lies gets an error
+// result and the others go on. When ctx is cancelled (Ctrl-C) the hosts in
+// flight are cut off and the ones not started are marked as interrupted.
+func Scan(ctx context.Context, hosts []inventory.Host, opt Options) []Result {
+	if opt.Concurrency <= 0 {
+		opt.Concurrency = DefaultConcurrency
+	}
+	if opt.Timeout <= 0 {
+		opt.Timeout = DefaultTimeout
+	}
+	if opt.Runner == nil {
+		opt.Runner = transport.NewSSH()
+	}
+	results := make([]Result, len(hosts))
+	var g errgroup.Group
+	g.SetLimit(opt.Concurrency)
+	for i := range hosts {
+		i := i
+		if ctx.Err() != nil {
+			results[i] = Result{Host: hosts[i], Err: &transport.Error{Kind: transport.KindTimeout, Msg: "interrupted before this host was started"}}
+			continue
+		}
+		g.Go(func() error {
+			results[i] = scanHost(ctx, hosts[i], opt)
+			if opt.Progress != nil {
+				opt.Progress(results[i])
+			}
+			return nil
+		})
+	}
+	_ = g.Wait()
+	return results
+}
+
+func scanHost(parent context.Context, h inventory.Host, opt Options) (res Result) {
+	start := time.Now()
+	res.Host = h
+	defer func() { res.Duration = time.Since(start) }()
+	if parent.Err() != nil {
+		res.Err = &transport.Error{Kind: transport.KindTimeout, Msg: "interrupted before this host was started"}
+		return res
+	}
+	timeout := h.Timeout
+	if timeout <= 0 {
+		timeout = opt.Timeout
+	}
+	ctx, cancel := context.WithTimeout(parent, timeout)
+	defer cancel()
+
+	port := h.KafkaPort
+	if port == 0 {
+		port = 9092
+	}
+	marker := gather.NewMarker()
+	script, err := gather.Script(gather.Params{
+		KafkaPort: port, KafkaConfig: h.KafkaConfig, Interfaces: h.Interfaces,
+		SysctlKeys: opt.SysctlKeys, Marker: marker,
+	})
+	if err != nil {
+		res.Err = &transport.Error{Kind: transport.KindProtocol, Msg: err.Error(), Err: err}
+		return res
+	}
+	out, err := opt.Runner.Run(ctx, Target(h, opt.ConnectTimeout), script)
+	if err != nil {
+		e := transport.AsError(err)
+		if e.Kind == transport.KindTimeout && parent.Err() == nil && ctx.Err() != nil {
+			e = &transport.Error{Kind: transport.KindTimeout, Msg: "host did not finish within " + timeout.String() + " (" + e.Msg + ")", Err: err}
+		}
+		res.Err = e
+		return res
+	}
+	f, err := gather.Parse(out.Stdout, marker, port)
+	if err != nil {
+		res.Err = &transport.Error{Kind: transport.KindProtocol, Msg: err.Error(), Err: err}
+		return res
+	}
+	res.Facts = f
+	return res
+}
+
+// Target converts an inventory host to a transport target.
+func Target(h inventory.Host, connectTimeout time.Duration) transport.Target {
+	ct := h.ConnectTimeout
+	if ct <= 0 {
+		ct = connectTimeout
+	}
+	user := h.User
+	if user == "" {
+		user = currentUser()
+	}
+	return transport.Target{
+		Name: h.Name, Address: h.Address, Port: h.Port, User: user,
+		IdentityFiles: h.IdentityFiles, UseAgent: h.UseAgent, KnownHosts: h.KnownHosts,
+		HostKeyPolicy: h.HostKeyPolicy, ProxyJump: h.ProxyJump, Become: h.Become,
+		Local: h.Connection == "local", ConnectTimeout: ct,
+	}
+}
+
+// currentUser is the login name kaudit runs as, like ssh's default.
+func currentUser() string {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	return os.Getenv("USER")
+}

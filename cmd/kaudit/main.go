@@ -1,0 +1,95 @@
+// Command kaudit audits a fleet of Apache Kafka broker hosts over SSH for
+// the kernel, sysctl, NIC and Kafka settings behind the SYN-cookie
+// window-scaling failure (Linux commit 909172a, KIP-764), reports, and
+// plans the fixes.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/urfave/cli/v2"
+)
+
+// Exit codes: the one table, also printed in `kaudit --help`.
+const (
+	ExitOK          = 0   // every evaluated rule passes, or fails only below --fail-on
+	ExitFindings    = 1   // findings at or above --fail-on
+	ExitUsage       = 2   // usage or inventory error
+	ExitUnaudited   = 3   // some hosts could not be audited, no finding reached --fail-on
+	ExitInterrupted = 130 // interrupted (Ctrl-C); what was gathered is still reported
+)
+
+const exitHelp = `EXIT STATUS:
+   0    every evaluated rule passes (or fails only below --fail-on, default high)
+   1    findings at or above --fail-on
+   2    usage or inventory error
+   3    some hosts could not be audited (unreachable, auth, hostkey, timeout, protocol)
+        and no finding reached --fail-on
+   130  interrupted; the report covers what was gathered`
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "0.1.0-dev"
+
+// exitError carries an exit code out of a command.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func usageErr(format string, args ...any) error {
+	return &exitError{code: ExitUsage, err: fmt.Errorf(format, args...)}
+}
+
+func newApp(stdout, stderr io.Writer) *cli.App {
+	return &cli.App{
+		Name:    "kaudit",
+		Usage:   "audit Kafka broker hosts over SSH for the SYN-cookie / listen-backlog failure and its neighbours",
+		Version: version,
+		Description: "kaudit gathers facts from every host of an inventory in one SSH session per host,\n" +
+			"evaluates a catalog of rules (kaudit rules), reports, and plans fixes.\n\n" + exitHelp,
+		Writer:          stdout,
+		ErrWriter:       stderr,
+		HideHelpCommand: true,
+		Commands: []*cli.Command{
+			scanCommand(),
+			demoCommand(),
+			fixCommand(),
+			rulesCommand(),
+			explainCommand(),
+		},
+		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
+			return &exitError{code: ExitUsage, err: err}
+		},
+		ExitErrHandler: func(*cli.Context, error) {}, // main decides
+	}
+}
+
+func main() {
+	os.Exit(run(os.Args, os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	err := newApp(stdout, stderr).Run(args)
+	if err == nil {
+		return ExitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil {
+			fmt.Fprintf(stderr, "kaudit: error: %v\n", ee.err)
+		}
+		return ee.code
+	}
+	fmt.Fprintf(stderr, "kaudit: error: %v\n", err)
+	return ExitUsage
+}

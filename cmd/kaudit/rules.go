@@ -1,0 +1,75 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/jedib0t/go-pretty/v6/table"
+	"github.com/jedib0t/go-pretty/v6/text"
+	"github.com/urfave/cli/v2"
+
+	"github.com/kaudit/kaudit/rules"
+)
+
+func rulesCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "rules",
+		Usage: "list the rule catalog",
+		Action: func(c *cli.Context) error {
+			t := table.NewWriter()
+			t.SetOutputMirror(c.App.Writer)
+			t.SetStyle(table.StyleLight)
+			t.AppendHeader(table.Row{"ID", "Severity", "Title"})
+			for _, r := range rules.Catalog() {
+				t.AppendRow(table.Row{r.ID, r.Severity, r.Title})
+			}
+			t.Render()
+			fmt.Fprintln(c.App.Writer, "kaudit explain ID shows a rule's rationale, thresholds and references.")
+			return nil
+		},
+	}
+}
+
+func explainCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "explain",
+		Usage:     "show a rule's rationale, thresholds, fix and references",
+		ArgsUsage: "RULE-ID",
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return usageErr("explain needs one RULE-ID (kaudit rules lists them)")
+			}
+			id := c.Args().First()
+			r, ok := rules.Lookup(id)
+			if !ok {
+				var ids []string
+				for _, r := range rules.Catalog() {
+					ids = append(ids, r.ID)
+				}
+				return usageErr("no rule %q (known: %s)", id, strings.Join(ids, ", "))
+			}
+			w := c.App.Writer
+			fmt.Fprintf(w, "%s — %s\nseverity: %s\n\n", r.ID, r.Title, r.Severity)
+			fmt.Fprintln(w, text.WrapSoft(strings.TrimSpace(r.Rationale), 100))
+			if len(r.Thresholds) > 0 {
+				p := rules.DefaultProfile()
+				fmt.Fprintln(w, "\nthresholds (default profile; override with --profile FILE or profile: in the inventory):")
+				for _, th := range r.Thresholds {
+					fmt.Fprintf(w, "  %s: %v\n", th, profileValue(p, th))
+				}
+			}
+			if r.Fix != "" {
+				fmt.Fprintf(w, "\nfix:\n%s\n", text.WrapSoft(strings.TrimSpace(r.Fix), 100))
+			}
+			if len(r.References) > 0 {
+				fmt.Fprintln(w, "\nreferences:")
+				for _, ref := range r.References {
+					fmt.Fprintf(w, "  - %s\n    %s\n", ref.Title, ref.URL)
+				}
+			}
+			return nil
+		},
+	}
+}
+
+func profileValue(p rules.Profile, key string) any { return "(see rules/profile.default.yaml)" }

@@ -1,0 +1,220 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
+
+	"github.com/kaudit/kaudit/audit"
+	"github.com/kaudit/kaudit/audit/inventory"
+	"github.com/kaudit/kaudit/audit/transport"
+	"github.com/kaudit/kaudit/report"
+	"github.com/kaudit/kaudit/rules"
+)
+
+// outputFlags are shared by every command that prints a report.
+func outputFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "table", Usage: "report format: " + strings.Join(report.Formats(), ", ")},
+		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the report to `FILE` instead of stdout"},
+		&cli.StringFlag{Name: "fail-on", Value: "high", Usage: "exit 1 when a finding of this `SEVERITY` or higher fails (critical, high, medium, low, info)"},
+		&cli.BoolFlag{Name: "no-color", Usage: "never colour the table (also: NO_COLOR=1)"},
+	}
+}
+
+// scanFlags tune the fan-out.
+func scanFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "limit", Aliases: []string{"l"}, Usage: "only hosts matching `PATTERN`: comma-separated groups, hosts or globs; !term excludes"},
+		&cli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Value: audit.DefaultConcurrency, Usage: "hosts audited at once"},
+		&cli.DurationFlag{Name: "timeout", Value: audit.DefaultTimeout, Usage: "per-host deadline, connect + gather (an inventory timeout wins)"},
+		&cli.DurationFlag{Name: "connect-timeout", Value: transport.DefaultConnectTimeout, Usage: "per-host TCP connect + SSH handshake deadline"},
+		&cli.StringFlag{Name: "profile", Usage: "threshold overrides from `FILE` (YAML, keys as in the default profile: kaudit explain --profile)"},
+	}
+}
+
+func scanCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "scan",
+		Usage:     "audit every host of an inventory and report",
+		ArgsUsage: "INVENTORY",
+		Description: "INVENTORY is kaudit's YAML format or an Ansible YAML inventory (detected).\n" +
+			"Each host gets one SSH session running one read-only POSIX sh script.\n\n" + exitHelp,
+		Flags: append(scanFlags(), outputFlags()...),
+		Action: func(c *cli.Context) error {
+			opts, err := readOptions(c)
+			if err != nil {
+				return err
+			}
+			if c.NArg() != 1 {
+				return usageErr("scan needs exactly one INVENTORY argument (see inventory.example.yaml)")
+			}
+			inv, err := inventory.Load(c.Args().First())
+			if err != nil {
+				return &exitError{code: ExitUsage, err: err}
+			}
+			hosts, err := inv.Select(c.String("limit"))
+			if err != nil {
+				return &exitError{code: ExitUsage, err: err}
+			}
+			r, err := scanHosts(c.Context, c.App.ErrWriter, hosts, opts, transport.NewSSH())
+			if err != nil {
+				return err
+			}
+			r.Inventory = inv.Path
+			return emit(c.App.Writer, r, opts)
+		},
+	}
+}
+
+// options is everything a scan-like command reads from its flags.
+type options struct {
+	format, output string
+	failOn         rules.Severity
+	color          bool
+	concurrency    int
+	timeout        time.Duration
+	connectTimeout time.Duration
+	profile        rules.Profile
+}
+
+func readOptions(c *cli.Context) (options, error) {
+	o := options{format: c.String("format"), output: c.String("output")}
+	known := false
+	for _, f := range report.Formats() {
+		known = known || f == o.format
+	}
+	if !known {
+		return o, usageErr("unknown --format %q (known: %s)", o.format, strings.Join(report.Formats(), ", "))
+	}
+	sev, ok := rules.ParseSeverity(c.String("fail-on"))
+	if !ok {
+		return o, usageErr("unknown --fail-on %q (critical, high, medium, low, info)", c.String("fail-on"))
+	}
+	o.failOn = sev
+	o.color = o.output == "" && o.format == "table" && !c.Bool("no-color") && os.Getenv("NO_COLOR") == "" && isTerminal(os.Stdout)
+	o.concurrency = c.Int("concurrency")
+	if o.concurrency < 1 {
+		return o, usageErr("--concurrency must be at least 1")
+	}
+	o.timeout = c.Duration("timeout")
+	o.connectTimeout = c.Duration("connect-timeout")
+	if o.timeout <= 0 || o.connectTimeout <= 0 {
+		return o, usageErr("--timeout and --connect-timeout must be positive")
+	}
+	o.profile = rules.DefaultProfile()
+	if p := c.String("profile"); p != "" {
+		prof, err := rules.LoadProfile(p)
+		if err != nil {
+			return o, &exitError{code: ExitUsage, err: err}
+		}
+		o.profile = prof
+	}
+	return o, nil
+}
+
+func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
+
+// scanHosts gathers facts from hosts, evaluates the rules, and returns the
+// report. Ctrl-C stops the scan promptly and marks the report interrupted.
+func scanHosts(parent context.Context, stderr io.Writer, hosts []inventory.Host, o options, runner transport.Runner) (*report.Report, error) {
+	// Resolve every host's profile before connecting anywhere: a bad
+	// override is an inventory error, not a per-host failure.
+	profiles := make(map[string]rules.Profile, len(hosts))
+	for _, h := range hosts {
+		p, err := o.profile.With(h.Profile)
+		if err != nil {
+			return nil, usageErr("%s: host %s: profile: %v", h.Source, h.Name, err)
+		}
+		profiles[h.Name] = p
+	}
+	if ssh, ok := runner.(*transport.SSH); ok {
+		ssh.Warn = func(msg string) { fmt.Fprintf(stderr, "kaudit: warning: %s\n", msg) }
+	}
+	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	started := time.Now()
+	prog := newProgress(stderr, len(hosts))
+	results := audit.Scan(ctx, hosts, audit.Options{
+		Concurrency:    o.concurrency,
+		Timeout:        o.timeout,
+		ConnectTimeout: o.connectTimeout,
+		SysctlKeys:     rules.SysctlKeys(),
+		Runner:         runner,
+		Progress:       prog.done,
+	})
+	prog.finish()
+
+	r := &report.Report{
+		SchemaVersion: report.SchemaVersion,
+		ToolVersion:   version,
+		StartedAt:     started.UTC().Truncate(time.Millisecond),
+		DurationMS:    time.Since(started).Milliseconds(),
+		FailOn:        string(o.failOn),
+		Interrupted:   ctx.Err() != nil && parent.Err() == nil,
+	}
+	for _, res := range results {
+		h := report.Host{Name: res.Host.Name, Address: res.Host.Address, Groups: res.Host.Groups, DurationMS: res.Duration.Milliseconds(), Findings: []rules.Finding{}}
+		if res.Host.Connection == "local" {
+			h.Address = "local"
+		}
+		if res.Err != nil {
+			h.Error = &report.HostError{Kind: res.Err.Kind, Message: res.Err.Msg}
+		} else {
+			h.Facts = res.Facts
+			h.Findings = rules.Evaluate(res.Facts, profiles[res.Host.Name])
+		}
+		r.Hosts = append(r.Hosts, h)
+	}
+	report.Summarize(r)
+	return r, nil
+}
+
+// emit renders the report and turns it into an exit code.
+func emit(stdout io.Writer, r *report.Report, o options) error {
+	w := stdout
+	var f *os.File
+	if o.output != "" {
+		var err error
+		f, err = os.CreateTemp(filepath.Dir(o.output), ".kaudit-report-*")
+		if err != nil {
+			return &exitError{code: ExitUsage, err: fmt.Errorf("cannot write report: %v", err)}
+		}
+		defer os.Remove(f.Name())
+		w = f
+	}
+	if err := report.Render(w, o.format, r, report.Options{Color: o.color}); err != nil {
+		return &exitError{code: ExitUsage, err: err}
+	}
+	if f != nil {
+		if err := f.Close(); err != nil {
+			return &exitError{code: ExitUsage, err: err}
+		}
+		if err := os.Rename(f.Name(), o.output); err != nil {
+			return &exitError{code: ExitUsage, err: fmt.Errorf("cannot write report: %v", err)}
+		}
+	}
+	return exitFor(r, o.failOn)
+}
+
+func exitFor(r *report.Report, failOn rules.Severity) error {
+	switch {
+	case r.Interrupted:
+		return &exitError{code: ExitInterrupted, err: fmt.Errorf("interrupted: %d of %d hosts audited", r.Summary.Audited, r.Summary.Hosts)}
+	case r.WorstFailure().Rank() >= failOn.Rank() && r.WorstFailure() != "":
+		return &exitError{code: ExitFindings}
+	case r.Summary.Unreachable > 0:
+		return &exitError{code: ExitUnaudited}
+	}
+	return nil
+}

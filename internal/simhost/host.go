@@ -1,0 +1,129 @@
+package simhost
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Host is the canned state of one simulated broker host: raw command
+// output, exactly as the real tools print it.
+type Host struct {
+	Name      string
+	Release   string // /proc/sys/kernel/osrelease
+	Version   string // /proc/version
+	Signature string // /proc/version_signature (Ubuntu), "" if absent
+	OSRelease string // /etc/os-release
+	Sysctl    map[string]string
+	// SysctlFiles is the sysctl-files section body (@file/@link + N:line).
+	SysctlFiles string
+	Changelog   string // kernel-changelog body ("" = absent)
+	Netstat     string // /proc/net/netstat
+	SS          string // ss -ltnp output; "" = ss missing
+	Kafka       *Kafka
+	NICs        []NIC
+	Dmesg       string // matching dmesg lines
+	Fault       Fault
+	// Sections overrides a section's state ("denied", "missing", …).
+	Sections map[string]string
+}
+
+// Kafka is the broker process as the script would see it.
+type Kafka struct {
+	PID        int
+	FoundBy    string   // listener | cmdline
+	Classpath  []string // kafka* jars only, as the script filters them
+	Main       string
+	Config     string
+	Overrides  []string
+	ConfigBody string // "N:key=value" lines of the keys kaudit reads
+}
+
+// NIC is one interface's ethtool output.
+type NIC struct {
+	Name, Driver string
+	Ring         string // ethtool -g output (or its error text)
+	Features     string // ethtool -k output, top-level lines
+}
+
+// Render produces the gather script's output for this host.
+func (h *Host) Render(marker, sysctlKeys string) string {
+	var b strings.Builder
+	sec := func(name, state, body string) {
+		if st, ok := h.Sections[name]; ok {
+			state = st
+			if st != "ok" {
+				body = ""
+			}
+		}
+		fmt.Fprintf(&b, "%s begin %s\n", marker, name)
+		b.WriteString(body)
+		if body != "" && !strings.HasSuffix(body, "\n") {
+			b.WriteByte('\n')
+		}
+		fmt.Fprintf(&b, "\n%s end %s %s\n", marker, name, state)
+	}
+	sig := ""
+	if h.Signature != "" {
+		sig = "signature=" + h.Signature + "\n"
+	}
+	sec("kernel", "ok", fmt.Sprintf("release=%s\nversion=%s\n%sarch=x86_64\n", h.Release, h.Version, sig))
+	sec("os-release", "ok", h.OSRelease)
+	var sb strings.Builder
+	for _, k := range strings.Fields(sysctlKeys) {
+		if v, ok := h.Sysctl[k]; ok {
+			fmt.Fprintf(&sb, "%s=%s \n", k, v)
+		} else {
+			fmt.Fprintf(&sb, "%s!absent\n", k)
+		}
+	}
+	sec("sysctl", "ok", sb.String())
+	sec("sysctl-files", "ok", h.SysctlFiles)
+	if h.Changelog != "" {
+		sec("kernel-changelog", "ok", h.Changelog)
+	} else {
+		sec("kernel-changelog", "absent", "")
+	}
+	sec("netstat", "ok", h.Netstat)
+	if h.SS == "" {
+		sec("listeners", "missing", "ss not found in PATH (install iproute2)")
+	} else {
+		sec("listeners", "ok", h.SS)
+	}
+	if k := h.Kafka; k != nil {
+		var kb strings.Builder
+		fmt.Fprintf(&kb, "pid=%d\nfound=%s\n", k.PID, k.FoundBy)
+		for _, c := range k.Classpath {
+			fmt.Fprintf(&kb, "cp=%s\n", c)
+		}
+		fmt.Fprintf(&kb, "main=%s\n", k.Main)
+		for _, o := range k.Overrides {
+			fmt.Fprintf(&kb, "override=%s\n", o)
+		}
+		fmt.Fprintf(&kb, "arg=%s\n", k.Config)
+		sec("kafka", "ok", kb.String())
+		sec("kafka-config", "ok", "path="+k.Config+"\n"+k.ConfigBody)
+	} else {
+		sec("kafka", "absent", "")
+		sec("kafka-config", "absent", "")
+	}
+	var nb strings.Builder
+	for _, n := range h.NICs {
+		fmt.Fprintf(&nb, "@if %s\n", n.Name)
+		if n.Driver != "" {
+			fmt.Fprintf(&nb, "@driver %s\n", n.Driver)
+		}
+		fmt.Fprintf(&nb, "@ring\n%s", ensureNL(n.Ring))
+		fmt.Fprintf(&nb, "@features\n%s", ensureNL(n.Features))
+	}
+	sec("nics", "ok", nb.String())
+	sec("evidence", "ok", h.Dmesg)
+	fmt.Fprintf(&b, "%s done\n", marker)
+	return b.String()
+}
+
+func ensureNL(s string) string {
+	if s != "" && !strings.HasSuffix(s, "\n") {
+		return s + "\n"
+	}
+	return s
+}

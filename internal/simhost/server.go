@@ -1,0 +1,250 @@
+package simhost
+
+import (
+	"crypto/ed25519"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+)
+
+// Fault makes a host misbehave.
+type Fault string
+
+const (
+	FaultNone         Fault = ""
+	FaultNoBanner     Fault = "no-banner"     // accept TCP, never speak SSH
+	FaultHang         Fault = "hang"          // authenticate, then never answer the script
+	FaultAuthRefused  Fault = "auth-refused"  // reject every key
+	FaultGarbage      Fault = "garbage"       // answer with text that is not kaudit's
+	FaultTruncated    Fault = "truncated"     // stop in the middle of the output, exit 0
+	FaultDrop         Fault = "drop"          // write half the output then cut the TCP connection
+	FaultSudoPassword Fault = "sudo-password" // "sudo -n" fails with "a password is required"
+	FaultBanner       Fault = "banner"        // a noisy login shell prints before the script (must still parse)
+)
+
+// Server is one simulated host listening on 127.0.0.1.
+type Server struct {
+	Host    *Host
+	Addr    string // 127.0.0.1:port
+	HostKey ssh.PublicKey
+
+	ln     net.Listener
+	cfg    *ssh.ServerConfig
+	mu     sync.Mutex
+	conns  map[net.Conn]bool
+	closed bool
+	wg     sync.WaitGroup
+	// Sessions counts exec requests served (for tests).
+	Sessions int
+}
+
+// NewHostKey returns a fresh ed25519 host key.
+func NewHostKey() ssh.Signer {
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		panic(err)
+	}
+	s, err := ssh.NewSignerFromKey(priv)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// Serve starts h on 127.0.0.1:0, accepting the given client keys.
+func Serve(h *Host, hostKey ssh.Signer, authorized ...ssh.PublicKey) (*Server, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{Host: h, Addr: ln.Addr().String(), HostKey: hostKey.PublicKey(), ln: ln, conns: map[net.Conn]bool{}}
+	s.cfg = &ssh.ServerConfig{
+		PublicKeyCallback: func(c ssh.ConnMetadata, key ssh.PublicKey) (*ssh.Permissions, error) {
+			if h.Fault == FaultAuthRefused {
+				return nil, errors.New("denied")
+			}
+			for _, a := range authorized {
+				if string(a.Marshal()) == string(key.Marshal()) {
+					return nil, nil
+				}
+			}
+			return nil, errors.New("unknown key")
+		},
+		ServerVersion: "SSH-2.0-OpenSSH_8.9p1 kaudit-sim",
+	}
+	s.cfg.AddHostKey(hostKey)
+	s.wg.Add(1)
+	go s.accept()
+	return s, nil
+}
+
+// Port is the listening port.
+func (s *Server) Port() int {
+	_, p, _ := net.SplitHostPort(s.Addr)
+	n, _ := strconv.Atoi(p)
+	return n
+}
+
+// Close stops the listener and cuts every connection.
+func (s *Server) Close() {
+	s.mu.Lock()
+	s.closed = true
+	for c := range s.conns {
+		c.Close()
+	}
+	s.mu.Unlock()
+	s.ln.Close()
+	s.wg.Wait()
+}
+
+func (s *Server) track(c net.Conn, add bool) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if add {
+		if s.closed {
+			return false
+		}
+		s.conns[c] = true
+	} else {
+		delete(s.conns, c)
+	}
+	return true
+}
+
+func (s *Server) accept() {
+	defer s.wg.Done()
+	for {
+		c, err := s.ln.Accept()
+		if err != nil {
+			return
+		}
+		if !s.track(c, true) {
+			c.Close()
+			return
+		}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			defer s.track(c, false)
+			defer c.Close()
+			s.handle(c)
+		}()
+	}
+}
+
+func (s *Server) handle(c net.Conn) {
+	if s.Host.Fault == FaultNoBanner {
+		_, _ = io.Copy(io.Discard, c) // hold the connection, say nothing
+		return
+	}
+	_ = c.SetDeadline(time.Now().Add(30 * time.Second))
+	sc, chans, reqs, err := ssh.NewServerConn(c, s.cfg)
+	if err != nil {
+		return
+	}
+	_ = c.SetDeadline(time.Time{})
+	defer sc.Close()
+	go ssh.DiscardRequests(reqs)
+	for nc := range chans {
+		if nc.ChannelType() != "session" {
+			_ = nc.Reject(ssh.UnknownChannelType, "only sessions")
+			continue
+		}
+		ch, creqs, err := nc.Accept()
+		if err != nil {
+			return
+		}
+		go s.session(c, ch, creqs)
+	}
+}
+
+type execMsg struct{ Command string }
+
+var reMarker = regexp.MustCompile(`(?m)^M='([A-Za-z0-9_-]+)'$`)
+
+func (s *Server) session(raw net.Conn, ch ssh.Channel, reqs <-chan *ssh.Request) {
+	defer ch.Close()
+	for req := range reqs {
+		if req.Type != "exec" {
+			if req.WantReply {
+				_ = req.Reply(req.Type == "env", nil)
+			}
+			continue
+		}
+		var m execMsg
+		if err := ssh.Unmarshal(req.Payload, &m); err != nil {
+			_ = req.Reply(false, nil)
+			return
+		}
+		_ = req.Reply(true, nil)
+		s.mu.Lock()
+		s.Sessions++
+		s.mu.Unlock()
+		script, _ := io.ReadAll(io.LimitReader(ch, 1<<20))
+		code := s.exec(raw, ch, m.Command, script)
+		if code < 0 {
+			return
+		}
+		_, _ = ch.SendRequest("exit-status", false, ssh.Marshal(struct{ Status uint32 }{uint32(code)}))
+		return
+	}
+}
+
+// exec writes the reply; a negative code means "no exit status" (connection cut).
+func (s *Server) exec(raw net.Conn, ch ssh.Channel, cmd string, script []byte) int {
+	h := s.Host
+	if strings.HasPrefix(cmd, "sudo ") && h.Fault == FaultSudoPassword {
+		fmt.Fprintln(ch.Stderr(), "sudo: a password is required")
+		return 1
+	}
+	if !strings.HasSuffix(cmd, "/bin/sh -s") {
+		fmt.Fprintf(ch.Stderr(), "sim: unsupported command %q\n", cmd)
+		return 127
+	}
+	mm := reMarker.FindSubmatch(script)
+	if mm == nil {
+		fmt.Fprintln(ch.Stderr(), "sim: no marker in script")
+		return 2
+	}
+	out := h.Render(string(mm[1]), scriptVar(script, "SYSCTLS"))
+	switch h.Fault {
+	case FaultHang:
+		// Never answer: hold the session until the client gives up.
+		buf := make([]byte, 1)
+		_, _ = raw.Read(buf)
+		return -1
+	case FaultGarbage:
+		_, _ = io.WriteString(ch, "Welcome!\nThis is not the output you are looking for.\n\x00\x01\x02 ok\n")
+		return 0
+	case FaultTruncated:
+		_, _ = io.WriteString(ch, out[:len(out)/2])
+		return 0
+	case FaultDrop:
+		_, _ = io.WriteString(ch, out[:len(out)/2])
+		time.Sleep(20 * time.Millisecond)
+		raw.Close()
+		return -1
+	case FaultBanner:
+		_, _ = io.WriteString(ch, "*** Authorized use only ***\nLast login: Mon Nov 23 10:00:00 2026\n")
+	}
+	_, _ = io.WriteString(ch, out)
+	return 0
+}
+
+func scriptVar(script []byte, name string) string {
+	re := regexp.MustCompile(`(?m)^` + name + `='([^']*)'$`)
+	m := re.FindSubmatch(script)
+	if m == nil {
+		return ""
+	}
+	return string(m[1])
+}

@@ -1,0 +1,166 @@
+package remediate
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"time"
+)
+
+// JournalVersion is the version of the journal's JSON shape.
+const JournalVersion = 1
+
+// HostRunsDir is where the applier keeps a run's backups on each host:
+// HostRunsDir/<run id>/.
+const HostRunsDir = "/var/lib/kaudit/runs"
+
+// Host statuses in a journal, in the order a host normally goes through them.
+const (
+	StatusPlanned    = "planned"
+	StatusApplied    = "applied"     // changes made, not yet verified
+	StatusVerified   = "verified"    // re-gathered, every change reads back as planned
+	StatusRolledBack = "rolled-back" // restored from the backups
+	StatusFailed     = "failed"      // something failed and the rollback did too, or was not possible: see Error
+	StatusUnchanged  = "unchanged"   // nothing to do, or not reached (batch stopped)
+)
+
+// Journal is the local record of one "kaudit fix --apply" run: enough to
+// verify it and to roll every host back without the network being the
+// only copy (the same backups are kept on each host under HostRunsDir).
+type Journal struct {
+	Version    int           `json:"version"`
+	RunID      string        `json:"run_id"`
+	StartedAt  time.Time     `json:"started_at"`
+	FinishedAt time.Time     `json:"finished_at,omitzero"`
+	Hosts      []HostJournal `json:"hosts"`
+}
+
+// HostJournal is one host's part of a run.
+type HostJournal struct {
+	Host    string         `json:"host"`
+	Status  string         `json:"status"` // Status* constants
+	Backups []Backup       `json:"backups,omitempty"`
+	Runtime []RuntimeValue `json:"runtime,omitempty"`
+	Changes []Change       `json:"changes"`
+	Error   string         `json:"error,omitempty"`
+}
+
+// Backup records one file before the run touched it. The content stays
+// on the host (server.properties can hold secrets): the journal keeps its
+// hash, so a rollback can check it restores what was there.
+type Backup struct {
+	Path    string `json:"path"`             // the file on the host
+	SHA256  string `json:"sha256,omitempty"` // hex; empty when !Existed
+	Existed bool   `json:"existed"`          // false: the run created it, rollback removes it
+	Mode    string `json:"mode,omitempty"`   // octal permission bits, e.g. "0644"
+	Owner   string `json:"owner,omitempty"`  // "user:group"
+	Stored  string `json:"stored,omitempty"` // the copy on the host, under HostRunsDir/<run id>/
+}
+
+// RuntimeValue records a running setting before and after the run.
+type RuntimeValue struct {
+	Kind   string `json:"kind,omitempty"` // KindSysctl, KindNICRing, KindNICOffload
+	Key    string `json:"key"`            // sysctl key or "eth0 rx"
+	Before string `json:"before"`
+	After  string `json:"after"`
+}
+
+var runIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
+
+// ValidRunID reports whether id can name a run: it becomes a directory
+// on every host, so only [A-Za-z0-9_-], no dots or slashes.
+func ValidRunID(id string) bool { return runIDRE.MatchString(id) }
+
+// NewRunID returns a run id: the UTC time and 8 random hex digits,
+// e.g. 20240102T030405Z-1a2b3c4d. It sorts by time.
+func NewRunID(now time.Time) string {
+	var b [4]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err) // crypto/rand does not fail on supported platforms
+	}
+	return now.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
+}
+
+// Host returns the journal entry for host, nil when there is none.
+func (j *Journal) Host(host string) *HostJournal {
+	for i := range j.Hosts {
+		if j.Hosts[i].Host == host {
+			return &j.Hosts[i]
+		}
+	}
+	return nil
+}
+
+// Save writes the journal to path atomically: a temporary file in the same
+// directory, synced, then renamed over path. The file is private (0600).
+func (j *Journal) Save(path string) error {
+	if !ValidRunID(j.RunID) {
+		return fmt.Errorf("journal %s: invalid run id %q", path, j.RunID)
+	}
+	if j.Version == 0 {
+		j.Version = JournalVersion
+	}
+	data, err := json.MarshalIndent(j, "", "  ")
+	if err != nil {
+		return fmt.Errorf("journal %s: %w", path, err)
+	}
+	data = append(data, '\n')
+	return writeFileAtomic(path, data, 0o600)
+}
+
+// LoadJournal reads a journal written by Save.
+func LoadJournal(path string) (*Journal, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("journal: %w", err)
+	}
+	var j Journal
+	if err := json.Unmarshal(data, &j); err != nil {
+		return nil, fmt.Errorf("journal %s: %w", path, err)
+	}
+	if j.Version != JournalVersion {
+		return nil, fmt.Errorf("journal %s: version %d, this kaudit reads version %d", path, j.Version, JournalVersion)
+	}
+	if !ValidRunID(j.RunID) {
+		return nil, fmt.Errorf("journal %s: invalid run id %q", path, j.RunID)
+	}
+	return &j, nil
+}
+
+func writeFileAtomic(path string, data []byte, mode os.FileMode) (err error) {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("journal %s: %w", path, err)
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if _, err = tmp.Write(data); err != nil {
+		return fmt.Errorf("journal %s: %w", path, err)
+	}
+	if err = tmp.Chmod(mode); err != nil {
+		return fmt.Errorf("journal %s: %w", path, err)
+	}
+	if err = tmp.Sync(); err != nil {
+		return fmt.Errorf("journal %s: %w", path, err)
+	}
+	if err = tmp.Close(); err != nil {
+		return fmt.Errorf("journal %s: %w", path, err)
+	}
+	if err = os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("journal %s: %w", path, err)
+	}
+	if d, derr := os.Open(dir); derr == nil { // make the rename durable; best effort
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}

@@ -1,0 +1,121 @@
+package remediate
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+func sampleJournal() *Journal {
+	start := time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC)
+	return &Journal{
+		RunID:      "20240102T030405Z-1a2b3c4d",
+		StartedAt:  start,
+		FinishedAt: start.Add(42 * time.Second),
+		Hosts: []HostJournal{
+			{
+				Host:   "broker-1",
+				Status: StatusVerified,
+				Backups: []Backup{
+					{Path: "/etc/sysctl.d/99-kaudit.conf", Existed: false},
+					{Path: "/opt/kafka/config/server.properties", Existed: true, SHA256: strings.Repeat("ab", 32), Mode: "0640", Owner: "kafka:kafka",
+						Stored: "/var/lib/kaudit/runs/20240102T030405Z-1a2b3c4d/opt/kafka/config/server.properties"},
+				},
+				Runtime: []RuntimeValue{{Kind: KindSysctl, Key: "net.core.somaxconn", Before: "128", After: "4096"}},
+				Changes: []Change{{Host: "broker-1", Rule: "somaxconn", Kind: KindSysctl, Target: "net.core.somaxconn", From: "128", To: "4096",
+					Runtime: true, Persist: true, PersistPath: "/etc/sysctl.d/99-kaudit.conf", RestartRequired: true, Note: "a\nb"}},
+			},
+			{Host: "broker-2", Status: StatusRolledBack, Changes: []Change{}, Error: "verify: net.core.somaxconn reads 128, want 4096"},
+		},
+	}
+}
+
+func TestJournalRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "run.json")
+	j := sampleJournal()
+	if err := j.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	got, err := LoadJournal(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, j) {
+		t.Fatalf("round trip\n got %+v\nwant %+v", got, j)
+	}
+	if got.Host("broker-2").Status != StatusRolledBack || got.Host("nope") != nil {
+		t.Fatal("Host lookup")
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v, want 0600", st.Mode().Perm())
+	}
+
+	// Overwrite in place: still atomic, no temporary file left behind.
+	got.Hosts[0].Status = StatusRolledBack
+	if err := got.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	again, err := LoadJournal(path)
+	if err != nil || again.Hosts[0].Status != StatusRolledBack {
+		t.Fatalf("after overwrite: %v %+v", err, again)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Fatalf("files left in %s: %v", dir, entries)
+	}
+}
+
+func TestJournalErrors(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, s string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(s), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, tc := range []struct {
+		name, path, want string
+	}{
+		{"missing", filepath.Join(dir, "nope.json"), "no such file"},
+		{"not json", write("bad.json", "{"), "bad.json"},
+		{"future version", write("v2.json", `{"version":2,"run_id":"x"}`), "version 2"},
+		{"path in run id", write("id.json", `{"version":1,"run_id":"../../etc"}`), "invalid run id"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := LoadJournal(tc.path)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want %q", err, tc.want)
+			}
+		})
+	}
+	j := sampleJournal()
+	j.RunID = "a/b"
+	if err := j.Save(filepath.Join(dir, "x.json")); err == nil {
+		t.Fatal("saved a journal with a slash in its run id")
+	}
+	j = sampleJournal()
+	if err := j.Save(filepath.Join(dir, "no-such-dir", "x.json")); err == nil {
+		t.Fatal("saved into a missing directory")
+	}
+}
+
+func TestNewRunID(t *testing.T) {
+	now := time.Date(2024, 1, 2, 3, 4, 5, 0, time.FixedZone("x", 3600))
+	id := NewRunID(now)
+	if !regexp.MustCompile(`^20240102T020405Z-[0-9a-f]{8}$`).MatchString(id) || !ValidRunID(id) {
+		t.Fatalf("run id %q", id)
+	}
+	if NewRunID(now) == id {
+		t.Fatal("two run ids in the same second are equal")
+	}
+}

@@ -1,0 +1,797 @@
+package remediate
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/kaudit/kaudit/audit/facts"
+	"github.com/kaudit/kaudit/remediate/props"
+	"github.com/kaudit/kaudit/remediate/sysctld"
+	"github.com/kaudit/kaudit/rules"
+)
+
+// Change kinds.
+const (
+	KindSysctl        = "sysctl"
+	KindKafkaProperty = "kafka-property"
+	KindNICRing       = "nic-ring"
+	KindNICOffload    = "nic-offload"
+)
+
+// NICPersistPath is where ring and offload settings are persisted: a udev
+// rule that runs ethtool when the interface appears. The host's own network
+// configuration (systemd .link, NetworkManager, ifcfg, ifupdown) is not
+// detected yet (the facts do not say which one manages an interface).
+const NICPersistPath = "/etc/udev/rules.d/99-kaudit-ethtool.rules"
+
+// Rule IDs the planner treats specially (DESIGN.md rule catalog).
+const (
+	RuleKernel          = "kernel-synack-wscale"
+	ruleListenEffective = "listen-backlog-effective"
+)
+
+// Keys the planner treats specially.
+const (
+	keySyncookies   = "net.ipv4.tcp_syncookies"
+	keySomaxconn    = "net.core.somaxconn"
+	keySynBacklog   = "net.ipv4.tcp_max_syn_backlog"
+	propBacklog     = "socket.listen.backlog.size"
+	propRcvbuf      = "socket.receive.buffer.bytes"
+	kafkaDefBacklog = 50 // the JDK's backlog before KIP-764, and the config default after
+)
+
+// Trade-off texts, kept here so that tests and docs quote one source.
+const (
+	SyncookiesTradeOff = "trade-off: SYNs are dropped instead of answered with cookies while the queue is full; clients retry after ~1 s. " +
+		"Works around the kernel bug (commit 909172a: the cookie path uses a different window scale than the SYN-ACK advertised) until the kernel is upgraded"
+	RcvbufAlternative = "alternative (derived from the kernel code, not from the talk; not applied): set socket.receive.buffer.bytes=-1 in server.properties and restart the broker: " +
+		"Kafka then leaves SO_RCVBUF unset on the listener, which removes one precondition of the bug; the kernel autotunes the receive buffer instead"
+	somaxconnRestartNote = "the listener keeps the backlog it started with (min(backlog, somaxconn) is fixed when the socket starts listening): Kafka sees the new limit after its next restart"
+)
+
+// Change is one setting kaudit would change on one host.
+type Change struct {
+	Host string `json:"host"`
+	// Rule is the rule that asked for the change; when several rules ask
+	// for the same target, their IDs sorted and joined with ",".
+	Rule            string `json:"rule"`
+	Kind            string `json:"kind"`   // KindSysctl, KindKafkaProperty, KindNICRing, KindNICOffload
+	Target          string `json:"target"` // sysctl key, property key, or "eth0 rx" / "eth0 gro"
+	From            string `json:"from"`   // "" when unknown (or, for a property, unset)
+	To              string `json:"to"`
+	Runtime         bool   `json:"runtime"` // the running value changes now
+	Persist         bool   `json:"persist"` // a file changes so that it survives a reboot or restart
+	PersistPath     string `json:"persist_path,omitempty"`
+	RestartRequired bool   `json:"restart_required,omitempty"` // takes effect for the broker only after a broker restart (kaudit never restarts it)
+	Note            string `json:"note,omitempty"`             // trade-offs and caveats, one per line
+}
+
+// Manual is something kaudit cannot do itself (kernel or Kafka upgrade, a
+// file it cannot find), or an alternative it does not apply by default.
+type Manual struct {
+	Host   string `json:"host"`
+	Rule   string `json:"rule"`
+	Action string `json:"action"`
+}
+
+// HostPlan is everything kaudit would do, and would not do, on one host.
+type HostPlan struct {
+	Host     string   `json:"host"`
+	Changes  []Change `json:"changes"`
+	Manual   []Manual `json:"manual,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// RestartRequired reports whether any change needs a broker restart.
+func (p HostPlan) RestartRequired() bool {
+	for _, c := range p.Changes {
+		if c.RestartRequired {
+			return true
+		}
+	}
+	return false
+}
+
+// Selector chooses which findings' fixes to plan.
+type Selector struct {
+	Rules []string // rule IDs; empty means all
+}
+
+// Match reports whether the rule is selected.
+func (s Selector) Match(rule string) bool {
+	if len(s.Rules) == 0 {
+		return true
+	}
+	for _, r := range s.Rules {
+		if r == rule {
+			return true
+		}
+	}
+	return false
+}
+
+// PlanHost turns one host's findings into changes, manual actions and
+// warnings. It is a pure function of its arguments.
+//
+// A finding contributes its Fix when it fails (or, for
+// kernel-synack-wscale, when it is unknown) and sel selects its rule.
+// Sysctl entries become sysctl changes (runtime and/or the managed file),
+// Kafka properties become server.properties edits (never
+// socket.listen.backlog.size below Kafka 3.2 / Confluent 7.2, never
+// socket.receive.buffer.bytes=-1, which is only offered as an
+// alternative), NIC entries become ring (capped at the NIC's maximum) and
+// offload changes (not for fixed features), Manual becomes a manual action.
+//
+// net.ipv4.tcp_syncookies=0 is planned only while kernel-synack-wscale
+// fails or is unknown: on a fixed kernel cookies are the better defence.
+// When it is planned, the backlog fixes other failing findings ask for
+// (somaxconn, tcp_max_syn_backlog, socket.listen.backlog.size) are planned
+// with it even when sel leaves their rules out, and a warning says so when
+// the effective listen backlog still would not grow.
+func PlanHost(host string, f *facts.Facts, findings []rules.Finding, sel Selector) HostPlan {
+	p := &planner{
+		host:    host,
+		f:       f,
+		byRule:  map[string]rules.Finding{},
+		sysctl:  map[string]*request{},
+		prop:    map[string]*request{},
+		nic:     map[string]*request{},
+		seenMan: map[Manual]bool{},
+		seenWrn: map[string]bool{},
+	}
+	plan := HostPlan{Host: host, Changes: []Change{}}
+	if f == nil {
+		plan.Warnings = []string{"no facts for this host: nothing planned"}
+		return plan
+	}
+	for _, fd := range findings {
+		p.byRule[fd.Rule] = fd
+	}
+	kf, ok := p.byRule[RuleKernel]
+	p.kernelAffected = ok && (kf.Status == rules.Fail || kf.Status == rules.Unknown)
+	p.kernelStatus = "not evaluated"
+	if ok {
+		p.kernelStatus = string(kf.Status)
+	}
+
+	for _, fd := range findings {
+		if !sel.Match(fd.Rule) || !actionable(fd) {
+			continue
+		}
+		p.addFix(fd, false)
+	}
+	if p.syncookiesOff {
+		// Cookies off without a larger backlog turns every burst above
+		// the backlog into dropped SYNs: bring in the backlog fixes.
+		for _, fd := range findings {
+			if sel.Match(fd.Rule) || fd.Status != rules.Fail || fd.Fix == nil {
+				continue
+			}
+			p.addBacklogParts(fd)
+		}
+	}
+	p.finish(&plan)
+	return plan
+}
+
+func actionable(fd rules.Finding) bool {
+	if fd.Fix == nil {
+		return false
+	}
+	return fd.Status == rules.Fail || (fd.Rule == RuleKernel && fd.Status == rules.Unknown)
+}
+
+type planner struct {
+	host           string
+	f              *facts.Facts
+	byRule         map[string]rules.Finding
+	kernelAffected bool
+	kernelStatus   string
+	syncookiesOff  bool
+	offeredRcvbuf  bool
+	// upgrades: rules whose socket.listen.backlog.size cannot be set on
+	// this Kafka; upgradeText: a Fix's own Manual text for it, if any.
+	upgrades    []string
+	upgradeText bool
+
+	sysctl, prop, nic map[string]*request
+	manual            []Manual
+	seenMan           map[Manual]bool
+	warnings          []string
+	seenWrn           map[string]bool
+}
+
+// request is one target asked for by one or more rules.
+type request struct {
+	to     string
+	rules  []string
+	pulled bool // brought in for tcp_syncookies=0, its rule not selected
+}
+
+func (p *planner) warn(format string, args ...any) {
+	w := fmt.Sprintf(format, args...)
+	if !p.seenWrn[w] {
+		p.seenWrn[w] = true
+		p.warnings = append(p.warnings, w)
+	}
+}
+
+func (p *planner) addManual(rule, action string) {
+	m := Manual{Host: p.host, Rule: rule, Action: action}
+	if !p.seenMan[m] {
+		p.seenMan[m] = true
+		p.manual = append(p.manual, m)
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func (p *planner) addFix(fd rules.Finding, pulled bool) {
+	fx := fd.Fix
+	for _, k := range sortedKeys(fx.Sysctl) {
+		p.addSysctl(fd.Rule, k, fx.Sysctl[k], pulled)
+	}
+	for _, k := range sortedKeys(fx.KafkaProperties) {
+		p.addProperty(fd, k, fx.KafkaProperties[k], pulled)
+	}
+	for _, ifc := range sortedKeys(fx.NIC) {
+		for _, s := range sortedKeys(fx.NIC[ifc]) {
+			p.addNIC(fd.Rule, ifc, s, fx.NIC[ifc][s])
+		}
+	}
+	if fx.Manual != "" {
+		p.addManual(fd.Rule, fx.Manual)
+	}
+	if fd.Rule == RuleKernel {
+		p.offerRcvbuf(fd)
+	}
+}
+
+// addBacklogParts takes from an unselected failing finding only what
+// raises the listen backlog.
+func (p *planner) addBacklogParts(fd rules.Finding) {
+	for _, k := range []string{keySomaxconn, keySynBacklog} {
+		if v, ok := fd.Fix.Sysctl[k]; ok {
+			p.addSysctl(fd.Rule, k, v, true)
+		}
+	}
+	if v, ok := fd.Fix.KafkaProperties[propBacklog]; ok {
+		p.addProperty(fd, propBacklog, v, true)
+	}
+}
+
+func (p *planner) addSysctl(rule, key, value string, pulled bool) {
+	value = sysctld.Fold(value)
+	if key == keySyncookies && value == "0" {
+		if !p.kernelAffected {
+			p.warn("not disabling SYN cookies (%s asks for %s=0): %s is %s, and on a fixed kernel cookies are the better defence against a full SYN queue",
+				rule, key, RuleKernel, p.kernelStatus)
+			return
+		}
+		p.syncookiesOff = true
+	}
+	if !sysctld.ValidKey(key) || !sysctld.ValidValue(value) {
+		p.warn("%s asks for %s = %q, which kaudit will not write (outside the allowed characters)", rule, key, value)
+		return
+	}
+	r, ok := p.sysctl[key]
+	if !ok {
+		p.sysctl[key] = &request{to: value, rules: []string{rule}, pulled: pulled}
+		return
+	}
+	r.rules = appendRule(r.rules, rule)
+	r.pulled = r.pulled && pulled
+	if key == keySyncookies {
+		if r.to != value {
+			p.warn("rules ask for different values of %s (%s, %s): planning 0, the mitigation for the kernel bug", key, r.to, value)
+			r.to = "0"
+		}
+		return
+	}
+	to, ok := higher(r.to, value)
+	if !ok {
+		p.warn("rules %s ask for different values of %s (%s, %s): planning %s", strings.Join(r.rules, ", "), key, r.to, value, r.to)
+		return
+	}
+	r.to = to
+}
+
+func (p *planner) addProperty(fd rules.Finding, key, value string, pulled bool) {
+	rule := fd.Rule
+	if key == propRcvbuf && value == "-1" {
+		p.offerRcvbuf(fd)
+		return
+	}
+	k := p.f.Kafka
+	if k == nil {
+		p.addManual(rule, fmt.Sprintf("no Kafka broker found on this host: set %s=%s in its server.properties by hand", key, value))
+		return
+	}
+	if key == propBacklog {
+		ok, known := backlogConfigurable(k)
+		if !known {
+			p.addManual(rule, fmt.Sprintf("set %s=%s in server.properties if the broker is Apache Kafka ≥ 3.2 / Confluent Platform ≥ 7.2 (its version %q, distribution %q, could not be read)",
+				key, value, k.Version, k.Distribution))
+			return
+		}
+		if !ok {
+			// One "upgrade Kafka" per host: the Fix's own text where a
+			// rule has one (added with the Fix), else kaudit's, in finish.
+			if fd.Fix.Manual != "" {
+				p.addManual(rule, fd.Fix.Manual)
+				p.upgradeText = true
+			}
+			p.upgrades = appendRule(p.upgrades, rule)
+			return
+		}
+	}
+	if k.Config == "" {
+		p.addManual(rule, fmt.Sprintf("server.properties not found (the broker's command line names none; set the config path in the inventory): set %s=%s by hand", key, value))
+		return
+	}
+	if err := props.Check(key, value); err != nil {
+		p.warn("%s: %v", rule, err)
+		return
+	}
+	r, ok := p.prop[key]
+	if !ok {
+		p.prop[key] = &request{to: value, rules: []string{rule}, pulled: pulled}
+		return
+	}
+	r.rules = appendRule(r.rules, rule)
+	r.pulled = r.pulled && pulled
+	to, ok := higher(r.to, value)
+	if !ok {
+		p.warn("rules %s ask for different values of %s (%s, %s): planning %s", strings.Join(r.rules, ", "), key, r.to, value, r.to)
+		return
+	}
+	r.to = to
+}
+
+func (p *planner) offerRcvbuf(fd rules.Finding) {
+	if p.offeredRcvbuf {
+		return
+	}
+	p.offeredRcvbuf = true
+	if fd.Fix != nil {
+		for _, alt := range fd.Fix.Alternatives {
+			if strings.Contains(alt, propRcvbuf) {
+				p.addManual(fd.Rule, "alternative (not applied): "+alt)
+				return
+			}
+		}
+	}
+	p.addManual(fd.Rule, RcvbufAlternative)
+}
+
+func (p *planner) addNIC(rule, ifc, setting, value string) {
+	var nic *facts.NIC
+	for i := range p.f.NICs {
+		if p.f.NICs[i].Name == ifc {
+			nic = &p.f.NICs[i]
+		}
+	}
+	if nic == nil {
+		p.warn("%s: interface %s is not in the gathered facts: %s %s not planned", rule, ifc, ifc, setting)
+		return
+	}
+	target := ifc + " " + setting
+	switch setting {
+	case "rx", "tx":
+		want, err := strconv.Atoi(value)
+		if err != nil || want <= 0 {
+			p.warn("%s: ring size %q for %s is not a positive number", rule, value, target)
+			return
+		}
+		if nic.Ring == nil {
+			reason := nic.RingErr
+			if reason == "" {
+				reason = "not read"
+			}
+			p.warn("%s: %s ring sizes are unavailable (%s): %s not planned", rule, ifc, reason, target)
+			return
+		}
+		cur, top := nic.Ring.RX, nic.Ring.RXMax
+		if setting == "tx" {
+			cur, top = nic.Ring.TX, nic.Ring.TXMax
+		}
+		if top <= 0 {
+			p.warn("%s: %s reports no %s ring maximum: %s not planned (kaudit never goes above the pre-set maximum)", rule, ifc, setting, target)
+			return
+		}
+		to := min(want, top)
+		if cur >= to {
+			return
+		}
+		p.mergeNIC(rule, target, strconv.Itoa(to), func(a, b string) string {
+			x, _ := strconv.Atoi(a)
+			y, _ := strconv.Atoi(b)
+			return strconv.Itoa(max(x, y))
+		})
+	default:
+		want := strings.ToLower(value)
+		if want != "on" && want != "off" {
+			p.warn("%s: offload %s wants %q, not on or off", rule, target, value)
+			return
+		}
+		feat, ok := nic.Features[setting]
+		if !ok {
+			p.warn("%s: %s does not report feature %s: not planned", rule, ifc, setting)
+			return
+		}
+		if feat.On == (want == "on") {
+			return
+		}
+		if feat.Fixed {
+			p.warn("%s: %s is fixed %s by the %s driver: it cannot be changed", rule, target, onOff(feat.On), driverName(nic))
+			return
+		}
+		p.mergeNIC(rule, target, want, func(a, b string) string {
+			if a == "on" || b == "on" {
+				return "on"
+			}
+			return "off"
+		})
+	}
+}
+
+func (p *planner) mergeNIC(rule, target, to string, pick func(a, b string) string) {
+	r, ok := p.nic[target]
+	if !ok {
+		p.nic[target] = &request{to: to, rules: []string{rule}}
+		return
+	}
+	r.rules = appendRule(r.rules, rule)
+	r.to = pick(r.to, to)
+}
+
+// finish turns the requests into sorted changes and adds the cross-checks.
+func (p *planner) finish(plan *HostPlan) {
+	f := p.f
+	var changes []Change
+	persistSet := map[string]string{}
+	for _, key := range sortedKeys(p.sysctl) {
+		r := p.sysctl[key]
+		from := sysctld.Fold(f.Sysctl[key])
+		runtime := from != r.to
+		pv, persisted := f.Persisted[key]
+		persist := !persisted || sysctld.Fold(pv.Value) != r.to
+		if !runtime && !persist {
+			continue
+		}
+		c := Change{
+			Host: p.host, Rule: strings.Join(r.rules, ","), Kind: KindSysctl, Target: key,
+			From: from, To: r.to, Runtime: runtime, Persist: persist,
+		}
+		if persist {
+			c.PersistPath = sysctld.ManagedPath
+			persistSet[key] = r.to
+		}
+		var notes []string
+		if !runtime && persisted {
+			notes = append(notes, fmt.Sprintf("already %s now, but %s line %d sets %s for the next boot", from, pv.File, pv.Line, pv.Value))
+		}
+		if r.pulled {
+			notes = append(notes, "included because tcp_syncookies=0 drops SYNs once the listen backlog is full")
+		}
+		switch key {
+		case keySyncookies:
+			notes = append(notes, SyncookiesTradeOff)
+			if p.kernelStatus == string(rules.Unknown) {
+				notes = append(notes, "planned because the kernel could not be settled as fixed")
+			}
+		case keySomaxconn:
+			if f.Kafka != nil && runtime {
+				c.RestartRequired = true
+				notes = append(notes, somaxconnRestartNote)
+			}
+		}
+		c.Note = strings.Join(notes, "\n")
+		changes = append(changes, c)
+	}
+	for _, o := range sysctld.Overriders(f.Persisted, persistSet, sysctld.ManagedPath) {
+		p.warn("%s: %s line %d sets %s and wins over %s at boot, so the change would revert on reboot: remove or change that line (kaudit edits only its own file)",
+			o.Key, o.File, o.Line, o.Value, sysctld.ManagedPath)
+	}
+
+	for _, key := range sortedKeys(p.prop) {
+		r := p.prop[key]
+		from := f.Kafka.Properties[key]
+		if strings.TrimSpace(from) == r.to {
+			continue
+		}
+		c := Change{
+			Host: p.host, Rule: strings.Join(r.rules, ","), Kind: KindKafkaProperty, Target: key,
+			From: from, To: r.to, Persist: true, PersistPath: f.Kafka.Config, RestartRequired: true,
+			Note: "read by the broker at start: restart it when convenient (kaudit never restarts it)",
+		}
+		if r.pulled {
+			c.Note = "included because tcp_syncookies=0 drops SYNs once the listen backlog is full\n" + c.Note
+		}
+		if key == propBacklog {
+			if n, err := strconv.Atoi(r.to); err == nil {
+				if s, ok := p.somaxconnAfter(); ok && s < n {
+					p.warn("%s=%d will be capped at net.core.somaxconn=%d (effective backlog = min of the two)", propBacklog, n, s)
+				}
+			}
+		}
+		changes = append(changes, c)
+	}
+
+	for _, target := range sortedKeys(p.nic) {
+		r := p.nic[target]
+		ifc, setting, _ := strings.Cut(target, " ")
+		var nic facts.NIC
+		for _, n := range f.NICs {
+			if n.Name == ifc {
+				nic = n
+			}
+		}
+		c := Change{
+			Host: p.host, Rule: strings.Join(r.rules, ","), Target: target, To: r.to,
+			Runtime: true, Persist: true, PersistPath: NICPersistPath,
+		}
+		switch setting {
+		case "rx", "tx":
+			c.Kind = KindNICRing
+			cur, top := nic.Ring.RX, nic.Ring.RXMax
+			if setting == "tx" {
+				cur, top = nic.Ring.TX, nic.Ring.TXMax
+			}
+			if cur >= 0 {
+				c.From = strconv.Itoa(cur)
+			}
+			c.Note = "changing ring sizes resets the NIC on many drivers (a brief link drop)"
+			if r.to == strconv.Itoa(top) {
+				c.Note += fmt.Sprintf("\n%d is the NIC's pre-set maximum", top)
+			}
+		default:
+			c.Kind = KindNICOffload
+			c.From = onOff(nic.Features[setting].On)
+		}
+		changes = append(changes, c)
+	}
+
+	sort.SliceStable(changes, func(i, j int) bool {
+		if changes[i].Kind != changes[j].Kind {
+			return changes[i].Kind < changes[j].Kind
+		}
+		return changes[i].Target < changes[j].Target
+	})
+	if changes != nil {
+		plan.Changes = changes
+	}
+
+	if len(p.upgrades) > 0 && !p.upgradeText {
+		p.addManual(strings.Join(p.upgrades, ","), fmt.Sprintf("upgrade Kafka to ≥ 3.2 (Confluent Platform ≥ 7.2): %s runs %s, where the listen backlog is fixed at %d (KIP-764)",
+			p.host, kafkaName(f.Kafka), kafkaDefBacklog))
+	}
+	if p.syncookiesOff {
+		p.checkBacklog(changes)
+	}
+	sort.SliceStable(p.manual, func(i, j int) bool { return p.manual[i].Rule < p.manual[j].Rule })
+	plan.Manual = p.manual
+	plan.Warnings = p.warnings
+}
+
+// checkBacklog warns when tcp_syncookies=0 is planned and the effective
+// listen backlog of the broker would not grow.
+func (p *planner) checkBacklog(changes []Change) {
+	if fd, ok := p.byRule[ruleListenEffective]; ok && fd.Status == rules.Pass {
+		return // already large enough for the profile
+	}
+	before, okBefore := p.effectiveBacklogNow()
+	after, okAfter := p.effectiveBacklogAfter()
+	if okBefore && okAfter && after > before {
+		return
+	}
+	var why string
+	switch {
+	case p.f.Kafka != nil && isFalse(backlogConfigurable(p.f.Kafka)):
+		why = fmt.Sprintf("%s fixes the listen backlog at %d (KIP-764): upgrade to Kafka ≥ 3.2 / Confluent Platform ≥ 7.2 and raise socket.listen.backlog.size and net.core.somaxconn",
+			kafkaName(p.f.Kafka), kafkaDefBacklog)
+	case !okAfter:
+		why = "kaudit cannot tell the broker's listen backlog (Kafka version or net.core.somaxconn unknown): check it with `ss -ltn` (Send-Q) and raise socket.listen.backlog.size and net.core.somaxconn"
+	default:
+		why = "raise socket.listen.backlog.size and net.core.somaxconn"
+	}
+	if okAfter {
+		p.warn("tcp_syncookies=0 is planned but the broker's listen backlog stays at %d: beyond %d pending connections SYNs are dropped and clients wait ~1 s to retry; %s", after, after, why)
+	} else {
+		p.warn("tcp_syncookies=0 is planned but no larger listen backlog could be planned: %s", why)
+	}
+}
+
+// effectiveBacklogNow is the Kafka listener's Send-Q when observed, else
+// min(Kafka backlog, somaxconn) from the facts.
+func (p *planner) effectiveBacklogNow() (int, bool) {
+	best := -1
+	for _, l := range p.f.Listeners {
+		if l.Port == p.f.KafkaPort && l.Backlog > best {
+			best = l.Backlog
+		}
+	}
+	if best >= 0 {
+		return best, true
+	}
+	kb, ok1 := p.kafkaBacklog(false)
+	s, ok2 := atoi(p.f.Sysctl[keySomaxconn])
+	if !ok1 || !ok2 {
+		return 0, false
+	}
+	return min(kb, s), true
+}
+
+func (p *planner) effectiveBacklogAfter() (int, bool) {
+	kb, ok1 := p.kafkaBacklog(true)
+	s, ok2 := p.somaxconnAfter()
+	if !ok1 || !ok2 {
+		return 0, false
+	}
+	return min(kb, s), true
+}
+
+// kafkaBacklog is the backlog the broker asks for (now, or after the plan).
+func (p *planner) kafkaBacklog(after bool) (int, bool) {
+	k := p.f.Kafka
+	if k == nil {
+		return 0, false
+	}
+	ok, known := backlogConfigurable(k)
+	if !known {
+		return 0, false
+	}
+	if !ok {
+		return kafkaDefBacklog, true
+	}
+	if r, planned := p.prop[propBacklog]; after && planned {
+		return atoi(r.to)
+	}
+	if v, set := k.Properties[propBacklog]; set {
+		return atoi(v)
+	}
+	return kafkaDefBacklog, true
+}
+
+func (p *planner) somaxconnAfter() (int, bool) {
+	if r, ok := p.sysctl[keySomaxconn]; ok {
+		return atoi(r.to)
+	}
+	return atoi(p.f.Sysctl[keySomaxconn])
+}
+
+// backlogConfigurable reports whether the broker honours
+// socket.listen.backlog.size: Apache Kafka ≥ 3.2, Confluent Platform ≥ 7.2
+// (CP 7.N ships AK 3.N, FACTS.md §2). known is false when the version or
+// the distribution cannot be read.
+func backlogConfigurable(k *facts.Kafka) (ok, known bool) {
+	major, minor, parsed := majorMinor(k.Version)
+	if !parsed {
+		return false, false
+	}
+	switch k.Distribution {
+	case "apache":
+		return major > 3 || (major == 3 && minor >= 2), true
+	case "confluent":
+		return major > 7 || (major == 7 && minor >= 2), true
+	}
+	return false, false
+}
+
+func isFalse(ok, known bool) bool { return known && !ok }
+
+func majorMinor(v string) (major, minor int, ok bool) {
+	parts := strings.SplitN(v, ".", 3)
+	if len(parts) < 2 {
+		return 0, 0, false
+	}
+	major, err1 := strconv.Atoi(parts[0])
+	digits := parts[1]
+	for i, c := range digits {
+		if c < '0' || c > '9' {
+			digits = digits[:i]
+			break
+		}
+	}
+	minor, err2 := strconv.Atoi(digits)
+	return major, minor, err1 == nil && err2 == nil
+}
+
+func kafkaName(k *facts.Kafka) string {
+	switch k.Distribution {
+	case "confluent":
+		return "Confluent Platform " + k.Version
+	case "apache":
+		return "Apache Kafka " + k.Version
+	}
+	return "Kafka " + k.Version
+}
+
+// higher returns the larger of two sysctl or property values: numbers
+// compared as numbers, multi-field values ("4096 87380 6291456") field by
+// field. ok is false when they cannot be compared and differ.
+func higher(a, b string) (string, bool) {
+	if a == b {
+		return a, true
+	}
+	fa, fb := strings.Fields(a), strings.Fields(b)
+	if len(fa) != len(fb) || len(fa) == 0 {
+		return a, false
+	}
+	out := make([]string, len(fa))
+	for i := range fa {
+		x, err1 := strconv.ParseInt(fa[i], 10, 64)
+		y, err2 := strconv.ParseInt(fb[i], 10, 64)
+		if err1 != nil || err2 != nil {
+			return a, false
+		}
+		out[i] = strconv.FormatInt(max(x, y), 10)
+	}
+	return strings.Join(out, " "), true
+}
+
+func appendRule(rs []string, r string) []string {
+	for _, x := range rs {
+		if x == r {
+			return rs
+		}
+	}
+	rs = append(rs, r)
+	sort.Strings(rs)
+	return rs
+}
+
+func atoi(s string) (int, bool) {
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	return n, err == nil
+}
+
+func onOff(on bool) string {
+	if on {
+		return "on"
+	}
+	return "off"
+}
+
+func driverName(n *facts.NIC) string {
+	if n.Driver != "" {
+		return n.Driver
+	}
+	return "NIC"
+}
+
+// PersistedSysctls returns the sysctl values the plan writes to the
+// managed file (the set argument of sysctld.Render).
+func (p HostPlan) PersistedSysctls() map[string]string {
+	out := map[string]string{}
+	for _, c := range p.Changes {
+		if c.Kind == KindSysctl && c.Persist {
+			out[c.Target] = c.To
+		}
+	}
+	return out
+}
+
+// KafkaProperties returns the server.properties edits of the plan, by
+// file (normally one), as props.Set takes them.
+func (p HostPlan) KafkaProperties() map[string]map[string]string {
+	out := map[string]map[string]string{}
+	for _, c := range p.Changes {
+		if c.Kind == KindKafkaProperty {
+			if out[c.PersistPath] == nil {
+				out[c.PersistPath] = map[string]string{}
+			}
+			out[c.PersistPath][c.Target] = c.To
+		}
+	}
+	return out
+}

@@ -1,0 +1,581 @@
+package remediate
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/kaudit/kaudit/audit/facts"
+	"github.com/kaudit/kaudit/remediate/sysctld"
+	"github.com/kaudit/kaudit/rules"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden")
+
+const serverProps = "/opt/kafka/config/server.properties"
+
+// hostFacts is a Kafka 2.8 broker on an unfixed Debian 4.19 kernel with
+// small queues, a 512-slot ring and GRO off.
+func hostFacts() *facts.Facts {
+	return &facts.Facts{
+		KafkaPort: 9092,
+		Kernel:    facts.Kernel{Release: "4.19.0-12-amd64", Distro: "debian"},
+		Sysctl: map[string]string{
+			keySyncookies:                 "1",
+			keySomaxconn:                  "128",
+			keySynBacklog:                 "512",
+			"net.core.rmem_max":           "212992",
+			"net.ipv4.tcp_rmem":           "4096 131072 6291456",
+			"net.ipv4.tcp_timestamps":     "1",
+			"net.ipv4.tcp_window_scaling": "1",
+		},
+		Persisted: map[string]facts.PersistedSysctl{
+			"net.ipv4.tcp_timestamps": {Value: "0", File: "/etc/sysctl.d/10-hardening.conf", Line: 4},
+		},
+		Listeners: []facts.Listener{{Addr: "0.0.0.0", Port: 9092, Backlog: 50}},
+		Kafka: &facts.Kafka{
+			Version: "2.8.1", Distribution: "apache", Config: serverProps,
+			Properties: map[string]string{propRcvbuf: "102400"},
+		},
+		NICs: []facts.NIC{{
+			Name: "eth0", Driver: "ixgbe",
+			Ring: &facts.Ring{RXMax: 4096, TXMax: 2048, RX: 512, TX: 512},
+			Features: map[string]facts.Feature{
+				"tso": {On: true}, "gso": {On: true}, "gro": {On: false}, "lro": {On: false, Fixed: true},
+			},
+		}},
+	}
+}
+
+func kernelFinding(status rules.Status) rules.Finding {
+	return rules.Finding{
+		Rule: RuleKernel, Status: status, Severity: rules.Critical,
+		Fix: &rules.Fix{
+			Summary: "disable SYN cookies until the kernel is upgraded",
+			Sysctl:  map[string]string{keySyncookies: "0"},
+			Manual:  "upgrade the kernel to a release with commit 909172a (Debian: 4.19.160-2 or later)",
+		},
+	}
+}
+
+func fail(rule string, fx rules.Fix) rules.Finding {
+	return rules.Finding{Rule: rule, Status: rules.Fail, Severity: rules.Medium, Fix: &fx}
+}
+
+var (
+	somaxconnF   = fail("somaxconn", rules.Fix{Sysctl: map[string]string{keySomaxconn: "4096"}})
+	effectiveF   = fail("listen-backlog-effective", rules.Fix{Sysctl: map[string]string{keySomaxconn: "1024"}, KafkaProperties: map[string]string{propBacklog: "1024"}})
+	hardcodedF   = fail("kafka-backlog-hardcoded", rules.Fix{Manual: "upgrade Kafka to ≥ 3.2 (KIP-764): before 3.2 the listen backlog is fixed at 50", KafkaProperties: map[string]string{propBacklog: "4096"}})
+	backlogCfgF  = fail("kafka-backlog-config", rules.Fix{KafkaProperties: map[string]string{propBacklog: "4096"}, Restart: true})
+	synBacklogF  = fail("syn-backlog", rules.Fix{Sysctl: map[string]string{keySynBacklog: "8192"}})
+	buffersF     = fail("socket-buffers", rules.Fix{Sysctl: map[string]string{"net.core.rmem_max": "134217728", "net.ipv4.tcp_rmem": "4096 87380 134217728"}})
+	persistedF   = fail("sysctl-persisted", rules.Fix{Sysctl: map[string]string{"net.ipv4.tcp_timestamps": "1"}})
+	ringF        = fail("nic-ring", rules.Fix{NIC: map[string]map[string]string{"eth0": {"rx": "8192", "tx": "4096"}}})
+	offloadF     = fail("nic-offload", rules.Fix{NIC: map[string]map[string]string{"eth0": {"gro": "on", "lro": "on", "tso": "on"}}})
+	cookiesFired = fail("syncookies-fired", rules.Fix{Sysctl: map[string]string{keySyncookies: "0"}})
+)
+
+func allFindings(kernel rules.Status) []rules.Finding {
+	return []rules.Finding{kernelFinding(kernel), somaxconnF, effectiveF, hardcodedF, synBacklogF, buffersF, persistedF, ringF, offloadF}
+}
+
+func find(p HostPlan, kind, target string) *Change {
+	for i := range p.Changes {
+		if p.Changes[i].Kind == kind && p.Changes[i].Target == target {
+			return &p.Changes[i]
+		}
+	}
+	return nil
+}
+
+func hasText(list []string, sub string) bool {
+	for _, s := range list {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+func manualTexts(p HostPlan) []string {
+	var out []string
+	for _, m := range p.Manual {
+		out = append(out, m.Rule+": "+m.Action)
+	}
+	return out
+}
+
+func TestPlanHost(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		facts    func(*facts.Facts)
+		findings []rules.Finding
+		sel      Selector
+		check    func(t *testing.T, p HostPlan)
+	}{
+		{
+			name:     "affected kernel, Kafka 2.8: cookies off, backlog cannot grow",
+			findings: allFindings(rules.Fail),
+			check: func(t *testing.T, p HostPlan) {
+				c := find(p, KindSysctl, keySyncookies)
+				if c == nil || c.To != "0" || c.From != "1" || !c.Runtime || !c.Persist || c.PersistPath != sysctld.ManagedPath {
+					t.Fatalf("syncookies change: %+v", c)
+				}
+				if !strings.Contains(c.Note, "SYNs are dropped instead of answered with cookies while the queue is full; clients retry after ~1 s") {
+					t.Errorf("trade-off missing from note: %q", c.Note)
+				}
+				if find(p, KindKafkaProperty, propBacklog) != nil {
+					t.Error("socket.listen.backlog.size planned on Kafka 2.8")
+				}
+				if !hasText(manualTexts(p), "kafka-backlog-hardcoded: upgrade Kafka to ≥ 3.2 (KIP-764)") {
+					t.Errorf("the Fix's upgrade text is not a manual action: %v", manualTexts(p))
+				}
+				if !hasText(p.Warnings, "listen backlog stays at 50") {
+					t.Errorf("no warning that the backlog stays at 50: %v", p.Warnings)
+				}
+				if !hasText(manualTexts(p), "socket.receive.buffer.bytes=-1") {
+					t.Errorf("rcvbuf alternative not offered: %v", manualTexts(p))
+				}
+				for _, c := range p.Changes {
+					if c.Target == propRcvbuf {
+						t.Errorf("socket.receive.buffer.bytes changed: %+v", c)
+					}
+				}
+			},
+		},
+		{
+			name:     "fixed kernel: never syncookies=0, whoever asks",
+			findings: []rules.Finding{kernelFinding(rules.Pass), cookiesFired, somaxconnF},
+			check: func(t *testing.T, p HostPlan) {
+				if c := find(p, KindSysctl, keySyncookies); c != nil {
+					t.Fatalf("syncookies planned on a fixed kernel: %+v", c)
+				}
+				if !hasText(p.Warnings, "not disabling SYN cookies (syncookies-fired asks") {
+					t.Errorf("warnings: %v", p.Warnings)
+				}
+				if find(p, KindSysctl, keySomaxconn) == nil {
+					t.Error("somaxconn not planned")
+				}
+			},
+		},
+		{
+			name:     "kernel rule not evaluated: no syncookies=0",
+			findings: []rules.Finding{cookiesFired},
+			check: func(t *testing.T, p HostPlan) {
+				if find(p, KindSysctl, keySyncookies) != nil || !hasText(p.Warnings, "kernel-synack-wscale is not evaluated") {
+					t.Fatalf("plan %+v", p)
+				}
+			},
+		},
+		{
+			name:     "kernel warn status is not actionable",
+			findings: []rules.Finding{func() rules.Finding { f := kernelFinding(rules.Warn); return f }()},
+			check: func(t *testing.T, p HostPlan) {
+				if len(p.Changes) != 0 || len(p.Manual) != 0 {
+					t.Fatalf("plan %+v", p)
+				}
+			},
+		},
+		{
+			name: "unknown kernel, Kafka 3.5: cookies off pulls in the backlog fixes",
+			facts: func(f *facts.Facts) {
+				f.Kafka.Version = "3.5.1"
+			},
+			findings: []rules.Finding{kernelFinding(rules.Unknown), somaxconnF, backlogCfgF, synBacklogF, buffersF},
+			sel:      Selector{Rules: []string{RuleKernel}},
+			check: func(t *testing.T, p HostPlan) {
+				c := find(p, KindSysctl, keySyncookies)
+				if c == nil || !strings.Contains(c.Note, "could not be settled") {
+					t.Fatalf("syncookies change: %+v", c)
+				}
+				s := find(p, KindSysctl, keySomaxconn)
+				if s == nil || s.To != "4096" || !strings.Contains(s.Note, "included because tcp_syncookies=0") || !s.RestartRequired {
+					t.Errorf("somaxconn not pulled in: %+v", s)
+				}
+				k := find(p, KindKafkaProperty, propBacklog)
+				if k == nil || k.To != "4096" || !k.RestartRequired || k.PersistPath != serverProps || k.Runtime || !k.Persist || k.From != "" {
+					t.Errorf("backlog property: %+v", k)
+				}
+				if find(p, KindSysctl, keySynBacklog) == nil {
+					t.Error("tcp_max_syn_backlog not pulled in")
+				}
+				if find(p, KindSysctl, "net.core.rmem_max") != nil {
+					t.Error("unselected, unrelated rule planned")
+				}
+				if hasText(p.Warnings, "listen backlog stays") {
+					t.Errorf("backlog warning although it grows: %v", p.Warnings)
+				}
+			},
+		},
+		{
+			name: "cookies off, backlog already large enough: no warning",
+			facts: func(f *facts.Facts) {
+				f.Kafka.Version = "3.5.1"
+				f.Sysctl[keySomaxconn] = "4096"
+				f.Kafka.Properties[propBacklog] = "4096"
+				f.Listeners[0].Backlog = 4096
+			},
+			findings: []rules.Finding{kernelFinding(rules.Fail), {Rule: ruleListenEffective, Status: rules.Pass}},
+			check: func(t *testing.T, p HostPlan) {
+				if find(p, KindSysctl, keySyncookies) == nil || len(p.Warnings) != 0 {
+					t.Fatalf("plan %+v", p)
+				}
+			},
+		},
+		{
+			name: "cookies off, Kafka version unknown",
+			facts: func(f *facts.Facts) {
+				f.Kafka.Version = ""
+			},
+			findings: []rules.Finding{kernelFinding(rules.Fail), backlogCfgF},
+			check: func(t *testing.T, p HostPlan) {
+				if find(p, KindKafkaProperty, propBacklog) != nil {
+					t.Error("property planned without a version")
+				}
+				if !hasText(manualTexts(p), "could not be read") || !hasText(p.Warnings, "no larger listen backlog could be planned") {
+					t.Errorf("manual %v warnings %v", manualTexts(p), p.Warnings)
+				}
+			},
+		},
+		{
+			name:     "dedup: two rules, one change, the higher target",
+			facts:    func(f *facts.Facts) { f.Kafka = nil },
+			findings: []rules.Finding{effectiveF, somaxconnF, fail("other", rules.Fix{Sysctl: map[string]string{"net.ipv4.tcp_rmem": "8192 65536 16777216"}}), buffersF},
+			check: func(t *testing.T, p HostPlan) {
+				n := 0
+				for _, c := range p.Changes {
+					if c.Target == keySomaxconn {
+						n++
+					}
+				}
+				c := find(p, KindSysctl, keySomaxconn)
+				if n != 1 || c.To != "4096" || c.Rule != "listen-backlog-effective,somaxconn" || c.RestartRequired {
+					t.Fatalf("somaxconn: %d changes, %+v", n, c)
+				}
+				if r := find(p, KindSysctl, "net.ipv4.tcp_rmem"); r == nil || r.To != "8192 87380 134217728" {
+					t.Errorf("tcp_rmem merged field by field: %+v", r)
+				}
+				if !hasText(manualTexts(p), "no Kafka broker found") {
+					t.Errorf("manual: %v", manualTexts(p))
+				}
+			},
+		},
+		{
+			name:     "conflicting non-numeric values: first kept, warned",
+			findings: []rules.Finding{fail("a", rules.Fix{Sysctl: map[string]string{"net.ipv4.tcp_congestion_control": "bbr"}}), fail("b", rules.Fix{Sysctl: map[string]string{"net.ipv4.tcp_congestion_control": "cubic"}})},
+			check: func(t *testing.T, p HostPlan) {
+				if c := find(p, KindSysctl, "net.ipv4.tcp_congestion_control"); c == nil || c.To != "bbr" || !hasText(p.Warnings, "different values") {
+					t.Fatalf("plan %+v", p)
+				}
+			},
+		},
+		{
+			name:     "runtime fine, boot value wrong: persist only",
+			findings: []rules.Finding{persistedF},
+			check: func(t *testing.T, p HostPlan) {
+				c := find(p, KindSysctl, "net.ipv4.tcp_timestamps")
+				if c == nil || c.Runtime || !c.Persist || c.From != "1" {
+					t.Fatalf("change %+v", c)
+				}
+			},
+		},
+		{
+			name: "already right at runtime and at boot: nothing",
+			facts: func(f *facts.Facts) {
+				f.Sysctl[keySomaxconn] = "4096"
+				f.Persisted[keySomaxconn] = facts.PersistedSysctl{Value: "4096", File: "/etc/sysctl.d/50-kafka.conf"}
+			},
+			findings: []rules.Finding{somaxconnF},
+			check: func(t *testing.T, p HostPlan) {
+				if len(p.Changes) != 0 {
+					t.Fatalf("changes %+v", p.Changes)
+				}
+			},
+		},
+		{
+			name: "a later file overrides the managed file: warned",
+			facts: func(f *facts.Facts) {
+				f.Persisted[keySomaxconn] = facts.PersistedSysctl{Value: "128", File: "/etc/sysctl.d/99-sysctl.conf", Line: 7}
+			},
+			findings: []rules.Finding{somaxconnF},
+			check: func(t *testing.T, p HostPlan) {
+				if !hasText(p.Warnings, "net.core.somaxconn: /etc/sysctl.d/99-sysctl.conf line 7 sets 128 and wins over /etc/sysctl.d/99-kaudit.conf at boot") {
+					t.Fatalf("warnings %v", p.Warnings)
+				}
+			},
+		},
+		{
+			name: "Confluent 7.1 is Kafka 3.1: manual",
+			facts: func(f *facts.Facts) {
+				f.Kafka.Version, f.Kafka.Distribution = "7.1.0", "confluent"
+			},
+			findings: []rules.Finding{fail("kafka-backlog-config", rules.Fix{KafkaProperties: map[string]string{propBacklog: "4096"}})},
+			check: func(t *testing.T, p HostPlan) {
+				if len(p.Changes) != 0 || !hasText(manualTexts(p), "Confluent Platform 7.1.0, where the listen backlog is fixed at 50") {
+					t.Fatalf("plan %+v", p)
+				}
+			},
+		},
+		{
+			name: "Confluent 7.2 is Kafka 3.2: planned",
+			facts: func(f *facts.Facts) {
+				f.Kafka.Version, f.Kafka.Distribution = "7.2.1", "confluent"
+				f.Kafka.Properties[propBacklog] = "50"
+			},
+			findings: []rules.Finding{backlogCfgF},
+			check: func(t *testing.T, p HostPlan) {
+				c := find(p, KindKafkaProperty, propBacklog)
+				if c == nil || c.From != "50" || c.To != "4096" {
+					t.Fatalf("plan %+v", p)
+				}
+				if !hasText(p.Warnings, "capped at net.core.somaxconn=128") {
+					t.Errorf("warnings %v", p.Warnings)
+				}
+			},
+		},
+		{
+			name:     "server.properties unknown: manual",
+			facts:    func(f *facts.Facts) { f.Kafka.Version, f.Kafka.Config = "3.6.0", "" },
+			findings: []rules.Finding{backlogCfgF},
+			check: func(t *testing.T, p HostPlan) {
+				if len(p.Changes) != 0 || !hasText(manualTexts(p), "server.properties not found") {
+					t.Fatalf("plan %+v", p)
+				}
+			},
+		},
+		{
+			name:     "socket.receive.buffer.bytes=-1 is only an alternative",
+			facts:    func(f *facts.Facts) { f.Kafka.Version = "3.6.0" },
+			findings: []rules.Finding{fail("x", rules.Fix{KafkaProperties: map[string]string{propRcvbuf: "-1"}})},
+			check: func(t *testing.T, p HostPlan) {
+				if len(p.Changes) != 0 || !hasText(manualTexts(p), "alternative") {
+					t.Fatalf("plan %+v", p)
+				}
+			},
+		},
+		{
+			name:     "NIC: ring capped at the maximum, fixed feature skipped",
+			findings: []rules.Finding{ringF, offloadF},
+			check: func(t *testing.T, p HostPlan) {
+				rx, tx := find(p, KindNICRing, "eth0 rx"), find(p, KindNICRing, "eth0 tx")
+				if rx == nil || rx.From != "512" || rx.To != "4096" || !strings.Contains(rx.Note, "pre-set maximum") {
+					t.Errorf("rx: %+v", rx)
+				}
+				if tx == nil || tx.To != "2048" || rx.PersistPath != NICPersistPath {
+					t.Errorf("tx: %+v", tx)
+				}
+				if g := find(p, KindNICOffload, "eth0 gro"); g == nil || g.From != "off" || g.To != "on" {
+					t.Errorf("gro: %+v", g)
+				}
+				if find(p, KindNICOffload, "eth0 lro") != nil || !hasText(p.Warnings, "eth0 lro is fixed off by the ixgbe driver") {
+					t.Errorf("lro: warnings %v", p.Warnings)
+				}
+				if find(p, KindNICOffload, "eth0 tso") != nil {
+					t.Error("tso already on but planned")
+				}
+			},
+		},
+		{
+			name: "NIC without ring support or maximum",
+			facts: func(f *facts.Facts) {
+				f.NICs = []facts.NIC{
+					{Name: "eth0", RingErr: "Operation not supported"},
+					{Name: "eth1", Ring: &facts.Ring{RXMax: -1, TXMax: -1, RX: 256, TX: 256}},
+				}
+			},
+			findings: []rules.Finding{fail("nic-ring", rules.Fix{NIC: map[string]map[string]string{"eth0": {"rx": "4096"}, "eth1": {"rx": "4096"}, "eth9": {"rx": "4096"}}})},
+			check: func(t *testing.T, p HostPlan) {
+				if len(p.Changes) != 0 || len(p.Warnings) != 3 || !hasText(p.Warnings, "Operation not supported") || !hasText(p.Warnings, "no rx ring maximum") || !hasText(p.Warnings, "eth9 is not in the gathered facts") {
+					t.Fatalf("plan %+v", p)
+				}
+			},
+		},
+		{
+			name:     "values kaudit will not write",
+			findings: []rules.Finding{fail("x", rules.Fix{Sysctl: map[string]string{"kernel.core_pattern": "|/bin/sh"}, KafkaProperties: map[string]string{"log.dirs": `C:\kafka`}})},
+			check: func(t *testing.T, p HostPlan) {
+				if len(p.Changes) != 0 || len(p.Warnings) != 2 {
+					t.Fatalf("plan %+v", p)
+				}
+			},
+		},
+		{
+			name:     "selector",
+			findings: allFindings(rules.Fail),
+			sel:      Selector{Rules: []string{"socket-buffers"}},
+			check: func(t *testing.T, p HostPlan) {
+				if len(p.Changes) != 2 || p.Changes[0].Target != "net.core.rmem_max" || p.Changes[1].Target != "net.ipv4.tcp_rmem" {
+					t.Fatalf("changes %+v", p.Changes)
+				}
+			},
+		},
+		{
+			name: "skip, error, warn and pass findings contribute nothing",
+			findings: []rules.Finding{
+				{Rule: "somaxconn", Status: rules.Pass, Fix: somaxconnF.Fix},
+				{Rule: "somaxconn", Status: rules.Skip, Fix: somaxconnF.Fix},
+				{Rule: "somaxconn", Status: rules.Error, Fix: somaxconnF.Fix},
+				{Rule: "somaxconn", Status: rules.Unknown, Fix: somaxconnF.Fix},
+				{Rule: "somaxconn", Status: rules.Fail},
+			},
+			check: func(t *testing.T, p HostPlan) {
+				if len(p.Changes)+len(p.Manual)+len(p.Warnings) != 0 {
+					t.Fatalf("plan %+v", p)
+				}
+			},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := hostFacts()
+			if tc.facts != nil {
+				tc.facts(f)
+			}
+			p := PlanHost("broker-1", f, tc.findings, tc.sel)
+			tc.check(t, p)
+			for _, c := range p.Changes {
+				if c.Host != "broker-1" || c.Rule == "" || c.Kind == "" || c.Target == "" {
+					t.Errorf("incomplete change %+v", c)
+				}
+			}
+			// Deterministic: the same input plans the same output.
+			f2 := hostFacts()
+			if tc.facts != nil {
+				tc.facts(f2)
+			}
+			if again := PlanHost("broker-1", f2, tc.findings, tc.sel); !reflect.DeepEqual(p, again) {
+				t.Errorf("not deterministic:\n%+v\n%+v", p, again)
+			}
+		})
+	}
+}
+
+func TestPlanHostNilFacts(t *testing.T) {
+	p := PlanHost("down", nil, allFindings(rules.Fail), Selector{})
+	if len(p.Changes) != 0 || len(p.Warnings) != 1 {
+		t.Fatalf("plan %+v", p)
+	}
+}
+
+func TestChangesSorted(t *testing.T) {
+	f := hostFacts()
+	f.Kafka.Version = "3.3.2"
+	p := PlanHost("b", f, append(allFindings(rules.Fail), backlogCfgF), Selector{})
+	for i := 1; i < len(p.Changes); i++ {
+		a, b := p.Changes[i-1], p.Changes[i]
+		if a.Kind > b.Kind || (a.Kind == b.Kind && a.Target >= b.Target) {
+			t.Fatalf("not sorted at %d: %s %s, %s %s", i, a.Kind, a.Target, b.Kind, b.Target)
+		}
+	}
+}
+
+func TestBacklogConfigurable(t *testing.T) {
+	for _, tc := range []struct {
+		version, dist string
+		ok, known     bool
+	}{
+		{"2.8.1", "apache", false, true},
+		{"3.1.2", "apache", false, true},
+		{"3.2.0", "apache", true, true},
+		{"3.10.0", "apache", true, true},
+		{"4.0.0", "apache", true, true},
+		{"5.5.1", "confluent", false, true}, // AK 2.5
+		{"6.2.0", "confluent", false, true}, // AK 2.8
+		{"7.1.3", "confluent", false, true}, // AK 3.1
+		{"7.2.0", "confluent", true, true},  // AK 3.2
+		{"7.9.0", "confluent", true, true},
+		{"8.0.0", "confluent", true, true},
+		{"3.2.0", "", false, false}, // AK 3.2 or CP 3.2 (AK 0.10.2)? cannot tell
+		{"", "apache", false, false},
+		{"garbage", "apache", false, false},
+	} {
+		ok, known := backlogConfigurable(&facts.Kafka{Version: tc.version, Distribution: tc.dist})
+		if ok != tc.ok || known != tc.known {
+			t.Errorf("%s %s: got %v,%v want %v,%v", tc.dist, tc.version, ok, known, tc.ok, tc.known)
+		}
+	}
+}
+
+func TestHigher(t *testing.T) {
+	for _, tc := range []struct {
+		a, b, want string
+		ok         bool
+	}{
+		{"128", "4096", "4096", true},
+		{"4096", "1024", "4096", true},
+		{"4096 87380 6291456", "4096 131072 134217728", "4096 131072 134217728", true},
+		{"1 2", "1 2 3", "1 2", false},
+		{"bbr", "cubic", "bbr", false},
+		{"fq", "fq", "fq", true},
+	} {
+		got, ok := higher(tc.a, tc.b)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("higher(%q,%q) = %q,%v", tc.a, tc.b, got, ok)
+		}
+	}
+}
+
+// TestRenderPlanGolden renders a small fleet: an affected Kafka 2.8 host,
+// a Kafka 3.5 host with an unknown kernel, a clean host, and an empty fleet.
+func TestRenderPlanGolden(t *testing.T) {
+	newer := hostFacts()
+	newer.Kafka.Version = "3.5.1"
+	newer.Kafka.Config = "/etc/kafka/server.properties"
+	newer.Persisted[keySomaxconn] = facts.PersistedSysctl{Value: "128", File: "/etc/sysctl.conf", Line: 31}
+	clean := hostFacts()
+
+	for _, tc := range []struct {
+		name  string
+		plans []HostPlan
+	}{
+		{"fleet", []HostPlan{
+			PlanHost("broker-1.dc1", hostFacts(), allFindings(rules.Fail), Selector{}),
+			PlanHost("broker-2.dc1", newer, []rules.Finding{kernelFinding(rules.Unknown), somaxconnF, backlogCfgF, ringF}, Selector{Rules: []string{RuleKernel, "nic-ring"}}),
+			PlanHost("broker-3.dc1", clean, []rules.Finding{kernelFinding(rules.Pass)}, Selector{}),
+		}},
+		{"single-change", []HostPlan{
+			PlanHost("broker-1.dc1", hostFacts(), []rules.Finding{persistedF}, Selector{}),
+		}},
+		{"nothing", []HostPlan{
+			PlanHost("broker-3.dc1", clean, nil, Selector{}),
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			RenderPlan(&buf, tc.plans)
+			golden := filepath.Join("testdata", "plan-"+tc.name+".golden")
+			if *update {
+				if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(buf.Bytes(), want) {
+				t.Errorf("differs from %s (go test -run TestRenderPlanGolden -update)\n--- got ---\n%s\n--- want ---\n%s", golden, buf.Bytes(), want)
+			}
+		})
+	}
+}
+
+func TestPlanAccessors(t *testing.T) {
+	f := hostFacts()
+	f.Kafka.Version = "3.5.1"
+	p := PlanHost("b", f, []rules.Finding{somaxconnF, persistedF, backlogCfgF, ringF}, Selector{})
+	want := map[string]string{keySomaxconn: "4096", "net.ipv4.tcp_timestamps": "1"}
+	if got := p.PersistedSysctls(); !reflect.DeepEqual(got, want) {
+		t.Errorf("PersistedSysctls = %v", got)
+	}
+	if got := p.KafkaProperties(); !reflect.DeepEqual(got, map[string]map[string]string{serverProps: {propBacklog: "4096"}}) {
+		t.Errorf("KafkaProperties = %v", got)
+	}
+	// The managed file renders from the plan.
+	if _, err := sysctld.Render(nil, p.PersistedSysctls(), "r1"); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,127 @@
+package remediate
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Summary counts what a set of plans would do.
+type Summary struct {
+	Changes  int // changes planned
+	Hosts    int // hosts with at least one change
+	Restarts int // hosts with at least one change that needs a broker restart
+	Manual   int // manual actions
+}
+
+// Summarize counts plans.
+func Summarize(plans []HostPlan) Summary {
+	var s Summary
+	for _, p := range plans {
+		s.Changes += len(p.Changes)
+		s.Manual += len(p.Manual)
+		if len(p.Changes) > 0 {
+			s.Hosts++
+		}
+		if p.RestartRequired() {
+			s.Restarts++
+		}
+	}
+	return s
+}
+
+// RenderPlan writes plans as text for a human deciding whether to apply
+// them: per host each change ("rule: target from → to (runtime+persist)
+// [restart required]") with its note, what kaudit cannot fix, the
+// warnings, then one summary line. Nothing in it depends on the clock or
+// map order, so it is golden-tested.
+func RenderPlan(w io.Writer, plans []HostPlan) {
+	var b strings.Builder
+	for i, p := range plans {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		if len(p.Changes) == 0 && len(p.Manual) == 0 && len(p.Warnings) == 0 {
+			fmt.Fprintf(&b, "%s: nothing to change\n", p.Host)
+			continue
+		}
+		fmt.Fprintf(&b, "%s:\n", p.Host)
+		for _, c := range p.Changes {
+			fmt.Fprintf(&b, "  %s: %s %s → %s (%s)", c.Rule, c.Target, showFrom(c), showValue(c.To), scope(c))
+			if c.RestartRequired {
+				b.WriteString(" [restart required]")
+			}
+			b.WriteString("\n")
+			if c.Persist && c.Kind != KindSysctl {
+				fmt.Fprintf(&b, "      in %s\n", c.PersistPath)
+			}
+			if c.Note != "" {
+				for _, n := range strings.Split(c.Note, "\n") {
+					fmt.Fprintf(&b, "      %s\n", n)
+				}
+			}
+		}
+		if len(p.Manual) > 0 {
+			b.WriteString("  cannot fix automatically:\n")
+			for _, m := range p.Manual {
+				fmt.Fprintf(&b, "    %s: %s\n", m.Rule, m.Action)
+			}
+		}
+		if len(p.Warnings) > 0 {
+			b.WriteString("  warnings:\n")
+			for _, wn := range p.Warnings {
+				fmt.Fprintf(&b, "    %s\n", wn)
+			}
+		}
+	}
+	if len(plans) > 0 {
+		b.WriteString("\n")
+	}
+	s := Summarize(plans)
+	if s.Changes == 0 {
+		fmt.Fprintf(&b, "nothing to change on %s; nothing changed\n", plural(len(plans), "host", "hosts"))
+	} else {
+		verb := "need"
+		if s.Restarts == 1 {
+			verb = "needs"
+		}
+		fmt.Fprintf(&b, "%s on %s, %d %s a broker restart; nothing changed (run with --apply)\n",
+			plural(s.Changes, "change", "changes"), plural(s.Hosts, "host", "hosts"), s.Restarts, verb)
+	}
+	io.WriteString(w, b.String())
+}
+
+func scope(c Change) string {
+	switch {
+	case c.Runtime && c.Persist:
+		return "runtime+persist"
+	case c.Persist:
+		return "persist only"
+	default:
+		return "runtime only"
+	}
+}
+
+func showFrom(c Change) string {
+	if c.From == "" {
+		if c.Kind == KindKafkaProperty {
+			return "(unset)"
+		}
+		return "(unknown)"
+	}
+	return showValue(c.From)
+}
+
+func showValue(v string) string {
+	if v == "" || strings.TrimSpace(v) != v || strings.Contains(v, " ") {
+		return fmt.Sprintf("%q", v)
+	}
+	return v
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}

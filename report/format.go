@@ -1,0 +1,45 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+)
+
+// Options tune a renderer. Color is only honoured by terminal formats.
+type Options struct {
+	Color bool
+}
+
+// Renderer writes a report in one format.
+type Renderer func(w io.Writer, r *Report, opt Options) error
+
+var renderers = map[string]Renderer{}
+
+// Register adds a format; called from each format file's init.
+func Register(name string, fn Renderer) {
+	if _, dup := renderers[name]; dup {
+		panic("report: format registered twice: " + name)
+	}
+	renderers[name] = fn
+}
+
+// Formats lists the registered format names, sorted.
+func Formats() []string {
+	out := make([]string, 0, len(renderers))
+	for n := range renderers {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Render writes r in the named format.
+func Render(w io.Writer, format string, r *Report, opt Options) error {
+	fn, ok := renderers[format]
+	if !ok {
+		return fmt.Errorf("unknown format %q (known: %s)", format, strings.Join(Formats(), ", "))
+	}
+	return fn(w, r, opt)
+}

@@ -1,0 +1,281 @@
+package report
+
+import (
+	_ "embed"
+	"fmt"
+	"html/template"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/kaudit/kaudit/audit/facts"
+	"github.com/kaudit/kaudit/rules"
+)
+
+func init() { Register("html", renderHTML) }
+
+// The page is one self-contained file: inline CSS, no script, nothing
+// fetched. html/template escapes every value from the report.
+//
+//go:embed templates/report.html.tmpl
+var htmlTemplateText string
+
+var htmlTemplate = template.Must(template.New("report").Parse(htmlTemplateText))
+
+type htmlView struct {
+	Title       string
+	Generated   string
+	Tool        string
+	Duration    string
+	Inventory   string
+	FailOn      string
+	Interrupted bool
+
+	VerdictLabel string
+	VerdictClass string
+	Verdict      string
+
+	Summary    Summary
+	ScoreText  string
+	MinScore   string
+	FailCounts []htmlCount
+	Unknown    int
+
+	MatrixHosts []htmlMatrixHost
+	Rules       []htmlRuleRow
+	Hosts       []htmlHost
+}
+
+type htmlCount struct {
+	Severity string
+	N        int
+}
+
+type htmlMatrixHost struct {
+	Name   string
+	Anchor string
+	Error  bool
+}
+
+type htmlRuleRow struct {
+	ID    string
+	Title string
+	Cells []htmlCell
+}
+
+type htmlCell struct {
+	Class string // status-<status> or status-none
+	Text  string
+	Title string
+	Href  string
+}
+
+type htmlHost struct {
+	Name       string
+	Anchor     string
+	Address    string
+	Groups     string
+	Error      *HostError
+	Score      int
+	ScoreClass string
+	Deductions []Deduction
+	Floored    bool // the deductions add up to more than 100
+	Duration   string
+	Kernel     string
+	OS         string
+	Kafka      string
+	Backlog    string
+	Gaps       []string
+	Findings   []htmlFinding
+}
+
+type htmlFinding struct {
+	Anchor   string
+	Rule     string
+	Title    string
+	Status   string
+	Severity string
+	Observed string
+	Expected string
+	Reason   string
+	Fix      string
+	Evidence []string
+}
+
+func hostAnchor(name string) string { return "host-" + name }
+
+func renderHTML(w io.Writer, r *Report, _ Options) error {
+	return htmlTemplate.Execute(w, buildHTMLView(r))
+}
+
+func buildHTMLView(r *Report) htmlView {
+	s := r.Summary
+	label, detail := verdict(r)
+	v := htmlView{
+		Title:        reportTitle,
+		Generated:    scanTime(r),
+		Tool:         orDash(r.ToolVersion),
+		Duration:     humanDuration(r.DurationMS),
+		Inventory:    r.Inventory,
+		FailOn:       r.FailOn,
+		Interrupted:  r.Interrupted,
+		VerdictLabel: label,
+		VerdictClass: "verdict-" + strings.ReplaceAll(strings.ToLower(label), " ", "-"),
+		Verdict:      detail,
+		Summary:      s,
+		ScoreText:    "n/a",
+		MinScore:     "n/a",
+		Unknown:      s.StatusCounts[string(rules.Unknown)],
+	}
+	if s.Audited > 0 {
+		v.ScoreText = fmt.Sprint(s.Score)
+		v.MinScore = fmt.Sprint(s.MinScore)
+	}
+	for _, sev := range rules.Severities {
+		v.FailCounts = append(v.FailCounts, htmlCount{Severity: string(sev), N: s.FailBySeverity[string(sev)]})
+	}
+
+	// Matrix: rules in the order findings carry them, one column per host.
+	byHost := make([]map[string]rules.Finding, len(r.Hosts))
+	for i, h := range r.Hosts {
+		v.MatrixHosts = append(v.MatrixHosts, htmlMatrixHost{Name: h.Name, Anchor: hostAnchor(h.Name), Error: h.Error != nil})
+		byHost[i] = map[string]rules.Finding{}
+		for _, f := range h.Findings {
+			if _, dup := byHost[i][f.Rule]; !dup {
+				byHost[i][f.Rule] = f
+			}
+		}
+	}
+	titles := ruleTitles(r)
+	for _, id := range ruleOrder(r) {
+		row := htmlRuleRow{ID: id, Title: titles[id]}
+		for i, h := range r.Hosts {
+			row.Cells = append(row.Cells, matrixCell(h, byHost[i], id))
+		}
+		v.Rules = append(v.Rules, row)
+	}
+
+	for i := range r.Hosts {
+		v.Hosts = append(v.Hosts, buildHTMLHost(&r.Hosts[i]))
+	}
+	return v
+}
+
+func matrixCell(h Host, findings map[string]rules.Finding, rule string) htmlCell {
+	if h.Error != nil {
+		return htmlCell{Class: "status-none", Text: "–", Title: h.Name + " not audited: " + h.Error.Kind}
+	}
+	f, ok := findings[rule]
+	if !ok {
+		return htmlCell{Class: "status-none", Text: "–", Title: "no finding for " + rule + " on " + h.Name}
+	}
+	title := fmt.Sprintf("%s on %s: %s (%s)", rule, h.Name, f.Status, f.Severity)
+	if f.Observed != "" {
+		title += "\nobserved: " + f.Observed
+	}
+	if f.Expected != "" {
+		title += "\nexpected: " + f.Expected
+	}
+	if f.Reason != "" {
+		title += "\n" + f.Reason
+	}
+	return htmlCell{
+		Class: "status-" + string(f.Status),
+		Text:  string(f.Status),
+		Title: title,
+		Href:  "#" + findingAnchor(h.Name, rule),
+	}
+}
+
+func findingAnchor(host, rule string) string { return hostAnchor(host) + "-" + rule }
+
+func buildHTMLHost(h *Host) htmlHost {
+	out := htmlHost{
+		Name:       h.Name,
+		Anchor:     hostAnchor(h.Name),
+		Address:    h.Address,
+		Groups:     strings.Join(h.Groups, ", "),
+		Error:      h.Error,
+		Score:      h.Score,
+		Deductions: h.Deductions,
+		Duration:   humanDuration(h.DurationMS),
+		Kernel:     kernelRelease(h.Facts),
+		Kafka:      kafkaVersion(h.Facts),
+		Backlog:    effectiveBacklog(h.Facts),
+	}
+	total := 0
+	for _, d := range h.Deductions {
+		total += d.Points
+	}
+	out.Floored = total > 100
+	c := countHost(h)
+	switch {
+	case h.Error != nil || c.Fail[rules.Critical]+c.Fail[rules.High] > 0:
+		out.ScoreClass = "bad"
+	case c.failures()+c.Unknown+c.Error > 0:
+		out.ScoreClass = "warn"
+	default:
+		out.ScoreClass = "good"
+	}
+	if f := h.Facts; f != nil {
+		out.OS = osDescription(f.Kernel)
+		if f.Kafka != nil && f.Kafka.Config != "" {
+			out.Kafka += " · " + f.Kafka.Config
+		}
+		out.Gaps = sectionGaps(f.Sections)
+	}
+	for _, f := range sortedFindings(h.Findings) {
+		hf := htmlFinding{
+			Anchor:   findingAnchor(h.Name, f.Rule),
+			Rule:     f.Rule,
+			Title:    f.Title,
+			Status:   string(f.Status),
+			Severity: string(f.Severity),
+			Observed: f.Observed,
+			Expected: f.Expected,
+			Reason:   f.Reason,
+			Evidence: f.Evidence,
+		}
+		if f.Fix != nil && f.Status != rules.Pass {
+			hf.Fix = f.Fix.Summary
+			if f.Fix.Restart && !strings.Contains(strings.ToLower(f.Fix.Summary), "restart") {
+				hf.Fix += " (broker restart required)"
+			}
+		}
+		out.Findings = append(out.Findings, hf)
+	}
+	return out
+}
+
+// osDescription is the distribution and, where the host shows it, the
+// upstream kernel version (Ubuntu signature).
+func osDescription(k facts.Kernel) string {
+	parts := []string{}
+	switch {
+	case k.Pretty != "":
+		parts = append(parts, k.Pretty)
+	case k.Distro != "":
+		parts = append(parts, strings.TrimSpace(k.Distro+" "+k.DistroVer))
+	}
+	if k.Signature != "" {
+		parts = append(parts, k.Signature)
+	}
+	if k.Arch != "" {
+		parts = append(parts, k.Arch)
+	}
+	return strings.Join(parts, " · ")
+}
+
+// sectionGaps lists the gather sections that were incomplete, sorted.
+func sectionGaps(secs map[string]facts.SectionStatus) []string {
+	var out []string
+	for name, st := range secs {
+		s := name + ": " + st.State
+		if st.Message != "" {
+			s += " (" + st.Message + ")"
+		}
+		out = append(out, s)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,229 @@
+package report
+
+import (
+	"encoding/xml"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/kaudit/kaudit/rules"
+)
+
+func init() { Register("junit", renderJUnit) }
+
+// JUnit XML as Jenkins (junit/xunit plugins, junit-10.xsd), GitLab and
+// Surefire read it: one <testsuite> per host, one <testcase> per finding.
+//
+//	fail    → <failure type="<severity>" message="<reason>">
+//	unknown → <failure type="unknown" ...>: not proven safe is not a pass
+//	error   → <error type="rule-error" ...>: the rule could not be evaluated
+//	skip    → <skipped message="<reason>"/>
+//	warn    → passes, the warning goes to the testcase's <system-out>
+//	pass    → passes
+//
+// A host that could not be audited gets one testcase "connect" carrying
+// <error type="<kind>" message="<message>"/>.
+
+// junitSuites has no "skipped" attribute: Jenkins' junit-10.xsd does not
+// allow one on <testsuites> (each <testsuite> carries its own).
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Errors   int          `xml:"errors,attr"`
+	Time     string       `xml:"time,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name       string          `xml:"name,attr"`
+	Tests      int             `xml:"tests,attr"`
+	Failures   int             `xml:"failures,attr"`
+	Errors     int             `xml:"errors,attr"`
+	Skipped    int             `xml:"skipped,attr"`
+	Time       string          `xml:"time,attr"`
+	Timestamp  string          `xml:"timestamp,attr,omitempty"`
+	Hostname   string          `xml:"hostname,attr,omitempty"`
+	Properties *junitPropList  `xml:"properties,omitempty"`
+	Cases      []junitTestCase `xml:"testcase"`
+}
+
+type junitPropList struct {
+	Props []junitProp `xml:"property"`
+}
+
+type junitProp struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
+}
+
+type junitTestCase struct {
+	Name      string        `xml:"name,attr"`
+	ClassName string        `xml:"classname,attr"`
+	Time      string        `xml:"time,attr"`
+	Skipped   *junitSkipped `xml:"skipped,omitempty"`
+	Failure   *junitProblem `xml:"failure,omitempty"`
+	Error     *junitProblem `xml:"error,omitempty"`
+	SystemOut *junitText    `xml:"system-out,omitempty"`
+}
+
+// junitText is element text written with real newlines (encoding/xml's
+// ",chardata" writes them as &#xA;, which CI UIs then show verbatim).
+type junitText string
+
+func (t junitText) MarshalXML(e *xml.Encoder, start xml.StartElement) error {
+	return encodeTextElement(e, start, string(t))
+}
+
+type junitSkipped struct {
+	Message string `xml:"message,attr,omitempty"`
+}
+
+type junitProblem struct {
+	Message string
+	Type    string
+	Text    string
+}
+
+func (p junitProblem) MarshalXML(e *xml.Encoder, start xml.StartElement) error {
+	start.Attr = append(start.Attr,
+		xml.Attr{Name: xml.Name{Local: "message"}, Value: p.Message},
+		xml.Attr{Name: xml.Name{Local: "type"}, Value: p.Type})
+	return encodeTextElement(e, start, p.Text)
+}
+
+// encodeTextElement writes start, text as character data, end. EncodeToken
+// escapes markup and replaces characters XML cannot carry.
+func encodeTextElement(e *xml.Encoder, start xml.StartElement, text string) error {
+	if err := e.EncodeToken(start); err != nil {
+		return err
+	}
+	if text != "" {
+		if err := e.EncodeToken(xml.CharData(text)); err != nil {
+			return err
+		}
+	}
+	return e.EncodeToken(start.End())
+}
+
+func renderJUnit(w io.Writer, r *Report, _ Options) error {
+	doc := buildJUnit(r)
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
+
+func buildJUnit(r *Report) junitSuites {
+	doc := junitSuites{Name: "kaudit", Time: seconds(r.DurationMS)}
+	stamp := ""
+	if !r.StartedAt.IsZero() {
+		// The Ant/Jenkins schema wants ISO 8601 without a zone: UTC implied.
+		stamp = r.StartedAt.UTC().Format("2006-01-02T15:04:05")
+	}
+	for i := range r.Hosts {
+		h := &r.Hosts[i]
+		s := junitSuite{
+			Name:      h.Name,
+			Time:      seconds(h.DurationMS),
+			Timestamp: stamp,
+			Hostname:  h.Address,
+		}
+		class := "kaudit." + h.Name
+		props := []junitProp{{Name: "address", Value: h.Address}}
+		if len(h.Groups) > 0 {
+			props = append(props, junitProp{Name: "groups", Value: strings.Join(h.Groups, ",")})
+		}
+		if h.Error != nil {
+			s.Cases = append(s.Cases, junitTestCase{
+				Name: "connect", ClassName: class, Time: seconds(h.DurationMS),
+				Error: &junitProblem{Type: h.Error.Kind, Message: h.Error.Message, Text: h.Error.Message},
+			})
+		} else {
+			props = append(props,
+				junitProp{Name: "score", Value: fmt.Sprint(h.Score)},
+				junitProp{Name: "kernel", Value: kernelRelease(h.Facts)},
+				junitProp{Name: "kafka", Value: kafkaVersion(h.Facts)},
+				junitProp{Name: "backlog", Value: effectiveBacklog(h.Facts)},
+			)
+			for _, f := range h.Findings {
+				s.Cases = append(s.Cases, junitCase(class, f))
+			}
+		}
+		s.Properties = &junitPropList{Props: props}
+		for _, c := range s.Cases {
+			s.Tests++
+			switch {
+			case c.Failure != nil:
+				s.Failures++
+			case c.Error != nil:
+				s.Errors++
+			case c.Skipped != nil:
+				s.Skipped++
+			}
+		}
+		doc.Tests += s.Tests
+		doc.Failures += s.Failures
+		doc.Errors += s.Errors
+		doc.Suites = append(doc.Suites, s)
+	}
+	return doc
+}
+
+func junitCase(class string, f rules.Finding) junitTestCase {
+	c := junitTestCase{Name: f.Rule, ClassName: class, Time: "0"}
+	switch f.Status {
+	case rules.Fail:
+		c.Failure = &junitProblem{Type: string(f.Severity), Message: f.Reason, Text: junitDetail(f)}
+	case rules.Unknown:
+		c.Failure = &junitProblem{Type: string(rules.Unknown), Message: "not proven safe: " + f.Reason, Text: junitDetail(f)}
+	case rules.Error:
+		c.Error = &junitProblem{Type: "rule-error", Message: f.Reason, Text: junitDetail(f)}
+	case rules.Skip:
+		c.Skipped = &junitSkipped{Message: f.Reason}
+	case rules.Warn:
+		out := junitText("warn: " + junitDetail(f))
+		c.SystemOut = &out
+	}
+	return c
+}
+
+// junitDetail is the body of a failure: what CI shows when it is expanded.
+func junitDetail(f rules.Finding) string {
+	var b strings.Builder
+	if f.Title != "" {
+		fmt.Fprintf(&b, "%s\n", f.Title)
+	}
+	fmt.Fprintf(&b, "severity: %s\n", f.Severity)
+	if f.Observed != "" {
+		fmt.Fprintf(&b, "observed: %s\n", f.Observed)
+	}
+	if f.Expected != "" {
+		fmt.Fprintf(&b, "expected: %s\n", f.Expected)
+	}
+	if f.Reason != "" {
+		fmt.Fprintf(&b, "reason: %s\n", f.Reason)
+	}
+	for _, e := range f.Evidence {
+		fmt.Fprintf(&b, "evidence: %s\n", e)
+	}
+	if f.Fix != nil && f.Fix.Summary != "" {
+		fmt.Fprintf(&b, "fix: %s\n", f.Fix.Summary)
+	}
+	return b.String()
+}
+
+// seconds formats milliseconds as JUnit's decimal seconds.
+func seconds(ms int64) string {
+	if ms < 0 {
+		ms = 0
+	}
+	return fmt.Sprintf("%d.%03d", ms/1000, ms%1000)
+}

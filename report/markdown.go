@@ -1,0 +1,205 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"unicode"
+
+	"github.com/kaudit/kaudit/rules"
+)
+
+func init() { Register("markdown", renderMarkdown) }
+
+// renderMarkdown writes a GitHub-flavoured Markdown change-review document:
+// summary, hosts, failing rules, unknowns and unreachable hosts. It carries
+// short texts only (title, observed → expected, reason, fix summary); the
+// rationale and references stay in `kaudit explain RULE`.
+func renderMarkdown(w io.Writer, r *Report, _ Options) error {
+	var b strings.Builder
+	s := r.Summary
+
+	fmt.Fprintf(&b, "# %s\n\n", reportTitle)
+	fmt.Fprintf(&b, "Generated %s by kaudit %s", scanTime(r), mdText(orDash(r.ToolVersion)))
+	if r.Inventory != "" {
+		fmt.Fprintf(&b, " from %s", mdCode(r.Inventory))
+	}
+	fmt.Fprintf(&b, " (scan took %s).\n\n", humanDuration(r.DurationMS))
+	if r.Interrupted {
+		b.WriteString("> **Scan interrupted:** the results below are partial.\n\n")
+	}
+
+	b.WriteString("## Summary\n\n")
+	label, detail := verdict(r)
+	fmt.Fprintf(&b, "**%s:** %s\n\n", label, detail)
+	b.WriteString("| | |\n|---|---|\n")
+	fmt.Fprintf(&b, "| Hosts | %d (%d audited, %s) |\n", s.Hosts, s.Audited, plural(s.Unreachable, "error", "errors"))
+	fmt.Fprintf(&b, "| Fleet score | %s |\n", fleetScoreLong(s))
+	fmt.Fprintf(&b, "| Failing findings | %s |\n", failCounts(s))
+	fmt.Fprintf(&b, "| Not proven safe | %d unknown |\n", s.StatusCounts[string(rules.Unknown)])
+	if n := s.StatusCounts[string(rules.Error)]; n > 0 {
+		fmt.Fprintf(&b, "| Rules not evaluated | %d error |\n", n)
+	}
+	b.WriteString("\n")
+
+	b.WriteString("## Hosts\n\n")
+	b.WriteString("| Host | Address | Score | Critical | High | Medium | Low | Unknown | Kernel | Kafka | Backlog |\n")
+	b.WriteString("|---|---|--:|--:|--:|--:|--:|--:|---|---|--:|\n")
+	for i := range r.Hosts {
+		h := &r.Hosts[i]
+		if h.Error != nil {
+			fmt.Fprintf(&b, "| %s | %s | **error** | - | - | - | - | - | %s | - | - |\n",
+				mdText(h.Name), mdText(h.Address), mdText("not audited: "+h.Error.Kind))
+			continue
+		}
+		c := countHost(h)
+		fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %d | %d | %d | %s | %s | %s |\n",
+			mdText(h.Name), mdText(h.Address), h.Score,
+			c.Fail[rules.Critical], c.Fail[rules.High], c.Fail[rules.Medium], c.Fail[rules.Low], c.Unknown,
+			mdCode(kernelRelease(h.Facts)), mdText(kafkaVersion(h.Facts)), effectiveBacklog(h.Facts))
+	}
+	b.WriteString("\nBacklog is the Send-Q of the Kafka listener (the effective listen backlog); - when none was seen.\n\n")
+
+	b.WriteString("## Failing rules\n\n")
+	if fails := r.GroupByRule(rules.Fail); len(fails) == 0 {
+		b.WriteString("No rule fails on any audited host.\n\n")
+	} else {
+		b.WriteString("| Severity | Rule | Hosts | Observed → expected | Reason | Fix |\n")
+		b.WriteString("|---|---|---|---|---|---|\n")
+		for _, g := range fails {
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n",
+				g.Severity, mdRule(g), mdHosts(g.Hosts), mdSample(g), mdText(g.Sample.Reason), mdFix(g.Sample.Fix))
+		}
+		b.WriteString("\n")
+	}
+
+	if unknown := r.GroupByRule(rules.Unknown); len(unknown) > 0 {
+		b.WriteString("## Not proven safe (unknown)\n\n")
+		b.WriteString("kaudit could not settle these rules from what it gathered. Treat them as unsafe until someone checks them.\n\n")
+		b.WriteString("| Severity | Rule | Hosts | Reason | To settle it |\n")
+		b.WriteString("|---|---|---|---|---|\n")
+		for _, g := range unknown {
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n",
+				g.Severity, mdRule(g), mdHosts(g.Hosts), mdText(g.Sample.Reason), mdFix(g.Sample.Fix))
+		}
+		b.WriteString("\n")
+	}
+
+	if errs := r.GroupByRule(rules.Error); len(errs) > 0 {
+		b.WriteString("## Rules not evaluated (error)\n\n")
+		b.WriteString("| Severity | Rule | Hosts | Reason |\n|---|---|---|---|\n")
+		for _, g := range errs {
+			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", g.Severity, mdRule(g), mdHosts(g.Hosts), mdText(g.Sample.Reason))
+		}
+		b.WriteString("\n")
+	}
+
+	if hosts := errorHosts(r); len(hosts) > 0 {
+		b.WriteString("## Hosts not audited\n\n")
+		b.WriteString("| Host | Address | Error | Message |\n|---|---|---|---|\n")
+		for _, h := range hosts {
+			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", mdText(h.Name), mdText(h.Address), mdText(h.Error.Kind), mdText(h.Error.Message))
+		}
+		b.WriteString("\n")
+	}
+
+	_, err := io.WriteString(w, strings.TrimRight(b.String(), "\n")+"\n")
+	return err
+}
+
+func fleetScoreLong(s Summary) string {
+	if s.Audited == 0 {
+		return "n/a (no host audited)"
+	}
+	return fmt.Sprintf("%d (mean of audited hosts), minimum %d", s.Score, s.MinScore)
+}
+
+func mdRule(g RuleGroup) string {
+	if g.Title == "" {
+		return mdCode(g.Rule)
+	}
+	return mdCode(g.Rule) + " " + mdText(g.Title)
+}
+
+func mdHosts(hosts []string) string {
+	return fmt.Sprintf("%d: %s", len(hosts), mdText(hostList(hosts, maxListedHosts)))
+}
+
+func mdSample(g RuleGroup) string {
+	f := g.Sample
+	if f.Observed == "" && f.Expected == "" {
+		return ""
+	}
+	s := mdCode(orQuestion(f.Observed)) + " → " + mdCode(orQuestion(f.Expected))
+	if len(g.Hosts) > 1 {
+		s = mdText(g.Hosts[0]) + ": " + s
+	}
+	return s
+}
+
+func mdFix(f *rules.Fix) string {
+	if f == nil {
+		return ""
+	}
+	s := mdText(f.Summary)
+	if f.Restart && !strings.Contains(strings.ToLower(f.Summary), "restart") {
+		s += " (broker restart required)"
+	}
+	return s
+}
+
+func orQuestion(s string) string {
+	if s == "" {
+		return "?"
+	}
+	return s
+}
+
+// mdText escapes s for a Markdown table cell on one line: Markdown
+// punctuation is backslash-escaped (so text never turns into links, HTML or
+// emphasis) and newlines are folded. An underscore inside a word
+// (tcp_max_syn_backlog) is left alone: GFM does not emphasise it.
+func mdText(s string) string {
+	s = oneLine(s)
+	var b strings.Builder
+	rs := []rune(s)
+	for i, c := range rs {
+		switch c {
+		case '\\', '`', '*', '[', ']', '<', '>', '|', '&', '!', '#', '~':
+			b.WriteByte('\\')
+		case '_':
+			inWord := i > 0 && i < len(rs)-1 && isWordRune(rs[i-1]) && isWordRune(rs[i+1])
+			if !inWord {
+				b.WriteByte('\\')
+			}
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+
+// mdCode renders s as an inline code span safe inside a table cell.
+func mdCode(s string) string {
+	s = oneLine(s)
+	if s == "" {
+		return ""
+	}
+	longest, run := 0, 0
+	for _, c := range s {
+		if c == '`' {
+			run++
+			if run > longest {
+				longest = run
+			}
+		} else {
+			run = 0
+		}
+	}
+	fence := strings.Repeat("`", longest+1)
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		s = " " + s + " "
+	}
+	return fence + strings.ReplaceAll(s, "|", `\|`) + fence
+}

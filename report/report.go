@@ -1,0 +1,209 @@
+// Package report turns per-host facts and findings into the fleet report
+// value (schema version 1) and renders it in named formats. Each format
+// lives in its own file and registers itself in init; only cmd/kaudit
+// knows about stdout, files and exit codes.
+package report
+
+import (
+	"sort"
+	"time"
+
+	"github.com/kaudit/kaudit/audit/facts"
+	"github.com/kaudit/kaudit/rules"
+)
+
+// SchemaVersion is the version of the JSON report's shape.
+const SchemaVersion = 1
+
+// Error kinds for a host that could not be audited.
+const (
+	KindUnreachable = "unreachable"
+	KindAuth        = "auth"
+	KindHostKey     = "hostkey"
+	KindTimeout     = "timeout"
+	KindProtocol    = "protocol"
+)
+
+// Report is one scan of a fleet.
+type Report struct {
+	SchemaVersion int       `json:"schema_version"`
+	ToolVersion   string    `json:"tool_version"`
+	StartedAt     time.Time `json:"started_at"`
+	DurationMS    int64     `json:"duration_ms"`
+	Inventory     string    `json:"inventory,omitempty"`
+	FailOn        string    `json:"fail_on,omitempty"`
+	Interrupted   bool      `json:"interrupted,omitempty"`
+	Summary       Summary   `json:"summary"`
+	Hosts         []Host    `json:"hosts"`
+}
+
+// Summary aggregates the fleet.
+type Summary struct {
+	Hosts          int            `json:"hosts"`
+	Audited        int            `json:"audited"`
+	Unreachable    int            `json:"unreachable"` // hosts with an error of any kind
+	FailBySeverity map[string]int `json:"fail_by_severity"`
+	StatusCounts   map[string]int `json:"status_counts"`
+	Score          int            `json:"score"` // mean of audited hosts' scores; 0 when none audited
+	MinScore       int            `json:"min_score"`
+}
+
+// Host is one host's result: either Error or Facts+Findings.
+type Host struct {
+	Name       string          `json:"name"`
+	Address    string          `json:"address"`
+	Groups     []string        `json:"groups,omitempty"`
+	Error      *HostError      `json:"error"`
+	Score      int             `json:"score"`
+	Deductions []Deduction     `json:"deductions,omitempty"`
+	DurationMS int64           `json:"duration_ms"`
+	Facts      *facts.Facts    `json:"facts,omitempty"`
+	Findings   []rules.Finding `json:"findings"`
+}
+
+// HostError says why a host could not be audited.
+type HostError struct {
+	Kind    string `json:"kind"` // unreachable, auth, hostkey, timeout, protocol
+	Message string `json:"message"`
+}
+
+// Deduction is one line of a host's score arithmetic.
+type Deduction struct {
+	Rule     string `json:"rule"`
+	Severity string `json:"severity"`
+	Points   int    `json:"points"`
+}
+
+// Weights are the points a failing finding of each severity costs.
+var Weights = map[rules.Severity]int{
+	rules.Critical: 40,
+	rules.High:     20,
+	rules.Medium:   10,
+	rules.Low:      4,
+	rules.Info:     0,
+}
+
+// ScoreHost fills h.Score and h.Deductions from h.Findings: 100 minus the
+// weight of each failing finding, floored at 0. A host with an error scores 0.
+func ScoreHost(h *Host) {
+	h.Deductions = nil
+	if h.Error != nil {
+		h.Score = 0
+		return
+	}
+	score := 100
+	for _, f := range h.Findings {
+		if f.Status != rules.Fail {
+			continue
+		}
+		w := Weights[f.Severity]
+		if w == 0 {
+			continue
+		}
+		h.Deductions = append(h.Deductions, Deduction{Rule: f.Rule, Severity: string(f.Severity), Points: w})
+		score -= w
+	}
+	if score < 0 {
+		score = 0
+	}
+	h.Score = score
+}
+
+// Summarize scores every host and recomputes r.Summary.
+func Summarize(r *Report) {
+	s := Summary{Hosts: len(r.Hosts), FailBySeverity: map[string]int{}, StatusCounts: map[string]int{}}
+	for _, sev := range rules.Severities {
+		s.FailBySeverity[string(sev)] = 0
+	}
+	total, min := 0, 100
+	for i := range r.Hosts {
+		h := &r.Hosts[i]
+		ScoreHost(h)
+		if h.Error != nil {
+			s.Unreachable++
+			continue
+		}
+		s.Audited++
+		total += h.Score
+		if h.Score < min {
+			min = h.Score
+		}
+		for _, f := range h.Findings {
+			s.StatusCounts[string(f.Status)]++
+			if f.Status == rules.Fail {
+				s.FailBySeverity[string(f.Severity)]++
+			}
+		}
+	}
+	if s.Audited > 0 {
+		s.Score = total / s.Audited
+		s.MinScore = min
+	}
+	r.Summary = s
+}
+
+// WorstFailure is the highest severity among failing findings, "" if none.
+func (r *Report) WorstFailure() rules.Severity {
+	var worst rules.Severity
+	for _, h := range r.Hosts {
+		for _, f := range h.Findings {
+			if f.Status == rules.Fail && f.Severity.Rank() > worst.Rank() {
+				worst = f.Severity
+			}
+		}
+	}
+	return worst
+}
+
+// RuleGroup is one rule's non-passing results across the fleet.
+type RuleGroup struct {
+	Rule     string
+	Title    string
+	Status   rules.Status
+	Severity rules.Severity
+	Hosts    []string
+	Sample   rules.Finding // the first host's finding, for observed/expected/reason
+}
+
+// GroupByRule collects findings with the given statuses by (rule, status,
+// severity), sorted by severity (highest first), then status, then rule ID.
+func (r *Report) GroupByRule(statuses ...rules.Status) []RuleGroup {
+	want := map[rules.Status]bool{}
+	for _, s := range statuses {
+		want[s] = true
+	}
+	type key struct {
+		rule string
+		st   rules.Status
+		sev  rules.Severity
+	}
+	idx := map[key]int{}
+	var out []RuleGroup
+	for _, h := range r.Hosts {
+		for _, f := range h.Findings {
+			if !want[f.Status] {
+				continue
+			}
+			k := key{f.Rule, f.Status, f.Severity}
+			i, ok := idx[k]
+			if !ok {
+				i = len(out)
+				idx[k] = i
+				out = append(out, RuleGroup{Rule: f.Rule, Title: f.Title, Status: f.Status, Severity: f.Severity, Sample: f})
+			}
+			out[i].Hosts = append(out[i].Hosts, h.Name)
+		}
+	}
+	statusRank := map[rules.Status]int{rules.Fail: 0, rules.Unknown: 1, rules.Warn: 2, rules.Error: 3, rules.Skip: 4, rules.Pass: 5}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Severity.Rank() != b.Severity.Rank() {
+			return a.Severity.Rank() > b.Severity.Rank()
+		}
+		if statusRank[a.Status] != statusRank[b.Status] {
+			return statusRank[a.Status] < statusRank[b.Status]
+		}
+		return a.Rule < b.Rule
+	})
+	return out
+}

@@ -1,0 +1,253 @@
+package rules
+
+import (
+	"bytes"
+	"embed"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// shipped holds every rule data file; TestShippedYAML loads each one strictly.
+//
+//go:embed *.yaml
+var shipped embed.FS
+
+// Names of the shipped data files.
+const (
+	catalogFile   = "catalog.yaml"
+	profileFile   = "profile.default.yaml"
+	kernelsFile   = "kernels.yaml"
+	confluentFile = "confluent.yaml"
+)
+
+// decodeStrict decodes exactly one YAML document into out, rejecting unknown
+// fields. name is used in error messages.
+func decodeStrict(name string, data []byte, out any) error {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(out); err != nil {
+		if errors.Is(err, io.EOF) {
+			return fmt.Errorf("%s: empty document", name)
+		}
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		return fmt.Errorf("%s: more than one YAML document", name)
+	}
+	return nil
+}
+
+func mustRead(name string) []byte {
+	b, err := shipped.ReadFile(name)
+	if err != nil {
+		panic("rules: embedded " + name + ": " + err.Error())
+	}
+	return b
+}
+
+// ---- catalog.yaml ----
+
+// Reference is a source a rule rests on (talk, commit, KIP, documentation).
+type Reference struct {
+	Title string `yaml:"title" json:"title"`
+	URL   string `yaml:"url" json:"url"`
+}
+
+// Rule is one catalog entry: what the rule checks and why, without the check
+// itself (the evaluator, a Go function keyed by ID).
+type Rule struct {
+	ID         string      `yaml:"id" json:"id"`
+	Title      string      `yaml:"title" json:"title"`
+	Severity   Severity    `yaml:"severity" json:"severity"` // default severity; a finding may raise or lower it
+	Rationale  string      `yaml:"rationale" json:"rationale"`
+	References []Reference `yaml:"references" json:"references"`
+	Thresholds []string    `yaml:"thresholds" json:"thresholds"` // profile keys the rule compares against
+	Fix        string      `yaml:"fix" json:"fix"`
+}
+
+type catalogDoc struct {
+	Rules []Rule `yaml:"rules"`
+}
+
+func parseCatalog(name string, data []byte) ([]Rule, error) {
+	var doc catalogDoc
+	if err := decodeStrict(name, data, &doc); err != nil {
+		return nil, err
+	}
+	if len(doc.Rules) == 0 {
+		return nil, fmt.Errorf("%s: no rules", name)
+	}
+	seen := map[string]bool{}
+	for i, r := range doc.Rules {
+		where := fmt.Sprintf("%s: rule %d (%q)", name, i+1, r.ID)
+		switch {
+		case r.ID == "":
+			return nil, fmt.Errorf("%s: missing id", where)
+		case seen[r.ID]:
+			return nil, fmt.Errorf("%s: duplicate id", where)
+		case strings.TrimSpace(r.Title) == "":
+			return nil, fmt.Errorf("%s: missing title", where)
+		case r.Severity.Rank() == 0:
+			return nil, fmt.Errorf("%s: severity %q is not one of critical, high, medium, low, info", where, r.Severity)
+		case strings.TrimSpace(r.Rationale) == "":
+			return nil, fmt.Errorf("%s: missing rationale", where)
+		case len(r.References) == 0:
+			return nil, fmt.Errorf("%s: no references", where)
+		case strings.TrimSpace(r.Fix) == "":
+			return nil, fmt.Errorf("%s: missing fix", where)
+		}
+		seen[r.ID] = true
+		for _, ref := range r.References {
+			if ref.Title == "" || !strings.HasPrefix(ref.URL, "https://") {
+				return nil, fmt.Errorf("%s: reference %q needs a title and an https URL", where, ref.Title)
+			}
+		}
+		for _, k := range r.Thresholds {
+			if _, ok := profileKeys[k]; !ok {
+				return nil, fmt.Errorf("%s: threshold %q is not a profile key", where, k)
+			}
+		}
+	}
+	return doc.Rules, nil
+}
+
+// ---- kernels.yaml ----
+
+type kernelSeries struct {
+	Series     string `yaml:"series"`
+	FirstFixed string `yaml:"first_fixed"`
+}
+
+type distroNote struct {
+	Distro       string `yaml:"distro"`
+	Release      string `yaml:"release"`
+	KernelSeries string `yaml:"kernel_series"`
+	FirstFixed   string `yaml:"first_fixed"`
+	Confirmed    bool   `yaml:"confirmed"`
+	Note         string `yaml:"note"`
+}
+
+type kernelTable struct {
+	Commit            string         `yaml:"commit"`
+	Title             string         `yaml:"title"`
+	Mainline          string         `yaml:"mainline"`
+	OldestFixedSeries string         `yaml:"oldest_fixed_series"`
+	Stable            []kernelSeries `yaml:"stable"`
+	Distros           []distroNote   `yaml:"distros"`
+}
+
+func parseKernels(name string, data []byte) (kernelTable, error) {
+	var t kernelTable
+	if err := decodeStrict(name, data, &t); err != nil {
+		return t, err
+	}
+	if len(t.Commit) != 40 || t.Title == "" {
+		return t, fmt.Errorf("%s: commit (40 hex digits) and title are required", name)
+	}
+	if _, _, ok := parseSeries(t.Mainline); !ok {
+		return t, fmt.Errorf("%s: mainline %q is not X.Y", name, t.Mainline)
+	}
+	if _, _, ok := parseSeries(t.OldestFixedSeries); !ok {
+		return t, fmt.Errorf("%s: oldest_fixed_series %q is not X.Y", name, t.OldestFixedSeries)
+	}
+	seen := map[string]bool{}
+	for _, s := range t.Stable {
+		v, err := parseKernelVersion(s.FirstFixed)
+		if err != nil || seriesOf(v) != s.Series || seen[s.Series] {
+			return t, fmt.Errorf("%s: stable series %q: first_fixed %q must be X.Y.Z in that series, once", name, s.Series, s.FirstFixed)
+		}
+		seen[s.Series] = true
+	}
+	return t, nil
+}
+
+// ---- confluent.yaml ----
+
+type cpMapping struct {
+	CP        string `yaml:"cp"`
+	AK        string `yaml:"ak"`
+	Confirmed bool   `yaml:"confirmed"`
+}
+
+type confluentTable struct {
+	Mappings []cpMapping `yaml:"mappings"`
+}
+
+func parseConfluent(name string, data []byte) (confluentTable, error) {
+	var t confluentTable
+	if err := decodeStrict(name, data, &t); err != nil {
+		return t, err
+	}
+	seen := map[string]bool{}
+	for i, m := range t.Mappings {
+		_, _, ok1 := parseSeries(m.CP)
+		_, _, ok2 := parseSeries(m.AK)
+		if !ok1 || !ok2 || seen[m.CP] {
+			return t, fmt.Errorf("%s: mapping %d: cp %q and ak %q must be major.minor, each cp once", name, i+1, m.CP, m.AK)
+		}
+		seen[m.CP] = true
+	}
+	// Monotonic: the verdict argument in kafka-backlog-hardcoded relies on it.
+	for i := 1; i < len(t.Mappings); i++ {
+		a, b := t.Mappings[i-1], t.Mappings[i]
+		if cmpSeries(a.CP, b.CP) >= 0 || cmpSeries(a.AK, b.AK) > 0 {
+			return t, fmt.Errorf("%s: mappings must be sorted by cp with non-decreasing ak (%s=%s before %s=%s)", name, a.CP, a.AK, b.CP, b.AK)
+		}
+	}
+	return t, nil
+}
+
+// ---- loaded once at init: a broken shipped file is a build bug ----
+
+var (
+	catalog   []Rule
+	kernels   kernelTable
+	confluent confluentTable
+	defProf   Profile
+)
+
+func init() {
+	var err error
+	if defProf, err = parseProfile(profileFile, mustRead(profileFile), Profile{}); err != nil {
+		panic("rules: " + err.Error())
+	}
+	if catalog, err = parseCatalog(catalogFile, mustRead(catalogFile)); err != nil {
+		panic("rules: " + err.Error())
+	}
+	if kernels, err = parseKernels(kernelsFile, mustRead(kernelsFile)); err != nil {
+		panic("rules: " + err.Error())
+	}
+	if confluent, err = parseConfluent(confluentFile, mustRead(confluentFile)); err != nil {
+		panic("rules: " + err.Error())
+	}
+}
+
+// Catalog returns every rule, in catalog (report) order. The slice is a copy.
+func Catalog() []Rule {
+	out := make([]Rule, len(catalog))
+	for i, r := range catalog {
+		out[i] = r.clone()
+	}
+	return out
+}
+
+// Lookup returns the rule with the given ID.
+func Lookup(id string) (Rule, bool) {
+	for _, r := range catalog {
+		if r.ID == id {
+			return r.clone(), true
+		}
+	}
+	return Rule{}, false
+}
+
+func (r Rule) clone() Rule {
+	r.References = append([]Reference(nil), r.References...)
+	r.Thresholds = append([]string(nil), r.Thresholds...)
+	return r
+}

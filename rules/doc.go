@@ -1,0 +1,25 @@
+// Package rules turns one host's facts into findings.
+//
+// The rules are data: catalog.yaml holds each rule's ID, title, default
+// severity, rationale (grounded in FACTS.md, with [V]/[D]/[U] marks),
+// references and fix text; profile.default.yaml holds the thresholds;
+// kernels.yaml says which kernels contain Linux commit 909172a ("net: Update
+// window_clamp if SOCK_RCVBUF is set"); confluent.yaml maps Confluent
+// Platform to Apache Kafka versions. All are embedded and loaded strictly: a
+// typo in a shipped file fails the tests, not a user.
+//
+// Each rule's check is an evaluator, a pure function of (facts, profile):
+// rules never import SSH, the inventory or the terminal, so every verdict is
+// testable without a host. Evaluate returns exactly one Finding per catalog
+// rule, in catalog order. Missing facts give "unknown" with the reason the
+// gatherer recorded, never "pass"; rules that do not apply give "skip".
+// Failing findings carry a Fix whose automatic parts (sysctl values, Kafka
+// properties, NIC settings) are data for the remediate package, and whose
+// manual parts (kernel or Kafka upgrades) are text with their alternatives.
+//
+// The heart is kernel-synack-wscale: KernelFixStatus decides whether the
+// running kernel has the fix from what the host shows (package changelog,
+// Ubuntu version_signature, Debian /proc/version, Amazon Linux and upstream
+// release strings), and says "unknown" for vendor kernels that cannot be
+// settled (RHEL 7/8, Ubuntu bionic, Oracle UEK without its changelog).
+package rules

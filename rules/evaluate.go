@@ -1,0 +1,202 @@
+package rules
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/kaudit/kaudit/audit/facts"
+)
+
+// evaluator is one rule's check: a pure function of the facts and profile.
+type evaluator func(c *evalCtx) Finding
+
+// evaluators maps every catalog ID to its check (TestCatalogEvaluators keeps
+// the two in step).
+var evaluators = map[string]evaluator{
+	"kernel-synack-wscale":     evalKernelSynackWscale,
+	"syncookies-fired":         evalSyncookiesFired,
+	"listen-overflows":         evalListenOverflows,
+	"kafka-backlog-hardcoded":  evalKafkaBacklogHardcoded,
+	"kafka-backlog-config":     evalKafkaBacklogConfig,
+	"listen-backlog-effective": evalListenBacklogEffective,
+	"somaxconn":                evalSomaxconn,
+	"syn-backlog":              evalSynBacklog,
+	"tcp-timestamps":           evalTCPTimestamps,
+	"window-scaling":           evalWindowScaling,
+	"socket-buffers":           evalSocketBuffers,
+	"congestion-control":       evalCongestionControl,
+	"sysctl-persisted":         evalSysctlPersisted,
+	"nic-ring":                 evalNICRing,
+	"nic-offload":              evalNICOffload,
+}
+
+// Evaluate runs every catalog rule against one host's facts and returns
+// exactly one finding per rule, in catalog order. A rule that panics yields
+// an "error" finding instead of taking the others down. Nil facts yield
+// "unknown" for every rule.
+func Evaluate(f *facts.Facts, p Profile) []Finding {
+	out := make([]Finding, 0, len(catalog))
+	for _, r := range catalog {
+		var fd Finding
+		switch fn := evaluators[r.ID]; {
+		case f == nil:
+			fd = Finding{Status: Unknown, Reason: "no facts gathered for this host"}
+		case fn == nil:
+			fd = Finding{Status: Error, Reason: "no evaluator for rule " + r.ID + " (kaudit bug)"}
+		default:
+			fd = safeEval(fn, &evalCtx{f: f, p: p, rule: r})
+		}
+		fd.Rule = r.ID
+		if fd.Title == "" {
+			fd.Title = r.Title
+		}
+		if fd.Severity == "" {
+			fd.Severity = r.Severity
+		}
+		out = append(out, fd)
+	}
+	return out
+}
+
+func safeEval(fn evaluator, c *evalCtx) (fd Finding) {
+	defer func() {
+		if v := recover(); v != nil {
+			fd = Finding{Status: Error, Reason: fmt.Sprintf("rule %s could not be evaluated (kaudit bug): %v", c.rule.ID, v)}
+		}
+	}()
+	return fn(c)
+}
+
+// evalCtx carries one host's facts and profile through one rule.
+type evalCtx struct {
+	f    *facts.Facts
+	p    Profile
+	rule Rule
+	k    *kernelAnalysis
+}
+
+func (c *evalCtx) kernel() kernelAnalysis {
+	if c.k == nil {
+		a := analyzeKernel(c.f.Kernel)
+		if a.release == "" {
+			a.reason = c.notGathered(facts.SecKernel, "kernel release")
+		}
+		c.k = &a
+	}
+	return *c.k
+}
+
+// notGathered explains why a section is missing, using the gatherer's
+// recorded state and message when there is one.
+func (c *evalCtx) notGathered(sec, what string) string {
+	if st, ok := c.f.Sections[sec]; ok {
+		msg := strings.TrimSpace(st.Message)
+		switch {
+		case msg != "":
+			return what + " not gathered: " + msg
+		case st.State != "":
+			return what + " not gathered (" + st.State + ")"
+		}
+	}
+	return what + " not gathered"
+}
+
+// sysctl returns a runtime sysctl value, or why it is missing.
+func (c *evalCtx) sysctl(key string) (string, string, bool) {
+	if c.f.Sysctl == nil {
+		return "", c.notGathered(facts.SecSysctl, "sysctl values"), false
+	}
+	v, ok := c.f.Sysctl[key]
+	if !ok {
+		why := key + " not readable on the host"
+		if st, ok := c.f.Sections[facts.SecSysctl]; ok && st.Message != "" {
+			why += ": " + st.Message
+		}
+		return "", why, false
+	}
+	return strings.Join(strings.Fields(v), " "), "", true
+}
+
+// sysctlInt returns an integer sysctl, or why it cannot.
+func (c *evalCtx) sysctlInt(key string) (int, string, bool) {
+	v, why, ok := c.sysctl(key)
+	if !ok {
+		return 0, why, false
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, fmt.Sprintf("%s=%q is not an integer", key, v), false
+	}
+	return n, "", true
+}
+
+func (c *evalCtx) kafkaPort() int {
+	if c.f.KafkaPort > 0 {
+		return c.f.KafkaPort
+	}
+	return 9092
+}
+
+func (c *evalCtx) noKafka() string {
+	msg := "no Kafka broker found on host"
+	if st, ok := c.f.Sections[facts.SecKafka]; ok && strings.TrimSpace(st.Message) != "" {
+		return msg + ": " + strings.TrimSpace(st.Message)
+	}
+	return fmt.Sprintf("%s: no listener on port %d with a Kafka process and no kafka.Kafka command line", msg, c.kafkaPort())
+}
+
+func unknown(reason string) Finding { return Finding{Status: Unknown, Reason: reason} }
+func skip(reason string) Finding    { return Finding{Status: Skip, Reason: reason} }
+
+// counters returns the TcpExt counters present among names, and the missing names.
+func (c *evalCtx) counters(names ...string) (map[string]int64, []string) {
+	got := map[string]int64{}
+	var missing []string
+	tcpExt := c.f.Netstat["TcpExt"]
+	for _, n := range names {
+		if v, ok := tcpExt[n]; ok {
+			got[n] = v
+		} else {
+			missing = append(missing, n)
+		}
+	}
+	return got, missing
+}
+
+func fmtCounters(names []string, got map[string]int64) string {
+	var parts []string
+	for _, n := range names {
+		if v, ok := got[n]; ok {
+			parts = append(parts, fmt.Sprintf("%s=%d", n, v))
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// SysctlKeys lists every sysctl key (dotted) the rules read, for the
+// gatherer. It also lists net.ipv4.tcp_tw_reuse and net.ipv4.tcp_fin_timeout:
+// no rule checks them, but the tuning guide names them and reports show them.
+func SysctlKeys() []string {
+	keys := map[string]bool{
+		keySyncookies:              true,
+		keyTimestamps:              true,
+		keyWindowScaling:           true,
+		"net.ipv4.tcp_tw_reuse":    true,
+		"net.ipv4.tcp_fin_timeout": true,
+	}
+	for _, t := range sysctlTargets {
+		keys[t.key] = true
+	}
+	return sortedKeys(keys)
+}

@@ -1,0 +1,346 @@
+package rules
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	version "github.com/hashicorp/go-version"
+
+	"github.com/kaudit/kaudit/audit/facts"
+)
+
+type tri int
+
+const (
+	triUnknown tri = iota
+	triNo
+	triYes
+)
+
+// kafkaVer is what kaudit knows about the broker's Apache Kafka version.
+type kafkaVer struct {
+	desc      string // "Apache Kafka 2.8.1", "Confluent Platform 7.1.0 (Apache Kafka 3.1, confirmed mapping)"
+	atLeast32 tri    // the broker has KIP-764 (socket.listen.backlog.size)
+	reason    string // why atLeast32 holds (mapping argument) or why it is unknown
+	cpRow     *cpMapping
+}
+
+var kafkaVersionRE = regexp.MustCompile(`^(\d+(?:\.\d+)+)`)
+
+// kafkaNumber parses the leading dotted number of a jar version ("7.2.1-ccs" → 7.2.1).
+func kafkaNumber(s string) (*version.Version, bool) {
+	m := kafkaVersionRE.FindStringSubmatch(strings.TrimSpace(s))
+	if m == nil {
+		return nil, false
+	}
+	v, err := version.NewVersion(m[1])
+	return v, err == nil
+}
+
+var ak32 = version.Must(version.NewVersion("3.2"))
+var cp72 = version.Must(version.NewVersion("7.2"))
+
+// ConfluentToApache maps a Confluent Platform version to the Apache Kafka
+// major.minor it ships, from confluent.yaml. ok is false when the CP minor is
+// not in the table; confirmed is false for rows marked [U].
+func ConfluentToApache(cp string) (ak string, confirmed bool, ok bool) {
+	v, good := kafkaNumber(cp)
+	if !good {
+		return "", false, false
+	}
+	seg := v.Segments()
+	minor := fmt.Sprintf("%d.%d", seg[0], seg[1])
+	for _, m := range confluent.Mappings {
+		if m.CP == minor {
+			return m.AK, m.Confirmed, true
+		}
+	}
+	return "", false, false
+}
+
+func apacheVerdict(v *version.Version) tri {
+	if v.GreaterThanOrEqual(ak32) {
+		return triYes
+	}
+	return triNo
+}
+
+// confluentVerdict decides AK ≥ 3.2 for a CP version, by the table row or,
+// for any CP version, by monotonicity around the confirmed rows 7.1 and 7.2.
+func confluentVerdict(raw string, v *version.Version) (tri, string, *cpMapping) {
+	seg := v.Segments()
+	minor := fmt.Sprintf("%d.%d", seg[0], seg[1])
+	var row *cpMapping
+	for i := range confluent.Mappings {
+		if confluent.Mappings[i].CP == minor {
+			row = &confluent.Mappings[i]
+		}
+	}
+	t := triNo
+	if v.GreaterThanOrEqual(cp72) {
+		t = triYes
+	}
+	mono := "CP 7.1 = AK 3.1 and CP 7.2 = AK 3.2 are confirmed and Confluent's numbering is monotonic, so "
+	if t == triYes {
+		mono += "any CP ≥ 7.2 ships AK ≥ 3.2 [D]"
+	} else {
+		mono += "any CP < 7.2 ships AK < 3.2 [D]"
+	}
+	switch {
+	case row == nil:
+		return t, fmt.Sprintf("Confluent Platform %s is not in the CP→AK table; %s", raw, mono), nil
+	case row.Confirmed:
+		return t, fmt.Sprintf("Confluent Platform %s ships Apache Kafka %s (confirmed mapping)", raw, row.AK), row
+	default:
+		return t, fmt.Sprintf("Confluent Platform %s ships Apache Kafka %s by the usual pattern (mapping unconfirmed [U]); the verdict does not depend on it: %s", raw, row.AK, mono), row
+	}
+}
+
+func (c *evalCtx) kafkaVersion() kafkaVer {
+	k := c.f.Kafka
+	if k == nil {
+		return kafkaVer{reason: c.noKafka()}
+	}
+	raw := strings.TrimSuffix(strings.TrimSpace(k.Version), "-ccs")
+	if raw == "" {
+		return kafkaVer{reason: c.notGathered(facts.SecKafka, fmt.Sprintf("Kafka broker found (pid %d) but its version", k.PID))}
+	}
+	v, ok := kafkaNumber(raw)
+	if !ok || len(v.Segments()) < 2 {
+		return kafkaVer{reason: fmt.Sprintf("Kafka version %q is not a version number", k.Version)}
+	}
+	switch strings.ToLower(k.Distribution) {
+	case "apache":
+		t := apacheVerdict(v)
+		return kafkaVer{desc: "Apache Kafka " + raw, atLeast32: t, reason: "Apache Kafka " + raw}
+	case "confluent":
+		t, why, row := confluentVerdict(raw, v)
+		desc := "Confluent Platform " + raw
+		if row != nil {
+			desc += " (Apache Kafka " + row.AK
+			if !row.Confirmed {
+				desc += ", unconfirmed mapping"
+			}
+			desc += ")"
+		}
+		return kafkaVer{desc: desc, atLeast32: t, reason: why, cpRow: row}
+	}
+	// Distribution not recorded: settle only if both readings agree.
+	ta := apacheVerdict(v)
+	tc, _, _ := confluentVerdict(raw, v)
+	if ta == tc {
+		return kafkaVer{desc: "Kafka " + raw + " (distribution unknown)", atLeast32: ta,
+			reason: "Kafka " + raw + " (distribution not recorded; read as Apache Kafka or as Confluent Platform, the verdict is the same)"}
+	}
+	return kafkaVer{desc: "Kafka " + raw + " (distribution unknown)",
+		reason: fmt.Sprintf("Kafka version %s: the distribution (Apache or Confluent, whose jars end in -ccs) was not recorded and the two readings disagree on ≥ 3.2", raw)}
+}
+
+// kafkaConfigRead reports whether server.properties was read.
+func (c *evalCtx) kafkaConfigRead() bool {
+	k := c.f.Kafka
+	if k == nil {
+		return false
+	}
+	if _, bad := c.f.Sections[facts.SecKafkaConf]; bad {
+		return false
+	}
+	return k.Properties != nil || k.Config != ""
+}
+
+// kafkaBacklogProp is socket.listen.backlog.size (default 50 when unset).
+func (c *evalCtx) kafkaBacklogProp() (int, bool) {
+	if !c.kafkaConfigRead() {
+		return 0, false
+	}
+	v, set := c.f.Kafka.Properties[propBacklog]
+	if !set {
+		return kafkaDefBacklog, true
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	return n, err == nil
+}
+
+func (c *evalCtx) propWhere(key string) string {
+	k := c.f.Kafka
+	if k == nil || k.Config == "" {
+		return ""
+	}
+	if line, ok := k.PropertyLines[key]; ok && line > 0 {
+		return fmt.Sprintf(" (%s:%d)", k.Config, line)
+	}
+	return " (" + k.Config + ")"
+}
+
+// noKafkaFinding is skip when the host has no broker, unknown when looking
+// for one failed (permission denied, error).
+func (c *evalCtx) noKafkaFinding() Finding {
+	if st, ok := c.f.Sections[facts.SecKafka]; ok && (st.State == "denied" || st.State == "error") {
+		return unknown(c.notGathered(facts.SecKafka, "Kafka broker"))
+	}
+	return skip(c.noKafka())
+}
+
+func evalKafkaBacklogHardcoded(c *evalCtx) Finding {
+	if c.f.Kafka == nil {
+		return c.noKafkaFinding()
+	}
+	kv := c.kafkaVersion()
+	if kv.atLeast32 == triUnknown {
+		return unknown(kv.reason)
+	}
+	fd := Finding{Observed: kv.desc, Expected: "Apache Kafka ≥ 3.2 (Confluent Platform ≥ 7.2)"}
+	if kv.atLeast32 == triYes {
+		fd.Status = Pass
+		fd.Reason = kv.reason + " ≥ 3.2: the listen backlog is configurable (socket.listen.backlog.size, KIP-764)"
+		if strings.HasPrefix(kv.reason, "Confluent") || strings.HasPrefix(kv.reason, "Kafka") {
+			fd.Reason = kv.reason + "; from 3.2 the listen backlog is configurable (socket.listen.backlog.size, KIP-764)"
+		}
+		return fd
+	}
+	fd.Status, fd.Severity = Fail, High
+	fd.Reason = kv.reason + ": before Apache Kafka 3.2 the listen backlog is hard-coded to 50 (the JDK default, KIP-764), so a restart or preferred leader election overflows the SYN queue and triggers SYN cookies"
+	manual := "upgrade Kafka to ≥ 3.2"
+	if strings.EqualFold(c.f.Kafka.Distribution, "confluent") {
+		manual = "upgrade Confluent Platform to ≥ 7.2 (Apache Kafka ≥ 3.2)"
+	}
+	fd.Fix = &Fix{
+		Summary: "upgrade Kafka to a release with socket.listen.backlog.size (KIP-764)",
+		Manual:  manual + ", then set socket.listen.backlog.size (see kafka-backlog-config)",
+		Alternatives: []string{
+			"until the upgrade: a kernel with commit 909172a makes the cookies harmless (see kernel-synack-wscale)",
+			"until the upgrade: net.ipv4.tcp_syncookies=0 (SYNs dropped when the 50-entry queue is full; clients retry with a connect delay)",
+		},
+	}
+	return fd
+}
+
+func evalKafkaBacklogConfig(c *evalCtx) Finding {
+	if c.f.Kafka == nil {
+		return c.noKafkaFinding()
+	}
+	kv := c.kafkaVersion()
+	switch kv.atLeast32 {
+	case triUnknown:
+		return unknown(kv.reason)
+	case triNo:
+		return skip("Kafka < 3.2 ignores socket.listen.backlog.size; see kafka-backlog-hardcoded (" + kv.desc + ")")
+	}
+	if !c.kafkaConfigRead() {
+		return unknown(c.notGathered(facts.SecKafkaConf, "server.properties"))
+	}
+	target := c.p.ListenBacklog
+	fd := Finding{Expected: fmt.Sprintf(">= %d", target)}
+	raw, set := c.f.Kafka.Properties[propBacklog]
+	n, ok := c.kafkaBacklogProp()
+	switch {
+	case !ok:
+		return unknown(fmt.Sprintf("socket.listen.backlog.size=%q%s is not an integer", raw, c.propWhere(propBacklog)))
+	case !set:
+		fd.Observed = fmt.Sprintf("socket.listen.backlog.size unset (default %d)", kafkaDefBacklog)
+	default:
+		fd.Observed = fmt.Sprintf("socket.listen.backlog.size=%d%s", n, c.propWhere(propBacklog))
+	}
+	capNote := ""
+	if s, _, ok := c.sysctlInt(keySomaxconn); ok && s < n {
+		capNote = fmt.Sprintf("; note: net.core.somaxconn=%d caps it, the effective backlog is min(%d, %d) = %d", s, n, s, s)
+	}
+	if n >= target {
+		fd.Status = Pass
+		fd.Reason = fmt.Sprintf("socket.listen.backlog.size %d ≥ target %d%s", n, target, capNote)
+		return fd
+	}
+	fd.Status, fd.Severity = Fail, Medium
+	fd.Reason = fmt.Sprintf("socket.listen.backlog.size %d < target %d: the broker's SYN and accept queues hold only %d pending connections, too few for a restart or leader election%s", n, target, n, capNote)
+	fd.Fix = &Fix{
+		Summary:         fmt.Sprintf("set socket.listen.backlog.size=%d in server.properties and restart the broker", target),
+		KafkaProperties: map[string]string{propBacklog: fmt.Sprint(target)},
+		Restart:         true,
+	}
+	return fd
+}
+
+func evalListenBacklogEffective(c *evalCtx) Finding {
+	if c.f.Listeners == nil {
+		return unknown(c.notGathered(facts.SecListeners, "listeners"))
+	}
+	if _, bad := c.f.Sections[facts.SecListeners]; bad && len(c.f.Listeners) == 0 {
+		return unknown(c.notGathered(facts.SecListeners, "listeners"))
+	}
+	port := c.kafkaPort()
+	var on []facts.Listener
+	for _, l := range c.f.Listeners {
+		if l.Port == port {
+			on = append(on, l)
+		}
+	}
+	if len(on) == 0 {
+		r := fmt.Sprintf("no listener on port %d: broker down?", port)
+		if c.f.Kafka == nil {
+			r += " (and no Kafka process found)"
+		}
+		return unknown(r)
+	}
+	target := c.p.ListenBacklog
+	low := on[0]
+	var obs []string
+	for _, l := range on {
+		obs = append(obs, fmt.Sprintf("Send-Q %d on %s:%d", l.Backlog, l.Addr, l.Port))
+		if l.Backlog < low.Backlog {
+			low = l
+		}
+	}
+	fd := Finding{Observed: strings.Join(obs, ", "), Expected: fmt.Sprintf("Send-Q >= %d", target)}
+	if low.Backlog >= target {
+		fd.Status = Pass
+		fd.Reason = fmt.Sprintf("the Kafka listener runs with an effective backlog of %d ≥ target %d", low.Backlog, target)
+		return fd
+	}
+	fd.Status, fd.Severity = Fail, High
+
+	// Which side limits it: effective = min(requested, somaxconn) at listen() time.
+	fix := &Fix{Restart: true}
+	var limits []string
+	somax, _, somaxOK := c.sysctlInt(keySomaxconn)
+	if somaxOK && somax < target {
+		limits = append(limits, fmt.Sprintf("net.core.somaxconn=%d", somax))
+		fix.Sysctl = map[string]string{keySomaxconn: fmt.Sprint(max(target, c.p.Somaxconn))}
+	}
+	kv := c.kafkaVersion()
+	requested := "Kafka's requested backlog"
+	switch {
+	case c.f.Kafka == nil:
+	case kv.atLeast32 == triNo:
+		requested = "Kafka's hard-coded backlog 50 (before 3.2)"
+		limits = append(limits, requested)
+		fix.Manual = "upgrade Kafka to ≥ 3.2 and set socket.listen.backlog.size (see kafka-backlog-hardcoded)"
+	case kv.atLeast32 == triYes:
+		if n, ok := c.kafkaBacklogProp(); ok {
+			requested = fmt.Sprintf("socket.listen.backlog.size %d", n)
+			if n < target {
+				limits = append(limits, requested)
+				fix.KafkaProperties = map[string]string{propBacklog: fmt.Sprint(target)}
+			}
+		}
+	}
+	somaxDesc := "net.core.somaxconn"
+	if somaxOK {
+		somaxDesc = fmt.Sprintf("net.core.somaxconn %d", somax)
+	}
+	fd.Reason = fmt.Sprintf("%s < target %d: the kernel uses min(%s, %s), taken when the broker called listen()", fd.Observed, target, requested, somaxDesc)
+	switch {
+	case len(limits) > 0:
+		fd.Reason += "; limited by " + strings.Join(limits, " and ")
+		fix.Summary = "raise " + strings.Join(limits, " and ") + ", then restart the broker so it listens again"
+	default:
+		fd.Reason += "; both look high enough now, so the broker has probably not been restarted since they were raised"
+		fix.Summary = "restart the broker so it listens with the current backlog settings"
+		if fix.Manual == "" {
+			fix.Manual = "restart the broker (one at a time) so its listener picks up the raised backlog"
+		}
+	}
+	fd.Fix = fix
+	return fd
+}

@@ -1,0 +1,314 @@
+package rules
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Profile holds the thresholds rules compare against. The defaults ship in
+// profile.default.yaml (one tuning guide's values, FACTS.md §4); users
+// override keys with LoadProfile or per host with With. Key names are the
+// YAML names below.
+type Profile struct {
+	Somaxconn         int      `json:"somaxconn"`           // net.core.somaxconn >=
+	TCPMaxSynBacklog  int      `json:"tcp_max_syn_backlog"` // net.ipv4.tcp_max_syn_backlog >=
+	ListenBacklog     int      `json:"listen_backlog"`      // socket.listen.backlog.size and the listener's Send-Q >=
+	RmemMax           int      `json:"rmem_max"`            // net.core.rmem_max >=
+	WmemMax           int      `json:"wmem_max"`            // net.core.wmem_max >=
+	TCPRmemMax        int      `json:"tcp_rmem_max"`        // third field of net.ipv4.tcp_rmem >=
+	TCPWmemMax        int      `json:"tcp_wmem_max"`        // third field of net.ipv4.tcp_wmem >=
+	RmemDefault       int      `json:"rmem_default"`        // net.core.rmem_default >=
+	WmemDefault       int      `json:"wmem_default"`        // net.core.wmem_default >=
+	CongestionControl string   `json:"congestion_control"`  // net.ipv4.tcp_congestion_control ==
+	DefaultQdisc      string   `json:"default_qdisc"`       // net.core.default_qdisc ==
+	NICRing           int      `json:"nic_ring"`            // rx/tx ring entries >= (capped at the NIC maximum)
+	Offloads          []string `json:"offloads"`            // ethtool -k short names that must be on
+}
+
+type keyKind int
+
+const (
+	kindInt keyKind = iota
+	kindString
+	kindList
+)
+
+func (k keyKind) String() string {
+	return [...]string{"a positive integer", "a string", "a list of strings"}[k]
+}
+
+type profileKey struct {
+	kind   keyKind
+	ints   func(*Profile) *int
+	str    func(*Profile) *string
+	list   func(*Profile) *[]string
+	sysctl string // the sysctl it targets, "" if none
+}
+
+// profileKeys is the closed set of profile keys.
+var profileKeys = map[string]profileKey{
+	"somaxconn":           {kind: kindInt, ints: func(p *Profile) *int { return &p.Somaxconn }, sysctl: "net.core.somaxconn"},
+	"tcp_max_syn_backlog": {kind: kindInt, ints: func(p *Profile) *int { return &p.TCPMaxSynBacklog }, sysctl: "net.ipv4.tcp_max_syn_backlog"},
+	"listen_backlog":      {kind: kindInt, ints: func(p *Profile) *int { return &p.ListenBacklog }},
+	"rmem_max":            {kind: kindInt, ints: func(p *Profile) *int { return &p.RmemMax }, sysctl: "net.core.rmem_max"},
+	"wmem_max":            {kind: kindInt, ints: func(p *Profile) *int { return &p.WmemMax }, sysctl: "net.core.wmem_max"},
+	"tcp_rmem_max":        {kind: kindInt, ints: func(p *Profile) *int { return &p.TCPRmemMax }, sysctl: "net.ipv4.tcp_rmem"},
+	"tcp_wmem_max":        {kind: kindInt, ints: func(p *Profile) *int { return &p.TCPWmemMax }, sysctl: "net.ipv4.tcp_wmem"},
+	"rmem_default":        {kind: kindInt, ints: func(p *Profile) *int { return &p.RmemDefault }, sysctl: "net.core.rmem_default"},
+	"wmem_default":        {kind: kindInt, ints: func(p *Profile) *int { return &p.WmemDefault }, sysctl: "net.core.wmem_default"},
+	"congestion_control":  {kind: kindString, str: func(p *Profile) *string { return &p.CongestionControl }, sysctl: "net.ipv4.tcp_congestion_control"},
+	"default_qdisc":       {kind: kindString, str: func(p *Profile) *string { return &p.DefaultQdisc }, sysctl: "net.core.default_qdisc"},
+	"nic_ring":            {kind: kindInt, ints: func(p *Profile) *int { return &p.NICRing }},
+	"offloads":            {kind: kindList, list: func(p *Profile) *[]string { return &p.Offloads }},
+}
+
+// ProfileKeys lists the profile key names, sorted.
+func ProfileKeys() []string {
+	out := make([]string, 0, len(profileKeys))
+	for k := range profileKeys {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// DefaultProfile returns the shipped profile (profile.default.yaml).
+func DefaultProfile() Profile { return defProf.clone() }
+
+func (p Profile) clone() Profile {
+	p.Offloads = append([]string(nil), p.Offloads...)
+	return p
+}
+
+// LoadProfile reads a profile file: it starts from DefaultProfile and
+// overrides the keys the file sets. An unknown key, a key set twice or a
+// value of the wrong type is an error naming file:line and the key.
+func LoadProfile(path string) (Profile, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Profile{}, fmt.Errorf("profile: %w", err)
+	}
+	return parseProfile(path, data, DefaultProfile())
+}
+
+// With returns a copy of p with overrides applied, for per-host inventory
+// values. Keys are the profile's YAML names; integers may be given as Go
+// integers, integral floats or decimal strings, offloads as a list of strings.
+func (p Profile) With(overrides map[string]any) (Profile, error) {
+	out := p.clone()
+	keys := make([]string, 0, len(overrides))
+	for k := range overrides {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, name := range keys {
+		key, ok := profileKeys[name]
+		if !ok {
+			return p, fmt.Errorf("profile override %q: unknown key (known: %s)", name, strings.Join(ProfileKeys(), ", "))
+		}
+		if err := key.setAny(&out, overrides[name]); err != nil {
+			return p, fmt.Errorf("profile override %q: %w", name, err)
+		}
+	}
+	return out, nil
+}
+
+var wordRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
+
+// parseProfile applies the keys of one YAML mapping onto base. The default
+// profile must set every key.
+func parseProfile(name string, data []byte, base Profile) (Profile, error) {
+	requireAll := name == profileFile
+	out := base.clone()
+	var doc yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) { // empty file: nothing overridden
+			if requireAll {
+				return out, fmt.Errorf("%s: empty", name)
+			}
+			return out, nil
+		}
+		return out, fmt.Errorf("%s: %w", name, err)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		return out, fmt.Errorf("%s: more than one YAML document", name)
+	}
+	root := &doc
+	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
+		root = root.Content[0]
+	}
+	if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
+		return out, nil
+	}
+	if root.Kind != yaml.MappingNode {
+		return out, fmt.Errorf("%s:%d: a profile is a mapping of key: value", name, root.Line)
+	}
+	seen := map[string]int{}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		kn, vn := root.Content[i], root.Content[i+1]
+		key, ok := profileKeys[kn.Value]
+		if !ok {
+			return out, fmt.Errorf("%s:%d: unknown profile key %q (known: %s)", name, kn.Line, kn.Value, strings.Join(ProfileKeys(), ", "))
+		}
+		if prev, dup := seen[kn.Value]; dup {
+			return out, fmt.Errorf("%s:%d: profile key %q set twice (first at line %d)", name, kn.Line, kn.Value, prev)
+		}
+		seen[kn.Value] = kn.Line
+		if err := key.setNode(&out, vn); err != nil {
+			return out, fmt.Errorf("%s:%d: profile key %q: %w", name, vn.Line, kn.Value, err)
+		}
+	}
+	if requireAll {
+		for _, k := range ProfileKeys() {
+			if _, ok := seen[k]; !ok {
+				return out, fmt.Errorf("%s: missing profile key %q", name, k)
+			}
+		}
+	}
+	return out, nil
+}
+
+func (k profileKey) setNode(p *Profile, n *yaml.Node) error {
+	switch k.kind {
+	case kindInt:
+		if n.Kind != yaml.ScalarNode || n.Tag != "!!int" {
+			return fmt.Errorf("want %s, got %s", k.kind, describeNode(n))
+		}
+		var v int
+		if err := n.Decode(&v); err != nil {
+			return fmt.Errorf("want %s, got %q", k.kind, n.Value)
+		}
+		return k.setInt(p, v)
+	case kindString:
+		if n.Kind != yaml.ScalarNode || n.Tag != "!!str" {
+			return fmt.Errorf("want %s, got %s", k.kind, describeNode(n))
+		}
+		return k.setString(p, n.Value)
+	default:
+		if n.Kind != yaml.SequenceNode {
+			return fmt.Errorf("want %s, got %s", k.kind, describeNode(n))
+		}
+		var vs []string
+		for _, c := range n.Content {
+			if c.Kind != yaml.ScalarNode || c.Tag != "!!str" {
+				return fmt.Errorf("want %s, got an item %s", k.kind, describeNode(c))
+			}
+			vs = append(vs, c.Value)
+		}
+		return k.setList(p, vs)
+	}
+}
+
+func describeNode(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.AliasNode:
+		return "an alias"
+	}
+	return fmt.Sprintf("%s %q", strings.TrimPrefix(n.Tag, "!!"), n.Value)
+}
+
+func (k profileKey) setAny(p *Profile, v any) error {
+	switch k.kind {
+	case kindInt:
+		n, ok := anyInt(v)
+		if !ok {
+			return fmt.Errorf("want %s, got %T %v", k.kind, v, v)
+		}
+		return k.setInt(p, n)
+	case kindString:
+		s, ok := v.(string)
+		if !ok {
+			return fmt.Errorf("want %s, got %T %v", k.kind, v, v)
+		}
+		return k.setString(p, s)
+	default:
+		var vs []string
+		switch l := v.(type) {
+		case []string:
+			vs = l
+		case []any:
+			for _, e := range l {
+				s, ok := e.(string)
+				if !ok {
+					return fmt.Errorf("want %s, got an item %T %v", k.kind, e, e)
+				}
+				vs = append(vs, s)
+			}
+		default:
+			return fmt.Errorf("want %s, got %T %v", k.kind, v, v)
+		}
+		return k.setList(p, vs)
+	}
+}
+
+func anyInt(v any) (int, bool) {
+	switch n := v.(type) {
+	case int:
+		return n, true
+	case int32:
+		return int(n), true
+	case int64:
+		return int(n), true
+	case uint:
+		return int(n), uint64(n) <= math.MaxInt
+	case uint32:
+		return int(n), true
+	case uint64:
+		return int(n), n <= math.MaxInt
+	case float64:
+		return int(n), n == math.Trunc(n) && math.Abs(n) < 1<<53
+	case string:
+		i, err := strconv.Atoi(strings.TrimSpace(n))
+		return i, err == nil
+	}
+	return 0, false
+}
+
+func (k profileKey) setInt(p *Profile, v int) error {
+	if v <= 0 {
+		return fmt.Errorf("want %s, got %d", k.kind, v)
+	}
+	*k.ints(p) = v
+	return nil
+}
+
+func (k profileKey) setString(p *Profile, s string) error {
+	if !wordRE.MatchString(s) {
+		return fmt.Errorf("want a name like %q, got %q", "bbr", s)
+	}
+	*k.str(p) = s
+	return nil
+}
+
+func (k profileKey) setList(p *Profile, vs []string) error {
+	seen := map[string]bool{}
+	out := make([]string, 0, len(vs))
+	for _, s := range vs {
+		if !wordRE.MatchString(s) {
+			return fmt.Errorf("want ethtool feature names like %q, got %q", "gro", s)
+		}
+		if !seen[s] {
+			out = append(out, s)
+			seen[s] = true
+		}
+	}
+	*k.list(p) = out
+	return nil
+}
