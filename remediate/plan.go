@@ -578,9 +578,30 @@ func (p *planner) finish(plan *HostPlan) {
 	if p.syncookiesOff {
 		p.checkBacklog(changes)
 	}
-	sort.SliceStable(p.manual, func(i, j int) bool { return p.manual[i].Rule < p.manual[j].Rule })
-	plan.Manual = p.manual
+	plan.Manual = mergeManual(p.manual)
 	plan.Warnings = p.warnings
+}
+
+// mergeManual folds identical actions asked by several rules into one
+// entry (rules joined with ","), sorted by rule then action.
+func mergeManual(ms []Manual) []Manual {
+	var out []Manual
+	idx := map[string]int{}
+	for _, m := range ms {
+		if i, ok := idx[m.Action]; ok {
+			out[i].Rule = strings.Join(appendRule(strings.Split(out[i].Rule, ","), m.Rule), ",")
+			continue
+		}
+		idx[m.Action] = len(out)
+		out = append(out, m)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Rule != out[j].Rule {
+			return out[i].Rule < out[j].Rule
+		}
+		return out[i].Action < out[j].Action
+	})
+	return out
 }
 
 // checkBacklog warns when tcp_syncookies=0 is planned and the effective

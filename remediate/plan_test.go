@@ -453,6 +453,18 @@ func TestPlanHost(t *testing.T) {
 	}
 }
 
+func TestManualMerged(t *testing.T) {
+	same := rules.Fix{Manual: "upgrade Kafka to ≥ 3.2 so socket.listen.backlog.size can be raised (KIP-764)"}
+	p := PlanHost("b", hostFacts(), []rules.Finding{fail("syncookies-fired", same), fail("listen-overflows", same), fail("a", rules.Fix{Manual: "other"})}, Selector{})
+	want := []Manual{
+		{Host: "b", Rule: "a", Action: "other"},
+		{Host: "b", Rule: "listen-overflows,syncookies-fired", Action: same.Manual},
+	}
+	if !reflect.DeepEqual(p.Manual, want) {
+		t.Fatalf("manual %+v", p.Manual)
+	}
+}
+
 func TestPlanHostNilFacts(t *testing.T) {
 	p := PlanHost("down", nil, allFindings(rules.Fail), Selector{})
 	if len(p.Changes) != 0 || len(p.Warnings) != 1 {

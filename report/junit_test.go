@@ -180,7 +180,7 @@ var junitSchema = map[string]struct {
 	"properties": {children: []string{"property"}},
 	"property":   {attrs: []string{"name", "value"}, required: []string{"name", "value"}},
 	"testcase": {
-		attrs: []string{"name", "assertions", "time", "timestamp", "classname", "status", "class", "file", "line", "log", "group", "url"},
+		attrs:    []string{"name", "assertions", "time", "timestamp", "classname", "status", "class", "file", "line", "log", "group", "url"},
 		required: []string{"name"},
 		children: []string{"skipped", "error", "failure", "system-out", "system-err"},
 	},

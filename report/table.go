@@ -20,11 +20,20 @@ func init() { Register("table", renderTable) }
 // Options.Color, and with Color false no escape code is ever written.
 type palette struct{ on bool }
 
+// paint colours each line on its own, so that the table borders between
+// the lines of a wrapped cell keep their colour.
 func (p palette) paint(s string, c ...text.Color) string {
 	if !p.on || s == "" {
 		return s
 	}
-	return text.Escape(s, text.Colors(c).EscapeSeq())
+	seq := text.Colors(c).EscapeSeq()
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		if l != "" {
+			lines[i] = text.Escape(l, seq)
+		}
+	}
+	return strings.Join(lines, "\n")
 }
 
 func (p palette) severity(sev rules.Severity, s string) string {
@@ -132,7 +141,8 @@ func hostsTable(r *Report, p palette) string {
 	for i := range r.Hosts {
 		h := &r.Hosts[i]
 		if h.Error != nil {
-			msg := p.paint("error "+h.Error.Kind+": "+oneLine(h.Error.Message), text.FgRed)
+			// Wrapped so a long message does not stretch every column.
+			msg := p.paint(wrap("error "+h.Error.Kind+": "+h.Error.Message, errorWidth), text.FgRed)
 			t.AppendRow(table.Row{h.Name, p.paint("-", text.FgRed), msg, msg, msg, msg, msg, msg, msg, msg},
 				table.RowConfig{AutoMerge: true, AutoMergeAlign: text.AlignLeft})
 			continue
@@ -216,6 +226,7 @@ func groupTable(groups []RuleGroup, p palette, withSample bool) string {
 const (
 	detailWidth = 60
 	hostsWidth  = 24
+	errorWidth  = 64
 )
 
 // wrap folds whitespace and word-wraps s at width (a longer word is cut).

@@ -149,3 +149,14 @@ func TestTableAllPass(t *testing.T) {
 		t.Errorf("backlog on port 9093 should be 4096:\n%s", out)
 	}
 }
+
+func TestTablePaintPerLine(t *testing.T) {
+	got := palette{on: true}.paint("a\nb", text.FgRed)
+	want := text.FgRed.EscapeSeq() + "a" + text.Reset.EscapeSeq() + "\n" + text.FgRed.EscapeSeq() + "b" + text.Reset.EscapeSeq()
+	if got != want {
+		t.Errorf("paint = %q, want %q", got, want)
+	}
+	if got := (palette{}).paint("a\nb", text.FgRed); got != "a\nb" {
+		t.Errorf("paint with colour off = %q", got)
+	}
+}

@@ -312,3 +312,20 @@ func (k profileKey) setList(p *Profile, vs []string) error {
 	*k.list(p) = out
 	return nil
 }
+
+// Value returns the value of a profile key (nil for an unknown key), for
+// display in `kaudit explain`.
+func (p Profile) Value(key string) any {
+	k, ok := profileKeys[key]
+	if !ok {
+		return nil
+	}
+	switch k.kind {
+	case kindInt:
+		return *k.ints(&p)
+	case kindString:
+		return *k.str(&p)
+	default:
+		return append([]string(nil), *k.list(&p)...)
+	}
+}

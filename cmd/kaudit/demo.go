@@ -8,6 +8,7 @@ import (
 
 	"github.com/kaudit/kaudit/audit/transport"
 	"github.com/kaudit/kaudit/internal/simhost"
+	"github.com/kaudit/kaudit/remediate"
 )
 
 func demoCommand() *cli.Command {
@@ -42,7 +43,12 @@ func demoCommand() *cli.Command {
 				return err
 			}
 			r.Inventory = "demo (simulated fleet on 127.0.0.1)"
-			return emit(c.App.Writer, r, opts)
+			err = emit(c.App.Writer, r, opts)
+			if opts.format == "table" && opts.output == "" {
+				fmt.Fprintln(c.App.Writer, "\nFix plan (kaudit fix INVENTORY; nothing is changed by the demo)")
+				printPlan(c.App.Writer, r, remediate.Selector{})
+			}
+			return err
 		},
 	}
 }

@@ -79,7 +79,8 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	err := newApp(stdout, stderr).Run(args)
+	app := newApp(stdout, stderr)
+	err := app.Run(interspersed(app, args))
 	if err == nil {
 		return ExitOK
 	}

@@ -50,16 +50,16 @@ func explainCommand() *cli.Command {
 			}
 			w := c.App.Writer
 			fmt.Fprintf(w, "%s — %s\nseverity: %s\n\n", r.ID, r.Title, r.Severity)
-			fmt.Fprintln(w, text.WrapSoft(strings.TrimSpace(r.Rationale), 100))
+			fmt.Fprintln(w, wrap(r.Rationale))
 			if len(r.Thresholds) > 0 {
 				p := rules.DefaultProfile()
 				fmt.Fprintln(w, "\nthresholds (default profile; override with --profile FILE or profile: in the inventory):")
 				for _, th := range r.Thresholds {
-					fmt.Fprintf(w, "  %s: %v\n", th, profileValue(p, th))
+					fmt.Fprintf(w, "  %s: %v\n", th, p.Value(th))
 				}
 			}
 			if r.Fix != "" {
-				fmt.Fprintf(w, "\nfix:\n%s\n", text.WrapSoft(strings.TrimSpace(r.Fix), 100))
+				fmt.Fprintf(w, "\nfix:\n%s\n", wrap(r.Fix))
 			}
 			if len(r.References) > 0 {
 				fmt.Fprintln(w, "\nreferences:")
@@ -72,4 +72,11 @@ func explainCommand() *cli.Command {
 	}
 }
 
-func profileValue(p rules.Profile, key string) any { return "(see rules/profile.default.yaml)" }
+// wrap folds prose to 100 columns without trailing padding.
+func wrap(s string) string {
+	lines := strings.Split(text.WrapSoft(strings.TrimSpace(s), 100), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
+	}
+	return strings.Join(lines, "\n")
+}

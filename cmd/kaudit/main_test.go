@@ -1,0 +1,227 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kaudit/kaudit/internal/simhost"
+	"github.com/kaudit/kaudit/report"
+	"github.com/kaudit/kaudit/rules"
+)
+
+func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var o, e bytes.Buffer
+	code = run(append([]string{"kaudit"}, args...), &o, &e)
+	return code, o.String(), e.String()
+}
+
+func decode(t *testing.T, s string) *report.Report {
+	t.Helper()
+	var r report.Report
+	if err := json.Unmarshal([]byte(s), &r); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, s)
+	}
+	return &r
+}
+
+func finding(t *testing.T, r *report.Report, host, rule string) rules.Finding {
+	t.Helper()
+	for _, h := range r.Hosts {
+		if h.Name != host {
+			continue
+		}
+		for _, f := range h.Findings {
+			if f.Rule == rule {
+				return f
+			}
+		}
+	}
+	t.Fatalf("no finding %s on %s", rule, host)
+	return rules.Finding{}
+}
+
+func TestDemoJSON(t *testing.T) {
+	code, out, errOut := runCLI(t, "demo", "--format", "json")
+	if code != ExitFindings {
+		t.Fatalf("exit %d, want %d (stderr %s)", code, ExitFindings, errOut)
+	}
+	r := decode(t, out)
+	if r.SchemaVersion != 1 || r.Summary.Hosts != 8 || r.Summary.Audited != 7 || r.Summary.Unreachable != 1 {
+		t.Fatalf("summary %+v", r.Summary)
+	}
+	nRules := len(rules.Catalog())
+	for _, h := range r.Hosts {
+		if h.Error != nil {
+			if h.Name != "kafka-down-08" || h.Error.Kind != "unreachable" || len(h.Findings) != 0 {
+				t.Errorf("%s: error %+v with %d findings", h.Name, h.Error, len(h.Findings))
+			}
+			continue
+		}
+		if len(h.Findings) != nRules {
+			t.Errorf("%s: %d findings, want one per rule (%d)", h.Name, len(h.Findings), nRules)
+		}
+		for _, f := range h.Findings {
+			if f.Reason == "" {
+				t.Errorf("%s/%s: no reason", h.Name, f.Rule)
+			}
+		}
+	}
+	want := []struct {
+		host, rule string
+		status     rules.Status
+		severity   rules.Severity
+	}{
+		{"kafka-centos7-01", "kafka-backlog-hardcoded", rules.Fail, rules.High},
+		{"kafka-centos7-01", "syncookies-fired", rules.Fail, rules.Critical},
+		{"kafka-centos7-01", "listen-backlog-effective", rules.Fail, rules.High},
+		{"kafka-centos7-01", "somaxconn", rules.Fail, rules.Medium},
+		{"kafka-focal-02", "kernel-synack-wscale", rules.Pass, rules.Critical},
+		{"kafka-focal-02", "kafka-backlog-hardcoded", rules.Fail, rules.High},
+		{"kafka-bookworm-03", "kernel-synack-wscale", rules.Pass, rules.Critical},
+		{"kafka-bookworm-03", "listen-backlog-effective", rules.Pass, rules.High},
+		{"kafka-rhel8-04", "kernel-synack-wscale", rules.Unknown, rules.Critical},
+		{"kafka-rhel8-04", "kafka-backlog-hardcoded", rules.Fail, rules.High},
+		{"kafka-bionic-05", "kernel-synack-wscale", rules.Unknown, rules.Critical},
+		{"kafka-bionic-05", "nic-offload", rules.Fail, rules.Medium},
+		{"kafka-amzn2-06", "kernel-synack-wscale", rules.Warn, rules.Low},
+		{"kafka-buster-07", "kernel-synack-wscale", rules.Fail, rules.Critical},
+		{"kafka-buster-07", "sysctl-persisted", rules.Fail, rules.Medium},
+	}
+	for _, w := range want {
+		f := finding(t, r, w.host, w.rule)
+		if f.Status != w.status || f.Severity != w.severity {
+			t.Errorf("%s %s: %s/%s, want %s/%s (%s)", w.host, w.rule, f.Status, f.Severity, w.status, w.severity, f.Reason)
+		}
+	}
+	for _, h := range r.Hosts {
+		if h.Name == "kafka-bookworm-03" && h.Score != 100 {
+			t.Errorf("compliant host scored %d: %+v", h.Score, h.Deductions)
+		}
+	}
+}
+
+func TestDemoTableAndOutputFile(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "r.json")
+	code, stdout, _ := runCLI(t, "demo", "-f", "json", "-o", out)
+	if code != ExitFindings || stdout != "" {
+		t.Fatalf("exit %d, stdout %q", code, stdout)
+	}
+	if _, err := report.Load(out); err != nil {
+		t.Fatalf("report file: %v", err)
+	}
+	code, stdout, _ = runCLI(t, "demo")
+	if code != ExitFindings || !strings.Contains(stdout, "kafka-centos7-01") || !strings.Contains(stdout, "kernel-synack-wscale") {
+		t.Fatalf("table: exit %d\n%s", code, stdout)
+	}
+	if strings.Contains(stdout, "\x1b[") {
+		t.Errorf("colour codes written to a non-terminal")
+	}
+}
+
+// writeInventory serves hosts and writes a kaudit inventory for them.
+func writeInventory(t *testing.T, hosts []*simhost.Host, unreachable ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	f, err := simhost.Start(dir, hosts, unreachable...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(f.Close)
+	var b strings.Builder
+	fmt.Fprintf(&b, "defaults:\n  user: kafka\n  use_agent: false\n  identity_files: [%s]\n  known_hosts: [%s]\n  connect_timeout: 2s\nhosts:\n", f.KeyFile, f.KnownHosts)
+	for _, h := range f.Hosts {
+		fmt.Fprintf(&b, "  %s: {address: 127.0.0.1, port: %d}\n", h.Name, h.Port)
+	}
+	path := filepath.Join(dir, "inventory.yaml")
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func compliant() *simhost.Host { return simhost.DemoFleet()[2] }
+
+func TestScanExitCodes(t *testing.T) {
+	ok := writeInventory(t, []*simhost.Host{compliant()})
+	if code, out, errOut := runCLI(t, "scan", ok, "-f", "json"); code != ExitOK {
+		t.Fatalf("compliant fleet: exit %d\n%s\n%s", code, errOut, out)
+	}
+	down := writeInventory(t, []*simhost.Host{compliant()}, "gone")
+	if code, _, _ := runCLI(t, "scan", down, "-f", "json"); code != ExitUnaudited {
+		t.Fatalf("unreachable host: exit %d, want %d", code, ExitUnaudited)
+	}
+	bad := simhost.DemoFleet()[0] // critical findings
+	mixed := writeInventory(t, []*simhost.Host{compliant(), bad}, "gone")
+	if code, _, _ := runCLI(t, "scan", mixed); code != ExitFindings {
+		t.Fatalf("findings + unreachable: exit %d, want %d (findings win)", code, ExitFindings)
+	}
+	// --limit to the compliant host only.
+	if code, out, _ := runCLI(t, "scan", mixed, "--limit", "kafka-bookworm-03", "-f", "json"); code != ExitOK || decode(t, out).Summary.Hosts != 1 {
+		t.Fatalf("--limit: exit %d", code)
+	}
+	// medium findings only (focal has high ones; bionic too) — use --fail-on critical on a host without criticals.
+	focal := writeInventory(t, []*simhost.Host{simhost.DemoFleet()[1]})
+	if code, _, _ := runCLI(t, "scan", focal, "--fail-on", "critical"); code != ExitOK {
+		t.Fatalf("--fail-on critical with only high failures: exit %d", code)
+	}
+	if code, _, _ := runCLI(t, "scan", focal); code != ExitFindings {
+		t.Fatalf("default --fail-on high: exit %d", code)
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "inv.yaml")
+	_ = os.WriteFile(bad, []byte("hosts:\n  b1:\n    port: 70000\n"), 0o600)
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"scan"}, "INVENTORY"},
+		{[]string{"scan", filepath.Join(dir, "missing.yaml")}, "missing.yaml"},
+		{[]string{"scan", bad}, "inv.yaml:3"},
+		{[]string{"scan", bad, "--format", "xml"}, "unknown --format"},
+		{[]string{"scan", bad, "--fail-on", "severe"}, "unknown --fail-on"},
+		{[]string{"scan", bad, "--concurrency", "0"}, "--concurrency"},
+		{[]string{"explain", "no-such-rule"}, "no rule"},
+		{[]string{"scan", "--bogus-flag", bad}, "bogus"},
+	}
+	for _, c := range cases {
+		code, _, errOut := runCLI(t, c.args...)
+		if code != ExitUsage || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 mentioning %q", c.args, code, errOut, c.want)
+		}
+	}
+}
+
+func TestRulesAndExplain(t *testing.T) {
+	code, out, _ := runCLI(t, "rules")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	for _, r := range rules.Catalog() {
+		if !strings.Contains(out, r.ID) {
+			t.Errorf("rules output lacks %s", r.ID)
+		}
+	}
+	code, out, _ = runCLI(t, "explain", "kernel-synack-wscale")
+	for _, want := range []string{"909172a", "speakerdeck", "4.19.158"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("explain lacks %q (exit %d)", want, code)
+		}
+	}
+	code, out, _ = runCLI(t, "explain", "kafka-backlog-hardcoded")
+	if code != 0 || !strings.Contains(out, "KIP-764") {
+		t.Errorf("explain kafka-backlog-hardcoded lacks KIP-764")
+	}
+	code, out, _ = runCLI(t, "explain", "somaxconn")
+	if code != 0 || !strings.Contains(out, "somaxconn: 4096") {
+		t.Errorf("explain somaxconn lacks threshold:\n%s", out)
+	}
+}
