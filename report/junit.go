@@ -188,6 +188,8 @@ func junitCase(class string, f rules.Finding) junitTestCase {
 		c.Error = &junitProblem{Type: "rule-error", Message: f.Reason, Text: junitDetail(f)}
 	case rules.Skip:
 		c.Skipped = &junitSkipped{Message: f.Reason}
+	case rules.Waived:
+		c.Skipped = &junitSkipped{Message: "waived: " + waiverNote(f)}
 	case rules.Warn:
 		out := junitText("warn: " + junitDetail(f))
 		c.SystemOut = &out

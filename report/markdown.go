@@ -85,6 +85,16 @@ func renderMarkdown(w io.Writer, r *Report, _ Options) error {
 		b.WriteString("\n")
 	}
 
+	if waived := r.GroupByRule(rules.Waived); len(waived) > 0 {
+		b.WriteString("## Waived\n\n")
+		b.WriteString("Accepted by a waiver file: shown here, kept out of the score and the exit code.\n\n")
+		b.WriteString("| Severity | Rule | Hosts | Waiver |\n|---|---|---|---|\n")
+		for _, g := range waived {
+			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", g.Severity, mdRule(g), mdHosts(g.Hosts), mdText(waiverNote(g.Sample)))
+		}
+		b.WriteString("\n")
+	}
+
 	if errs := r.GroupByRule(rules.Error); len(errs) > 0 {
 		b.WriteString("## Rules not evaluated (error)\n\n")
 		b.WriteString("| Severity | Rule | Hosts | Reason |\n|---|---|---|---|\n")

@@ -194,7 +194,7 @@ func (r *Report) GroupByRule(statuses ...rules.Status) []RuleGroup {
 			out[i].Hosts = append(out[i].Hosts, h.Name)
 		}
 	}
-	statusRank := map[rules.Status]int{rules.Fail: 0, rules.Unknown: 1, rules.Warn: 2, rules.Error: 3, rules.Skip: 4, rules.Pass: 5}
+	statusRank := map[rules.Status]int{rules.Fail: 0, rules.Unknown: 1, rules.Warn: 2, rules.Error: 3, rules.Waived: 4, rules.Skip: 5, rules.Pass: 6}
 	sort.SliceStable(out, func(i, j int) bool {
 		a, b := out[i], out[j]
 		if a.Severity.Rank() != b.Severity.Rank() {

@@ -98,6 +98,11 @@ func renderTable(w io.Writer, r *Report, opt Options) error {
 		b.WriteString("kaudit could not settle these rules from the facts it gathered: treat them as unsafe until checked.\n")
 		b.WriteString(groupTable(unknown, p, false) + "\n")
 	}
+	if waived := r.GroupByRule(rules.Waived); len(waived) > 0 {
+		b.WriteString("\n" + p.bold("Waived (accepted by a waiver: not in the score or exit code)") + "\n")
+		b.WriteString(groupTable(waived, p, false) + "\n")
+	}
+	b.WriteString(p.faint("Full reasons and fixes: --format json, markdown or html; rationale and references: kaudit explain RULE.") + "\n")
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -124,6 +129,9 @@ func tableSummaryLine(r *Report, p palette) string {
 		unk = p.status(rules.Unknown, unk)
 	}
 	parts = append(parts, unk)
+	if n := s.StatusCounts[string(rules.Waived)]; n > 0 {
+		parts = append(parts, fmt.Sprintf("%d waived", n))
+	}
 	return strings.Join(parts, " · ")
 }
 
@@ -207,10 +215,14 @@ func groupTable(groups []RuleGroup, p palette, withSample bool) string {
 	for _, g := range groups {
 		details := []string{p.bold(wrap(g.Title, detailWidth))}
 		if s := sampleText(g); withSample && s != "" {
-			details = append(details, wrap(s, detailWidth))
+			details = append(details, wrap(clip(s, 2*detailWidth), detailWidth))
 		}
-		if g.Sample.Reason != "" {
-			details = append(details, p.faint(wrap(g.Sample.Reason, detailWidth)))
+		reason := g.Sample.Reason
+		if g.Status == rules.Waived {
+			reason = waiverNote(g.Sample)
+		}
+		if reason != "" {
+			details = append(details, p.faint(wrap(clip(reason, 3*detailWidth), detailWidth)))
 		}
 		t.AppendRow(table.Row{
 			p.severity(g.Severity, string(g.Severity)),
@@ -228,6 +240,21 @@ const (
 	hostsWidth  = 24
 	errorWidth  = 64
 )
+
+// clip shortens s to about max characters at a word boundary, marking the
+// cut: the table is for scanning; the full text is in json, markdown and
+// html, and in kaudit explain.
+func clip(s string, max int) string {
+	s = oneLine(s)
+	if len([]rune(s)) <= max {
+		return s
+	}
+	r := []rune(s)[:max]
+	if i := strings.LastIndexByte(string(r), ' '); i > max/2 {
+		return string(r)[:i] + " …"
+	}
+	return string(r) + "…"
+}
 
 // wrap folds whitespace and word-wraps s at width (a longer word is cut).
 func wrap(s string, width int) string {

@@ -72,7 +72,7 @@ func TestTableContent(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"4 hosts", "3 audited", "1 error", "fleet score 58 (min 0)",
-		"1 critical", "3 high", "5 medium", "3 low", "2 info", "4 unknown (not proven safe)"} {
+		"1 critical", "3 high", "5 medium", "3 low", "2 info", "3 unknown (not proven safe)"} {
 		if !strings.Contains(summary, want) {
 			t.Errorf("summary line %q lacks %q", summary, want)
 		}
@@ -158,5 +158,22 @@ func TestTablePaintPerLine(t *testing.T) {
 	}
 	if got := (palette{}).paint("a\nb", text.FgRed); got != "a\nb" {
 		t.Errorf("paint with colour off = %q", got)
+	}
+}
+
+func TestClip(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		max  int
+		want string
+	}{
+		{"short text", 40, "short text"},
+		{"the quick brown fox jumps over the lazy dog", 20, "the quick brown fox …"},
+		{"averyveryverylongwordwithoutspaces", 10, "averyveryv…"},
+		{"folds   \n  white space", 40, "folds white space"},
+	} {
+		if got := clip(c.in, c.max); got != c.want {
+			t.Errorf("clip(%q, %d) = %q, want %q", c.in, c.max, got, c.want)
+		}
 	}
 }

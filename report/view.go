@@ -43,7 +43,7 @@ func humanDuration(ms int64) string {
 // statusOrder ranks statuses for display: what needs attention first.
 // Unknown and error sit right after fail: neither proves the host safe.
 var statusOrder = map[rules.Status]int{
-	rules.Fail: 0, rules.Unknown: 1, rules.Error: 2, rules.Warn: 3, rules.Skip: 4, rules.Pass: 5,
+	rules.Fail: 0, rules.Unknown: 1, rules.Error: 2, rules.Warn: 3, rules.Waived: 4, rules.Skip: 5, rules.Pass: 6,
 }
 
 func statusRank(s rules.Status) int {
@@ -293,4 +293,15 @@ func verdict(r *Report) (label, detail string) {
 		return "Not proven", fmt.Sprintf("no failing finding at or above %s, but %s.", failOn, strings.Join(caveats, " and "))
 	}
 	return "Ready", fmt.Sprintf("no failing finding at or above %s, every host audited, nothing unknown.", failOn)
+}
+
+// waiverNote is what the waiver said about a waived finding (the waiver
+// package appends it to the evidence), or its reason.
+func waiverNote(f rules.Finding) string {
+	for i := len(f.Evidence) - 1; i >= 0; i-- {
+		if strings.Contains(f.Evidence[i], "waive") {
+			return f.Evidence[i]
+		}
+	}
+	return f.Reason
 }

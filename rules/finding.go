@@ -10,6 +10,7 @@ const (
 	Unknown Status = "unknown" // the facts cannot settle it: never read as "safe"
 	Skip    Status = "skip"    // does not apply to this host; Reason says why
 	Error   Status = "error"   // the rule could not be evaluated (kaudit bug or broken facts)
+	Waived  Status = "waived"  // a fail or unknown accepted by a waiver file (kaudit --waivers): kept out of score and exit code
 )
 
 // Severity orders findings; "critical" is the highest.

@@ -13,9 +13,9 @@ type Facts struct {
 	// KafkaPort is the broker listener port kaudit looked for (inventory, default 9092).
 	KafkaPort int                         `json:"kafka_port"`
 	Kernel    Kernel                      `json:"kernel"`
-	Sysctl    map[string]string           `json:"sysctl"`              // runtime values read from /proc/sys, keys dotted (net.core.somaxconn), whitespace folded to one space
-	Persisted map[string]PersistedSysctl  `json:"persisted,omitempty"` // the value each key will have after boot, and the file that wins
-	Netstat   map[string]map[string]int64 `json:"netstat"`             // "TcpExt" -> counter -> value, parsed by header name
+	Sysctl    map[string]string           `json:"sysctl"`    // runtime values read from /proc/sys, keys dotted (net.core.somaxconn), whitespace folded to one space
+	Persisted map[string]PersistedSysctl  `json:"persisted"` // the value each key will have after boot, and the file that wins
+	Netstat   map[string]map[string]int64 `json:"netstat"`   // "TcpExt" -> counter -> value, parsed by header name
 	Listeners []Listener                  `json:"listeners"`
 	Kafka     *Kafka                      `json:"kafka"`
 	NICs      []NIC                       `json:"nics"`

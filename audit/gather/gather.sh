@@ -88,7 +88,12 @@ pid=''
 found=''
 if have ss; then
 	pid=$(ss -ltnp 2>/dev/null | grep -E "[:.]$KAFKA_PORT[[:space:]]" | sed -n 's/.*pid=\([0-9][0-9]*\).*/\1/p' | head -n 1)
-	[ -n "$pid" ] && found=listener
+	# Only a Kafka broker counts: another program on the port is not one.
+	if [ -n "$pid" ] && grep -q -E '[k]afka\.Kafka|[S]upportedKafka' "/proc/$pid/cmdline" 2>/dev/null; then
+		found=listener
+	else
+		pid=''
+	fi
 fi
 if [ -z "$pid" ]; then
 	f=$(grep -l -E '[k]afka\.Kafka|[S]upportedKafka' /proc/[0-9]*/cmdline 2>/dev/null | head -n 1)

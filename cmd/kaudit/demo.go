@@ -19,7 +19,7 @@ func demoCommand() *cli.Command {
 			"Kafka 2.8.1 and SYN cookies firing, Ubuntu 20.04 on a fixed 5.4, a compliant Debian 12 with\n" +
 			"Kafka 3.6, Confluent 7.1 on RHEL 8, ...) plus one unreachable host, writes a throw-away\n" +
 			"known_hosts and key, and scans them exactly as `kaudit scan` scans real hosts, host keys checked.\n\n" + exitHelp,
-		Flags: append(scanFlags()[1:], outputFlags()...),
+		Flags: append(append(scanFlags()[1:], outputFlags()...), whatIfFlags()...),
 		Action: func(c *cli.Context) error {
 			opts, err := readOptions(c)
 			if err != nil {
@@ -43,6 +43,9 @@ func demoCommand() *cli.Command {
 				return err
 			}
 			r.Inventory = "demo (simulated fleet on 127.0.0.1)"
+			if err := postScan(c, r, opts, fleet.Hosts); err != nil {
+				return err
+			}
 			err = emit(c.App.Writer, r, opts)
 			if opts.format == "table" && opts.output == "" {
 				fmt.Fprintln(c.App.Writer, "\nFix plan (kaudit fix INVENTORY; nothing is changed by the demo)")

@@ -66,6 +66,10 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			fixCommand(),
 			rulesCommand(),
 			explainCommand(),
+			reportCommand(),
+			diffCommand(),
+			waiversCommand(),
+			whatifCommand(),
 		},
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
 			return &exitError{code: ExitUsage, err: err}

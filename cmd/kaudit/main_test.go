@@ -7,7 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/kaudit/kaudit/internal/simhost"
 	"github.com/kaudit/kaudit/report"
@@ -223,5 +225,41 @@ func TestRulesAndExplain(t *testing.T) {
 	code, out, _ = runCLI(t, "explain", "somaxconn")
 	if code != 0 || !strings.Contains(out, "somaxconn: 4096") {
 		t.Errorf("explain somaxconn lacks threshold:\n%s", out)
+	}
+}
+
+func TestInterruptReportsPartial(t *testing.T) {
+	hang := simhost.DemoFleet()[0]
+	hang.Name, hang.Fault = "hung", simhost.FaultHang
+	inv := writeInventory(t, []*simhost.Host{compliant(), hang})
+	out := filepath.Join(t.TempDir(), "partial.json")
+	done := make(chan int, 1)
+	go func() {
+		code, _, _ := runCLI(t, "scan", inv, "-f", "json", "-o", out, "--timeout", "1m")
+		done <- code
+	}()
+	time.Sleep(700 * time.Millisecond) // the compliant host is done, the hung one is waiting
+	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case code := <-done:
+		if code != ExitInterrupted {
+			t.Fatalf("exit %d, want %d", code, ExitInterrupted)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Ctrl-C did not stop the scan within 10s")
+	}
+	r, err := report.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Interrupted || r.Summary.Audited != 1 {
+		t.Fatalf("interrupted=%v audited=%d", r.Interrupted, r.Summary.Audited)
+	}
+	for _, h := range r.Hosts {
+		if h.Name == "hung" && (h.Error == nil || !strings.Contains(h.Error.Message, "interrupted")) {
+			t.Errorf("hung host: %+v", h.Error)
+		}
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -28,6 +27,7 @@ func outputFlags() []cli.Flag {
 		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the report to `FILE` instead of stdout"},
 		&cli.StringFlag{Name: "fail-on", Value: "high", Usage: "exit 1 when a finding of this `SEVERITY` or higher fails (critical, high, medium, low, info)"},
 		&cli.BoolFlag{Name: "no-color", Usage: "never colour the table (also: NO_COLOR=1)"},
+		waiversFlag(),
 	}
 }
 
@@ -49,7 +49,7 @@ func scanCommand() *cli.Command {
 		ArgsUsage: "INVENTORY",
 		Description: "INVENTORY is kaudit's YAML format or an Ansible YAML inventory (detected).\n" +
 			"Each host gets one SSH session running one read-only POSIX sh script.\n\n" + exitHelp,
-		Flags: append(scanFlags(), outputFlags()...),
+		Flags: append(append(scanFlags(), outputFlags()...), whatIfFlags()...),
 		Action: func(c *cli.Context) error {
 			opts, err := readOptions(c)
 			if err != nil {
@@ -71,6 +71,9 @@ func scanCommand() *cli.Command {
 				return err
 			}
 			r.Inventory = inv.Path
+			if err := postScan(c, r, opts, hosts); err != nil {
+				return err
+			}
 			return emit(c.App.Writer, r, opts)
 		},
 	}
@@ -182,27 +185,11 @@ func scanHosts(parent context.Context, stderr io.Writer, hosts []inventory.Host,
 
 // emit renders the report and turns it into an exit code.
 func emit(stdout io.Writer, r *report.Report, o options) error {
-	w := stdout
-	var f *os.File
-	if o.output != "" {
-		var err error
-		f, err = os.CreateTemp(filepath.Dir(o.output), ".kaudit-report-*")
-		if err != nil {
-			return &exitError{code: ExitUsage, err: fmt.Errorf("cannot write report: %v", err)}
-		}
-		defer os.Remove(f.Name())
-		w = f
-	}
-	if err := report.Render(w, o.format, r, report.Options{Color: o.color}); err != nil {
-		return &exitError{code: ExitUsage, err: err}
-	}
-	if f != nil {
-		if err := f.Close(); err != nil {
-			return &exitError{code: ExitUsage, err: err}
-		}
-		if err := os.Rename(f.Name(), o.output); err != nil {
-			return &exitError{code: ExitUsage, err: fmt.Errorf("cannot write report: %v", err)}
-		}
+	err := writeOutput(stdout, o.output, func(w io.Writer) error {
+		return report.Render(w, o.format, r, report.Options{Color: o.color})
+	})
+	if err != nil {
+		return err
 	}
 	return exitFor(r, o.failOn)
 }

@@ -90,7 +90,21 @@ type HostSpec struct {
 	// NoEthtool / NoSS hide ethtool / ss inside the host (overlay whiteouts,
 	// so `command -v` fails and the binary cannot be run by any path).
 	NoEthtool, NoSS bool
+	// Users are extra login users besides root. They log in with the
+	// fleet's key (the one authorized_keys file serves every user), have
+	// HOME /tmp, UID 2000+i and group nogroup. A Shell that is a script
+	// given in Files (e.g. one printing garbage) replaces the login shell:
+	// sshd runs it as `SHELL -c "/bin/sh -s"` for kaudit's session.
+	Users []UserSpec
 }
+
+// UserSpec is one extra login user of a test host.
+type UserSpec struct {
+	Name  string // [a-z_][a-z0-9_-]{0,30}
+	Shell string // default /bin/sh
+}
+
+var userNameRE = regexp.MustCompile(`^[a-z_][a-z0-9_-]{0,30}$`)
 
 // Fleet is a set of running test hosts.
 type Fleet struct {
@@ -153,6 +167,11 @@ func Start(t testing.TB, specs []HostSpec) *Fleet {
 			t.Fatalf("testfleet: bad or duplicate host name %q (want %s)", s.Name, nameRE)
 		}
 		seen[s.Name] = true
+		for _, u := range s.Users {
+			if !userNameRE.MatchString(u.Name) || u.Name == "root" || strings.ContainsAny(u.Shell, ":\n") {
+				t.Fatalf("testfleet: host %s: bad user %q (shell %q)", s.Name, u.Name, u.Shell)
+			}
+		}
 		for k := range s.Sysctls {
 			if !strings.HasPrefix(k, "net.") || strings.Contains(k, "..") || strings.Contains(k, "/") {
 				t.Fatalf("testfleet: host %s: sysctl %q: only net.* keys (per network namespace) are allowed", s.Name, k)
@@ -183,7 +202,11 @@ func Start(t testing.TB, specs []HostSpec) *Fleet {
 	}
 	pub, err := os.ReadFile(f.IdentityFile + ".pub")
 	must(t, err)
-	must(t, os.WriteFile(filepath.Join(dir, "authorized_keys"), pub, 0o600))
+	// Readable by the extra login users (sshd opens AuthorizedKeysFile as
+	// the user): the fleet dir is traversable, the file world-readable
+	// (public keys only; private keys in the dir keep mode 0600).
+	must(t, os.Chmod(dir, 0o711))
+	must(t, os.WriteFile(filepath.Join(dir, "authorized_keys"), pub, 0o644))
 
 	for i, s := range specs {
 		h := &Host{Spec: s, NS: nsPrefix + s.Name, Port: 22, fleet: f, index: i,
@@ -487,6 +510,13 @@ func (h *Host) prepare() error {
 		}
 		pw = append(pw, line)
 	}
+	for i, u := range h.Spec.Users {
+		shell := u.Shell
+		if shell == "" {
+			shell = "/bin/sh"
+		}
+		pw = append(pw, fmt.Sprintf("%s:x:%d:65534:%s:/tmp:%s", u.Name, 2000+i, u.Name, shell))
+	}
 	if err := h.writeFile("/etc/passwd", strings.Join(pw, "\n")+"\n", 0o644); err != nil {
 		return err
 	}
@@ -499,6 +529,9 @@ func (h *Host) prepare() error {
 		sh = append(sh, line)
 	}
 	sh = append([]string{"root:*:19000:0:99999:7:::"}, sh...)
+	for _, u := range h.Spec.Users {
+		sh = append(sh, u.Name+":*:19000:0:99999:7:::")
+	}
 	if err := h.writeFile("/etc/shadow", strings.Join(sh, "\n")+"\n", 0o640); err != nil {
 		return err
 	}
@@ -1056,6 +1089,57 @@ func (h *Host) KillSSHD(t testing.TB) {
 	t.Helper()
 	h.killWait(t, h.SSHDPid, 22)
 }
+
+// KillSSHDAll kills (SIGKILL) every sshd process of the host: the listener
+// and the per-connection session processes, so sessions in progress are cut
+// off (KillSSHD alone leaves open sessions running, as a real sshd restart
+// does). It waits until they are gone and port 22 is closed.
+func (h *Host) KillSSHDAll(t testing.TB) {
+	t.Helper()
+	myNS, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", h.InitPid))
+	if err != nil {
+		t.Fatalf("testfleet: %s: %v", h.Spec.Name, err)
+	}
+	var pids []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid <= 1 {
+			continue
+		}
+		if ns, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/pid", pid)); err != nil || ns != myNS {
+			continue
+		}
+		if comm(pid) == "sshd" {
+			pids = append(pids, pid)
+		}
+	}
+	if len(pids) == 0 {
+		t.Fatalf("testfleet: %s: no sshd process found", h.Spec.Name)
+	}
+	for _, pid := range pids {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		busy := h.listening(22)
+		for _, pid := range pids {
+			busy = busy || alive(pid)
+		}
+		if !busy {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("testfleet: %s: sshd processes %v still alive / port 22 still listening", h.Spec.Name, pids)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Logf("testfleet: %s: killed sshd processes %v", h.Spec.Name, pids)
+}
+
+// AuthorizedKeys is the authorized_keys file every host and user trusts
+// (append a public key to authorize it fleet-wide).
+func (f *Fleet) AuthorizedKeys() string { return filepath.Join(f.Dir, "authorized_keys") }
 
 // StopSSHD freezes sshd (SIGSTOP): connects hang (the kernel still
 // completes handshakes into the accept queue). ContSSHD undoes it.

@@ -314,3 +314,52 @@ func TestFleetSelfTestScale8(t *testing.T) {
 	}
 	t.Logf("TIMING 8 parallel ssh sessions: %v", time.Since(t1).Round(time.Millisecond))
 }
+
+// TestFleetUsersAndKillAll checks the extra login users (own shell) and
+// KillSSHDAll cutting off a session in progress.
+func TestFleetUsersAndKillAll(t *testing.T) {
+	noLeftoversAfter(t)
+	f := Start(t, []HostSpec{{
+		Name:  "u1",
+		Files: map[string]string{"/usr/local/bin/kft-odd": "#!/bin/sh\necho odd-shell \"$@\"\n"},
+		Users: []UserSpec{{Name: "kafka"}, {Name: "odd", Shell: "/usr/local/bin/kft-odd"}},
+	}})
+	h := f.Host("u1")
+	ssh := func(user, command string) (string, error) {
+		args := f.SSHArgs(h)
+		args[len(args)-1] = user + "@" + h.Addr
+		return runEnv([]string{stdPath, "HOME=" + f.clientHome, "LANG=C"}, "ssh", append(args, command)...)
+	}
+	if out, err := ssh("kafka", "id -un; echo $HOME"); err != nil || out != "kafka\n/tmp\n" {
+		t.Errorf("kafka: %q %v", out, err)
+	}
+	if out, err := ssh("odd", "/bin/sh -s"); err != nil || out != "odd-shell -c /bin/sh -s\n" {
+		t.Errorf("odd shell: %q %v", out, err)
+	}
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() { _, err := h.SSHErr("sleep 20"); done <- err }()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := h.ExecErr("pgrep", "-x", "sleep"); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("session did not start")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	h.KillSSHDAll(t)
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Errorf("session survived KillSSHDAll")
+		}
+		t.Logf("session ended after %v: %v", time.Since(start).Round(time.Millisecond), err)
+	case <-time.After(10 * time.Second):
+		t.Errorf("session still running 10 s after KillSSHDAll")
+	}
+	if _, err := h.SSHErr("true"); err == nil {
+		t.Errorf("ssh works after KillSSHDAll")
+	}
+}

@@ -1,0 +1,57 @@
+package audit_test
+
+import (
+	"context"
+	"fmt"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kaudit/kaudit/audit"
+	"github.com/kaudit/kaudit/internal/simhost"
+	"github.com/kaudit/kaudit/rules"
+)
+
+// benchScan scans n in-process SSH hosts (real SSH handshakes, host keys
+// checked, one session each) and reports per-host wall time, CPU time and
+// allocations. The servers run in the same process, so CPU includes the
+// server side of every handshake: an upper bound for kaudit's own cost.
+func benchScan(b *testing.B, n int) {
+	var hosts []*simhost.Host
+	for i := 0; i < n; i++ {
+		h := simhost.DemoFleet()[i%7]
+		h.Name = fmt.Sprintf("b%04d", i)
+		hosts = append(hosts, h)
+	}
+	f, err := simhost.Start(b.TempDir(), hosts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	keys := rules.SysctlKeys()
+	b.ReportAllocs()
+	var ru0, ru1 syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+	start := time.Now()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		res := audit.Scan(context.Background(), f.Hosts, audit.Options{Concurrency: 64, SysctlKeys: keys})
+		for _, r := range res {
+			if r.Err != nil {
+				b.Fatalf("%s: %v", r.Host.Name, r.Err)
+			}
+			rules.Evaluate(r.Facts, rules.DefaultProfile())
+		}
+	}
+	b.StopTimer()
+	wall := time.Since(start)
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+	cpu := time.Duration(ru1.Utime.Nano()-ru0.Utime.Nano()) + time.Duration(ru1.Stime.Nano()-ru0.Stime.Nano())
+	per := float64(b.N * n)
+	b.ReportMetric(float64(wall.Microseconds())/per, "µs-wall/host")
+	b.ReportMetric(float64(cpu.Microseconds())/per, "µs-cpu/host")
+	b.ReportMetric(float64(wall.Milliseconds())/float64(b.N), "ms-wall/scan")
+}
+
+func BenchmarkScan100(b *testing.B)  { benchScan(b, 100) }
+func BenchmarkScan1000(b *testing.B) { benchScan(b, 1000) }

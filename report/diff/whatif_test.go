@@ -1,0 +1,186 @@
+package diff
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/kaudit/kaudit/audit/facts"
+	"github.com/kaudit/kaudit/report"
+	"github.com/kaudit/kaudit/rules"
+)
+
+func host(name, group, release, kafkaVer, dist string, somaxconn, persistedSomaxconn string) report.Host {
+	f := &facts.Facts{
+		KafkaPort: 9092,
+		Kernel:    facts.Kernel{Release: release, Version: "Linux version " + release + " #1 SMP Debian 4.19.152-1 (2020-10-18)", Distro: "debian", DistroVer: "10"},
+		Sysctl: map[string]string{
+			"net.core.somaxconn": somaxconn, "net.ipv4.tcp_syncookies": "1", "net.ipv4.tcp_max_syn_backlog": "8192",
+			"net.ipv4.tcp_timestamps": "1", "net.ipv4.tcp_window_scaling": "1",
+		},
+		Persisted: map[string]facts.PersistedSysctl{},
+		Netstat:   map[string]map[string]int64{"TcpExt": {"SyncookiesSent": 0, "TCPReqQFullDoCookies": 0, "ListenOverflows": 0, "ListenDrops": 0, "TCPReqQFullDrop": 0}},
+		Listeners: []facts.Listener{{Addr: "*", Port: 9092, Backlog: 50}},
+		Kafka: &facts.Kafka{Version: kafkaVer, Distribution: dist, Config: "/etc/kafka/server.properties",
+			Properties: map[string]string{"socket.listen.backlog.size": "8192", "socket.receive.buffer.bytes": "102400"}},
+	}
+	if persistedSomaxconn != "" {
+		f.Persisted["net.core.somaxconn"] = facts.PersistedSysctl{Value: persistedSomaxconn, File: "/etc/sysctl.d/90-kafka.conf", Line: 1}
+	}
+	return report.Host{Name: name, Groups: []string{group}, Facts: f, Findings: rules.Evaluate(f, rules.DefaultProfile())}
+}
+
+func whatIfReport() *report.Report {
+	r := &report.Report{SchemaVersion: 1, Hosts: []report.Host{
+		// Affected Debian kernel, Kafka 2.8.1, somaxconn 128 at runtime but 8192 persisted.
+		host("east-1", "east", "4.19.0-12-amd64", "2.8.1", "apache", "128", "8192"),
+		// Confluent 7.1 (Kafka 3.1), somaxconn 4096 at runtime, nothing persisted.
+		host("west-1", "west", "4.19.0-12-amd64", "7.1.0", "confluent", "4096", ""),
+		{Name: "west-down", Groups: []string{"west"}, Error: &report.HostError{Kind: "timeout"}, Findings: []rules.Finding{}},
+	}}
+	report.Summarize(r)
+	return r
+}
+
+func statusOf(t *testing.T, r *report.Report, host, rule string) rules.Status {
+	t.Helper()
+	for _, h := range r.Hosts {
+		for _, f := range h.Findings {
+			if h.Name == host && f.Rule == rule {
+				return f.Status
+			}
+		}
+	}
+	t.Fatalf("no %s on %s", rule, host)
+	return ""
+}
+
+func TestWhatIfUpgrade(t *testing.T) {
+	r := whatIfReport()
+	before, _ := json.Marshal(r)
+	// Preconditions: the fixture fails the way the test needs.
+	for _, c := range []struct{ host, rule string }{{"east-1", "kernel-synack-wscale"}, {"east-1", "kafka-backlog-hardcoded"}, {"east-1", "listen-backlog-effective"}, {"west-1", "kafka-backlog-hardcoded"}} {
+		if st := statusOf(t, r, c.host, c.rule); st != rules.Fail {
+			t.Fatalf("fixture: %s on %s is %s, want fail", c.rule, c.host, st)
+		}
+	}
+
+	w, err := EvaluateWhatIf(r, Assume{Kernel: "6.1.0", Kafka: "3.6.1"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := json.Marshal(r); !bytes.Equal(before, after) {
+		t.Error("EvaluateWhatIf modified the report it was given")
+	}
+	a := w.After
+	want := map[string]rules.Status{
+		"east-1/kernel-synack-wscale":     rules.Pass, // 6.1 has 909172a
+		"east-1/kafka-backlog-hardcoded":  rules.Pass, // 3.6.1 ≥ 3.2
+		"east-1/listen-backlog-effective": rules.Pass, // restart: min(8192, persisted somaxconn 8192) ≥ 4096
+		"west-1/kernel-synack-wscale":     rules.Pass,
+		"west-1/kafka-backlog-hardcoded":  rules.Fail, // Confluent keeps 7.1.0: no confluent version assumed
+		"west-1/listen-backlog-effective": rules.Fail, // still the hard-coded 50
+	}
+	for k, st := range want {
+		hr := strings.SplitN(k, "/", 2)
+		if got := statusOf(t, a, hr[0], hr[1]); got != st {
+			t.Errorf("after: %s %s, want %s", k, got, st)
+		}
+	}
+	fixes := keys(w.Fixes)
+	for _, k := range []string{"east-1/kernel-synack-wscale:fail>pass", "east-1/kafka-backlog-hardcoded:fail>pass", "east-1/listen-backlog-effective:fail>pass", "east-1/somaxconn:fail>pass"} {
+		if !contains(fixes, k) {
+			t.Errorf("fixes lack %s: %q", k, fixes)
+		}
+	}
+	if !contains(keys(w.StillFailing), "west-1/kafka-backlog-hardcoded:fail>fail") {
+		t.Errorf("still failing %q", keys(w.StillFailing))
+	}
+	var facts []string
+	for _, f := range w.Facts {
+		facts = append(facts, f.Host+" "+f.Fact+" "+f.Old+">"+f.New)
+	}
+	for _, k := range []string{"east-1 kernel.release 4.19.0-12-amd64>6.1.0", "east-1 kafka.version 2.8.1>3.6.1", "east-1 sysctl.net.core.somaxconn 128>8192", "east-1 listener *:9092 backlog 50>8192"} {
+		if !contains(facts, k) {
+			t.Errorf("facts lack %q: %q", k, facts)
+		}
+	}
+	if len(w.Clusters) != 2 {
+		t.Fatalf("clusters %+v", w.Clusters)
+	}
+	east, west := w.Clusters[0], w.Clusters[1]
+	if east.Cluster != "east" || east.SafeNow || !east.SafeAfter || len(east.BlockersAfter) != 0 {
+		t.Errorf("east %+v", east)
+	}
+	if west.Cluster != "west" || west.SafeNow || west.SafeAfter || !contains(west.BlockersAfter, "west-down: not audited (timeout)") || !contains(west.BlockersAfter, "west-1: kafka-backlog-hardcoded fail") {
+		t.Errorf("west %+v", west)
+	}
+
+	// Both distributions upgraded: west is safe too, except for the host that could not be audited.
+	w, err = EvaluateWhatIf(r, Assume{Kafka: "3.6.1, confluent:7.6.0"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := statusOf(t, w.After, "west-1", "kafka-backlog-hardcoded"); got != rules.Pass {
+		t.Errorf("confluent 7.6.0: %s", got)
+	}
+	if got := statusOf(t, w.After, "east-1", "kernel-synack-wscale"); got != rules.Fail {
+		t.Errorf("kernel not assumed, yet kernel-synack-wscale %s", got)
+	}
+}
+
+func TestWhatIfIntroduces(t *testing.T) {
+	// Runtime somaxconn 4096 but 128 persisted: the reboot of a kernel upgrade loses it.
+	r := &report.Report{SchemaVersion: 1, Hosts: []report.Host{host("k", "c", "4.19.0-12-amd64", "3.6.1", "apache", "4096", "128")}}
+	report.Summarize(r)
+	if st := statusOf(t, r, "k", "somaxconn"); st != rules.Pass {
+		t.Fatalf("fixture: somaxconn %s", st)
+	}
+	w, err := EvaluateWhatIf(r, Assume{Kernel: "5.15.0"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := keys(w.Introduces); !contains(got, "k/somaxconn:pass>fail") {
+		t.Errorf("introduces %q", got)
+	}
+	var b bytes.Buffer
+	if err := WriteWhatIf(&b, "table", w); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"What if: kernel 5.15.0", "The upgrade would introduce (", "somaxconn  medium    pass → fail", "Safe to rolling-restart?", "NOT SAFE"} {
+		if !strings.Contains(b.String(), s) {
+			t.Errorf("table lacks %q:\n%s", s, b.String())
+		}
+	}
+	b.Reset()
+	if err := WriteWhatIf(&b, "json", w); err != nil {
+		t.Fatal(err)
+	}
+	var back WhatIf
+	if err := json.Unmarshal(b.Bytes(), &back); err != nil || len(back.Introduces) != len(w.Introduces) || len(back.Clusters) != 1 {
+		t.Errorf("json: %v %+v", err, back)
+	}
+}
+
+func TestWhatIfBadAssumptions(t *testing.T) {
+	r := whatIfReport()
+	for _, a := range []Assume{{Kernel: "latest"}, {Kernel: "6.1 rc"}, {Kafka: "3"}, {Kafka: "kafka:3.6.1"}, {Kafka: "3.x"}, {Kafka: "3.6.1,3.7.0"}} {
+		if _, err := EvaluateWhatIf(r, a, nil); err == nil {
+			t.Errorf("%+v accepted", a)
+		}
+	}
+	m, err := ParseAssumeKafka("3.6.1,confluent:7.6.0")
+	if err != nil || m["apache"] != "3.6.1" || m["confluent"] != "7.6.0" {
+		t.Errorf("%v %v", m, err)
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}

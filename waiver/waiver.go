@@ -1,0 +1,421 @@
+// Package waiver loads waiver files and applies them to a report: a waiver
+// accepts a known failing (or unknown) finding on some hosts for a stated
+// reason until a date. A waived finding gets the status "waived"; it no
+// longer counts in the score or the exit status (both count only "fail"),
+// and its evidence says who waived it, why and until when.
+//
+// File format (YAML):
+//
+//	waivers:
+//	  - rule: kernel-synack-wscale       # a rule ID (kaudit rules)
+//	    hosts: [kafka-centos7-*]         # host names or globs (path.Match)
+//	    groups: [legacy]                 # and/or inventory groups
+//	    reason: kernel upgrade is CHG-1234, cookies monitored   # required
+//	    owner: platform-team
+//	    expires: 2027-01-31              # YYYY-MM-DD, valid through that day (UTC)
+//
+// A top-level list of entries (without "waivers:") is accepted too.
+package waiver
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/kaudit/kaudit/report"
+	"github.com/kaudit/kaudit/rules"
+)
+
+// Waived is the status of a finding a waiver accepted.
+const Waived = rules.Waived
+
+// DateLayout is the layout of "expires".
+const DateLayout = "2006-01-02"
+
+// Waiver is one entry of a waiver file.
+type Waiver struct {
+	Rule    string    `json:"rule"`
+	Hosts   []string  `json:"hosts,omitempty"`
+	Groups  []string  `json:"groups,omitempty"`
+	Reason  string    `json:"reason"`
+	Owner   string    `json:"owner,omitempty"`
+	Expires time.Time `json:"expires,omitzero"` // zero: never expires; else midnight UTC of the last valid day
+	File    string    `json:"file"`
+	Line    int       `json:"line"`
+}
+
+// Waivers is a loaded waiver file, in file order.
+type Waivers []Waiver
+
+// Where is "FILE:LINE" of the entry.
+func (w Waiver) Where() string { return w.File + ":" + strconv.Itoa(w.Line) }
+
+// Expired reports whether now is after the last valid day (UTC).
+func (w Waiver) Expired(now time.Time) bool {
+	return !w.Expires.IsZero() && !now.UTC().Before(w.Expires.AddDate(0, 0, 1))
+}
+
+// DaysLeft is the number of whole days the waiver remains valid after
+// today (0 on its last day, negative once expired). Meaningless when
+// Expires is zero: check that first.
+func (w Waiver) DaysLeft(now time.Time) int {
+	today := time.Date(now.UTC().Year(), now.UTC().Month(), now.UTC().Day(), 0, 0, 0, 0, time.UTC)
+	return int(w.Expires.Sub(today).Hours() / 24)
+}
+
+// Matches reports whether w covers rule on a host with this name and groups.
+func (w Waiver) Matches(rule, host string, groups []string) bool {
+	if w.Rule != rule {
+		return false
+	}
+	for _, p := range w.Hosts {
+		if ok, _ := path.Match(p, host); ok {
+			return true
+		}
+	}
+	for _, g := range w.Groups {
+		for _, hg := range groups {
+			if g == hg {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Label is a short description: "rule on hosts a*, groups g".
+func (w Waiver) Label() string {
+	var on []string
+	if len(w.Hosts) > 0 {
+		on = append(on, "hosts "+strings.Join(w.Hosts, ","))
+	}
+	if len(w.Groups) > 0 {
+		on = append(on, "groups "+strings.Join(w.Groups, ","))
+	}
+	return w.Rule + " on " + strings.Join(on, "; ")
+}
+
+// Error is one problem in a waiver file.
+type Error struct {
+	File  string
+	Line  int
+	Field string
+	Msg   string
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		b.WriteString(":" + strconv.Itoa(e.Line))
+	}
+	b.WriteString(": ")
+	if e.Field != "" {
+		b.WriteString(e.Field + ": ")
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// Load reads and validates a waiver file. Every problem is reported, each
+// as an *Error naming the file, line and field, joined in line order.
+func Load(file string) (Waivers, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(file, data)
+}
+
+var knownKeys = []string{"rule", "hosts", "groups", "reason", "owner", "expires"}
+
+type parser struct {
+	file string
+	errs []*Error
+}
+
+func (p *parser) add(line int, field, format string, args ...any) {
+	p.errs = append(p.errs, &Error{File: p.file, Line: line, Field: field, Msg: fmt.Sprintf(format, args...)})
+}
+
+// Parse validates data read from file (the name is used in errors).
+func Parse(file string, data []byte) (Waivers, error) {
+	p := &parser{file: file}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, &Error{File: file, Msg: "empty file (expected waivers: followed by a list of entries)"}
+		}
+		return nil, &Error{File: file, Msg: strings.TrimPrefix(err.Error(), "yaml: ")}
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		return nil, &Error{File: file, Line: extra.Line, Msg: "more than one YAML document"}
+	}
+	root := &doc
+	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
+		root = root.Content[0]
+	}
+	var list *yaml.Node
+	switch root.Kind {
+	case yaml.SequenceNode:
+		list = root
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(root.Content); i += 2 {
+			k, v := root.Content[i], root.Content[i+1]
+			if k.Value != "waivers" {
+				p.add(k.Line, k.Value, "unknown top-level key (the file has one key, waivers:)")
+				continue
+			}
+			if v.Kind == yaml.ScalarNode && v.Tag == "!!null" {
+				list = &yaml.Node{Kind: yaml.SequenceNode}
+				continue
+			}
+			if v.Kind != yaml.SequenceNode {
+				p.add(v.Line, "waivers", "expected a list of entries, got %s", kindName(v))
+				continue
+			}
+			list = v
+		}
+		if list == nil && len(p.errs) == 0 {
+			p.add(root.Line, "", "no waivers: key")
+		}
+	default:
+		p.add(root.Line, "", "expected waivers: followed by a list of entries, got %s", kindName(root))
+	}
+	var out Waivers
+	if list != nil {
+		for i, e := range list.Content {
+			if w, ok := p.entry(fmt.Sprintf("waivers[%d]", i), e); ok {
+				out = append(out, w)
+			}
+		}
+	}
+	if len(p.errs) > 0 {
+		sort.SliceStable(p.errs, func(i, j int) bool { return p.errs[i].Line < p.errs[j].Line })
+		errs := make([]error, len(p.errs))
+		for i, e := range p.errs {
+			errs[i] = e
+		}
+		return nil, errors.Join(errs...)
+	}
+	return out, nil
+}
+
+func kindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.AliasNode:
+		return "an alias"
+	}
+	if n.Tag == "!!null" {
+		return "nothing"
+	}
+	return fmt.Sprintf("%q", n.Value)
+}
+
+func (p *parser) entry(field string, n *yaml.Node) (Waiver, bool) {
+	w := Waiver{File: p.file, Line: n.Line}
+	if n.Kind != yaml.MappingNode {
+		p.add(n.Line, field, "expected a mapping with rule, hosts/groups, reason, owner, expires; got %s", kindName(n))
+		return w, false
+	}
+	before := len(p.errs)
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		f := field + "." + k.Value
+		if seen[k.Value] {
+			p.add(k.Line, f, "given twice")
+			continue
+		}
+		seen[k.Value] = true
+		switch k.Value {
+		case "rule":
+			if s, ok := p.str(f, v); ok {
+				if _, known := rules.Lookup(s); !known {
+					p.add(v.Line, f, "unknown rule %q%s", s, suggest(s, ruleIDs()))
+				}
+				w.Rule = s
+			}
+		case "hosts":
+			w.Hosts = p.list(f, v)
+			for _, h := range w.Hosts {
+				if _, err := path.Match(h, ""); err != nil {
+					p.add(v.Line, f, "bad glob %q", h)
+				}
+			}
+		case "groups":
+			w.Groups = p.list(f, v)
+		case "reason":
+			w.Reason, _ = p.str(f, v)
+		case "owner":
+			w.Owner, _ = p.str(f, v)
+		case "expires":
+			if s, ok := p.str(f, v); ok {
+				t, err := time.Parse(DateLayout, s)
+				if err != nil {
+					p.add(v.Line, f, "expected a date YYYY-MM-DD, got %q", s)
+				}
+				w.Expires = t
+			}
+		default:
+			p.add(k.Line, f, "unknown key%s (known: %s)", suggest(k.Value, knownKeys), strings.Join(knownKeys, ", "))
+		}
+	}
+	if !seen["rule"] {
+		p.add(n.Line, field, "rule is required")
+	}
+	if strings.TrimSpace(w.Reason) == "" && !seen["reason"] {
+		p.add(n.Line, field, "reason is required: say why this finding is accepted")
+	} else if strings.TrimSpace(w.Reason) == "" {
+		p.add(n.Line, field+".reason", "must not be empty")
+	}
+	if len(w.Hosts) == 0 && len(w.Groups) == 0 && !seen["hosts"] && !seen["groups"] {
+		p.add(n.Line, field, "hosts or groups is required (write hosts: [\"*\"] to waive a rule fleet-wide)")
+	}
+	return w, len(p.errs) == before
+}
+
+func (p *parser) str(field string, v *yaml.Node) (string, bool) {
+	if v.Kind != yaml.ScalarNode || v.Tag == "!!null" {
+		p.add(v.Line, field, "expected a string, got %s", kindName(v))
+		return "", false
+	}
+	return v.Value, true
+}
+
+// list accepts a list of strings or one string.
+func (p *parser) list(field string, v *yaml.Node) []string {
+	if v.Kind == yaml.ScalarNode && v.Tag != "!!null" {
+		return []string{v.Value}
+	}
+	if v.Kind != yaml.SequenceNode {
+		p.add(v.Line, field, "expected a list of strings, got %s", kindName(v))
+		return nil
+	}
+	if len(v.Content) == 0 {
+		p.add(v.Line, field, "empty list")
+	}
+	var out []string
+	for _, e := range v.Content {
+		if e.Kind != yaml.ScalarNode || e.Tag == "!!null" || e.Value == "" {
+			p.add(e.Line, field, "expected a string, got %s", kindName(e))
+			continue
+		}
+		out = append(out, e.Value)
+	}
+	return out
+}
+
+func ruleIDs() []string {
+	var ids []string
+	for _, r := range rules.Catalog() {
+		ids = append(ids, r.ID)
+	}
+	return ids
+}
+
+// suggest returns ` (did you mean "x"?)` for the nearest known word.
+func suggest(s string, known []string) string {
+	best, bestD := "", 1<<30
+	for _, k := range known {
+		if d := distance(s, k); d < bestD {
+			best, bestD = k, d
+		}
+	}
+	if best != "" && bestD <= 3 {
+		return fmt.Sprintf(" (did you mean %q?)", best)
+	}
+	return ""
+}
+
+func distance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}
+
+// ApplyWaivers marks every failing or unknown finding that an unexpired
+// waiver covers as waived (first matching waiver in file order wins),
+// records the waiver in the finding's evidence, and re-summarizes r.
+// It returns one warning per expired waiver, saying how many findings it
+// would have covered.
+func ApplyWaivers(r *report.Report, w Waivers, now time.Time) []string {
+	var warnings []string
+	for _, wv := range w {
+		if !wv.Expired(now) {
+			continue
+		}
+		n := 0
+		for _, h := range r.Hosts {
+			for _, f := range h.Findings {
+				if waivable(f.Status) && wv.Matches(f.Rule, h.Name, h.Groups) {
+					n++
+				}
+			}
+		}
+		warnings = append(warnings, fmt.Sprintf("%s: waiver for %s expired on %s%s: %d finding(s) it covers are not waived",
+			wv.Where(), wv.Label(), wv.Expires.Format(DateLayout), ownerSuffix(wv), n))
+	}
+	for i := range r.Hosts {
+		h := &r.Hosts[i]
+		for j := range h.Findings {
+			f := &h.Findings[j]
+			if !waivable(f.Status) {
+				continue
+			}
+			for _, wv := range w {
+				if wv.Expired(now) || !wv.Matches(f.Rule, h.Name, h.Groups) {
+					continue
+				}
+				until := "no expiry"
+				if !wv.Expires.IsZero() {
+					until = "until " + wv.Expires.Format(DateLayout)
+				}
+				f.Evidence = append(f.Evidence, fmt.Sprintf("waived (was %s) by %s, %s%s: %s", f.Status, wv.Where(), until, ownerSuffix(wv), wv.Reason))
+				f.Status = Waived
+				break
+			}
+		}
+	}
+	report.Summarize(r)
+	return warnings
+}
+
+func waivable(s rules.Status) bool { return s == rules.Fail || s == rules.Unknown }
+
+func ownerSuffix(w Waiver) string {
+	if w.Owner == "" {
+		return ""
+	}
+	return ", owner " + w.Owner
+}

@@ -1,0 +1,259 @@
+package waiver
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kaudit/kaudit/report"
+	"github.com/kaudit/kaudit/rules"
+)
+
+const good = `# accepted risks
+waivers:
+  - rule: kernel-synack-wscale
+    hosts: [kafka-centos7-*, kafka-buster-07]
+    reason: kernel upgrade scheduled (CHG-1234)
+    owner: platform-team
+    expires: 2026-12-31
+  - rule: somaxconn
+    groups: [legacy]
+    reason: "legacy rack, decommissioned in Q1"
+  - rule: nic-ring
+    hosts: kafka-a1
+    reason: virtio NIC, no ring settings
+    expires: "2026-01-15"
+`
+
+func TestParseGood(t *testing.T) {
+	w, err := Parse("w.yaml", []byte(good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(w) != 3 {
+		t.Fatalf("%d waivers", len(w))
+	}
+	a := w[0]
+	if a.Rule != "kernel-synack-wscale" || len(a.Hosts) != 2 || a.Owner != "platform-team" || a.Line != 3 || a.Where() != "w.yaml:3" {
+		t.Errorf("first: %+v", a)
+	}
+	if got := a.Expires.Format(DateLayout); got != "2026-12-31" {
+		t.Errorf("expires %s", got)
+	}
+	if !w[1].Expires.IsZero() || len(w[1].Groups) != 1 {
+		t.Errorf("second: %+v", w[1])
+	}
+	if len(w[2].Hosts) != 1 || w[2].Hosts[0] != "kafka-a1" {
+		t.Errorf("a single string is a one-element list: %+v", w[2])
+	}
+	// A bare list is accepted too.
+	bare := "- rule: somaxconn\n  hosts: ['*']\n  reason: r\n"
+	if w, err := Parse("b.yaml", []byte(bare)); err != nil || len(w) != 1 {
+		t.Fatalf("bare list: %v %v", w, err)
+	}
+	if w, err := Parse("e.yaml", []byte("waivers:\n")); err != nil || len(w) != 0 {
+		t.Fatalf("empty waivers list: %v %v", w, err)
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	cases := []struct {
+		name, src string
+		want      []string
+	}{
+		{"unknown key", "waivers:\n  - rule: somaxconn\n    hosts: [a]\n    reason: r\n    expire: 2026-01-01\n",
+			[]string{`x.yaml:5: waivers[0].expire: unknown key (did you mean "expires"?)`}},
+		{"reason required", "waivers:\n  - rule: somaxconn\n    hosts: [a]\n",
+			[]string{"x.yaml:2: waivers[0]: reason is required"}},
+		{"empty reason", "waivers:\n  - rule: somaxconn\n    hosts: [a]\n    reason: ''\n",
+			[]string{"x.yaml:2: waivers[0].reason: must not be empty"}},
+		{"bad date", "waivers:\n  - rule: somaxconn\n    hosts: [a]\n    reason: r\n    expires: 31/12/2026\n",
+			[]string{`x.yaml:5: waivers[0].expires: expected a date YYYY-MM-DD, got "31/12/2026"`}},
+		{"impossible date", "waivers:\n  - rule: somaxconn\n    hosts: [a]\n    reason: r\n    expires: 2026-02-30\n",
+			[]string{`x.yaml:5: waivers[0].expires: expected a date YYYY-MM-DD`}},
+		{"unknown rule", "waivers:\n  - rule: somaxcon\n    hosts: [a]\n    reason: r\n",
+			[]string{`x.yaml:2: waivers[0].rule: unknown rule "somaxcon" (did you mean "somaxconn"?)`}},
+		{"rule required", "waivers:\n  - hosts: [a]\n    reason: r\n",
+			[]string{"x.yaml:2: waivers[0]: rule is required"}},
+		{"no hosts or groups", "waivers:\n  - rule: somaxconn\n    reason: r\n",
+			[]string{"x.yaml:2: waivers[0]: hosts or groups is required"}},
+		{"bad glob", "waivers:\n  - rule: somaxconn\n    hosts: ['kafka-[']\n    reason: r\n",
+			[]string{`x.yaml:3: waivers[0].hosts: bad glob "kafka-["`}},
+		{"hosts mapping", "waivers:\n  - rule: somaxconn\n    hosts: {a: 1}\n    reason: r\n",
+			[]string{"x.yaml:3: waivers[0].hosts: expected a list of strings, got a mapping"}},
+		{"duplicate key", "waivers:\n  - rule: somaxconn\n    rule: nic-ring\n    hosts: [a]\n    reason: r\n",
+			[]string{"x.yaml:3: waivers[0].rule: given twice"}},
+		{"top-level key", "waiver:\n  - rule: somaxconn\n", []string{"x.yaml:1: waiver: unknown top-level key"}},
+		{"scalar entry", "waivers:\n  - somaxconn\n", []string{"x.yaml:2: waivers[0]: expected a mapping"}},
+		{"not a list", "waivers: somaxconn\n", []string{"x.yaml:1: waivers: expected a list of entries"}},
+		{"empty file", "", []string{"x.yaml: empty file"}},
+		{"syntax", "waivers: [\n", []string{"x.yaml: "}},
+		{"every problem at once", "waivers:\n  - rule: nope\n    hosts: [a]\n  - rule: somaxconn\n    reason: r\n    colour: red\n",
+			[]string{`x.yaml:2: waivers[0].rule: unknown rule "nope"`, "x.yaml:2: waivers[0]: reason is required", "x.yaml:4: waivers[1]: hosts or groups", "x.yaml:6: waivers[1].colour: unknown key"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w, err := Parse("x.yaml", []byte(tc.src))
+			if err == nil {
+				t.Fatalf("no error, got %+v", w)
+			}
+			msg := err.Error()
+			for _, want := range tc.want {
+				if !strings.Contains(msg, want) {
+					t.Errorf("error\n%s\nlacks %q", msg, want)
+				}
+			}
+			if w != nil {
+				t.Errorf("waivers returned with an error: %+v", w)
+			}
+		})
+	}
+}
+
+func day(s string) time.Time {
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+func TestExpiry(t *testing.T) {
+	w := Waiver{Expires: time.Date(2026, 12, 31, 0, 0, 0, 0, time.UTC)}
+	for _, tc := range []struct {
+		now     string
+		expired bool
+		left    int
+	}{
+		{"2026-12-30T12:00:00Z", false, 1},
+		{"2026-12-31T00:00:00Z", false, 0},
+		{"2026-12-31T23:59:59Z", false, 0},
+		{"2027-01-01T00:00:00Z", true, -1},
+		{"2027-01-01T00:30:00+01:00", false, 0}, // still Dec 31 in UTC
+	} {
+		now := day(tc.now)
+		if got := w.Expired(now); got != tc.expired {
+			t.Errorf("%s: expired %v, want %v", tc.now, got, tc.expired)
+		}
+		if got := w.DaysLeft(now); got != tc.left {
+			t.Errorf("%s: %d days left, want %d", tc.now, got, tc.left)
+		}
+	}
+	if (Waiver{}).Expired(time.Now()) {
+		t.Error("a waiver without expires never expires")
+	}
+}
+
+func TestMatches(t *testing.T) {
+	w := Waiver{Rule: "somaxconn", Hosts: []string{"kafka-east-*", "kafka-west-01"}, Groups: []string{"legacy"}}
+	for _, tc := range []struct {
+		rule, host string
+		groups     []string
+		want       bool
+	}{
+		{"somaxconn", "kafka-east-07", nil, true},
+		{"somaxconn", "kafka-west-01", nil, true},
+		{"somaxconn", "kafka-west-02", nil, false},
+		{"somaxconn", "kafka-west-02", []string{"brokers", "legacy"}, true},
+		{"nic-ring", "kafka-east-07", []string{"legacy"}, false},
+	} {
+		if got := w.Matches(tc.rule, tc.host, tc.groups); got != tc.want {
+			t.Errorf("%s on %s %v: %v, want %v", tc.rule, tc.host, tc.groups, got, tc.want)
+		}
+	}
+}
+
+func testReport() *report.Report {
+	r := &report.Report{SchemaVersion: 1, Hosts: []report.Host{
+		{Name: "kafka-centos7-01", Groups: []string{"brokers"}, Findings: []rules.Finding{
+			{Rule: "kernel-synack-wscale", Status: rules.Fail, Severity: rules.Critical},
+			{Rule: "somaxconn", Status: rules.Fail, Severity: rules.Medium},
+			{Rule: "nic-ring", Status: rules.Pass, Severity: rules.Medium},
+		}},
+		{Name: "kafka-rhel8-04", Groups: []string{"legacy"}, Findings: []rules.Finding{
+			{Rule: "kernel-synack-wscale", Status: rules.Unknown, Severity: rules.Critical},
+			{Rule: "somaxconn", Status: rules.Fail, Severity: rules.Medium},
+		}},
+		{Name: "kafka-a1", Findings: []rules.Finding{
+			{Rule: "nic-ring", Status: rules.Fail, Severity: rules.Medium},
+		}},
+		{Name: "kafka-down", Error: &report.HostError{Kind: "unreachable"}, Findings: []rules.Finding{}},
+	}}
+	report.Summarize(r)
+	return r
+}
+
+func TestApplyWaivers(t *testing.T) {
+	w, err := Parse("w.yaml", []byte(good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := testReport()
+	if r.Hosts[0].Score != 50 || r.WorstFailure() != rules.Critical {
+		t.Fatalf("before: score %d worst %s", r.Hosts[0].Score, r.WorstFailure())
+	}
+	warns := ApplyWaivers(r, w, day("2026-06-01T10:00:00Z"))
+	if len(warns) != 1 || !strings.Contains(warns[0], "w.yaml:11: waiver for nic-ring on hosts kafka-a1 expired on 2026-01-15") || !strings.Contains(warns[0], "1 finding(s)") {
+		t.Errorf("warnings %q", warns)
+	}
+	st := func(h, rule string) rules.Finding {
+		for _, host := range r.Hosts {
+			for _, f := range host.Findings {
+				if host.Name == h && f.Rule == rule {
+					return f
+				}
+			}
+		}
+		t.Fatalf("no %s on %s", rule, h)
+		return rules.Finding{}
+	}
+	for _, tc := range []struct {
+		host, rule string
+		want       rules.Status
+	}{
+		{"kafka-centos7-01", "kernel-synack-wscale", Waived},
+		{"kafka-centos7-01", "somaxconn", rules.Fail},             // not in group legacy
+		{"kafka-centos7-01", "nic-ring", rules.Pass},              // passing findings are never waived
+		{"kafka-rhel8-04", "kernel-synack-wscale", rules.Unknown}, // hosts glob does not match
+		{"kafka-rhel8-04", "somaxconn", Waived},                   // group legacy
+		{"kafka-a1", "nic-ring", rules.Fail},                      // waiver expired
+	} {
+		if got := st(tc.host, tc.rule).Status; got != tc.want {
+			t.Errorf("%s/%s: %s, want %s", tc.host, tc.rule, got, tc.want)
+		}
+	}
+	ev := st("kafka-centos7-01", "kernel-synack-wscale").Evidence
+	if len(ev) != 1 || ev[0] != "waived (was fail) by w.yaml:3, until 2026-12-31, owner platform-team: kernel upgrade scheduled (CHG-1234)" {
+		t.Errorf("evidence %q", ev)
+	}
+	if r.Hosts[0].Score != 90 || r.Hosts[1].Score != 100 {
+		t.Errorf("scores after waivers: %d %d", r.Hosts[0].Score, r.Hosts[1].Score)
+	}
+	if r.WorstFailure() != rules.Medium {
+		t.Errorf("worst failure %s, want medium (critical waived)", r.WorstFailure())
+	}
+	if r.Summary.StatusCounts["waived"] != 2 || r.Summary.FailBySeverity["critical"] != 0 {
+		t.Errorf("summary %+v", r.Summary)
+	}
+
+	// Unknown findings are waivable too; applying twice changes nothing more.
+	w2 := Waivers{{Rule: "kernel-synack-wscale", Hosts: []string{"*"}, Reason: "r", File: "w2", Line: 1}}
+	ApplyWaivers(r, w2, time.Now())
+	if got := st("kafka-rhel8-04", "kernel-synack-wscale"); got.Status != Waived || !strings.Contains(got.Evidence[0], "was unknown") {
+		t.Errorf("unknown not waived: %+v", got)
+	}
+	if ev := st("kafka-centos7-01", "kernel-synack-wscale").Evidence; len(ev) != 1 {
+		t.Errorf("re-applied: %q", ev)
+	}
+}
+
+// The example shipped in docs/ stays valid.
+func TestDocsExample(t *testing.T) {
+	w, err := Load("../docs/waivers.example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(w) != 3 || w[0].Line != 12 || !w[2].Expires.IsZero() {
+		t.Errorf("%+v", w)
+	}
+}
