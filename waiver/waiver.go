@@ -29,6 +29,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kaudit/kaudit/internal/suggest"
+
 	"gopkg.in/yaml.v3"
 
 	"github.com/kaudit/kaudit/report"
@@ -247,7 +249,7 @@ func (p *parser) entry(field string, n *yaml.Node) (Waiver, bool) {
 		case "rule":
 			if s, ok := p.str(f, v); ok {
 				if _, known := rules.Lookup(s); !known {
-					p.add(v.Line, f, "unknown rule %q%s", s, suggest(s, ruleIDs()))
+					p.add(v.Line, f, "unknown rule %q%s", s, didYouMean(s, ruleIDs()))
 				}
 				w.Rule = s
 			}
@@ -273,7 +275,7 @@ func (p *parser) entry(field string, n *yaml.Node) (Waiver, bool) {
 				w.Expires = t
 			}
 		default:
-			p.add(k.Line, f, "unknown key%s (known: %s)", suggest(k.Value, knownKeys), strings.Join(knownKeys, ", "))
+			p.add(k.Line, f, "unknown key%s (known: %s)", didYouMean(k.Value, knownKeys), strings.Join(knownKeys, ", "))
 		}
 	}
 	if !seen["rule"] {
@@ -329,39 +331,12 @@ func ruleIDs() []string {
 	return ids
 }
 
-// suggest returns ` (did you mean "x"?)` for the nearest known word.
-func suggest(s string, known []string) string {
-	best, bestD := "", 1<<30
-	for _, k := range known {
-		if d := distance(s, k); d < bestD {
-			best, bestD = k, d
-		}
-	}
-	if best != "" && bestD <= 3 {
+// didYouMean returns ` (did you mean "x"?)` for the nearest known word.
+func didYouMean(s string, known []string) string {
+	if best := suggest.Closest(s, known); best != "" {
 		return fmt.Sprintf(" (did you mean %q?)", best)
 	}
 	return ""
-}
-
-func distance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }
 
 // ApplyWaivers marks every failing or unknown finding that an unexpired
