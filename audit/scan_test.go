@@ -46,6 +46,7 @@ func TestScanFaultMatrix(t *testing.T) {
 		demoHost("truncated", simhost.FaultTruncated),
 		demoHost("drop", simhost.FaultDrop),
 		demoHost("sudo", simhost.FaultSudoPassword),
+		demoHost("flood", simhost.FaultFlood),
 	}
 	f := startFleet(t, hosts, "down")
 	// A host whose key is not the one in known_hosts.
@@ -85,7 +86,7 @@ func TestScanFaultMatrix(t *testing.T) {
 		"hang": transport.KindTimeout, "nobanner": transport.KindTimeout,
 		"authrefused": transport.KindAuth, "garbage": transport.KindProtocol,
 		"truncated": transport.KindProtocol, "drop": transport.KindProtocol,
-		"sudo": transport.KindAuth, "down": transport.KindUnreachable,
+		"sudo": transport.KindAuth, "down": transport.KindUnreachable, "flood": transport.KindProtocol,
 		"changedkey": transport.KindHostKey, "unknownkey": transport.KindHostKey,
 	}
 	if len(res) != len(want) {
@@ -110,7 +111,7 @@ func TestScanFaultMatrix(t *testing.T) {
 			if r.Duration < time.Second || r.Duration > timeout+time.Second {
 				t.Errorf("%s: took %v, want the deadline (%v / connect 1s)", r.Host.Name, r.Duration, timeout)
 			}
-		case "ok", "banner", "authrefused", "garbage", "down", "changedkey":
+		case "ok", "banner", "authrefused", "garbage", "down", "changedkey", "flood":
 			if r.Duration > 900*time.Millisecond {
 				t.Errorf("%s: took %v; a healthy or fast-failing host must not wait for the hung ones", r.Host.Name, r.Duration)
 			}
@@ -129,6 +130,9 @@ func TestScanFaultMatrix(t *testing.T) {
 	}
 	if m := msg("unknownkey"); !strings.Contains(m, "unknown host key") || !strings.Contains(m, "SHA256:") {
 		t.Errorf("unknown key message: %s", m)
+	}
+	if m := msg("flood"); !strings.Contains(m, "more than 16 MiB") {
+		t.Errorf("flood message: %s", m)
 	}
 	if m := msg("sudo"); !strings.Contains(m, "password") {
 		t.Errorf("sudo message: %s", m)

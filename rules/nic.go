@@ -13,7 +13,7 @@ func evalNICRing(c *evalCtx) Finding {
 		return unknown(c.notGathered(facts.SecNICs, "network interfaces (ethtool)"))
 	}
 	target := c.p.NICRing
-	var obs, bad, skipped []string
+	var obs, bad, skipped, unreadable []string
 	fix := map[string]map[string]string{}
 	checked := 0
 	for _, n := range c.f.NICs {
@@ -22,7 +22,13 @@ func evalNICRing(c *evalCtx) Finding {
 			if why == "" {
 				why = "ring settings not reported"
 			}
-			skipped = append(skipped, n.Name+": "+why)
+			// Only the driver saying "not supported" settles it; a missing
+			// ethtool, a permission problem or an error does not.
+			if strings.Contains(strings.ToLower(why), "not supported") {
+				skipped = append(skipped, n.Name+": "+why)
+			} else {
+				unreadable = append(unreadable, n.Name+": "+why)
+			}
 			continue
 		}
 		checked++
@@ -48,9 +54,13 @@ func evalNICRing(c *evalCtx) Finding {
 			}
 		}
 	}
+	if checked == 0 && len(unreadable) > 0 {
+		return unknown("ring settings could not be read (" + strings.Join(append(unreadable, skipped...), "; ") + ")")
+	}
 	if checked == 0 {
 		return skip("no NIC supports ring settings (" + strings.Join(skipped, "; ") + ")")
 	}
+	skipped = append(skipped, unreadable...)
 	fd := Finding{Observed: strings.Join(obs, ", "), Expected: fmt.Sprintf("rx/tx >= min(%d, NIC maximum)", target)}
 	note := ""
 	if len(skipped) > 0 {

@@ -442,6 +442,12 @@ func TestNICRing(t *testing.T) {
 			f.NICs = nil
 			f.Sections = secs(facts.SecNICs, "missing", "ethtool not installed on host")
 		}, status: Unknown, reason: "not gathered: ethtool not installed on host"},
+		{name: "interfaces listed but ethtool missing", mutate: func(f *facts.Facts) {
+			f.NICs = []facts.NIC{{Name: "eth0", RingErr: "ethtool not installed", FeatErr: "ethtool not installed"}}
+		}, status: Unknown, reason: "ring settings could not be read (eth0: ethtool not installed)"},
+		{name: "netlink-era unsupported", mutate: func(f *facts.Facts) {
+			f.NICs = []facts.NIC{{Name: "eth0", RingErr: "netlink error: Operation not supported"}}
+		}, status: Skip, reason: "no NIC supports ring settings"},
 	})
 }
 

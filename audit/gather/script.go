@@ -25,7 +25,7 @@ var (
 	reIface  = regexp.MustCompile(`^[A-Za-z0-9_.:@-]{1,15}$`)
 	reSysctl = regexp.MustCompile(`^[a-z0-9_]+(\.[a-z0-9_-]+)+$`)
 	reMarker = regexp.MustCompile(`^[A-Za-z0-9_-]{8,64}$`)
-	rePath   = regexp.MustCompile(`^/[A-Za-z0-9_./+@,=-]*$`)
+	rePath   = regexp.MustCompile(`^/[A-Za-z0-9_./+@,=:%~-]*$`) // as audit/inventory allows; inert inside single quotes
 )
 
 // NewMarker returns a random section marker.
@@ -56,7 +56,7 @@ func Script(p Params) ([]byte, error) {
 		return nil, fmt.Errorf("gather: kafka port %d out of range 1-65535", p.KafkaPort)
 	}
 	if p.KafkaConfig != "" && !rePath.MatchString(p.KafkaConfig) {
-		return nil, fmt.Errorf("gather: kafka config path %q: only absolute paths of letters, digits and ._/+@,=- are allowed", p.KafkaConfig)
+		return nil, fmt.Errorf("gather: kafka config path %q: only absolute paths of letters, digits and ._/+@,=:%%~- are allowed", p.KafkaConfig)
 	}
 	for _, i := range p.Interfaces {
 		if !reIface.MatchString(i) || strings.HasPrefix(i, "-") {

@@ -55,6 +55,8 @@ func classify(err error, phase string) *Error {
 	}
 	msg := err.Error()
 	switch {
+	case phase == "connect" && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) || isNetTimeout(err)):
+		return newErr(KindUnreachable, err, "TCP connect timed out (host down, or SYNs dropped by a firewall or route)")
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded):
 		if phase == "handshake" {
 			return newErr(KindTimeout, err, "no SSH handshake before the deadline (the port accepts TCP but the server never finished the SSH banner/key exchange)")
@@ -101,4 +103,9 @@ func orDefault(s, d string) string {
 		return d
 	}
 	return s
+}
+
+func isNetTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }

@@ -15,11 +15,19 @@ func (Local) Run(ctx context.Context, t Target, script []byte) (*Output, error) 
 	args := strings.Fields(shellCommand(t.Become))
 	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 	cmd.Stdin = strings.NewReader(string(script))
-	stdout := &limitedBuffer{max: MaxOutput}
-	stderr := &limitedBuffer{max: 1 << 20}
+	cut := func() {
+		if cmd.Process != nil {
+			_ = cmd.Process.Kill() // the shell we started, nothing else
+		}
+	}
+	stdout := &limitedBuffer{max: MaxOutput, cut: cut}
+	stderr := &limitedBuffer{max: 1 << 20, cut: cut}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	err := cmd.Run()
-	out := &Output{Stdout: stdout.buf.Bytes(), Stderr: stderr.buf.Bytes()}
+	if stdout.overflowed() || stderr.overflowed() {
+		return nil, tooMuch()
+	}
+	out := &Output{Stdout: stdout.Bytes(), Stderr: stderr.Bytes()}
 	if ctx.Err() != nil {
 		return nil, classify(ctx.Err(), "gather")
 	}
@@ -27,7 +35,7 @@ func (Local) Run(ctx context.Context, t Target, script []byte) (*Output, error) 
 	if errors.As(err, &ee) {
 		out.ExitCode = ee.ExitCode()
 	} else if err != nil {
-		return nil, tooMuch(newErr(KindProtocol, err, "local: %v", err))
+		return nil, newErr(KindProtocol, err, "local: %v", err)
 	}
 	return out, checkExit(t, out)
 }

@@ -3,8 +3,8 @@ package transport
 import (
 	"bytes"
 	"context"
-	"errors"
 	"io"
+	"sync"
 	"time"
 )
 
@@ -67,26 +67,47 @@ func checkExit(t Target, out *Output) error {
 	return newErr(KindProtocol, nil, "gather script exited %d: %s", out.ExitCode, stderr)
 }
 
-// limitedBuffer is a bytes.Buffer that fails once more than max bytes are written.
+// limitedBuffer keeps at most max bytes. Past that it discards, records the
+// overflow and calls cut once: merely refusing to read would leave the
+// remote blocked on a full pipe until the host's deadline.
 type limitedBuffer struct {
-	buf bytes.Buffer
-	max int
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	max  int
+	over bool
+	cut  func()
 }
 
-var errTooMuch = errors.New("output limit exceeded")
-
 func (l *limitedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.over {
+		return len(p), nil
+	}
 	if l.buf.Len()+len(p) > l.max {
-		return 0, errTooMuch
+		l.over = true
+		if l.cut != nil {
+			go l.cut()
+		}
+		return len(p), nil
 	}
 	return l.buf.Write(p)
 }
 
+func (l *limitedBuffer) overflowed() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.over
+}
+
+func (l *limitedBuffer) Bytes() []byte {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Bytes()
+}
+
 var _ io.Writer = (*limitedBuffer)(nil)
 
-func tooMuch(err error) error {
-	if errors.Is(err, errTooMuch) {
-		return newErr(KindProtocol, err, "host printed more than %d MiB: refusing to read further", MaxOutput>>20)
-	}
-	return err
+func tooMuch() error {
+	return newErr(KindProtocol, nil, "host printed more than %d MiB: cut off (is the login shell printing in a loop, or is this not a broker?)", MaxOutput>>20)
 }

@@ -325,15 +325,19 @@ func runSession(ctx context.Context, client *ssh.Client, t Target, script []byte
 		return nil, classify(err, "session")
 	}
 	defer sess.Close()
-	stdout := &limitedBuffer{max: MaxOutput}
-	stderr := &limitedBuffer{max: 1 << 20}
+	cut := func() { sess.Close(); client.Close() }
+	stdout := &limitedBuffer{max: MaxOutput, cut: cut}
+	stderr := &limitedBuffer{max: 1 << 20, cut: cut}
 	sess.Stdout, sess.Stderr = stdout, stderr
 	sess.Stdin = strings.NewReader(string(script))
 	err = sess.Run(shellCommand(t.Become))
+	if stdout.overflowed() || stderr.overflowed() {
+		return nil, tooMuch()
+	}
 	if ctx.Err() != nil {
 		return nil, classify(ctx.Err(), "gather")
 	}
-	out := &Output{Stdout: stdout.buf.Bytes(), Stderr: stderr.buf.Bytes()}
+	out := &Output{Stdout: stdout.Bytes(), Stderr: stderr.Bytes()}
 	var ee *ssh.ExitError
 	var em *ssh.ExitMissingError
 	switch {
@@ -342,7 +346,7 @@ func runSession(ctx context.Context, client *ssh.Client, t Target, script []byte
 	case errors.As(err, &em):
 		return nil, newErr(KindProtocol, err, "connection closed during gather without an exit status (sshd killed or network dropped?)")
 	case err != nil:
-		return nil, tooMuch(classify(err, "gather"))
+		return nil, classify(err, "gather")
 	}
 	return out, checkExit(t, out)
 }

@@ -19,6 +19,7 @@ const (
 	ExitFindings    = 1   // findings at or above --fail-on
 	ExitUsage       = 2   // usage or inventory error
 	ExitUnaudited   = 3   // some hosts could not be audited, no finding reached --fail-on
+	ExitApplyFailed = 4   // fix --apply / rollback: a host was not changed (or restored) as planned
 	ExitInterrupted = 130 // interrupted (Ctrl-C); what was gathered is still reported
 )
 
@@ -28,6 +29,7 @@ const exitHelp = `EXIT STATUS:
    2    usage or inventory error
    3    some hosts could not be audited (unreachable, auth, hostkey, timeout, protocol)
         and no finding reached --fail-on
+   4    fix --apply / rollback: some host was not changed or restored as planned (see the journal)
    130  interrupted; the report covers what was gathered`
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -64,6 +66,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			scanCommand(),
 			demoCommand(),
 			fixCommand(),
+			rollbackCommand(),
 			rulesCommand(),
 			explainCommand(),
 			reportCommand(),

@@ -29,6 +29,7 @@ const (
 	FaultDrop         Fault = "drop"          // write half the output then cut the TCP connection
 	FaultSudoPassword Fault = "sudo-password" // "sudo -n" fails with "a password is required"
 	FaultBanner       Fault = "banner"        // a noisy login shell prints before the script (must still parse)
+	FaultFlood        Fault = "flood"         // print without end (until the client cuts the session)
 )
 
 // Server is one simulated host listening on 127.0.0.1.
@@ -233,6 +234,14 @@ func (s *Server) exec(raw net.Conn, ch ssh.Channel, cmd string, script []byte) i
 		time.Sleep(20 * time.Millisecond)
 		raw.Close()
 		return -1
+	case FaultFlood:
+		chunk := []byte(strings.Repeat("x", 64<<10) + "\n")
+		for i := 0; i < 4096; i++ { // at most 256 MiB, then give up
+			if _, err := ch.Write(chunk); err != nil {
+				return -1
+			}
+		}
+		return 0
 	case FaultBanner:
 		_, _ = io.WriteString(ch, "*** Authorized use only ***\nLast login: Mon Nov 23 10:00:00 2026\n")
 	}

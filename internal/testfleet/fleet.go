@@ -264,7 +264,7 @@ func checkPrereqs(t testing.TB) {
 			}
 		}
 	}
-	if _, err := goBinary(); err != nil {
+	if _, err := GoTool(); err != nil {
 		t.Skipf("testfleet: %v", err)
 	}
 	if b, err := os.ReadFile("/proc/filesystems"); err != nil || !bytes.Contains(b, []byte("overlay")) {
@@ -383,13 +383,16 @@ func listLinks(prefix string) []string {
 
 // ---------- helper binary ----------
 
-func goBinary() (string, error) {
+// GoTool finds the go command (tests build helpers and kaudit with it).
+func GoTool() (string, error) {
 	if p, err := exec.LookPath("go"); err == nil {
 		return p, nil
 	}
-	p := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(p); err == nil {
-		return p, nil
+	// The go command is usually on PATH; CI installs Go at /usr/local/go.
+	for _, p := range []string{filepath.Join(os.Getenv("GOROOT"), "bin", "go"), "/usr/local/go/bin/go"} {
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
 	}
 	return "", errors.New("go toolchain not found (needed to build the fake broker)")
 }
@@ -401,7 +404,7 @@ func (f *Fleet) buildHelper(t testing.TB) {
 		t.Fatal("testfleet: runtime.Caller failed")
 	}
 	src := filepath.Join(filepath.Dir(file), "fakebroker")
-	gobin, _ := goBinary()
+	gobin, _ := GoTool()
 	f.helper = filepath.Join(f.Dir, "bin", "kft-helper")
 	cmd := exec.Command(gobin, "build", "-tags", "e2e", "-o", f.helper, ".")
 	cmd.Dir = src

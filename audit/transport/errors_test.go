@@ -1,0 +1,73 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"syscall"
+	"testing"
+)
+
+type timeoutErr struct{}
+
+func (timeoutErr) Error() string   { return "i/o timeout" }
+func (timeoutErr) Timeout() bool   { return true }
+func (timeoutErr) Temporary() bool { return true }
+
+func TestClassify(t *testing.T) {
+	opErr := func(err error) error { return &net.OpError{Op: "dial", Net: "tcp", Err: err} }
+	cases := []struct {
+		err   error
+		phase string
+		kind  string
+	}{
+		{opErr(timeoutErr{}), "connect", KindUnreachable},                            // SYNs blackholed
+		{fmt.Errorf("dial: %w", os.ErrDeadlineExceeded), "connect", KindUnreachable}, // same, as a deadline
+		{context.DeadlineExceeded, "connect", KindUnreachable},
+		{opErr(syscall.ECONNREFUSED), "connect", KindUnreachable},
+		{opErr(syscall.EHOSTUNREACH), "connect", KindUnreachable},
+		{&net.DNSError{Name: "nope.invalid", Err: "no such host"}, "connect", KindUnreachable},
+		{os.ErrDeadlineExceeded, "handshake", KindTimeout}, // TCP up, no banner
+		{context.DeadlineExceeded, "gather", KindTimeout},
+		{context.Canceled, "gather", KindTimeout}, // Ctrl-C
+		{errors.New("ssh: handshake failed: ssh: unable to authenticate, attempted methods [none publickey]"), "handshake", KindAuth},
+		{errors.New("ssh: handshake failed: ssh: no common algorithm for host key"), "handshake", KindProtocol},
+		{io.EOF, "session", KindProtocol},
+		{&Error{Kind: KindHostKey, Msg: "changed"}, "handshake", KindHostKey},
+	}
+	for _, c := range cases {
+		got := classify(c.err, c.phase)
+		if got.Kind != c.kind {
+			t.Errorf("classify(%v, %s) = %s (%s), want %s", c.err, c.phase, got.Kind, got.Msg, c.kind)
+		}
+	}
+	if e := classify(context.Canceled, "gather"); e.Msg != "interrupted before this host finished" {
+		t.Errorf("Ctrl-C message %q", e.Msg)
+	}
+}
+
+func TestLimitedBufferCutsOnce(t *testing.T) {
+	cuts := make(chan struct{}, 4)
+	l := &limitedBuffer{max: 10, cut: func() { cuts <- struct{}{} }}
+	for i := 0; i < 5; i++ {
+		if n, err := l.Write([]byte("0123456")); n != 7 || err != nil {
+			t.Fatalf("write %d: n=%d err=%v (the buffer must keep draining)", i, n, err)
+		}
+	}
+	<-cuts
+	if len(cuts) != 0 || !l.overflowed() || string(l.Bytes()) != "0123456" {
+		t.Fatalf("cuts=%d overflowed=%v kept=%q", len(cuts)+1, l.overflowed(), l.Bytes())
+	}
+}
+
+func TestShellCommandNeverPrompts(t *testing.T) {
+	if got := shellCommand("sudo"); got != "sudo -n -- /bin/sh -s" {
+		t.Errorf("become: %q", got)
+	}
+	if got := shellCommand(""); got != "/bin/sh -s" {
+		t.Errorf("plain: %q", got)
+	}
+}

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kaudit/kaudit/internal/simhost"
+	"github.com/kaudit/kaudit/remediate"
+)
+
+func TestFixPlanAndApplyRefusals(t *testing.T) {
+	inv := writeInventory(t, []*simhost.Host{simhost.DemoFleet()[0]})
+	jdir := t.TempDir()
+
+	// The plan alone (the summary line says nothing changed).
+	code, out, errOut := runCLI(t, "fix", inv, "--journal-dir", jdir)
+	if code != ExitOK || !strings.Contains(out, "nothing changed (run with --apply)") {
+		t.Fatalf("fix: exit %d\n%s\n%s", code, out, errOut)
+	}
+	// --apply without --yes, stdin not a terminal: refused, exit 2, no run.
+	code, out, errOut = runCLI(t, "fix", inv, "--apply", "--journal-dir", jdir)
+	if code != ExitUsage || !strings.Contains(errOut, "add --yes") || strings.Contains(out, "run ") {
+		t.Fatalf("fix --apply without --yes: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if entries, _ := os.ReadDir(jdir); len(entries) != 0 {
+		t.Errorf("a refused apply wrote %d journal(s)", len(entries))
+	}
+	for _, args := range [][]string{
+		{"fix", inv, "--apply", "--yes", "--batch", "0"},
+		{"fix", inv, "--apply", "--yes", "--max-failures", "-1"},
+		{"fix", inv, "--apply", "--yes", "--rules", "no-such-rule"},
+	} {
+		if code, _, _ := runCLI(t, args...); code != ExitUsage {
+			t.Errorf("%v: exit %d, want %d", args, code, ExitUsage)
+		}
+	}
+}
+
+func TestRollbackUsage(t *testing.T) {
+	inv := writeInventory(t, []*simhost.Host{compliant()})
+	jdir := t.TempDir()
+	for _, args := range [][]string{
+		{"rollback", inv},
+		{"rollback", inv, "--run", "../../etc"},
+		{"rollback", inv, "--run", "20260101T000000Z-00000001", "--journal-dir", jdir}, // no such journal
+		{"rollback", "--run", "20260101T000000Z-00000001", "--journal-dir", jdir},      // no inventory
+	} {
+		if code, _, errOut := runCLI(t, args...); code != ExitUsage {
+			t.Errorf("%v: exit %d, want %d (%s)", args, code, ExitUsage, errOut)
+		}
+	}
+	// A run that changed nothing: nothing to roll back, no confirmation needed.
+	j := &remediate.Journal{RunID: "20260101T000000Z-00000002", StartedAt: time.Now(),
+		Hosts: []remediate.HostJournal{{Host: compliant().Name, Status: remediate.StatusUnchanged, Changes: []remediate.Change{}}}}
+	if err := j.Save(filepath.Join(jdir, j.RunID+".json")); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ := runCLI(t, "rollback", inv, "--run", j.RunID, "--journal-dir", jdir)
+	if code != ExitOK || !strings.Contains(out, "nothing to roll back") {
+		t.Errorf("empty run: exit %d %q", code, out)
+	}
+	// A run with backups: without --yes and a terminal, refused.
+	j.RunID = "20260101T000000Z-00000003"
+	j.Hosts[0].Runtime = []remediate.RuntimeValue{{Kind: remediate.KindSysctl, Key: "net.core.somaxconn", Before: "128", After: "4096"}}
+	if err := j.Save(filepath.Join(jdir, j.RunID+".json")); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := runCLI(t, "rollback", inv, "--run", j.RunID, "--journal-dir", jdir); code != ExitUsage || !strings.Contains(errOut, "add --yes") {
+		t.Errorf("rollback without --yes: exit %d %q", code, errOut)
+	}
+}

@@ -1,0 +1,392 @@
+package apply
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/kaudit/kaudit/audit/inventory"
+	"github.com/kaudit/kaudit/audit/transport"
+	"github.com/kaudit/kaudit/internal/simhost"
+	"github.com/kaudit/kaudit/remediate"
+	"github.com/kaudit/kaudit/rules"
+)
+
+// sandbox is a transport.Runner that runs kaudit's apply, read and
+// restore scripts with the local /bin/sh inside a per-host directory
+// (every quoted absolute path is moved under it), and answers the gather
+// script like a simulated host built from that directory's state. No
+// root, no SSH: the orchestration is tested, the real hosts are in
+// e2e_test.go.
+type sandbox struct {
+	root string
+	mu   sync.Mutex
+	// dropAfterApply: the connection "drops" after the apply script ran.
+	dropAfterApply map[string]bool
+	// stale: the gather reports the running values as they were.
+	stale   map[string]bool
+	applied []string // hosts, in the order their apply scripts ran
+}
+
+const sbProps = "/opt/k/config/server.properties"
+
+// fakeEthtool keeps a NIC's state in files under $SANDBOX_NIC/<iface>/.
+const fakeEthtool = `#!/bin/sh
+d="$SANDBOX_NIC/$2"
+[ -d "$d" ] || { echo "netlink error: no device matches name ($2)" >&2; exit 1; }
+case "$1" in
+-g) printf 'Ring parameters for %s:\nPre-set maximums:\nRX:\t\t4096\nRX Mini:\tn/a\nRX Jumbo:\tn/a\nTX:\t\t4096\nCurrent hardware settings:\nRX:\t\t%s\nRX Mini:\tn/a\nRX Jumbo:\tn/a\nTX:\t\t%s\n' "$2" "$(cat "$d/rx")" "$(cat "$d/tx")" ;;
+-k) printf 'Features for %s:\ntcp-segmentation-offload: %s\ngeneric-segmentation-offload: %s\ngeneric-receive-offload: %s\n' "$2" "$(cat "$d/tso")" "$(cat "$d/gso")" "$(cat "$d/gro")" ;;
+-G|-K) printf '%s\n' "$4" > "$d/$3" ;;
+*) exit 2 ;;
+esac
+`
+
+var (
+	reGatherMarker = regexp.MustCompile(`(?m)^M='([A-Za-z0-9_-]+)'$`)
+	reSysctls      = regexp.MustCompile(`(?m)^SYSCTLS='([^']*)'$`)
+)
+
+func newSandbox(t *testing.T, hosts ...string) *sandbox {
+	s := &sandbox{root: t.TempDir(), dropAfterApply: map[string]bool{}, stale: map[string]bool{}}
+	for _, h := range hosts {
+		for p, v := range map[string]string{
+			"/proc/sys/net/core/somaxconn":           "128\n",
+			"/proc/sys/net/ipv4/tcp_max_syn_backlog": "256\n",
+			"/proc/sys/net/ipv4/tcp_rmem":            "4096\t131072\t6291456\n",
+			sbProps:                                  "# Broker config\nssl.keystore.password=s3cr3t\nlisteners=PLAINTEXT://:9092\n",
+		} {
+			s.write(t, h, p, v)
+		}
+		for _, d := range []string{"/etc/sysctl.d", "/etc/udev/rules.d"} {
+			if err := os.MkdirAll(s.path(h, d), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for set, v := range map[string]string{"rx": "512", "tx": "512", "tso": "on", "gso": "on", "gro": "off"} {
+			s.write(t, h, "/nic/eth0/"+set, v+"\n")
+		}
+		s.write(t, h, "/bin/ethtool", fakeEthtool)
+		if err := os.Chmod(s.path(h, "/bin/ethtool"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
+}
+
+func (s *sandbox) path(host, p string) string { return filepath.Join(s.root, host, p) }
+
+func (s *sandbox) write(t *testing.T, host, p, v string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(s.path(host, p)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(s.path(host, p), []byte(v), 0o640); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (s *sandbox) read(host, p string) string {
+	b, err := os.ReadFile(s.path(host, p))
+	if err != nil {
+		return "<absent>"
+	}
+	return string(b)
+}
+
+func (s *sandbox) Run(ctx context.Context, t transport.Target, script []byte) (*transport.Output, error) {
+	dir := filepath.Join(s.root, t.Name)
+	if bytes.HasPrefix(script, []byte("M='KAUDIT_")) {
+		sc := strings.ReplaceAll(string(script), "'/", "'"+dir+"/")
+		cmd := exec.CommandContext(ctx, "/bin/sh", "-s")
+		cmd.Stdin = strings.NewReader(sc)
+		// The fake ethtool first, and never the machine's own (/usr/sbin, /sbin).
+		cmd.Env = []string{"PATH=" + filepath.Join(dir, "bin") + ":/usr/bin:/bin", "SANDBOX_NIC=" + filepath.Join(dir, "nic"), "LANG=C"}
+		var o, e bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &o, &e
+		if err := cmd.Run(); err != nil {
+			return nil, err
+		}
+		out := &transport.Output{Stdout: o.Bytes(), Stderr: e.Bytes()}
+		if bytes.Contains(script, []byte("# 2. backups")) {
+			s.mu.Lock()
+			s.applied = append(s.applied, t.Name)
+			drop := s.dropAfterApply[t.Name]
+			s.mu.Unlock()
+			if drop {
+				return nil, &transport.Error{Kind: transport.KindUnreachable, Msg: "connection lost"}
+			}
+		}
+		return out, nil
+	}
+	// The gather script: a simulated host with this directory's state.
+	m := reGatherMarker.FindSubmatch(script)
+	k := reSysctls.FindSubmatch(script)
+	if m == nil || k == nil {
+		return nil, errors.New("sandbox: not a gather script")
+	}
+	h := *simhost.DemoFleet()[2]
+	h.Name = t.Name
+	h.Sysctl = map[string]string{}
+	for key, v := range simhost.DemoFleet()[2].Sysctl {
+		h.Sysctl[key] = v
+	}
+	for _, key := range []string{"net.core.somaxconn", "net.ipv4.tcp_max_syn_backlog", "net.ipv4.tcp_rmem"} {
+		v := s.read(t.Name, procPath(key))
+		if s.stale[t.Name] {
+			v = map[string]string{"net.core.somaxconn": "128", "net.ipv4.tcp_max_syn_backlog": "256", "net.ipv4.tcp_rmem": "4096 131072 6291456"}[key]
+		}
+		h.Sysctl[key] = strings.Join(strings.Fields(v), " ")
+	}
+	var sf strings.Builder
+	if c := s.read(t.Name, "/etc/sysctl.d/99-kaudit.conf"); c != "<absent>" {
+		sf.WriteString("@file /etc/sysctl.d/99-kaudit.conf\n")
+		for i, line := range strings.Split(strings.TrimSuffix(c, "\n"), "\n") {
+			fmt.Fprintf(&sf, "%d:%s\n", i+1, line)
+		}
+	}
+	h.SysctlFiles = sf.String()
+	kf := *h.Kafka
+	kf.Config = sbProps
+	var body strings.Builder
+	for i, line := range strings.Split(s.read(t.Name, sbProps), "\n") {
+		if strings.HasPrefix(line, "socket.") || strings.HasPrefix(line, "listeners") {
+			fmt.Fprintf(&body, "%d:%s\n", i+1, line)
+		}
+	}
+	kf.ConfigBody = body.String()
+	h.Kafka = &kf
+	nic := func(set string) string { return strings.TrimSpace(s.read(t.Name, "/nic/eth0/"+set)) }
+	rx, _ := strconv.Atoi(nic("rx"))
+	tx, _ := strconv.Atoi(nic("tx"))
+	h.NICs = []simhost.NIC{{Name: "eth0", Driver: "ixgbe", Ring: simhost.RingIoctl("eth0", 4096, 4096, rx, tx), Features: simhost.Features("eth0", nic("tso"), nic("gso"), nic("gro"))}}
+	return &transport.Output{Stdout: []byte(h.Render(string(m[1]), string(k[1])))}, nil
+}
+
+func sbPlan(host string) remediate.HostPlan {
+	return remediate.HostPlan{Host: host, Changes: []remediate.Change{
+		{Host: host, Rule: "kafka-backlog-config", Kind: remediate.KindKafkaProperty, Target: "socket.listen.backlog.size", To: "4096", Persist: true, PersistPath: sbProps, RestartRequired: true},
+		{Host: host, Rule: "somaxconn", Kind: remediate.KindSysctl, Target: "net.core.somaxconn", From: "128", To: "4096", Runtime: true, Persist: true, PersistPath: "/etc/sysctl.d/99-kaudit.conf"},
+		{Host: host, Rule: "socket-buffers", Kind: remediate.KindSysctl, Target: "net.ipv4.tcp_rmem", From: "4096 131072 6291456", To: "4096 87380 134217728", Runtime: true, Persist: true, PersistPath: "/etc/sysctl.d/99-kaudit.conf"},
+		{Host: host, Rule: "nic-ring", Kind: remediate.KindNICRing, Target: "eth0 rx", From: "512", To: "4096", Runtime: true, Persist: true, PersistPath: remediate.NICPersistPath},
+		{Host: host, Rule: "nic-offload", Kind: remediate.KindNICOffload, Target: "eth0 gro", From: "off", To: "on", Runtime: true, Persist: true, PersistPath: remediate.NICPersistPath},
+	}}
+}
+
+func sbHosts(names ...string) []Host {
+	var out []Host
+	for _, n := range names {
+		out = append(out, Host{Inv: inventory.Host{Name: n, Address: "192.0.2.1", User: "root", KafkaPort: 9092},
+			Findings: []rules.Finding{{Rule: remediate.RuleKernel, Status: rules.Pass}}, Plan: sbPlan(n)})
+	}
+	return out
+}
+
+func snapshot(s *sandbox, host string) string {
+	var b strings.Builder
+	for _, p := range []string{"/proc/sys/net/core/somaxconn", "/proc/sys/net/ipv4/tcp_rmem", "/proc/sys/net/ipv4/tcp_max_syn_backlog", sbProps, "/etc/sysctl.d/99-kaudit.conf",
+		"/nic/eth0/rx", "/nic/eth0/tx", "/nic/eth0/gro", remediate.NICPersistPath} {
+		v := s.read(host, p)
+		if strings.HasPrefix(p, "/proc/sys/") { // the kernel prints tabs, takes spaces
+			v = strings.Join(strings.Fields(v), " ")
+		}
+		fmt.Fprintf(&b, "%s: %q\n", p, v)
+	}
+	return b.String()
+}
+
+func TestApplyRollbackSandbox(t *testing.T) {
+	s := newSandbox(t, "h1", "h2")
+	before := map[string]string{"h1": snapshot(s, "h1"), "h2": snapshot(s, "h2")}
+	jpath := filepath.Join(t.TempDir(), "run.json")
+	var log []string
+	j, err := Apply(context.Background(), sbHosts("h1", "h2"), Options{Runner: s, RunID: "20260101T000000Z-00000001", JournalPath: jpath,
+		Log: func(l string) { log = append(log, l) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"h1", "h2"} {
+		hj := j.Host(n)
+		if hj.Status != remediate.StatusVerified || len(hj.Changes) != 5 || len(hj.Backups) != 3 || len(hj.Runtime) != 4 {
+			t.Fatalf("%s: %+v\nlog: %s", n, hj, strings.Join(log, "\n"))
+		}
+		if got := s.read(n, "/proc/sys/net/ipv4/tcp_rmem"); got != "4096 87380 134217728\n" {
+			t.Errorf("%s tcp_rmem %q", n, got)
+		}
+		if got := s.read(n, "/nic/eth0/rx") + s.read(n, "/nic/eth0/gro"); got != "4096\non\n" {
+			t.Errorf("%s NIC rx, gro: %q", n, got)
+		}
+		wantRules := "# Managed by kaudit — do not edit by hand; changes are overwritten by 'kaudit fix'.\n# Last run: 20260101T000000Z-00000001\n" +
+			"ACTION==\"add\", SUBSYSTEM==\"net\", KERNEL==\"eth0\", RUN+=\"" + s.path(n, "/bin/ethtool") + " -K eth0 gro on\"\n" +
+			"ACTION==\"add\", SUBSYSTEM==\"net\", KERNEL==\"eth0\", RUN+=\"" + s.path(n, "/bin/ethtool") + " -G eth0 rx 4096\"\n"
+		if got := s.read(n, remediate.NICPersistPath); got != wantRules {
+			t.Errorf("%s udev rules:\n%s\nwant\n%s", n, got, wantRules)
+		}
+		if got := s.read(n, sbProps); got != "# Broker config\nssl.keystore.password=s3cr3t\nlisteners=PLAINTEXT://:9092\n# added by kaudit fix, run 20260101T000000Z-00000001\nsocket.listen.backlog.size=4096\n" {
+			t.Errorf("%s server.properties %q", n, got)
+		}
+		if got := s.read(n, remediate.HostRunsDir+"/20260101T000000Z-00000001/file-0"); !strings.HasPrefix(got, "# Broker config\n") {
+			t.Errorf("%s backup %q", n, got)
+		}
+		fi, err := os.Stat(s.path(n, sbProps))
+		if err != nil || fi.Mode().Perm() != 0o640 {
+			t.Errorf("%s: mode of the edited file %v %v, want 0640 kept", n, fi.Mode(), err)
+		}
+	}
+	raw, _ := os.ReadFile(jpath)
+	if bytes.Contains(raw, []byte("s3cr3t")) || strings.Contains(strings.Join(log, "\n"), "s3cr3t") {
+		t.Error("properties content in the journal or the log")
+	}
+	if s.applied[0] != "h1" {
+		t.Errorf("apply order %v", s.applied)
+	}
+
+	// A second run finds nothing to do.
+	j2, err := Apply(context.Background(), sbHosts("h1"), Options{Runner: s, RunID: "20260101T000000Z-00000002"})
+	if err != nil || j2.Host("h1").Status != remediate.StatusUnchanged || len(s.applied) != 2 {
+		t.Errorf("second apply: %+v %v (apply scripts run: %v)", j2.Host("h1"), err, s.applied)
+	}
+
+	loaded, err := remediate.LoadJournal(jpath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv := []inventory.Host{sbHosts("h1")[0].Inv, sbHosts("h2")[0].Inv}
+	res, err := Rollback(context.Background(), inv, loaded, Options{Runner: s, JournalPath: jpath})
+	if err != nil || len(res) != 2 || res[0].Err != nil || res[1].Err != nil {
+		t.Fatalf("rollback: %+v %v", res, err)
+	}
+	for _, n := range []string{"h1", "h2"} {
+		if got := snapshot(s, n); got != before[n] {
+			t.Errorf("%s after rollback:\n%s\nwant\n%s", n, got, before[n])
+		}
+	}
+	if res[0].Detail != "5 restored, 2 removed" {
+		t.Errorf("rollback detail %q", res[0].Detail)
+	}
+	res, _ = Rollback(context.Background(), inv, loaded, Options{Runner: s})
+	if res[0].Err != nil || res[0].Detail != "7 unchanged" {
+		t.Errorf("second rollback: %+v", res[0])
+	}
+}
+
+func TestCanaryFailureStopsAndRestores(t *testing.T) {
+	s := newSandbox(t, "h1", "h2", "h3")
+	s.dropAfterApply["h1"] = true
+	before := snapshot(s, "h1")
+	j, err := Apply(context.Background(), sbHosts("h1", "h2", "h3"), Options{Runner: s, RunID: "20260101T000000Z-00000003", Batch: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hj := j.Host("h1"); hj.Status != remediate.StatusRolledBack || !strings.Contains(hj.Error, "connection lost") {
+		t.Errorf("canary: %s %q", hj.Status, hj.Error)
+	}
+	if got := snapshot(s, "h1"); got != before {
+		t.Errorf("canary not restored:\n%s", got)
+	}
+	for _, n := range []string{"h2", "h3"} {
+		if hj := j.Host(n); hj.Status != remediate.StatusUnchanged || !strings.Contains(hj.Error, "not started") {
+			t.Errorf("%s: %s %q", n, hj.Status, hj.Error)
+		}
+	}
+	if len(s.applied) != 1 {
+		t.Errorf("apply scripts ran on %v", s.applied)
+	}
+
+	// --max-failures 1: the next batch (h2 and h3 together) goes.
+	j, _ = Apply(context.Background(), sbHosts("h1", "h2", "h3"), Options{Runner: s, RunID: "20260101T000000Z-00000004", Batch: 2, MaxFailures: 1})
+	if j.Host("h2").Status != remediate.StatusVerified || j.Host("h3").Status != remediate.StatusVerified {
+		t.Errorf("h2 %s, h3 %s", j.Host("h2").Status, j.Host("h3").Status)
+	}
+}
+
+func TestVerifyFailureRestores(t *testing.T) {
+	s := newSandbox(t, "h1")
+	s.stale["h1"] = true
+	before := snapshot(s, "h1")
+	j, err := Apply(context.Background(), sbHosts("h1"), Options{Runner: s, RunID: "20260101T000000Z-00000005"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hj := j.Host("h1")
+	if hj.Status != remediate.StatusRolledBack || !strings.Contains(hj.Error, "verification failed: net.core.somaxconn is \"128\" at runtime") {
+		t.Errorf("%s %q", hj.Status, hj.Error)
+	}
+	if got := snapshot(s, "h1"); got != before {
+		t.Errorf("not restored:\n%s\nwant\n%s", got, before)
+	}
+}
+
+func TestChangedSinceReadRefused(t *testing.T) {
+	s := newSandbox(t, "h1")
+	h := sbHosts("h1")[0]
+	changes, _ := Split(h.Plan, h.Findings)
+	files, keys, nics := filesOf(changes)
+	st, err := read(context.Background(), Options{Runner: s, Timeout: 10e9}, h.Inv, files, keys, nics)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := prepare("20260101T000000Z-00000006", changes, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Someone edits server.properties between the read and the apply.
+	s.write(t, "h1", sbProps, "changed=1\n")
+	before := snapshot(s, "h1")
+	p.params.Marker = NewMarker()
+	script, err := ApplyScript(p.params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := s.Run(context.Background(), transport.Target{Name: "h1"}, script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := ParseResults(out.Stdout, p.params.Marker)
+	f := firstFailure(rs)
+	if f == nil || f.Step != "check-file-0" || changedAnything(rs, f.Step) {
+		t.Errorf("results %+v", rs)
+	}
+	if got := snapshot(s, "h1"); got != before {
+		t.Errorf("changed:\n%s", got)
+	}
+}
+
+func TestJournalFromHosts(t *testing.T) {
+	s := newSandbox(t, "h1", "h2")
+	before := snapshot(s, "h1")
+	const id = "20260101T000000Z-00000007"
+	if _, err := Apply(context.Background(), sbHosts("h1"), Options{Runner: s, RunID: id}); err != nil {
+		t.Fatal(err)
+	}
+	inv := []inventory.Host{sbHosts("h1")[0].Inv, sbHosts("h2")[0].Inv}
+	j, unread, err := JournalFromHosts(context.Background(), inv, id, Options{Runner: s})
+	if err != nil || len(unread) != 0 {
+		t.Fatalf("%v %+v", err, unread)
+	}
+	if len(j.Hosts) != 1 || j.Hosts[0].Host != "h1" || len(j.Hosts[0].Backups) != 3 || len(j.Hosts[0].Runtime) != 4 {
+		t.Fatalf("rebuilt journal: %+v", j.Hosts)
+	}
+	res, err := Rollback(context.Background(), inv, j, Options{Runner: s})
+	if err != nil || len(res) != 1 || res[0].Err != nil {
+		t.Fatalf("%+v %v", res, err)
+	}
+	if got := snapshot(s, "h1"); got != before {
+		t.Errorf("after rollback from the manifest:\n%s\nwant\n%s", got, before)
+	}
+	// A forged manifest is refused before any restore.
+	s.write(t, "h2", RunDir(id)+"/manifest", "file\tfile-0\tpresent\t"+strings.Repeat("a", 64)+"\t/etc/$(reboot)\n")
+	_, unread, _ = JournalFromHosts(context.Background(), inv[1:], id, Options{Runner: s})
+	if len(unread) != 1 {
+		t.Errorf("forged manifest accepted: %+v", unread)
+	}
+}

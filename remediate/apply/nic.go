@@ -1,0 +1,173 @@
+package apply
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/kaudit/kaudit/remediate"
+)
+
+// NIC changes: ring sizes (ethtool -G) and offloads (ethtool -K), set at
+// runtime and persisted in remediate.NICPersistPath, a udev rule file
+// kaudit owns (one rule per setting, running ethtool when the interface
+// appears).
+
+var (
+	reIface   = regexp.MustCompile(`^[A-Za-z0-9_.:@-]{1,15}$`)
+	reEthtool = regexp.MustCompile(`^/[A-Za-z0-9_./-]+$`)
+	reRing    = regexp.MustCompile(`^[1-9][0-9]{0,6}$`)
+)
+
+// featureNames maps the ethtool -K keywords kaudit changes to the names
+// ethtool -k prints.
+var featureNames = map[string]string{
+	"tso": "tcp-segmentation-offload",
+	"gso": "generic-segmentation-offload",
+	"gro": "generic-receive-offload",
+	"lro": "large-receive-offload",
+}
+
+// nicTarget splits and validates "eth0 rx" / "eth0 gro" for kind.
+func nicTarget(kind, target string) (iface, setting string, err error) {
+	iface, setting, ok := strings.Cut(target, " ")
+	if !ok || !reIface.MatchString(iface) || strings.HasPrefix(iface, "-") || iface == "." || iface == ".." {
+		return "", "", fmt.Errorf("NIC target %q: want \"IFACE SETTING\" with a valid interface name", target)
+	}
+	switch kind {
+	case remediate.KindNICRing:
+		if setting != "rx" && setting != "tx" {
+			return "", "", fmt.Errorf("NIC target %q: ring setting must be rx or tx", target)
+		}
+	case remediate.KindNICOffload:
+		if _, ok := featureNames[setting]; !ok {
+			return "", "", fmt.Errorf("NIC target %q: offload must be one of tso, gso, gro, lro", target)
+		}
+	default:
+		return "", "", fmt.Errorf("NIC target %q: kind %q", target, kind)
+	}
+	return iface, setting, nil
+}
+
+// checkNICValue validates a ring size or on/off.
+func checkNICValue(kind, target, v string) error {
+	switch kind {
+	case remediate.KindNICRing:
+		if !reRing.MatchString(v) {
+			return fmt.Errorf("%s: ring size %q is not a positive number", target, v)
+		}
+	default:
+		if v != "on" && v != "off" {
+			return fmt.Errorf("%s: %q is not on or off", target, v)
+		}
+	}
+	return nil
+}
+
+// nicGet is a shell command printing the current value of a NIC setting
+// ("$E" is the ethtool path found by the script).
+func nicGet(kind, iface, setting string) string {
+	if kind == remediate.KindNICRing {
+		field := strings.ToUpper(setting) + ":"
+		return fmt.Sprintf(`"$E" -g %s 2>/dev/null | awk '$0 ~ /^Current hardware settings/ { c = 1 } c && $1 == "%s" { print $2; exit }'`, q(iface), field)
+	}
+	return fmt.Sprintf(`"$E" -k %s 2>/dev/null | awk '$1 == "%s:" { print $2; exit }'`, q(iface), featureNames[setting])
+}
+
+// nicSet is a shell command setting a NIC value.
+func nicSet(kind, iface, setting, v string) string {
+	if kind == remediate.KindNICRing {
+		return fmt.Sprintf(`"$E" -G %s %s %s`, q(iface), setting, q(v))
+	}
+	return fmt.Sprintf(`"$E" -K %s %s %s`, q(iface), setting, q(v))
+}
+
+const nicRulesHeader = "# Managed by kaudit — do not edit by hand; changes are overwritten by 'kaudit fix'."
+
+var reNICRule = regexp.MustCompile(`^ACTION=="add", SUBSYSTEM=="net", KERNEL=="([A-Za-z0-9_.:@-]{1,15})", RUN\+="(/[A-Za-z0-9_./-]+) -([GK]) ([A-Za-z0-9_.:@-]{1,15}) ([a-z]+) ([a-z0-9]+)"$`)
+
+// NICSetting is one persisted NIC setting.
+type NICSetting struct {
+	Kind, Iface, Setting, Value string
+}
+
+// RenderNICRules returns the new content of the udev rule file: the header
+// with runID, then one rule per setting of existing (kaudit's own earlier
+// rules; anything else in the file is refused) and set, sorted; set wins.
+func RenderNICRules(existing []byte, set []NICSetting, ethtool, runID string) ([]byte, error) {
+	if !reEthtool.MatchString(ethtool) || strings.Contains(ethtool, "..") {
+		return nil, fmt.Errorf("ethtool path %q: want an absolute path of [A-Za-z0-9_./-]", ethtool)
+	}
+	if !remediate.ValidRunID(runID) {
+		return nil, fmt.Errorf("run id %q", runID)
+	}
+	vals := map[string]NICSetting{}
+	for i, line := range strings.Split(string(existing), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		m := reNICRule.FindStringSubmatch(line)
+		if m == nil || m[1] != m[4] {
+			return nil, fmt.Errorf("%s line %d is not a rule kaudit wrote: fix or remove the line, then re-run", remediate.NICPersistPath, i+1)
+		}
+		kind := remediate.KindNICOffload
+		if m[3] == "G" {
+			kind = remediate.KindNICRing
+		}
+		s := NICSetting{Kind: kind, Iface: m[1], Setting: m[5], Value: m[6]}
+		if _, _, err := nicTarget(kind, s.Iface+" "+s.Setting); err != nil {
+			return nil, fmt.Errorf("%s line %d: %v", remediate.NICPersistPath, i+1, err)
+		}
+		if err := checkNICValue(kind, s.Iface+" "+s.Setting, s.Value); err != nil {
+			return nil, fmt.Errorf("%s line %d: %v", remediate.NICPersistPath, i+1, err)
+		}
+		vals[s.Iface+" "+s.Setting] = s
+	}
+	for _, s := range set {
+		if _, _, err := nicTarget(s.Kind, s.Iface+" "+s.Setting); err != nil {
+			return nil, err
+		}
+		if err := checkNICValue(s.Kind, s.Iface+" "+s.Setting, s.Value); err != nil {
+			return nil, err
+		}
+		vals[s.Iface+" "+s.Setting] = s
+	}
+	keys := make([]string, 0, len(vals))
+	for k := range vals {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	b.WriteString(nicRulesHeader + "\n# Last run: " + runID + "\n")
+	for _, k := range keys {
+		s := vals[k]
+		flag := "K"
+		if s.Kind == remediate.KindNICRing {
+			flag = "G"
+		}
+		fmt.Fprintf(&b, "ACTION==\"add\", SUBSYSTEM==\"net\", KERNEL==\"%s\", RUN+=\"%s -%s %s %s %s\"\n", s.Iface, ethtool, flag, s.Iface, s.Setting, s.Value)
+	}
+	return []byte(b.String()), nil
+}
+
+// nicRulesHold reports whether a rule file already holds every setting.
+func nicRulesHold(existing []byte, set []NICSetting) bool {
+	have := map[string]string{}
+	for _, line := range strings.Split(string(existing), "\n") {
+		if m := reNICRule.FindStringSubmatch(strings.TrimSpace(line)); m != nil {
+			have[m[1]+" "+m[5]] = m[6]
+		}
+	}
+	for _, s := range set {
+		if have[s.Iface+" "+s.Setting] != s.Value {
+			return false
+		}
+	}
+	return true
+}
+
+func isNIC(kind string) bool {
+	return kind == remediate.KindNICRing || kind == remediate.KindNICOffload
+}
