@@ -236,3 +236,25 @@ func mustPub(t testing.TB, keyFile string) ssh.PublicKey {
 	}
 	return s.PublicKey()
 }
+
+func TestScanThroughProxyJump(t *testing.T) {
+	f := startFleet(t, []*simhost.Host{demoHost("bastion", simhost.FaultNone), demoHost("behind", simhost.FaultNone)})
+	bastion, behind := f.Hosts[0], f.Hosts[1]
+	behind.ProxyJump = fmt.Sprintf("kafka@127.0.0.1:%d", bastion.Port)
+	res := audit.Scan(context.Background(), []inventory.Host{behind}, audit.Options{SysctlKeys: sysctlKeys, Timeout: 10 * time.Second})
+	if res[0].Err != nil {
+		t.Fatalf("through the jump host: %v", res[0].Err)
+	}
+	if f.Servers[0].Forwards != 1 || f.Servers[0].Sessions != 0 || f.Servers[1].Sessions != 1 {
+		t.Fatalf("bastion forwards=%d sessions=%d, target sessions=%d: the gather must run on the target, through the bastion",
+			f.Servers[0].Forwards, f.Servers[0].Sessions, f.Servers[1].Sessions)
+	}
+	// A jump host that refuses us fails the target with an auth error that names the jump.
+	g := startFleet(t, []*simhost.Host{demoHost("bastion2", simhost.FaultAuthRefused), demoHost("behind2", simhost.FaultNone)})
+	b2 := g.Hosts[1]
+	b2.ProxyJump = fmt.Sprintf("kafka@127.0.0.1:%d", g.Hosts[0].Port)
+	res = audit.Scan(context.Background(), []inventory.Host{b2}, audit.Options{SysctlKeys: sysctlKeys})
+	if res[0].Err == nil || res[0].Err.Kind != transport.KindAuth || !strings.Contains(res[0].Err.Msg, "proxy_jump") {
+		t.Fatalf("refusing jump host: %+v", res[0].Err)
+	}
+}

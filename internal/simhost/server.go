@@ -44,8 +44,10 @@ type Server struct {
 	conns  map[net.Conn]bool
 	closed bool
 	wg     sync.WaitGroup
-	// Sessions counts exec requests served (for tests).
+	// Sessions counts exec requests served, Forwards direct-tcpip
+	// channels (ProxyJump) opened through this host (for tests).
 	Sessions int
+	Forwards int
 }
 
 // NewHostKey returns a fresh ed25519 host key.
@@ -156,6 +158,10 @@ func (s *Server) handle(c net.Conn) {
 	defer sc.Close()
 	go ssh.DiscardRequests(reqs)
 	for nc := range chans {
+		if nc.ChannelType() == "direct-tcpip" {
+			go s.forward(nc) // acting as a ProxyJump host
+			continue
+		}
 		if nc.ChannelType() != "session" {
 			_ = nc.Reject(ssh.UnknownChannelType, "only sessions")
 			continue
@@ -256,4 +262,37 @@ func scriptVar(script []byte, name string) string {
 		return ""
 	}
 	return string(m[1])
+}
+
+// forward serves a direct-tcpip channel (ssh -J) to 127.0.0.1 only: the
+// simulated fleet never reaches beyond loopback.
+func (s *Server) forward(nc ssh.NewChannel) {
+	var req struct {
+		Host     string
+		Port     uint32
+		OrigHost string
+		OrigPort uint32
+	}
+	if err := ssh.Unmarshal(nc.ExtraData(), &req); err != nil || req.Host != "127.0.0.1" {
+		_ = nc.Reject(ssh.Prohibited, "simhost forwards to 127.0.0.1 only")
+		return
+	}
+	s.mu.Lock()
+	s.Forwards++
+	s.mu.Unlock()
+	conn, err := net.DialTimeout("tcp", net.JoinHostPort(req.Host, strconv.Itoa(int(req.Port))), 5*time.Second)
+	if err != nil {
+		_ = nc.Reject(ssh.ConnectionFailed, err.Error())
+		return
+	}
+	ch, reqs, err := nc.Accept()
+	if err != nil {
+		conn.Close()
+		return
+	}
+	go ssh.DiscardRequests(reqs)
+	go func() { _, _ = io.Copy(ch, conn); ch.CloseWrite() }()
+	_, _ = io.Copy(conn, ch)
+	conn.Close()
+	ch.Close()
 }
