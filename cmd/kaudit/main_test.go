@@ -263,3 +263,55 @@ func TestInterruptReportsPartial(t *testing.T) {
 		}
 	}
 }
+
+// TestScanAnsibleInventory scans the simulated fleet through an Ansible
+// YAML inventory as teams keep them (all/children/hosts, ansible_* vars,
+// free-form vars ignored, kaudit_* vars honoured).
+func TestScanAnsibleInventory(t *testing.T) {
+	dir := t.TempDir()
+	f, err := simhost.Start(dir, []*simhost.Host{compliant(), simhost.DemoFleet()[0]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(f.Close)
+	inv := fmt.Sprintf(`all:
+  vars:
+    ansible_user: kafka
+    ansible_ssh_private_key_file: %s
+    kaudit_known_hosts: [%s]
+    kafka_heap_opts: "-Xmx6g"          # a free-form var: ignored
+  children:
+    kafka_brokers:
+      children:
+        east:
+          hosts:
+            broker-east-1: {ansible_host: 127.0.0.1, ansible_port: %d}
+        west:
+          hosts:
+            broker-west-1: {ansible_host: 127.0.0.1, ansible_port: %d, broker_id: 7}
+`, f.KeyFile, f.KnownHosts, f.Hosts[0].Port, f.Hosts[1].Port)
+	path := filepath.Join(dir, "hosts.yml")
+	if err := os.WriteFile(path, []byte(inv), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCLI(t, "scan", path, "-f", "json", "--limit", "east")
+	if code != ExitOK {
+		t.Fatalf("east only (compliant): exit %d\n%s", code, errOut)
+	}
+	if r := decode(t, out); r.Summary.Hosts != 1 || r.Hosts[0].Name != "broker-east-1" || r.Hosts[0].Error != nil {
+		t.Fatalf("east: %+v", r.Hosts)
+	}
+	code, out, _ = runCLI(t, "scan", path, "-f", "json")
+	r := decode(t, out)
+	if code != ExitFindings || r.Summary.Audited != 2 {
+		t.Fatalf("whole inventory: exit %d, %+v", code, r.Summary)
+	}
+	for _, h := range r.Hosts {
+		if !strings.Contains(strings.Join(h.Groups, ","), "kafka_brokers") {
+			t.Errorf("%s groups %v lack the parent group", h.Name, h.Groups)
+		}
+	}
+	if f := finding(t, r, "broker-west-1", "kafka-backlog-hardcoded"); f.Status != rules.Fail {
+		t.Errorf("west (Kafka 2.8.1): %s", f.Status)
+	}
+}
