@@ -38,7 +38,7 @@ func scanFlags() []cli.Flag {
 		&cli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Value: audit.DefaultConcurrency, Usage: "hosts audited at once"},
 		&cli.DurationFlag{Name: "timeout", Value: audit.DefaultTimeout, Usage: "per-host deadline, connect + gather (an inventory timeout wins)"},
 		&cli.DurationFlag{Name: "connect-timeout", Value: transport.DefaultConnectTimeout, Usage: "per-host TCP connect + SSH handshake deadline"},
-		&cli.StringFlag{Name: "profile", Usage: "threshold overrides from `FILE` (YAML, keys as in the default profile: kaudit explain --profile)"},
+		&cli.StringFlag{Name: "profile", Usage: "threshold overrides from `FILE` (YAML; keys as in rules/profile.default.yaml, shown per rule by kaudit explain RULE)"},
 	}
 }
 
