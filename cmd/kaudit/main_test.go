@@ -315,3 +315,38 @@ func TestScanAnsibleInventory(t *testing.T) {
 		t.Errorf("west (Kafka 2.8.1): %s", f.Status)
 	}
 }
+
+func TestProfileOverrides(t *testing.T) {
+	dir := t.TempDir()
+	prof := filepath.Join(dir, "profile.yaml")
+	_ = os.WriteFile(prof, []byte("somaxconn: 128\n"), 0o600)
+	code, out, errOut := runCLI(t, "demo", "-f", "json", "--profile", prof)
+	if code != ExitFindings {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if f := finding(t, decode(t, out), "kafka-centos7-01", "somaxconn"); f.Status != rules.Pass {
+		t.Errorf("--profile somaxconn: 128: centos somaxconn=128 is %s (%s)", f.Status, f.Reason)
+	}
+	bad := filepath.Join(dir, "bad.yaml")
+	_ = os.WriteFile(bad, []byte("somaxcon: 128\n"), 0o600)
+	if code, _, errOut := runCLI(t, "demo", "--profile", bad); code != ExitUsage || !strings.Contains(errOut, "bad.yaml:1") {
+		t.Errorf("unknown profile key: exit %d, %s", code, errOut)
+	}
+	// Per host in the inventory: only that host's threshold changes.
+	inv := writeInventory(t, []*simhost.Host{simhost.DemoFleet()[0]})
+	data, _ := os.ReadFile(inv)
+	withProf := strings.Replace(string(data), "}\n", ", profile: {somaxconn: 128}}\n", 1)
+	_ = os.WriteFile(inv, []byte(withProf), 0o600)
+	code, out, errOut = runCLI(t, "scan", inv, "-f", "json")
+	if code != ExitFindings {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if f := finding(t, decode(t, out), "kafka-centos7-01", "somaxconn"); f.Status != rules.Pass {
+		t.Errorf("inventory profile: somaxconn is %s", f.Status)
+	}
+	// A typo in an inventory profile is an inventory error before any connection.
+	_ = os.WriteFile(inv, []byte(strings.Replace(withProf, "somaxconn: 128", "somaxcon: 128", 1)), 0o600)
+	if code, _, errOut := runCLI(t, "scan", inv); code != ExitUsage || !strings.Contains(errOut, "somaxcon") {
+		t.Errorf("bad inventory profile key: exit %d, %s", code, errOut)
+	}
+}
