@@ -1,6 +1,7 @@
 package inventory
 
 import (
+	"sort"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -39,6 +40,8 @@ var ansibleSetters = map[string]setter{
 	"kaudit_profile":         (*parser).setProfile,
 	"kaudit_proxy_jump":      (*parser).setProxyJump,
 	"kaudit_use_agent":       (*parser).setUseAgent,
+	"kaudit_assume_kernel":   (*parser).setAssumeKernel,
+	"kaudit_assume_kafka":    (*parser).setAssumeKafka,
 }
 
 var kauditVars = func() []string {
@@ -48,6 +51,7 @@ var kauditVars = func() []string {
 			out = append(out, k)
 		}
 	}
+	sort.Strings(out) // a stable "known keys" hint
 	return out
 }()
 

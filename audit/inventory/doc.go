@@ -10,7 +10,9 @@
 //
 // where settings are address, port, user, identity_files, use_agent,
 // known_hosts, host_key_policy, proxy_jump, become, connect_timeout,
-// timeout, connection, kafka {port, config, home}, interfaces and profile.
+// timeout, connection, kafka {port, config, home}, interfaces, profile,
+// and assume_kernel / assume_kafka (the upgrade planned for the host, used
+// by the pre-upgrade what-if; "" cancels an inherited value).
 // Precedence is defaults < group vars (parent before child, then by name)
 // < host. Each host is defined once; put it in several groups with
 // children:.
@@ -22,7 +24,8 @@
 // does). The connection variables ansible_host, ansible_port, ansible_user,
 // ansible_ssh_private_key_file, ansible_become(_method) and
 // ansible_connection are honoured, kaudit_* variables carry kaudit
-// settings, and all other variables are ignored.
+// settings (kaudit_assume_kernel and kaudit_assume_kafka among them), and
+// all other variables are ignored.
 //
 // Validation is strict and complete: Parse reports every problem of a file
 // at once, each an *Error naming the file, line and field, with a hint.

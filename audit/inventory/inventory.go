@@ -35,6 +35,8 @@ type Host struct {
 	Interfaces     []string       // NICs to audit; empty = auto (default-route NICs)
 	Groups         []string       // every group the host is in, transitively, sorted
 	Profile        map[string]any // threshold overrides: defaults < group vars (parent before child) < host; never nil
+	AssumeKernel   string         // kernel release planned for the pre-upgrade what-if ("" = no kernel upgrade planned)
+	AssumeKafka    string         // Kafka version(s) planned, as --assume-kafka: "3.6.1", "confluent:7.6.0" ("" = none)
 	Source         string         // "file:line" where the host is defined (first mention for Ansible)
 }
 

@@ -8,7 +8,7 @@ import (
 var (
 	hostKeys = []string{"address", "port", "user", "identity_files", "use_agent", "known_hosts",
 		"host_key_policy", "proxy_jump", "become", "connect_timeout", "timeout", "connection",
-		"kafka", "interfaces", "profile"}
+		"kafka", "interfaces", "profile", "assume_kernel", "assume_kafka"}
 	kafkaKeys = []string{"port", "config", "home"}
 	groupKeys = []string{"vars", "hosts", "children"}
 )
@@ -33,6 +33,8 @@ var hostSetters = map[string]setter{
 	"kafka":           (*parser).setKafka,
 	"interfaces":      (*parser).setInterfaces,
 	"profile":         (*parser).setProfile,
+	"assume_kernel":   (*parser).setAssumeKernel,
+	"assume_kafka":    (*parser).setAssumeKafka,
 }
 
 var kafkaSetters = map[string]setter{

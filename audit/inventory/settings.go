@@ -50,6 +50,7 @@ func over[T any](dst *opt[T], src opt[T]) {
 type settings struct {
 	address, user, proxyJump, become, hostKeyPolicy, connection opt[string]
 	kafkaConfig, kafkaHome                                      opt[string]
+	assumeKernel, assumeKafka                                   opt[string]
 	port, kafkaPort                                             opt[int]
 	identityFiles, knownHosts, interfaces                       opt[[]string]
 	useAgent                                                    opt[bool]
@@ -69,6 +70,8 @@ func (s *settings) overlay(o *settings) {
 	over(&s.connection, o.connection)
 	over(&s.kafkaConfig, o.kafkaConfig)
 	over(&s.kafkaHome, o.kafkaHome)
+	over(&s.assumeKernel, o.assumeKernel)
+	over(&s.assumeKafka, o.assumeKafka)
 	over(&s.port, o.port)
 	over(&s.kafkaPort, o.kafkaPort)
 	over(&s.identityFiles, o.identityFiles)
@@ -135,6 +138,8 @@ func (p *parser) host(name, source string, s *settings, groups []string) Host {
 		Interfaces:     s.interfaces.v,
 		Groups:         groups,
 		Profile:        cloneMap(s.profile),
+		AssumeKernel:   s.assumeKernel.v,
+		AssumeKafka:    s.assumeKafka.v,
 		Source:         source,
 	}
 	if s.address.ok {
@@ -470,6 +475,23 @@ func (p *parser) setConnection(s *settings, n *yaml.Node, field string) {
 func (p *parser) setRemotePath(dst *opt[string], n *yaml.Node, field string) {
 	if v, ok := p.str(n, field); ok && p.report(n, field, checkRemotePath(v)) {
 		dst.set(v)
+	}
+}
+
+// setAssumeKernel reads the kernel release planned for the what-if. An
+// empty string is accepted: it cancels a value inherited from defaults or
+// a group (no kernel upgrade planned for these hosts).
+func (p *parser) setAssumeKernel(s *settings, n *yaml.Node, field string) {
+	if v, ok := p.str(n, field); ok && (v == "" || p.report(n, field, checkKernelRelease(v))) {
+		s.assumeKernel.set(v)
+	}
+}
+
+// setAssumeKafka reads the Kafka version(s) planned for the what-if, in the
+// syntax of --assume-kafka; "" cancels an inherited value.
+func (p *parser) setAssumeKafka(s *settings, n *yaml.Node, field string) {
+	if v, ok := p.str(n, field); ok && (v == "" || p.report(n, field, checkAssumeKafka(v))) {
+		s.assumeKafka.set(v)
 	}
 }
 

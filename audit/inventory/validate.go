@@ -215,3 +215,70 @@ func checkProxyJump(s string) *problem {
 	}
 	return nil
 }
+
+// maxAssumeLen bounds assume_kernel and assume_kafka.
+const maxAssumeLen = 128
+
+func kernelChar(r rune) bool {
+	return r < 128 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._-+~", r))
+}
+
+// checkKernelRelease validates assume_kernel: a kernel release as uname -r
+// prints it (what the what-if accepts: it starts with a digit).
+func checkKernelRelease(s string) *problem {
+	const hint = "use a kernel release as uname -r prints it, e.g. 5.15.0-91-generic: letters, digits and . _ - + ~ only"
+	switch {
+	case len(s) > maxAssumeLen:
+		return bad(hint, "kernel release is longer than %d characters", maxAssumeLen)
+	case firstBad(s, kernelChar) != "":
+		return bad(templateHint(s, hint), "kernel release %q contains %s, which is not allowed", s, firstBad(s, kernelChar))
+	case s[0] < '0' || s[0] > '9':
+		return bad(hint, "kernel release %q does not start with a digit", s)
+	}
+	return nil
+}
+
+// checkAssumeKafka validates assume_kafka, in the syntax of --assume-kafka:
+// comma-separated versions, each optionally prefixed with its distribution
+// ("3.6.1", "apache:3.6.1", "confluent:7.6.0"), at most one per
+// distribution. Keep it in step with diff.ParseAssumeKafka.
+func checkAssumeKafka(s string) *problem {
+	const hint = "use a version such as 3.6.1, or confluent:7.6.0 for Confluent Platform (both: 3.6.1,confluent:7.6.0)"
+	if len(s) > maxAssumeLen {
+		return bad(hint, "Kafka version is longer than %d characters", maxAssumeLen)
+	}
+	seen := map[string]bool{}
+	for _, item := range strings.Split(s, ",") {
+		item = strings.TrimSpace(item)
+		dist, ver := "apache", item
+		if i := strings.IndexByte(item, ':'); i >= 0 {
+			dist, ver = strings.ToLower(item[:i]), item[i+1:]
+			if dist != "apache" && dist != "confluent" {
+				return bad("prefix the version with apache: or confluent:, or with nothing for Apache Kafka",
+					"unknown Kafka distribution %q in %q", item[:i], s)
+			}
+		}
+		if !kafkaVersion(ver) {
+			return bad(templateHint(s, hint), "invalid Kafka version %q", item)
+		}
+		if seen[dist] {
+			return bad("give one version per distribution", "%q gives two versions for %s", s, dist)
+		}
+		seen[dist] = true
+	}
+	return nil
+}
+
+// kafkaVersion reports whether v has 2 to 4 dot-separated runs of digits.
+func kafkaVersion(v string) bool {
+	parts := strings.Split(v, ".")
+	if len(parts) < 2 || len(parts) > 4 {
+		return false
+	}
+	for _, p := range parts {
+		if p == "" || strings.Trim(p, "0123456789") != "" {
+			return false
+		}
+	}
+	return true
+}

@@ -15,27 +15,35 @@ import (
 // whatIfFlags are --assume-kernel and --assume-kafka.
 func whatIfFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "assume-kernel", Usage: "what if every host ran kernel `RELEASE` (after a reboot): which findings would it fix or introduce"},
-		&cli.StringFlag{Name: "assume-kafka", Usage: "what if every broker ran Kafka `VERSION` (3.6.1, or confluent:7.6.0) after a restart"},
+		&cli.StringFlag{Name: "assume-kernel", Usage: "what if every host ran kernel `RELEASE` (after a reboot): which findings would it fix or introduce; overrides the inventory's assume_kernel"},
+		&cli.StringFlag{Name: "assume-kafka", Usage: "what if every broker ran Kafka `VERSION` (3.6.1, or confluent:7.6.0) after a restart; overrides the inventory's assume_kafka"},
 	}
 }
 
 // emitWhatIf is the scan hook: when --assume-kernel or --assume-kafka is
-// set, it evaluates the rules on a copy of every host's facts with the
-// assumed versions and prints what the upgrade would fix / introduce and
-// the per-cluster rolling-restart verdict on stderr (stdout keeps the
-// report). Call it right after scanHosts, before waivers are applied.
-// hosts supplies per-host profile overrides (nil: o.profile for all).
+// set, or a scanned host has assume_kernel / assume_kafka in the inventory,
+// it evaluates the rules on a copy of every host's facts with the assumed
+// versions and prints what the upgrade would fix / introduce and the
+// per-cluster rolling-restart verdict on stderr (stdout keeps the report).
+// Per host, each flag wins over the matching inventory setting; hosts with
+// neither are shown as "no upgrade planned" and keep their findings. Call
+// it right after scanHosts, before waivers are applied. hosts supplies
+// per-host profile overrides and planned versions (nil: o.profile and the
+// flags for all).
 func emitWhatIf(c *cli.Context, r *report.Report, o options, hosts []inventory.Host) error {
 	a := diff.Assume{Kernel: c.String("assume-kernel"), Kafka: c.String("assume-kafka")}
-	if a.Kernel == "" && a.Kafka == "" {
-		return nil
-	}
 	overrides := map[string]map[string]any{}
+	planned := map[string]diff.Assume{}
 	for _, h := range hosts {
 		overrides[h.Name] = h.Profile
+		if h.AssumeKernel != "" || h.AssumeKafka != "" {
+			planned[h.Name] = diff.Assume{Kernel: h.AssumeKernel, Kafka: h.AssumeKafka}
+		}
 	}
-	w, err := diff.EvaluateWhatIf(r, a, func(name string) rules.Profile {
+	if a.Kernel == "" && a.Kafka == "" && len(planned) == 0 {
+		return nil
+	}
+	w, err := diff.EvaluatePlan(r, a, func(name string) diff.Assume { return planned[name] }, func(name string) rules.Profile {
 		p, err := o.profile.With(overrides[name])
 		if err != nil {
 			return o.profile // scanHosts already rejected bad overrides
@@ -62,7 +70,9 @@ func whatifCommand() *cli.Command {
 			"and/or Kafka version replaced (a kernel upgrade implies a reboot: runtime sysctls take their\n" +
 			"persisted values; either implies a broker restart: the listener backlog is recomputed).\n" +
 			"Thresholds: the default profile or --profile FILE (per-host inventory overrides are not in\n" +
-			"the JSON scan; `kaudit scan --assume-kernel` applies them).\n\n" +
+			"the JSON scan; `kaudit scan --assume-kernel` applies them). Likewise the upgrades planned per\n" +
+			"host with assume_kernel / assume_kafka in the inventory apply to `kaudit scan` only: here the\n" +
+			"flags apply to every host.\n\n" +
 			"Per cluster (inventory group): a rolling restart is safe only when " + fmt.Sprint(diff.RestartRules) + "\n" +
 			"pass (or do not apply) on every host.\n\n" +
 			"EXIT STATUS:\n" +
@@ -122,8 +132,9 @@ func writeWhatIfTo(c *cli.Context, format string, w *diff.WhatIf) error {
 
 // postScan is the single hook for scan and demo, between scanHosts and
 // emit: the what-if on the raw findings (when --assume-kernel or
-// --assume-kafka is set), then --waivers (when set). Commands without
-// these flags are unaffected.
+// --assume-kafka is set, or the inventory plans an upgrade for a scanned
+// host), then --waivers (when set). Commands without these flags or
+// settings are unaffected.
 func postScan(c *cli.Context, r *report.Report, o options, hosts []inventory.Host) error {
 	if err := emitWhatIf(c, r, o, hosts); err != nil {
 		return err

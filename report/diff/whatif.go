@@ -45,15 +45,35 @@ type RestartVerdict struct {
 	BlockersAfter []string `json:"blockers_after"`
 }
 
+// HostPlan is the upgrade assumed for one host.
+type HostPlan struct {
+	Host       string `json:"host"`
+	Kernel     string `json:"kernel,omitempty"`
+	Kafka      string `json:"kafka,omitempty"`
+	KernelFrom string `json:"kernel_from,omitempty"` // "--assume-kernel" or "inventory"
+	KafkaFrom  string `json:"kafka_from,omitempty"`  // "--assume-kafka" or "inventory"
+}
+
+func (p HostPlan) assume() Assume { return Assume{Kernel: p.Kernel, Kafka: p.Kafka} }
+
+// planned reports whether the host has an upgrade planned at all.
+func (p HostPlan) planned() bool { return p.Kernel != "" || p.Kafka != "" }
+
 // WhatIf is the effect of an assumed upgrade on a report.
 type WhatIf struct {
+	// Assume is the upgrade of every host when all hosts have the same
+	// plan; otherwise the command-line assumptions (possibly empty) and
+	// Plans tells the upgrade of each host.
 	Assume       Assume           `json:"assume"`
-	Assumptions  []string         `json:"assumptions"`   // how the upgrade was modelled
-	Fixes        []Change         `json:"fixes"`         // fail, unknown or error now; pass, warn or skip after
-	Introduces   []Change         `json:"introduces"`    // not fail now, fail after
-	StillFailing []Change         `json:"still_failing"` // fail now and after
-	Other        []Change         `json:"other_changes"` // any other status change (e.g. pass → unknown)
-	Facts        []FactChange     `json:"facts_changed"` // what the model changed per host
+	PerHost      bool             `json:"per_host"`           // hosts have different plans (inventory assume_kernel / assume_kafka)
+	Plans        []HostPlan       `json:"plans"`              // hosts with an upgrade planned, in report order
+	NoUpgrade    []string         `json:"no_upgrade_planned"` // hosts without: findings kept as they are
+	Assumptions  []string         `json:"assumptions"`        // how the upgrade was modelled
+	Fixes        []Change         `json:"fixes"`              // fail, unknown or error now; pass, warn or skip after
+	Introduces   []Change         `json:"introduces"`         // not fail now, fail after
+	StillFailing []Change         `json:"still_failing"`      // fail now and after
+	Other        []Change         `json:"other_changes"`      // any other status change (e.g. pass → unknown)
+	Facts        []FactChange     `json:"facts_changed"`      // what the model changed per host
 	Clusters     []RestartVerdict `json:"rolling_restart"`
 	// After is the report as it would be after the upgrade.
 	After *report.Report `json:"-"`
@@ -63,7 +83,12 @@ type WhatIf struct {
 // optionally prefixed with its distribution ("3.6.1", "apache:3.6.1",
 // "confluent:7.6.0"); an unprefixed version is Apache Kafka. It returns
 // distribution → version.
-func ParseAssumeKafka(s string) (map[string]string, error) {
+//
+// The inventory settings assume_kafka / kaudit_assume_kafka take the same
+// syntax (audit/inventory checks it with its own copy of these rules).
+func ParseAssumeKafka(s string) (map[string]string, error) { return parseKafka(s, "--assume-kafka") }
+
+func parseKafka(s, what string) (map[string]string, error) {
 	out := map[string]string{}
 	for _, item := range strings.Split(s, ",") {
 		item = strings.TrimSpace(item)
@@ -71,31 +96,44 @@ func ParseAssumeKafka(s string) (map[string]string, error) {
 		if i := strings.IndexByte(item, ':'); i >= 0 {
 			dist, ver = strings.ToLower(item[:i]), item[i+1:]
 			if dist != "apache" && dist != "confluent" {
-				return nil, fmt.Errorf("--assume-kafka %q: distribution must be apache or confluent", item)
+				return nil, fmt.Errorf("%s %q: distribution must be apache or confluent", what, item)
 			}
 		}
-		parts := strings.Split(ver, ".")
-		ok := len(parts) >= 2 && len(parts) <= 4
-		for _, p := range parts {
-			if _, err := strconv.Atoi(p); err != nil {
-				ok = false
-			}
-		}
-		if !ok {
-			return nil, fmt.Errorf("--assume-kafka %q: expected a version such as 3.6.1 or confluent:7.6.0", item)
+		if !versionDigits(ver) {
+			return nil, fmt.Errorf("%s %q: expected a version such as 3.6.1 or confluent:7.6.0", what, item)
 		}
 		if _, dup := out[dist]; dup {
-			return nil, fmt.Errorf("--assume-kafka %q: two versions for %s", s, dist)
+			return nil, fmt.Errorf("%s %q: two versions for %s", what, s, dist)
 		}
 		out[dist] = ver
 	}
 	return out, nil
 }
 
-// ValidateKernelRelease accepts what /proc/sys/kernel/osrelease can hold.
-func ValidateKernelRelease(s string) error {
-	if s == "" || len(s) > 64 || !(s[0] >= '0' && s[0] <= '9') || strings.ContainsAny(s, " \t\n/") {
-		return fmt.Errorf("--assume-kernel %q: expected a kernel release such as 5.15.0-91-generic or 6.1.0", s)
+// versionDigits reports whether v is 2 to 4 dot-separated runs of digits.
+func versionDigits(v string) bool {
+	parts := strings.Split(v, ".")
+	if len(parts) < 2 || len(parts) > 4 {
+		return false
+	}
+	for _, p := range parts {
+		if p == "" || len(p) > 9 || strings.Trim(p, "0123456789") != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// maxKernelRelease bounds an assumed kernel release; the inventory's
+// assume_kernel has the same bound.
+const maxKernelRelease = 128
+
+// ValidateKernelRelease accepts a kernel release as uname -r prints it.
+func ValidateKernelRelease(s string) error { return validateKernel(s, "--assume-kernel") }
+
+func validateKernel(s, what string) error {
+	if s == "" || len(s) > maxKernelRelease || !(s[0] >= '0' && s[0] <= '9') || strings.ContainsAny(s, " \t\n/") {
+		return fmt.Errorf("%s %q: expected a kernel release such as 5.15.0-91-generic or 6.1.0", what, s)
 	}
 	return nil
 }
@@ -106,56 +144,94 @@ func ValidateKernelRelease(s string) error {
 // default profile). r itself is not modified; hosts that could not be
 // audited stay as they are.
 func EvaluateWhatIf(r *report.Report, a Assume, profileFor func(host string) rules.Profile) (*WhatIf, error) {
-	var kvers map[string]string
-	if a.Kafka != "" {
-		var err error
-		if kvers, err = ParseAssumeKafka(a.Kafka); err != nil {
+	return EvaluatePlan(r, a, nil, profileFor)
+}
+
+// EvaluatePlan is EvaluateWhatIf with upgrades planned per host: the
+// upgrade of a host is flags, field by field, over inventory(host) (its
+// assume_kernel / assume_kafka; nil: none) — a command-line flag wins over
+// the inventory for every host. A host with neither a kernel nor a Kafka
+// version assumed has no upgrade planned: its facts and findings are kept
+// as they are, and it still counts, with them, in its cluster's
+// rolling-restart verdict.
+func EvaluatePlan(r *report.Report, flags Assume, inventory func(host string) Assume, profileFor func(host string) rules.Profile) (*WhatIf, error) {
+	if flags.Kafka != "" {
+		if _, err := ParseAssumeKafka(flags.Kafka); err != nil {
 			return nil, err
 		}
 	}
-	if a.Kernel != "" {
-		if err := ValidateKernelRelease(a.Kernel); err != nil {
+	if flags.Kernel != "" {
+		if err := ValidateKernelRelease(flags.Kernel); err != nil {
 			return nil, err
 		}
 	}
 	if profileFor == nil {
 		profileFor = func(string) rules.Profile { return rules.DefaultProfile() }
 	}
-	w := &WhatIf{Assume: a, Fixes: []Change{}, Introduces: []Change{}, StillFailing: []Change{}, Other: []Change{}, Facts: []FactChange{}}
-	if a.Kernel != "" {
-		w.Assumptions = append(w.Assumptions,
-			"kernel "+a.Kernel+" on every audited host: /proc/version, version_signature and the package changelog of the old kernel are dropped",
-			"the kernel upgrade reboots the host: runtime sysctls take their persisted boot-time values where a file sets them (others keep their current value)")
-	}
-	if a.Kafka != "" {
-		for _, d := range []string{"apache", "confluent"} {
-			if v, ok := kvers[d]; ok {
-				what := "Apache Kafka " + v + " on every Apache Kafka broker (and brokers of unrecorded distribution)"
-				if d == "confluent" {
-					what = "Confluent Platform " + v + " on every Confluent broker"
+	w := &WhatIf{Assume: flags, Plans: []HostPlan{}, NoUpgrade: []string{},
+		Fixes: []Change{}, Introduces: []Change{}, StillFailing: []Change{}, Other: []Change{}, Facts: []FactChange{}}
+
+	// The plan of every host, and the Kafka versions each plan means.
+	plans := make([]HostPlan, len(r.Hosts))
+	kvers := map[string]map[string]string{} // assume_kafka value → distribution → version
+	for i, h := range r.Hosts {
+		p := HostPlan{Host: h.Name, Kernel: flags.Kernel, Kafka: flags.Kafka}
+		if p.Kernel != "" {
+			p.KernelFrom = "--assume-kernel"
+		}
+		if p.Kafka != "" {
+			p.KafkaFrom = "--assume-kafka"
+		}
+		if inventory != nil {
+			inv := inventory(h.Name)
+			if p.Kernel == "" && inv.Kernel != "" {
+				if err := validateKernel(inv.Kernel, "host "+h.Name+": assume_kernel"); err != nil {
+					return nil, err
 				}
-				w.Assumptions = append(w.Assumptions, what)
-			} else {
-				w.Assumptions = append(w.Assumptions, d+" brokers keep their Kafka version")
+				p.Kernel, p.KernelFrom = inv.Kernel, "inventory"
+			}
+			if p.Kafka == "" && inv.Kafka != "" {
+				p.Kafka, p.KafkaFrom = inv.Kafka, "inventory"
 			}
 		}
+		if _, done := kvers[p.Kafka]; p.Kafka != "" && !done {
+			what := "--assume-kafka"
+			if p.KafkaFrom == "inventory" {
+				what = "host " + h.Name + ": assume_kafka"
+			}
+			m, err := parseKafka(p.Kafka, what)
+			if err != nil {
+				return nil, err
+			}
+			kvers[p.Kafka] = m
+		}
+		plans[i] = p
+		if p.planned() {
+			w.Plans = append(w.Plans, p)
+		} else {
+			w.NoUpgrade = append(w.NoUpgrade, h.Name)
+		}
 	}
-	if a.Kernel != "" || a.Kafka != "" {
-		w.Assumptions = append(w.Assumptions,
-			"the broker is restarted: its listener backlog becomes min(socket.listen.backlog.size if Kafka ≥ 3.2 else 50, net.core.somaxconn)",
-			"TcpExt counters and kernel-log evidence are kept: they record what already happened under this load")
+	w.PerHost = len(w.NoUpgrade) > 0
+	for _, p := range plans {
+		w.PerHost = w.PerHost || p.assume() != plans[0].assume()
 	}
+	if !w.PerHost && len(plans) > 0 {
+		w.Assume = plans[0].assume()
+	}
+	w.Assumptions = assumptions(w, kvers)
 
 	after := cloneReport(r)
 	for i := range after.Hosts {
 		h := &after.Hosts[i]
-		if h.Error != nil || h.Facts == nil {
+		plan := plans[i]
+		if h.Error != nil || h.Facts == nil || !plan.planned() {
 			continue
 		}
 		f := h.Facts
 		p := profileFor(h.Name)
-		if a.Kernel != "" {
-			f.Kernel.Release = a.Kernel
+		if plan.Kernel != "" {
+			f.Kernel.Release = plan.Kernel
 			f.Kernel.Version, f.Kernel.Signature, f.Kernel.Changelog = "", "", nil
 			if _, bad := f.Sections[facts.SecPersisted]; !bad {
 				for k, ps := range f.Persisted {
@@ -170,13 +246,11 @@ func EvaluateWhatIf(r *report.Report, a Assume, profileFor func(host string) rul
 			if dist == "" {
 				dist = "apache"
 			}
-			if v, ok := kvers[dist]; ok {
+			if v, ok := kvers[plan.Kafka][dist]; ok {
 				f.Kafka.Version, f.Kafka.Distribution, f.Kafka.Jar = v, dist, ""
 			}
 		}
-		if a.Kernel != "" || a.Kafka != "" {
-			relisten(f, p)
-		}
+		relisten(f, p)
 		old := r.Hosts[i]
 		// A gathered but empty persisted-sysctl map does not survive the
 		// JSON report (omitempty): restore it when the scan had settled
@@ -193,6 +267,9 @@ func EvaluateWhatIf(r *report.Report, a Assume, profileFor func(host string) rul
 
 	for i := range after.Hosts {
 		nh, oh := &after.Hosts[i], &r.Hosts[i]
+		if !plans[i].planned() {
+			continue // findings kept as they are
+		}
 		olds := map[string]rules.Finding{}
 		for _, f := range oh.Findings {
 			olds[f.Rule] = f
@@ -215,8 +292,97 @@ func EvaluateWhatIf(r *report.Report, a Assume, profileFor func(host string) rul
 	for _, cs := range []*[]Change{&w.Fixes, &w.Introduces, &w.StillFailing, &w.Other} {
 		sortChanges(*cs)
 	}
-	w.Clusters = restartVerdicts(r, after)
+	noUpgrade := map[string]bool{}
+	for _, n := range w.NoUpgrade {
+		noUpgrade[n] = true
+	}
+	w.Clusters = restartVerdicts(r, after, noUpgrade)
 	return w, nil
+}
+
+// assumptions describes how the upgrade is modelled: as before for one
+// fleet-wide upgrade, with the plan of each set of hosts otherwise.
+func assumptions(w *WhatIf, kvers map[string]map[string]string) []string {
+	var out []string
+	if !w.PerHost {
+		a := w.Assume
+		if a.Kernel != "" {
+			out = append(out,
+				"kernel "+a.Kernel+" on every audited host: /proc/version, version_signature and the package changelog of the old kernel are dropped",
+				"the kernel upgrade reboots the host: runtime sysctls take their persisted boot-time values where a file sets them (others keep their current value)")
+		}
+		if a.Kafka != "" {
+			for _, d := range []string{"apache", "confluent"} {
+				if v, ok := kvers[a.Kafka][d]; ok {
+					what := "Apache Kafka " + v + " on every Apache Kafka broker (and brokers of unrecorded distribution)"
+					if d == "confluent" {
+						what = "Confluent Platform " + v + " on every Confluent broker"
+					}
+					out = append(out, what)
+				} else {
+					out = append(out, d+" brokers keep their Kafka version")
+				}
+			}
+		}
+	} else {
+		// One line per distinct plan, in report order of its first host.
+		var order []string
+		hosts := map[string][]string{}
+		for _, p := range w.Plans {
+			k := planLabel(p)
+			if _, seen := hosts[k]; !seen {
+				order = append(order, k)
+			}
+			hosts[k] = append(hosts[k], p.Host)
+		}
+		for _, k := range order {
+			out = append(out, k+" on "+hostList(hosts[k]))
+		}
+		if len(w.NoUpgrade) > 0 {
+			out = append(out, "no upgrade planned on "+hostList(w.NoUpgrade)+": their findings are kept as they are and count in their cluster's rolling-restart verdict")
+		}
+		kernel, kafka := false, false
+		for _, p := range w.Plans {
+			kernel, kafka = kernel || p.Kernel != "", kafka || p.Kafka != ""
+		}
+		if kernel {
+			out = append(out, "a kernel upgrade reboots the host: the old kernel's /proc/version, version_signature and package changelog are dropped; runtime sysctls take their persisted boot-time values where a file sets them")
+		}
+		if kafka {
+			out = append(out, "a Kafka version applies to the brokers of its distribution (unprefixed: Apache Kafka, and brokers of unrecorded distribution); brokers of another distribution keep theirs")
+		}
+	}
+	if len(w.Plans) > 0 {
+		restarted := "the broker is restarted"
+		if w.PerHost {
+			restarted = "the broker of an upgraded host is restarted"
+		}
+		out = append(out,
+			restarted+": its listener backlog becomes min(socket.listen.backlog.size if Kafka ≥ 3.2 else 50, net.core.somaxconn)",
+			"TcpExt counters and kernel-log evidence are kept: they record what already happened under this load")
+	}
+	return out
+}
+
+// planLabel is "kernel K (inventory), Kafka V (--assume-kafka)".
+func planLabel(p HostPlan) string {
+	var parts []string
+	if p.Kernel != "" {
+		parts = append(parts, "kernel "+p.Kernel+" ("+p.KernelFrom+")")
+	}
+	if p.Kafka != "" {
+		parts = append(parts, "Kafka "+p.Kafka+" ("+p.KafkaFrom+")")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// hostList names up to 8 hosts.
+func hostList(hosts []string) string {
+	const most = 8
+	if len(hosts) <= most {
+		return strings.Join(hosts, ", ")
+	}
+	return strings.Join(hosts[:most], ", ") + fmt.Sprintf(" and %d more", len(hosts)-most)
 }
 
 // relisten models a broker restart: the listener on the Kafka port is
@@ -299,7 +465,7 @@ func cloneReport(r *report.Report) *report.Report {
 	return &c
 }
 
-func restartVerdicts(now, after *report.Report) []RestartVerdict {
+func restartVerdicts(now, after *report.Report, noUpgrade map[string]bool) []RestartVerdict {
 	clusters := map[string][]int{}
 	for i, h := range now.Hosts {
 		groups := h.Groups
@@ -321,7 +487,13 @@ func restartVerdicts(now, after *report.Report) []RestartVerdict {
 		for _, i := range clusters[n] {
 			v.Hosts = append(v.Hosts, now.Hosts[i].Name)
 			v.BlockersNow = append(v.BlockersNow, blockers(&now.Hosts[i])...)
-			v.BlockersAfter = append(v.BlockersAfter, blockers(&after.Hosts[i])...)
+			ba := blockers(&after.Hosts[i])
+			if noUpgrade[now.Hosts[i].Name] {
+				for j := range ba {
+					ba[j] += " (no upgrade planned)"
+				}
+			}
+			v.BlockersAfter = append(v.BlockersAfter, ba...)
 		}
 		v.SafeNow, v.SafeAfter = len(v.BlockersNow) == 0, len(v.BlockersAfter) == 0
 		out = append(out, v)
@@ -363,14 +535,18 @@ func WriteWhatIf(out io.Writer, format string, w *WhatIf) error {
 		return fmt.Errorf("unknown what-if format %q (known: table, json)", format)
 	}
 	ew := &errWriter{w: out}
-	var assumed []string
-	if w.Assume.Kernel != "" {
-		assumed = append(assumed, "kernel "+w.Assume.Kernel)
+	if w.PerHost {
+		fmt.Fprintf(ew, "What if: upgrades planned per host (%d planned, %d without)\n", len(w.Plans), len(w.NoUpgrade))
+	} else {
+		var assumed []string
+		if w.Assume.Kernel != "" {
+			assumed = append(assumed, "kernel "+w.Assume.Kernel)
+		}
+		if w.Assume.Kafka != "" {
+			assumed = append(assumed, "Kafka "+w.Assume.Kafka)
+		}
+		fmt.Fprintf(ew, "What if: %s\n", strings.Join(assumed, ", "))
 	}
-	if w.Assume.Kafka != "" {
-		assumed = append(assumed, "Kafka "+w.Assume.Kafka)
-	}
-	fmt.Fprintf(ew, "What if: %s\n", strings.Join(assumed, ", "))
 	for _, a := range w.Assumptions {
 		fmt.Fprintf(ew, "  · %s\n", a)
 	}

@@ -165,7 +165,7 @@ func TestWhatIfIntroduces(t *testing.T) {
 
 func TestWhatIfBadAssumptions(t *testing.T) {
 	r := whatIfReport()
-	for _, a := range []Assume{{Kernel: "latest"}, {Kernel: "6.1 rc"}, {Kafka: "3"}, {Kafka: "kafka:3.6.1"}, {Kafka: "3.x"}, {Kafka: "3.6.1,3.7.0"}} {
+	for _, a := range []Assume{{Kernel: "latest"}, {Kernel: "6.1 rc"}, {Kernel: "6" + strings.Repeat("1", 128)}, {Kafka: "3"}, {Kafka: "kafka:3.6.1"}, {Kafka: "3.x"}, {Kafka: "3.6.1,3.7.0"}, {Kafka: "3.-6.1"}, {Kafka: "+3.6"}, {Kafka: "3.6.1,"}} {
 		if _, err := EvaluateWhatIf(r, a, nil); err == nil {
 			t.Errorf("%+v accepted", a)
 		}
@@ -183,4 +183,124 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// Upgrades planned per host (the inventory), with a flag winning over them.
+func TestWhatIfPerHostPlan(t *testing.T) {
+	r := whatIfReport()
+	r.Hosts = append(r.Hosts, host("east-2", "east", "4.19.0-12-amd64", "2.8.1", "apache", "128", "8192"))
+	report.Summarize(r)
+	before, _ := json.Marshal(r)
+	inv := map[string]Assume{
+		"east-1": {Kernel: "6.1.0", Kafka: "3.6.1"},
+		"west-1": {Kafka: "confluent:7.6.0"},
+		// east-2 and west-down: nothing planned
+	}
+	w, err := EvaluatePlan(r, Assume{}, func(h string) Assume { return inv[h] }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := json.Marshal(r); !bytes.Equal(before, after) {
+		t.Error("EvaluatePlan modified the report it was given")
+	}
+	if !w.PerHost || w.Assume != (Assume{}) || len(w.Plans) != 2 || !equal(w.NoUpgrade, []string{"west-down", "east-2"}) {
+		t.Fatalf("plans %+v, no upgrade %q, per host %v", w.Plans, w.NoUpgrade, w.PerHost)
+	}
+	if p := w.Plans[0]; p != (HostPlan{Host: "east-1", Kernel: "6.1.0", Kafka: "3.6.1", KernelFrom: "inventory", KafkaFrom: "inventory"}) {
+		t.Errorf("plan %+v", p)
+	}
+	for _, k := range []string{"east-1/kernel-synack-wscale:fail>pass", "east-1/kafka-backlog-hardcoded:fail>pass", "west-1/kafka-backlog-hardcoded:fail>pass"} {
+		if !contains(keys(w.Fixes), k) {
+			t.Errorf("fixes lack %s: %q", k, keys(w.Fixes))
+		}
+	}
+	// east-2 is identical to east-1 but plans nothing: kept as it is.
+	for _, cs := range [][]Change{w.Fixes, w.Introduces, w.StillFailing, w.Other} {
+		for _, c := range cs {
+			if c.Host == "east-2" {
+				t.Errorf("east-2 has no upgrade planned, yet %+v", c)
+			}
+		}
+	}
+	for _, f := range w.Facts {
+		if f.Host == "east-2" {
+			t.Errorf("east-2 facts modelled: %+v", f)
+		}
+	}
+	if got := statusOf(t, w.After, "east-2", "kernel-synack-wscale"); got != rules.Fail {
+		t.Errorf("east-2 after: %s", got)
+	}
+	east := w.Clusters[0]
+	if east.Cluster != "east" || east.SafeAfter || !contains(east.BlockersAfter, "east-2: kernel-synack-wscale fail (no upgrade planned)") || len(east.Hosts) != 2 {
+		t.Errorf("east %+v", east)
+	}
+	var b bytes.Buffer
+	if err := WriteWhatIf(&b, "table", w); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{
+		"What if: upgrades planned per host (2 planned, 2 without)",
+		"· kernel 6.1.0 (inventory), Kafka 3.6.1 (inventory) on east-1\n",
+		"· Kafka confluent:7.6.0 (inventory) on west-1\n",
+		"· no upgrade planned on west-down, east-2:",
+		"east-2: kernel-synack-wscale fail (no upgrade planned)",
+	} {
+		if !strings.Contains(b.String(), s) {
+			t.Errorf("table lacks %q:\n%s", s, b.String())
+		}
+	}
+	b.Reset()
+	if err := WriteWhatIf(&b, "json", w); err != nil {
+		t.Fatal(err)
+	}
+	var back WhatIf
+	if err := json.Unmarshal(b.Bytes(), &back); err != nil || !back.PerHost || len(back.Plans) != 2 || len(back.NoUpgrade) != 2 {
+		t.Errorf("json: %v %+v", err, back)
+	}
+
+	// --assume-kernel wins over east-1's kernel and plans one for every host;
+	// the inventory's Kafka versions still apply.
+	w, err = EvaluatePlan(r, Assume{Kernel: "5.15.0"}, func(h string) Assume { return inv[h] }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(w.NoUpgrade) != 0 || len(w.Plans) != 4 || w.Plans[0] != (HostPlan{Host: "east-1", Kernel: "5.15.0", Kafka: "3.6.1", KernelFrom: "--assume-kernel", KafkaFrom: "inventory"}) ||
+		w.Plans[3] != (HostPlan{Host: "east-2", Kernel: "5.15.0", KernelFrom: "--assume-kernel"}) {
+		t.Errorf("plans %+v, no upgrade %q", w.Plans, w.NoUpgrade)
+	}
+	for _, f := range w.Facts {
+		if f.Host == "east-1" && f.Fact == "kernel.release" && f.New != "5.15.0" {
+			t.Errorf("east-1 kernel %+v", f)
+		}
+	}
+	// The same plan everywhere (flags only) is the fleet-wide what-if.
+	w, err = EvaluatePlan(r, Assume{Kernel: "6.1.0", Kafka: "3.6.1"}, func(h string) Assume { return inv[h] }, nil)
+	if err != nil || w.PerHost || w.Assume != (Assume{Kernel: "6.1.0", Kafka: "3.6.1"}) || !strings.HasPrefix(w.Assumptions[0], "kernel 6.1.0 on every audited host") {
+		t.Errorf("%v %+v", err, w)
+	}
+
+	// Inventory values are checked again, naming the host.
+	for _, bad := range []Assume{{Kernel: "latest"}, {Kafka: "3"}} {
+		_, err := EvaluatePlan(r, Assume{}, func(h string) Assume {
+			if h == "west-1" {
+				return bad
+			}
+			return Assume{}
+		}, nil)
+		if err == nil || !strings.Contains(err.Error(), "host west-1: assume_k") {
+			t.Errorf("%+v: %v", bad, err)
+		}
+	}
+}
+
+func equal(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }
