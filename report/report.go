@@ -143,11 +143,14 @@ func Summarize(r *Report) {
 }
 
 // WorstFailure is the highest severity among failing findings, "" if none.
-func (r *Report) WorstFailure() rules.Severity {
+func (r *Report) WorstFailure() rules.Severity { return r.Worst(rules.Fail) }
+
+// Worst is the highest severity among findings with the given status, "" if none.
+func (r *Report) Worst(st rules.Status) rules.Severity {
 	var worst rules.Severity
 	for _, h := range r.Hosts {
 		for _, f := range h.Findings {
-			if f.Status == rules.Fail && f.Severity.Rank() > worst.Rank() {
+			if f.Status == st && f.Severity.Rank() > worst.Rank() {
 				worst = f.Severity
 			}
 		}

@@ -25,7 +25,7 @@ const (
 
 const exitHelp = `EXIT STATUS:
    0    every evaluated rule passes (or fails only below --fail-on, default high)
-   1    findings at or above --fail-on
+   1    findings at or above --fail-on (with --fail-on-unknown, also unknown ones)
    2    usage or inventory error
    3    some hosts could not be audited (unreachable, auth, hostkey, timeout, protocol)
         and no finding reached --fail-on

@@ -350,3 +350,15 @@ func TestProfileOverrides(t *testing.T) {
 		t.Errorf("bad inventory profile key: exit %d, %s", code, errOut)
 	}
 }
+
+func TestFailOnUnknown(t *testing.T) {
+	bionic := simhost.DemoFleet()[4] // kernel 4.15 cannot be settled: kernel-synack-wscale unknown, critical
+	inv := writeInventory(t, []*simhost.Host{bionic})
+	if code, _, _ := runCLI(t, "scan", inv, "--fail-on", "critical"); code != ExitOK {
+		t.Fatalf("unknown critical without --fail-on-unknown: exit %d, want 0", code)
+	}
+	code, _, errOut := runCLI(t, "scan", inv, "--fail-on", "critical", "--fail-on-unknown")
+	if code != ExitFindings || !strings.Contains(errOut, "could not be proven safe") {
+		t.Fatalf("--fail-on-unknown: exit %d (%s), want 1", code, errOut)
+	}
+}

@@ -66,6 +66,7 @@ func reportOptions(c *cli.Context, r *report.Report) (options, error) {
 		return o, usageErr("unknown --fail-on %q (critical, high, medium, low, info)", failOn)
 	}
 	o.failOn = sev
+	o.failOnUnknown = c.Bool("fail-on-unknown")
 	r.FailOn = string(sev)
 	o.color = o.output == "" && o.format == "table" && !c.Bool("no-color") && os.Getenv("NO_COLOR") == "" && isTerminal(os.Stdout)
 	return o, nil

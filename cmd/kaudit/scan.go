@@ -26,6 +26,7 @@ func outputFlags() []cli.Flag {
 		&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "table", Usage: "report format: " + strings.Join(report.Formats(), ", ")},
 		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the report to `FILE` instead of stdout"},
 		&cli.StringFlag{Name: "fail-on", Value: "high", Usage: "exit 1 when a finding of this `SEVERITY` or higher fails (critical, high, medium, low, info)"},
+		&cli.BoolFlag{Name: "fail-on-unknown", Usage: "also exit 1 when a finding at or above --fail-on is unknown (not proven safe), e.g. a kernel kaudit cannot settle"},
 		&cli.BoolFlag{Name: "no-color", Usage: "never colour the table (also: NO_COLOR=1)"},
 		waiversFlag(),
 	}
@@ -83,6 +84,7 @@ func scanCommand() *cli.Command {
 type options struct {
 	format, output string
 	failOn         rules.Severity
+	failOnUnknown  bool
 	color          bool
 	concurrency    int
 	timeout        time.Duration
@@ -104,6 +106,7 @@ func readOptions(c *cli.Context) (options, error) {
 		return o, usageErr("unknown --fail-on %q (critical, high, medium, low, info)", c.String("fail-on"))
 	}
 	o.failOn = sev
+	o.failOnUnknown = c.Bool("fail-on-unknown")
 	o.color = o.output == "" && o.format == "table" && !c.Bool("no-color") && os.Getenv("NO_COLOR") == "" && isTerminal(os.Stdout)
 	o.concurrency = c.Int("concurrency")
 	if o.concurrency < 1 {
@@ -191,15 +194,18 @@ func emit(stdout io.Writer, r *report.Report, o options) error {
 	if err != nil {
 		return err
 	}
-	return exitFor(r, o.failOn)
+	return exitFor(r, o)
 }
 
-func exitFor(r *report.Report, failOn rules.Severity) error {
+func exitFor(r *report.Report, o options) error {
+	failOn := o.failOn
 	switch {
 	case r.Interrupted:
 		return &exitError{code: ExitInterrupted, err: fmt.Errorf("interrupted: %d of %d hosts audited", r.Summary.Audited, r.Summary.Hosts)}
 	case r.WorstFailure().Rank() >= failOn.Rank() && r.WorstFailure() != "":
 		return &exitError{code: ExitFindings}
+	case o.failOnUnknown && r.Worst(rules.Unknown).Rank() >= failOn.Rank() && r.Worst(rules.Unknown) != "":
+		return &exitError{code: ExitFindings, err: fmt.Errorf("%s finding(s) could not be proven safe (--fail-on-unknown)", r.Worst(rules.Unknown))}
 	case r.Summary.Unreachable > 0:
 		return &exitError{code: ExitUnaudited}
 	}
