@@ -2,6 +2,7 @@ package remediate
 
 import (
 	"fmt"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -20,11 +21,16 @@ const (
 	KindNICOffload    = "nic-offload"
 )
 
-// NICPersistPath is where ring and offload settings are persisted: a udev
-// rule that runs ethtool when the interface appears. The host's own network
-// configuration (systemd .link, NetworkManager, ifcfg, ifupdown) is not
-// detected yet (the facts do not say which one manages an interface).
+// NICPersistPath is where ring and offload settings are persisted when
+// the host's own mechanism cannot be used (facts.NIC.Persist): a udev
+// rule that runs ethtool when the interface appears. See nicPersistence
+// for the others (NetworkManager, ifcfg ETHTOOL_OPTS, ifupdown post-up,
+// systemd .link).
 const NICPersistPath = "/etc/udev/rules.d/99-kaudit-ethtool.rules"
+
+// LinkPath is the systemd .link file kaudit writes for an interface: it
+// sorts before 99-default.link (only the first matching .link applies).
+func LinkPath(iface string) string { return "/etc/systemd/network/10-kaudit-" + iface + ".link" }
 
 // Rule IDs the planner treats specially (DESIGN.md rule catalog).
 const (
@@ -66,6 +72,12 @@ type Change struct {
 	PersistPath     string `json:"persist_path,omitempty"`
 	RestartRequired bool   `json:"restart_required,omitempty"` // takes effect for the broker only after a broker restart (kaudit never restarts it)
 	Note            string `json:"note,omitempty"`             // trade-offs and caveats, one per line
+
+	// PersistMatch is, for a systemd .link file (LinkPath), its [Match]
+	// keys, space-separated: "MACAddress=52:54:00:aa:bb:cc Driver=ixgbe";
+	// for a NetworkManager connection NMMatchPrefix and its UUID (and
+	// PersistPath then names the connection, it is no file).
+	PersistMatch string `json:"persist_match,omitempty"`
 }
 
 // Manual is something kaudit cannot do itself (kernel or Kafka upgrade, a
@@ -527,6 +539,22 @@ func (p *planner) finish(plan *HostPlan) {
 		changes = append(changes, c)
 	}
 
+	perIface := map[string]map[string]string{} // iface → setting → value
+	for _, target := range sortedKeys(p.nic) {
+		ifc, setting, _ := strings.Cut(target, " ")
+		if perIface[ifc] == nil {
+			perIface[ifc] = map[string]string{}
+		}
+		perIface[ifc][setting] = p.nic[target].to
+	}
+	persistBy := map[string]nicPersistence{}
+	for _, ifc := range sortedKeys(perIface) {
+		for _, n := range f.NICs {
+			if n.Name == ifc {
+				persistBy[ifc] = p.nicPersistence(n, perIface[ifc])
+			}
+		}
+	}
 	for _, target := range sortedKeys(p.nic) {
 		r := p.nic[target]
 		ifc, setting, _ := strings.Cut(target, " ")
@@ -536,9 +564,10 @@ func (p *planner) finish(plan *HostPlan) {
 				nic = n
 			}
 		}
+		np := persistBy[ifc]
 		c := Change{
 			Host: p.host, Rule: strings.Join(r.rules, ","), Target: target, To: r.to,
-			Runtime: true, Persist: true, PersistPath: NICPersistPath,
+			Runtime: true, Persist: true, PersistPath: np.path, PersistMatch: np.match,
 		}
 		switch setting {
 		case "rx", "tx":
@@ -557,6 +586,9 @@ func (p *planner) finish(plan *HostPlan) {
 		default:
 			c.Kind = KindNICOffload
 			c.From = onOff(nic.Features[setting].On)
+		}
+		if np.note != "" {
+			c.Note = strings.TrimPrefix(c.Note+"\n"+np.note, "\n")
 		}
 		changes = append(changes, c)
 	}
@@ -815,4 +847,176 @@ func (p HostPlan) KafkaProperties() map[string]map[string]string {
 		}
 	}
 	return out
+}
+
+// nicPersistence is where one interface's settings are persisted.
+type nicPersistence struct {
+	path  string // Change.PersistPath
+	match string // Change.PersistMatch (systemd .link)
+	note  string // added to each change's note
+}
+
+var (
+	rePersistFile = regexp.MustCompile(`^/[A-Za-z0-9_./+@,=-]*$`)
+	reLinkIface   = regexp.MustCompile(`^[A-Za-z0-9_.:@-]{1,15}$`)
+)
+
+// linkKeys are the systemd.link [Link] keys of the settings kaudit changes.
+var linkKeys = map[string]string{
+	"rx": "RxBufferSize", "tx": "TxBufferSize",
+	"gro": "GenericReceiveOffload", "gso": "GenericSegmentationOffload",
+	"tso": "TCPSegmentationOffload", "lro": "LargeReceiveOffload",
+}
+
+// nicPersistence picks how the settings of one interface are persisted,
+// from facts.NIC.Persist: a NetworkManager connection (nmPersistence), an
+// ifcfg file's ETHTOOL_OPTS, post-up lines in an ifupdown stanza, a
+// systemd .link file of kaudit's own (LinkPath, matched by MAC address
+// and driver), else the udev rule NICPersistPath.
+// Where the host's mechanism cannot be used safely (NetworkManager too old
+// for a setting or its connection UUID unknown; a .link file of the
+// host's that already matches the interface and would win; a legacy
+// ETHTOOL_OPTS), it falls back to the udev rule and adds a manual action
+// saying how to persist in the host's own mechanism instead.
+func (p *planner) nicPersistence(nic facts.NIC, set map[string]string) nicPersistence {
+	udev := nicPersistence{path: NICPersistPath}
+	ps := nic.Persist
+	if ps == nil {
+		return udev
+	}
+	rule := p.nicRules(nic.Name)
+	switch ps.Mechanism {
+	case facts.PersistNetworkManager:
+		if np, ok := nmPersistence(nic, set); ok {
+			return np
+		}
+		var args []string
+		rings := false
+		for _, s := range sortedKeys(set) {
+			switch s {
+			case "rx", "tx":
+				rings = true
+				args = append(args, "ethtool.ring-"+s+" "+set[s])
+			default:
+				args = append(args, "ethtool.feature-"+s+" "+set[s])
+			}
+		}
+		action := fmt.Sprintf("%s is managed by NetworkManager (connection %q): kaudit persisted its settings in %s; to keep them in NetworkManager instead run `nmcli connection modify %s %s`, then remove %s's lines from %s",
+			nic.Name, ps.Connection, NICPersistPath, shellQuote(ps.Connection), strings.Join(args, " "), nic.Name, NICPersistPath)
+		if rings && !versionAtLeast(ps.NMVersion, 1, 26) {
+			action = fmt.Sprintf("%s is managed by NetworkManager %s (connection %q): kaudit persisted its settings in %s (NetworkManager takes ring sizes only from 1.26 on)",
+				nic.Name, orUnknown(ps.NMVersion), ps.Connection, NICPersistPath)
+		}
+		p.addManual(rule, action)
+		udev.note = fmt.Sprintf("%s is managed by NetworkManager (connection %q): persisted with the udev rule; ethtool settings in that connection, if any, win when it is activated", nic.Name, ps.Connection)
+		return udev
+	case facts.PersistIfcfg:
+		if !rePersistFile.MatchString(ps.File) {
+			p.warn("%s: %s cannot be edited by kaudit (unusual characters in its path): persisting in %s", nic.Name, ps.File, NICPersistPath)
+			return udev
+		}
+		if o := strings.TrimSpace(ps.EthtoolOpts); o != "" && !strings.HasPrefix(o, "-") {
+			p.addManual(rule, fmt.Sprintf("%s line %d sets ETHTOOL_OPTS in the legacy form (%q, options for ethtool -s): kaudit persisted %s's settings in %s; to keep them in %s, rewrite it as \"-s %s %s; -G %s ...; -K %s ...\"",
+				ps.File, ps.Line, o, nic.Name, NICPersistPath, ps.File, nic.Name, o, nic.Name, nic.Name))
+			return udev
+		}
+		return nicPersistence{path: ps.File, note: fmt.Sprintf("persisted in ETHTOOL_OPTS of %s (other lines kept byte for byte): applied at the interface's next ifup", ps.File)}
+	case facts.PersistIfupdown:
+		if !rePersistFile.MatchString(ps.File) {
+			p.warn("%s: %s cannot be edited by kaudit (unusual characters in its path): persisting in %s", nic.Name, ps.File, NICPersistPath)
+			return udev
+		}
+		return nicPersistence{path: ps.File, note: fmt.Sprintf("persisted as post-up lines in the \"iface %s\" stanza of %s (line %d; other lines kept byte for byte): applied at the interface's next ifup", nic.Name, ps.File, ps.Line)}
+	case facts.PersistSystemdLink:
+		if ps.File != "" {
+			var keys []string
+			for _, s := range sortedKeys(set) {
+				v := set[s]
+				if v == "on" || v == "off" {
+					v = map[string]string{"on": "true", "off": "false"}[v]
+				}
+				keys = append(keys, linkKeys[s]+"="+v)
+			}
+			p.addManual(rule, fmt.Sprintf("%s already matches %s and applies before any .link kaudit could add: kaudit persisted the settings in %s; to keep them in systemd instead add %s to its [Link] section, then remove %s's lines from %s",
+				ps.File, nic.Name, NICPersistPath, strings.Join(keys, " "), nic.Name, NICPersistPath))
+			return udev
+		}
+		if ps.MAC == "" || nic.Driver == "" || !reLinkIface.MatchString(nic.Name) || strings.ContainsAny(nic.Driver, " \t\n=\"'\\") {
+			return udev // a .link needs a stable match: MAC address and driver
+		}
+		return nicPersistence{
+			path:  LinkPath(nic.Name),
+			match: "MACAddress=" + ps.MAC + " Driver=" + nic.Driver,
+			note:  fmt.Sprintf("persisted in %s (matched by MAC address and driver): systemd applies it when the interface next appears (reboot, or udevadm trigger); if the NIC's driver is in the initramfs, rebuild it", LinkPath(nic.Name)),
+		}
+	}
+	return udev
+}
+
+// NMMatchPrefix starts Change.PersistMatch when a NIC setting is persisted
+// in a NetworkManager connection: "nm-uuid=<connection UUID>".
+const NMMatchPrefix = "nm-uuid="
+
+var (
+	reUUID      = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+	reShellSafe = regexp.MustCompile(`^[A-Za-z0-9_./:@=-]+$`)
+)
+
+// nmPersistence persists in the NetworkManager connection (nmcli
+// connection modify UUID ethtool.…, the previous values journalled) when
+// its UUID is known and NetworkManager takes every setting: offloads from
+// 1.14, ring sizes from 1.26.
+func nmPersistence(nic facts.NIC, set map[string]string) (nicPersistence, bool) {
+	ps := nic.Persist
+	need := 14
+	var args []string
+	for _, s := range sortedKeys(set) {
+		prop := "ethtool.feature-" + s
+		if s == "rx" || s == "tx" {
+			need, prop = 26, "ethtool.ring-"+s
+		}
+		args = append(args, prop+" "+set[s])
+	}
+	if !reUUID.MatchString(ps.ConnectionUUID) || !versionAtLeast(ps.NMVersion, 1, need) {
+		return nicPersistence{}, false
+	}
+	return nicPersistence{
+		path:  fmt.Sprintf("NetworkManager connection %q", ps.Connection),
+		match: NMMatchPrefix + ps.ConnectionUUID,
+		note: fmt.Sprintf("persisted in NetworkManager connection %q (nmcli connection modify %s %s; the previous values are journalled for rollback): NetworkManager applies it when the connection is next activated",
+			ps.Connection, ps.ConnectionUUID, strings.Join(args, " ")),
+	}, true
+}
+
+// nicRules is the rules that asked for changes on an interface, joined.
+func (p *planner) nicRules(ifc string) string {
+	var rs []string
+	for _, target := range sortedKeys(p.nic) {
+		if i, _, _ := strings.Cut(target, " "); i == ifc {
+			for _, r := range p.nic[target].rules {
+				rs = appendRule(rs, r)
+			}
+		}
+	}
+	return strings.Join(rs, ",")
+}
+
+func versionAtLeast(v string, major, minor int) bool {
+	ma, mi, ok := majorMinor(v)
+	return ok && (ma > major || (ma == major && mi >= minor))
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "(version unknown)"
+	}
+	return s
+}
+
+// shellQuote quotes s for a POSIX shell, for a command shown to the user.
+func shellQuote(s string) string {
+	if reShellSafe.MatchString(s) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

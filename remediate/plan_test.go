@@ -532,6 +532,16 @@ func TestHigher(t *testing.T) {
 
 // TestRenderPlanGolden renders a small fleet: an affected Kafka 2.8 host,
 // a Kafka 3.5 host with an unknown kernel, a clean host, and an empty fleet.
+var nicFindings = []rules.Finding{ringF, offloadF}
+
+func TestPlanNICPersistenceNMOffloadOnly(t *testing.T) {
+	f := nicPersistFacts(&facts.NICPersist{Mechanism: facts.PersistNetworkManager, Connection: "eth0", ConnectionUUID: "16b7676e-40b8-3b51-b414-7d7c32c7969a", NMVersion: "1.22.8"})
+	p := PlanHost("b1", f, []rules.Finding{offloadF}, Selector{})
+	if c := find(p, KindNICOffload, "eth0 gro"); c == nil || c.PersistMatch != NMMatchPrefix+"16b7676e-40b8-3b51-b414-7d7c32c7969a" || len(p.Manual) != 0 {
+		t.Errorf("NetworkManager 1.22 takes offloads: %+v %+v", c, p.Manual)
+	}
+}
+
 func TestRenderPlanGolden(t *testing.T) {
 	newer := hostFacts()
 	newer.Kafka.Version = "3.5.1"
@@ -553,6 +563,15 @@ func TestRenderPlanGolden(t *testing.T) {
 		}},
 		{"nothing", []HostPlan{
 			PlanHost("broker-3.dc1", clean, nil, Selector{}),
+		}},
+		{"nic-persist", []HostPlan{
+			PlanHost("deb-ifupdown", nicPersistFacts(&facts.NICPersist{Mechanism: facts.PersistIfupdown, File: "/etc/network/interfaces", Line: 12}), nicFindings, Selector{}),
+			PlanHost("rhel-ifcfg", nicPersistFacts(&facts.NICPersist{Mechanism: facts.PersistIfcfg, File: "/etc/sysconfig/network-scripts/ifcfg-eth0", Line: 9, EthtoolOpts: "-K eth0 tso on"}), nicFindings, Selector{}),
+			PlanHost("networkd", nicPersistFacts(&facts.NICPersist{Mechanism: facts.PersistSystemdLink, MAC: "52:54:00:aa:bb:cc"}), nicFindings, Selector{}),
+			PlanHost("netplan-link", nicPersistFacts(&facts.NICPersist{Mechanism: facts.PersistSystemdLink, MAC: "52:54:00:aa:bb:cc", File: "/run/systemd/network/10-netplan-eth0.link"}), nicFindings, Selector{}),
+			PlanHost("nm", nicPersistFacts(&facts.NICPersist{Mechanism: facts.PersistNetworkManager, Connection: "System eth0", ConnectionUUID: "5fb06bd0-0bb0-7ffb-45f1-d6edd65f3e03", NMVersion: "1.40.16"}), nicFindings, Selector{}),
+			PlanHost("nm-old", nicPersistFacts(&facts.NICPersist{Mechanism: facts.PersistNetworkManager, Connection: "System eth0", ConnectionUUID: "5fb06bd0-0bb0-7ffb-45f1-d6edd65f3e03", NMVersion: "1.20.0"}), nicFindings, Selector{}),
+			PlanHost("plain", nicPersistFacts(&facts.NICPersist{Mechanism: facts.PersistUdev}), nicFindings, Selector{}),
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -589,5 +608,100 @@ func TestPlanAccessors(t *testing.T) {
 	// The managed file renders from the plan.
 	if _, err := sysctld.Render(nil, p.PersistedSysctls(), "r1"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// nicPersistFacts is hostFacts with eth0 persisted by p.
+func nicPersistFacts(p *facts.NICPersist) *facts.Facts {
+	f := hostFacts()
+	f.NICs[0].Persist = p
+	return f
+}
+
+func TestPlanNICPersistence(t *testing.T) {
+	const mac = "52:54:00:aa:bb:cc"
+	nm := func(v string) *facts.NICPersist {
+		return &facts.NICPersist{Mechanism: facts.PersistNetworkManager, Connection: "Wired connection 1", NMVersion: v}
+	}
+	const uuid = "16b7676e-40b8-3b51-b414-7d7c32c7969a"
+	nmu := func(v string) *facts.NICPersist {
+		p := nm(v)
+		p.ConnectionUUID = uuid
+		return p
+	}
+	for _, tc := range []struct {
+		name    string
+		persist *facts.NICPersist
+		driver  string
+		path    string
+		match   string
+		note    string // in every NIC change's note
+		manual  string // a manual action containing it ("" none)
+	}{
+		{name: "not gathered: udev", path: NICPersistPath},
+		{name: "udev", persist: &facts.NICPersist{Mechanism: facts.PersistUdev}, path: NICPersistPath},
+		{name: "ifupdown", persist: &facts.NICPersist{Mechanism: facts.PersistIfupdown, File: "/etc/network/interfaces", Line: 7},
+			path: "/etc/network/interfaces", note: `post-up lines in the "iface eth0" stanza of /etc/network/interfaces (line 7`},
+		{name: "ifupdown, path kaudit will not edit", persist: &facts.NICPersist{Mechanism: facts.PersistIfupdown, File: "/etc/network/interfaces.d/my eth0", Line: 1},
+			path: NICPersistPath},
+		{name: "ifcfg", persist: &facts.NICPersist{Mechanism: facts.PersistIfcfg, File: "/etc/sysconfig/network-scripts/ifcfg-eth0", EthtoolOpts: "-K eth0 tso on"},
+			path: "/etc/sysconfig/network-scripts/ifcfg-eth0", note: "ETHTOOL_OPTS of /etc/sysconfig/network-scripts/ifcfg-eth0"},
+		{name: "ifcfg legacy ETHTOOL_OPTS", persist: &facts.NICPersist{Mechanism: facts.PersistIfcfg, File: "/etc/sysconfig/network-scripts/ifcfg-eth0", Line: 4, EthtoolOpts: "autoneg off speed 1000"},
+			path: NICPersistPath, manual: "ETHTOOL_OPTS in the legacy form"},
+		{name: "systemd-link", persist: &facts.NICPersist{Mechanism: facts.PersistSystemdLink, MAC: mac},
+			path: "/etc/systemd/network/10-kaudit-eth0.link", match: "MACAddress=" + mac + " Driver=ixgbe", note: "systemd applies it when the interface next appears"},
+		{name: "systemd-link without MAC", persist: &facts.NICPersist{Mechanism: facts.PersistSystemdLink}, path: NICPersistPath},
+		{name: "systemd-link without driver", persist: &facts.NICPersist{Mechanism: facts.PersistSystemdLink, MAC: mac}, driver: "-", path: NICPersistPath},
+		{name: "systemd-link, another .link matches", persist: &facts.NICPersist{Mechanism: facts.PersistSystemdLink, MAC: mac, File: "/run/systemd/network/10-netplan-eth0.link"},
+			path: NICPersistPath, manual: "/run/systemd/network/10-netplan-eth0.link already matches eth0 and applies before any .link kaudit could add: kaudit persisted the settings in /etc/udev/rules.d/99-kaudit-ethtool.rules; to keep them in systemd instead add GenericReceiveOffload=true RxBufferSize=4096 TxBufferSize=2048 to its [Link] section"},
+		{name: "NetworkManager ≥ 1.26", persist: nmu("1.26.0"), path: `NetworkManager connection "Wired connection 1"`, match: "nm-uuid=" + uuid,
+			note: "nmcli connection modify " + uuid + " ethtool.feature-gro on ethtool.ring-rx 4096 ethtool.ring-tx 2048; the previous values are journalled"},
+		{name: "NetworkManager without connection UUID", persist: nm("1.30.0"), path: NICPersistPath, note: "managed by NetworkManager",
+			manual: "`nmcli connection modify 'Wired connection 1' ethtool.feature-gro on ethtool.ring-rx 4096 ethtool.ring-tx 2048`"},
+		{name: "NetworkManager < 1.26: no rings", persist: nmu("1.22.8"), path: NICPersistPath, manual: "NetworkManager takes ring sizes only from 1.26 on"},
+		{name: "NetworkManager version unknown", persist: nmu(""), path: NICPersistPath, manual: "NetworkManager (version unknown)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := nicPersistFacts(tc.persist)
+			switch tc.driver {
+			case "-":
+				f.NICs[0].Driver = ""
+			case "":
+			default:
+				f.NICs[0].Driver = tc.driver
+			}
+			p := PlanHost("b1", f, []rules.Finding{ringF, offloadF}, Selector{})
+			n := 0
+			for _, c := range p.Changes {
+				if c.Kind != KindNICRing && c.Kind != KindNICOffload {
+					continue
+				}
+				n++
+				if c.PersistPath != tc.path || c.PersistMatch != tc.match || !c.Persist || !c.Runtime {
+					t.Errorf("%s: persist %q match %q, want %q %q", c.Target, c.PersistPath, c.PersistMatch, tc.path, tc.match)
+				}
+				if !strings.Contains(c.Note, tc.note) {
+					t.Errorf("%s: note %q, want %q", c.Target, c.Note, tc.note)
+				}
+			}
+			if n != 3 {
+				t.Fatalf("%d NIC changes: %+v", n, p.Changes)
+			}
+			var nicManual []string
+			for _, m := range p.Manual {
+				if strings.Contains(m.Rule, "nic-") {
+					nicManual = append(nicManual, m.Action)
+					if m.Rule != "nic-offload,nic-ring" {
+						t.Errorf("manual rule %q", m.Rule)
+					}
+				}
+			}
+			switch {
+			case tc.manual == "" && len(nicManual) > 0:
+				t.Errorf("unexpected manual actions %q", nicManual)
+			case tc.manual != "" && (len(nicManual) != 1 || !strings.Contains(nicManual[0], tc.manual)):
+				t.Errorf("manual actions %q, want one with %q", nicManual, tc.manual)
+			}
+		})
 	}
 }

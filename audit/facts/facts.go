@@ -112,6 +112,35 @@ type NIC struct {
 	RingErr  string             `json:"ring_error,omitempty"` // e.g. "Operation not supported"
 	Features map[string]Feature `json:"features"`             // short names: tso, gso, gro, lro (plus any others parsed)
 	FeatErr  string             `json:"features_error,omitempty"`
+	// Persist says what persists this interface's settings across a
+	// reboot on the host (nil: not gathered).
+	Persist *NICPersist `json:"persist,omitempty"`
+}
+
+// Persistence mechanisms for NIC settings, in the order of precedence
+// kaudit uses when several apply.
+const (
+	PersistNetworkManager = "networkmanager" // NetworkManager manages the interface (Connection)
+	PersistIfcfg          = "ifcfg"          // RHEL network-scripts (ifup present): File is ifcfg-IF (ETHTOOL_OPTS)
+	PersistIfupdown       = "ifupdown"       // Debian ifupdown (ifup present): File holds the "iface IF" stanza at Line
+	PersistSystemdLink    = "systemd-link"   // systemd-udevd ≥ 244 applies .link files (99-default.link and /etc/systemd/network exist)
+	PersistUdev           = "udev"           // none of the above: a udev rule running ethtool
+)
+
+// NICPersist is what manages one interface's configuration.
+type NICPersist struct {
+	Mechanism  string `json:"mechanism"`            // one of the Persist* constants
+	Connection string `json:"connection,omitempty"` // NetworkManager connection name
+	// ConnectionUUID is the NetworkManager connection's UUID.
+	ConnectionUUID string `json:"connection_uuid,omitempty"`
+	// File: ifcfg file, interfaces file with the stanza; for
+	// systemd-link an existing .link file (not 99-default.link) that
+	// already matches the interface ("" when none).
+	File        string `json:"file,omitempty"`
+	Line        int    `json:"line,omitempty"`         // ifupdown: the "iface IF" line; ifcfg: the ETHTOOL_OPTS line (0: none)
+	EthtoolOpts string `json:"ethtool_opts,omitempty"` // ifcfg: the current ETHTOOL_OPTS value, quotes removed
+	NMVersion   string `json:"nm_version,omitempty"`   // nmcli --version, e.g. "1.30.0" (when nmcli is present)
+	MAC         string `json:"mac,omitempty"`          // /sys/class/net/IF/address
 }
 
 // Ring holds ethtool -g values. -1 means "n/a" (the driver does not report it).

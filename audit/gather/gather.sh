@@ -155,6 +155,47 @@ else
 fi
 
 b nics
+# npersist IF: what persists the interface's settings, read-only and cheap:
+# its MAC, NetworkManager (state, connection name and UUID), an ifcfg file (its
+# ETHTOOL_OPTS line), an ifupdown "iface IF" stanza (line, file), systemd's
+# 99-default.link, udevadm's version and the other .link files (their
+# match keys).
+nmv=''
+if have nmcli; then nmv=$(nmcli --version 2>/dev/null | sed -n 's/.*version \([0-9][0-9.]*\).*/\1/p' | head -n 1); fi
+udv=''
+if have udevadm; then udv=$(udevadm --version 2>/dev/null | sed -n '1s/^\([0-9][0-9]*\).*/\1/p'); fi
+npersist() {
+	printf '@mac %s\n' "$(cat "/sys/class/net/$1/address" 2>/dev/null)"
+	if [ -n "$nmv" ]; then
+		printf '@nm-version %s\n' "$nmv"
+		printf '@nm-state %s\n' "$(nmcli -t -g GENERAL.STATE device show "$1" 2>/dev/null | head -n 1)"
+		printf '@nm-connection %s\n' "$(nmcli -t -g GENERAL.CONNECTION device show "$1" 2>/dev/null | head -n 1)"
+		printf '@nm-uuid %s\n' "$(nmcli -t -g GENERAL.CON-UUID device show "$1" 2>/dev/null | head -n 1)"
+	fi
+	have ifup && printf '@ifup %s\n' "$(command -v ifup)"
+	f=/etc/sysconfig/network-scripts/ifcfg-$1
+	if [ -f "$f" ]; then
+		printf '@ifcfg %s\n' "$f"
+		grep -n -E '^[[:space:]]*ETHTOOL_OPTS=' "$f" 2>/dev/null | tail -n 1 | sed 's/^/@ifcfg-opts /'
+	fi
+	re=$(printf '%s' "$1" | sed 's/[].[]/[&]/g')
+	for f in /etc/network/interfaces /etc/network/interfaces.d/*; do
+		[ -f "$f" ] || continue
+		n=$(grep -n -E "^[[:space:]]*iface[[:space:]]+$re([[:space:]]|\$)" "$f" 2>/dev/null | head -n 1 | cut -d: -f1)
+		[ -n "$n" ] && printf '@iface %s %s\n' "$n" "$f"
+	done
+	for f in /lib/systemd/network/99-default.link /usr/lib/systemd/network/99-default.link; do
+		[ -f "$f" ] && printf '@link-default %s\n' "$f"
+	done
+	[ -n "$udv" ] && printf '@udev-version %s\n' "$udv"
+	[ -d /etc/systemd/network ] && printf '@link-dir /etc/systemd/network\n'
+	for f in /etc/systemd/network/*.link /run/systemd/network/*.link /usr/lib/systemd/network/*.link /lib/systemd/network/*.link; do
+		[ -f "$f" ] || continue
+		case "$f" in */99-default.link) continue ;; esac
+		printf '@link %s\n' "$f"
+		grep -E '^[[:space:]]*(OriginalName|MACAddress|PermanentMACAddress|Driver|Name)[[:space:]]*=' "$f" 2>/dev/null | sed 's/^[[:space:]]*/@link-key /'
+	done
+}
 ifs=$IFACES
 if [ -z "$ifs" ]; then
 	ifs=$( { awk 'NR > 1 && $2 == "00000000" && $8 == "00000000" { print $1 }' /proc/net/route 2>/dev/null
@@ -171,6 +212,7 @@ else
 		printf '@ring\n'; ethtool -g "$i" 2>&1
 		# Top-level features only: the tab-indented children are not checked.
 		printf '@features\n'; ethtool -k "$i" 2>&1 | grep -v '^	'
+		npersist "$i"
 	done
 	e nics
 fi

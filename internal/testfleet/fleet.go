@@ -148,6 +148,9 @@ type Host struct {
 	index    int
 	cmd      *exec.Cmd
 	waitDone chan struct{}
+	// sshdCmds are the nsenter processes of sshds started by RestartSSHD
+	// (each waits for its sshd; the sshd dies with the PID namespace).
+	sshdCmds []*restarted
 	layout   *brokerLayout
 }
 
@@ -958,6 +961,14 @@ func (f *Fleet) teardown(t testing.TB) {
 				t.Errorf("testfleet: %s: host process did not exit", h.Spec.Name)
 			}
 		}
+		for _, r := range h.sshdCmds {
+			_ = r.cmd.Process.Kill() // nsenter only: its sshd died with the PID namespace
+			select {
+			case <-r.done:
+			case <-time.After(10 * time.Second):
+				t.Errorf("testfleet: %s: restarted sshd (nsenter %d) did not exit", h.Spec.Name, r.cmd.Process.Pid)
+			}
+		}
 	}
 	if t.Failed() {
 		for _, h := range f.Hosts {
@@ -1138,6 +1149,74 @@ func (h *Host) KillSSHDAll(t testing.TB) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Logf("testfleet: %s: killed sshd processes %v", h.Spec.Name, pids)
+}
+
+type restarted struct {
+	cmd  *exec.Cmd
+	done chan struct{}
+}
+
+// RestartSSHD starts the host's sshd again after KillSSHD or KillSSHDAll:
+// the same binary, config and host key, inside the host's mount, UTS,
+// network and PID namespaces (nsenter, so it is a child of an nsenter
+// process of the test rather than of the host's init; it dies with the
+// host's PID namespace at teardown like the first one), logging to the
+// same sshd.log. It waits until port 22 listens and sets h.SSHDPid to the
+// new sshd, so KillSSHD, StopSSHD and ContSSHD act on it. Fatal when an
+// sshd of the host is still running.
+func (h *Host) RestartSSHD(t testing.TB) {
+	t.Helper()
+	if alive(h.SSHDPid) && comm(h.SSHDPid) == "sshd" {
+		t.Fatalf("testfleet: %s: sshd %d is still running", h.Spec.Name, h.SSHDPid)
+	}
+	if h.listening(22) {
+		t.Fatalf("testfleet: %s: port 22 is still listening", h.Spec.Name)
+	}
+	sshd, err := exec.LookPath("sshd")
+	if err != nil {
+		sshd = "/usr/sbin/sshd"
+	}
+	logf, err := os.OpenFile(filepath.Join(h.Dir, "sshd.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		t.Fatalf("testfleet: %s: %v", h.Spec.Name, err)
+	}
+	defer logf.Close()
+	cmd := exec.Command("nsenter", "-t", strconv.Itoa(h.InitPid), "-m", "-u", "-n", "-p", "--wd=/", "--",
+		sshd, "-D", "-e", "-f", filepath.Join(h.Dir, "sshd_config"))
+	cmd.Env = []string{stdPath}
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("testfleet: %s: starting sshd: %v", h.Spec.Name, err)
+	}
+	r := &restarted{cmd: cmd, done: make(chan struct{})}
+	go func() { _ = cmd.Wait(); close(r.done) }()
+	h.sshdCmds = append(h.sshdCmds, r)
+	deadline := time.Now().Add(20 * time.Second)
+	pid := 0
+	for {
+		select {
+		case <-r.done:
+			t.Fatalf("testfleet: %s: restarted sshd exited: %v\n--- sshd.log:\n%s", h.Spec.Name, cmd.ProcessState, tail(filepath.Join(h.Dir, "sshd.log")))
+		default:
+		}
+		if pid == 0 {
+			for _, c := range childPids(cmd.Process.Pid) {
+				if comm(c) == "sshd" {
+					pid = c
+				}
+			}
+		}
+		if pid != 0 && h.listening(22) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("testfleet: %s: restarted sshd not listening after 20s (nsenter %d, sshd %d)", h.Spec.Name, cmd.Process.Pid, pid)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	h.SSHDPid = pid
+	t.Logf("testfleet: %s: sshd restarted (pid %d)", h.Spec.Name, pid)
 }
 
 // AuthorizedKeys is the authorized_keys file every host and user trusts

@@ -362,4 +362,23 @@ func TestFleetUsersAndKillAll(t *testing.T) {
 	if _, err := h.SSHErr("true"); err == nil {
 		t.Errorf("ssh works after KillSSHDAll")
 	}
+
+	// RestartSSHD: same host key (strict known_hosts), a new tracked PID
+	// that KillSSHD acts on, and again after that.
+	old := h.SSHDPid
+	for i := 0; i < 2; i++ {
+		h.RestartSSHD(t)
+		if h.SSHDPid == old || comm(h.SSHDPid) != "sshd" {
+			t.Fatalf("restart %d: SSHDPid %d (was %d)", i, h.SSHDPid, old)
+		}
+		if out, err := h.SSHErr("hostname"); err != nil || out != "u1\n" {
+			t.Fatalf("restart %d: ssh: %q %v", i, out, err)
+		}
+		old = h.SSHDPid
+		h.KillSSHD(t)
+		if _, err := h.SSHErr("true"); err == nil {
+			t.Errorf("restart %d: ssh works after KillSSHD", i)
+		}
+	}
+	h.RestartSSHD(t) // left running: teardown must end it
 }

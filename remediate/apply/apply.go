@@ -28,9 +28,11 @@
 // with a random delimiter.
 //
 // NIC changes: ring sizes (ethtool -G) and offloads (ethtool -K) are set
-// at runtime and persisted in remediate.NICPersistPath, a udev rule file
-// kaudit owns; they are read back with ethtool -g / -k in the script and
-// verified from the re-gathered facts. Changing ring sizes resets the NIC
+// at runtime and persisted through the host's own mechanism when the
+// gather detected one (NetworkManager connection, ifcfg ETHTOOL_OPTS,
+// ifupdown post-up lines, a systemd .link file; see nicpersist.go), else in
+// remediate.NICPersistPath, a udev rule file kaudit owns; they are read back
+// with ethtool -g / -k in the script and verified from the re-gathered facts. Changing ring sizes resets the NIC
 // on many drivers (a brief link drop): the plan says so.
 package apply
 
@@ -277,10 +279,23 @@ type fileState struct {
 	content []byte
 }
 
-func runScript(ctx context.Context, opt Options, h inventory.Host, script []byte) (*transport.Output, error) {
+func runScript(ctx context.Context, opt Options, h inventory.Host, script []byte, step string) (*transport.Output, error) {
 	ctx, cancel := context.WithTimeout(ctx, opt.Timeout)
 	defer cancel()
-	return opt.Runner.Run(ctx, audit.Target(h, opt.ConnectTimeout), script)
+	out, err := opt.Runner.Run(ctx, audit.Target(h, opt.ConnectTimeout), script)
+	return out, inStep(err, step)
+}
+
+// inStep names the step in a transport error, whose messages say "during
+// gather" (the audit's only script) for any script that was cut off.
+func inStep(err error, step string) error {
+	var te *transport.Error
+	if !errors.As(err, &te) || !strings.Contains(te.Msg, "during gather") {
+		return err
+	}
+	c := *te
+	c.Msg = strings.Replace(c.Msg, "during gather", "during the "+step, 1)
+	return &c
 }
 
 // stderrTail is a short excerpt of a script's stderr for an error
@@ -309,7 +324,7 @@ func read(ctx context.Context, opt Options, h inventory.Host, files, keys []stri
 	if err != nil {
 		return nil, err
 	}
-	out, err := runScript(ctx, opt, h, script)
+	out, err := runScript(ctx, opt, h, script, "read script")
 	if err != nil {
 		return nil, fmt.Errorf("read: %v", err)
 	}
@@ -399,7 +414,7 @@ func prepare(runID string, changes []remediate.Change, st *readState) (*prepared
 				p.runtime = append(p.runtime, remediate.RuntimeValue{Kind: c.Kind, Key: c.Target, Before: before, After: c.To})
 			}
 			if c.Persist {
-				nicPersist = append(nicPersist, NICSetting{Kind: c.Kind, Iface: iface, Setting: setting, Value: c.To})
+				nicPersist = append(nicPersist, NICSetting{Kind: c.Kind, Iface: iface, Setting: setting, Value: c.To, Path: c.PersistPath, Match: c.PersistMatch})
 			}
 		case remediate.KindSysctl:
 			if err := CheckSysctlKey(c.Target); err != nil {
@@ -495,15 +510,16 @@ func prepare(runID string, changes []remediate.Change, st *readState) (*prepared
 			add(sysctld.ManagedPath, fs, out, ManagedFileMode)
 		}
 	}
-	if len(nicPersist) > 0 {
-		fs := st.files[remediate.NICPersistPath]
-		if !fs.exists || !nicRulesHold(fs.content, nicPersist) {
-			out, err := RenderNICRules(fs.content, nicPersist, st.ethtool, runID)
-			if err != nil {
-				return nil, err
-			}
-			add(remediate.NICPersistPath, fs, out, ManagedFileMode)
-		}
+	nicFiles, nmWrites, err := renderNICPersist(nicPersist, st, runID)
+	if err != nil {
+		return nil, err
+	}
+	for _, nf := range nicFiles {
+		add(nf.path, st.files[nf.path], nf.content, nf.mode)
+	}
+	for _, w := range nmWrites {
+		p.params.Runtime = append(p.params.Runtime, w)
+		p.runtime = append(p.runtime, remediate.RuntimeValue{Kind: w.Kind, Key: w.Key, Before: w.Before, After: w.To})
 	}
 	return p, nil
 }
@@ -529,7 +545,8 @@ func filesOf(changes []remediate.Change) (files, keys []string, nics []NICRead) 
 				nics = append(nics, NICRead{Kind: c.Kind, Target: c.Target})
 			}
 			if c.Persist {
-				f = remediate.NICPersistPath
+				f = nicPersistFile(c)
+				nics = append(nics, nmReads(c)...)
 			}
 		case remediate.KindSysctl:
 			if c.Runtime {
@@ -587,7 +604,7 @@ func applyHost(ctx context.Context, h Host, opt Options, rec *journal) bool {
 		return fail(remediate.StatusUnchanged, "nothing changed: "+err.Error())
 	}
 	rec.logf("%s: applying %d running value(s), %d file(s); backups in %s", name, len(prep.params.Runtime), len(prep.params.Files), RunDir(opt.RunID))
-	out, runErr := runScript(ctx, opt, h.Inv, script)
+	out, runErr := runScript(ctx, opt, h.Inv, script, "apply script")
 	var rs []Result
 	if out != nil {
 		rs = ParseResults(out.Stdout, marker)
@@ -724,10 +741,17 @@ func Rollback(ctx context.Context, inv []inventory.Host, j *remediate.Journal, o
 	return out, rec.err
 }
 
+// applyWait is how long (seconds) a restore waits for a still running
+// apply script of its run (RollbackParams.Wait): half of the per-host
+// timeout, at most 30 s.
+func applyWait(timeout time.Duration) int {
+	return int(min(timeout/2, 30*time.Second) / time.Second)
+}
+
 // rollbackHost runs the restore script for one host and summarizes it.
 func rollbackHost(ctx context.Context, h inventory.Host, opt Options, runID string, hj remediate.HostJournal) (string, error) {
 	marker := NewMarker()
-	script, err := RollbackScript(RollbackParams{Marker: marker, RunID: runID, Backups: hj.Backups, Runtime: hj.Runtime})
+	script, err := RollbackScript(RollbackParams{Marker: marker, RunID: runID, Backups: hj.Backups, Runtime: hj.Runtime, Wait: applyWait(opt.Timeout)})
 	if err != nil {
 		return "", err
 	}
@@ -735,7 +759,7 @@ func rollbackHost(ctx context.Context, h inventory.Host, opt Options, runID stri
 	defer cancel()
 	out, err := opt.Runner.Run(ctx, audit.Target(h, opt.ConnectTimeout), script)
 	if err != nil {
-		return "", err
+		return "", inStep(err, "restore script")
 	}
 	rs := ParseResults(out.Stdout, marker)
 	counts := map[string]int{}

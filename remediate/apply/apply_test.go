@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/kaudit/kaudit/audit/inventory"
 	"github.com/kaudit/kaudit/audit/transport"
@@ -33,8 +34,13 @@ type sandbox struct {
 	// dropAfterApply: the connection "drops" after the apply script ran.
 	dropAfterApply map[string]bool
 	// stale: the gather reports the running values as they were.
-	stale   map[string]bool
-	applied []string // hosts, in the order their apply scripts ran
+	stale map[string]bool
+	// orphanApply: the connection "drops" while the apply script runs,
+	// once the script has created <host>/in-mv (see slowMvSandbox); the
+	// script goes on running, as it does under a real sshd.
+	orphanApply map[string]bool
+	orphans     []*exec.Cmd
+	applied     []string // hosts, in the order their apply scripts ran
 }
 
 const sbProps = "/opt/k/config/server.properties"
@@ -57,7 +63,7 @@ var (
 )
 
 func newSandbox(t *testing.T, hosts ...string) *sandbox {
-	s := &sandbox{root: t.TempDir(), dropAfterApply: map[string]bool{}, stale: map[string]bool{}}
+	s := &sandbox{root: t.TempDir(), dropAfterApply: map[string]bool{}, stale: map[string]bool{}, orphanApply: map[string]bool{}}
 	for _, h := range hosts {
 		for p, v := range map[string]string{
 			"/proc/sys/net/core/somaxconn":           "128\n",
@@ -107,17 +113,42 @@ func (s *sandbox) Run(ctx context.Context, t transport.Target, script []byte) (*
 	dir := filepath.Join(s.root, t.Name)
 	if bytes.HasPrefix(script, []byte("M='KAUDIT_")) {
 		sc := strings.ReplaceAll(string(script), "'/", "'"+dir+"/")
+		isApply := bytes.Contains(script, []byte("# 2. backups"))
+		s.mu.Lock()
+		orphan := isApply && s.orphanApply[t.Name]
+		s.mu.Unlock()
 		cmd := exec.CommandContext(ctx, "/bin/sh", "-s")
+		if orphan {
+			cmd = exec.Command("/bin/sh", "-s") // outlives this call
+		}
 		cmd.Stdin = strings.NewReader(sc)
 		// The fake ethtool first, and never the machine's own (/usr/sbin, /sbin).
 		cmd.Env = []string{"PATH=" + filepath.Join(dir, "bin") + ":/usr/bin:/bin", "SANDBOX_NIC=" + filepath.Join(dir, "nic"), "LANG=C"}
 		var o, e bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &o, &e
+		if orphan {
+			if err := cmd.Start(); err != nil {
+				return nil, err
+			}
+			s.mu.Lock()
+			s.orphans = append(s.orphans, cmd)
+			s.mu.Unlock()
+			for i := 0; ; i++ {
+				if _, err := os.Stat(filepath.Join(dir, "in-mv")); err == nil {
+					break
+				}
+				if i >= 500 {
+					return nil, errors.New("sandbox: the apply script never reached mv")
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			return nil, &transport.Error{Kind: transport.KindProtocol, Msg: "connection closed during gather without an exit status (sshd killed or network dropped?)"}
+		}
 		if err := cmd.Run(); err != nil {
 			return nil, err
 		}
 		out := &transport.Output{Stdout: o.Bytes(), Stderr: e.Bytes()}
-		if bytes.Contains(script, []byte("# 2. backups")) {
+		if isApply {
 			s.mu.Lock()
 			s.applied = append(s.applied, t.Name)
 			drop := s.dropAfterApply[t.Name]
@@ -388,5 +419,133 @@ func TestJournalFromHosts(t *testing.T) {
 	_, unread, _ = JournalFromHosts(context.Background(), inv[1:], id, Options{Runner: s})
 	if len(unread) != 1 {
 		t.Errorf("forged manifest accepted: %+v", unread)
+	}
+}
+
+// slowMvSandbox puts an mv in front of the host's PATH that, while
+// <host>/slow-mv exists, removes it, creates <host>/in-mv and sleeps 3 s
+// first (so only the first mv is slow).
+func slowMvSandbox(t *testing.T, s *sandbox, host string) {
+	t.Helper()
+	real := "/usr/bin/mv"
+	if _, err := os.Stat(real); err != nil {
+		real = "/bin/mv"
+	}
+	s.write(t, host, "/bin/mv", fmt.Sprintf("#!/bin/sh\nif [ -e '%s' ]; then rm -f '%s'; : > '%s'; sleep 3; fi\nexec %s \"$@\"\n",
+		s.path(host, "/slow-mv"), s.path(host, "/slow-mv"), s.path(host, "/in-mv"), real))
+	if err := os.Chmod(s.path(host, "/bin/mv"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s.write(t, host, "/slow-mv", "")
+}
+
+// The connection drops while the apply script is replacing a file, and
+// the script goes on on the host (sshd does not kill it). The restore
+// must not run beside it: it waits for it (here 1 s, half of Timeout),
+// and as the script is still running it restores nothing and the host is
+// journalled failed — before the fix it was journalled rolled-back and
+// the orphaned script's mv then left server.properties changed. Once the
+// script has ended, Rollback restores everything; a second one changes
+// nothing.
+func TestRestoreWaitsForOrphanedApply(t *testing.T) {
+	s := newSandbox(t, "h1")
+	slowMvSandbox(t, s, "h1")
+	s.orphanApply["h1"] = true
+	t.Cleanup(func() {
+		for _, c := range s.orphans {
+			_ = c.Process.Kill()
+			_ = c.Wait()
+		}
+	})
+	before := snapshot(s, "h1")
+	hosts := sbHosts("h1")
+	j, err := Apply(context.Background(), hosts, Options{Runner: s, RunID: "20260101T000000Z-00000009", Timeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hj := j.Host("h1")
+	t.Logf("h1: %s %q", hj.Status, hj.Error)
+	if hj.Status != remediate.StatusFailed || !strings.Contains(hj.Error, "still running on the host") ||
+		!strings.Contains(hj.Error, "during the apply script") || !strings.Contains(hj.Error, "kaudit rollback --run") {
+		t.Errorf("h1: %s %q", hj.Status, hj.Error)
+	}
+	// The orphaned script ends (its mv, then the rest of the script).
+	for _, c := range s.orphans {
+		if err := c.Wait(); err != nil {
+			t.Errorf("orphaned apply script: %v", err)
+		}
+	}
+	s.orphans = nil
+	if _, err := os.Stat(s.path("h1", RunDir("20260101T000000Z-00000009")+"/"+ApplyOwner)); !os.IsNotExist(err) {
+		t.Errorf("%s left behind by a finished apply script (%v)", ApplyOwner, err)
+	}
+	if got := snapshot(s, "h1"); got == before {
+		t.Fatal("the orphaned apply script changed nothing: the test does not test anything")
+	}
+	for i := 0; i < 2; i++ {
+		res, err := Rollback(context.Background(), []inventory.Host{hosts[0].Inv}, j, Options{Runner: s, Timeout: 10 * time.Second})
+		if err != nil || len(res) != 1 || res[0].Err != nil {
+			t.Fatalf("rollback %d: %+v %v", i, res, err)
+		}
+		t.Logf("rollback %d: %s", i, res[0].Detail)
+		if i == 1 && (strings.Contains(res[0].Detail, "restored") || strings.Contains(res[0].Detail, "removed")) {
+			t.Errorf("second rollback: %s", res[0].Detail)
+		}
+		if got := snapshot(s, "h1"); got != before {
+			t.Errorf("after rollback %d:\n%s\nwant\n%s", i, got, before)
+		}
+	}
+	if s := j.Host("h1").Status; s != remediate.StatusRolledBack {
+		t.Errorf("journal after rollback: %s", s)
+	}
+}
+
+// The restore's wait for the run's apply script (RunDir/apply.owner):
+// a script that is gone (or a reused PID: another start time) does not
+// hold it up; a live one does, for Wait seconds, then nothing is
+// restored; a malformed owner file restores nothing.
+func TestRollbackApplyOwner(t *testing.T) {
+	s := newSandbox(t, "h1")
+	stat, err := os.ReadFile("/proc/self/stat")
+	if err != nil {
+		t.Skip("no /proc")
+	}
+	f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+2:]))
+	self := fmt.Sprintf("%d %s\n", os.Getpid(), f[19])
+	for _, tc := range []struct{ owner, want string }{
+		{"", "done ok ok"},
+		{"999999999 5\n", "apply-running ok 0"},
+		{fmt.Sprintf("%d 1\n", os.Getpid()), "apply-running ok 0"}, // same PID, other start time
+		{self, "apply-running fail"},
+		{"12 x\n", "apply-running fail"},
+		{"12\n", "apply-running fail"},
+	} {
+		p := RunDir(tRun) + "/" + ApplyOwner
+		_ = os.Remove(s.path("h1", p))
+		if tc.owner != "" {
+			s.write(t, "h1", p, tc.owner)
+		}
+		script, err := RollbackScript(RollbackParams{Marker: tMarker, RunID: tRun, Wait: 1,
+			Runtime: []remediate.RuntimeValue{{Kind: remediate.KindSysctl, Key: "net.core.somaxconn", Before: "128", After: "4096"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t0 := time.Now()
+		out, err := s.Run(context.Background(), transport.Target{Name: "h1"}, script)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, r := range ParseResults(out.Stdout, tMarker) {
+			got = append(got, r.Step+" "+map[bool]string{true: "ok", false: "fail"}[r.OK]+" "+strings.Join(r.Detail, " "))
+		}
+		all := strings.Join(got, "\n")
+		t.Logf("owner %q (%v):\n%s", tc.owner, time.Since(t0).Round(time.Millisecond), all)
+		if !strings.Contains(all, tc.want) {
+			t.Errorf("owner %q: want %q in\n%s", tc.owner, tc.want, all)
+		}
+		if strings.Contains(tc.want, "fail") && strings.Contains(all, "restore-") {
+			t.Errorf("owner %q: restored beside a running apply script", tc.owner)
+		}
 	}
 }

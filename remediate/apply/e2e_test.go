@@ -11,12 +11,15 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/kaudit/kaudit/internal/testfleet"
 	"github.com/kaudit/kaudit/remediate"
+	"github.com/kaudit/kaudit/remediate/apply"
 	"github.com/kaudit/kaudit/report"
 	"github.com/kaudit/kaudit/rules"
 )
@@ -474,5 +477,333 @@ func TestNICOffloadApplyRollback(t *testing.T) {
 	t.Logf("ROLLED BACK n1: generic-receive-offload=%s 99-kaudit-ethtool.rules=%s", groBack, rulesBack)
 	if groBack != groBefore || rulesBack != rulesBefore {
 		t.Errorf("after rollback gro %s, rules %s; want %s, %s", groBack, rulesBack, groBefore, rulesBefore)
+	}
+}
+
+// start runs kaudit in the background; wait returns its exit code, stdout
+// and stderr, or ok=false when it has not exited within d (it is then
+// killed).
+func (c cli) start(args ...string) (wait func(d time.Duration) (code int, stdout, stderr string, ok bool)) {
+	c.t.Helper()
+	cmd := exec.Command(c.bin, args...)
+	cmd.Env = []string{"HOME=" + c.home, "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C"}
+	cmd.Stdin = bytes.NewReader(nil)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	if err := cmd.Start(); err != nil {
+		c.t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	c.t.Cleanup(func() { _ = cmd.Process.Kill(); <-done })
+	return func(d time.Duration) (int, string, string, bool) {
+		select {
+		case err := <-done:
+			done <- err // Cleanup reads it again
+			code := 0
+			if ee, ok := err.(*exec.ExitError); ok {
+				code = ee.ExitCode()
+			} else if err != nil {
+				c.t.Fatal(err)
+			}
+			c.t.Logf("$ kaudit %s → exit %d\n%s%s", strings.Join(args, " "), code, o.String(), e.String())
+			return code, o.String(), e.String(), true
+		case <-time.After(d):
+			return 0, "", "", false
+		}
+	}
+}
+
+// fullState is state plus the listings of the directories that hold the
+// touched files (a stray temporary file of an interrupted apply shows).
+type fullState struct {
+	state
+	propsDir, sysctlDir string
+}
+
+func readFull(t *testing.T, h *testfleet.Host) fullState {
+	t.Helper()
+	return fullState{
+		state:     read(t, h),
+		propsDir:  h.Exec(t, "ls", "-A", filepath.Dir(h.KafkaConfig)),
+		sysctlDir: h.Exec(t, "ls", "-A", filepath.Dir(managed)),
+	}
+}
+
+// slowMv replaces mv (only the apply script's step 4 — replacing the
+// files — calls mv; neither the gather nor the read step does) with a
+// wrapper that, while /tmp/kft-slow-mv exists, says so in /tmp/kft-in-mv
+// and sleeps before running the real mv. The test creates the marker right
+// before the apply and removes it once the connection is dropped.
+const slowMv = `#!/bin/sh
+if [ -e /tmp/kft-slow-mv ]; then
+  : > /tmp/kft-in-mv
+  sleep 3
+fi
+exec /usr/bin/mv "$@"
+`
+
+// TestConnectionDroppedMidApply cuts the SSH connection (sshd and its
+// session processes killed) while the apply script runs on the canary,
+// after its running values are set and while its first file is being
+// replaced: kaudit must say that the host is left half-applied (restore
+// impossible, status failed, what to run), treat the second host as
+// documented (not started with --max-failures 0; attempted and verified
+// with --max-failures 1), and once sshd is back, kaudit rollback must
+// restore every value and file from the on-host backups, byte for byte,
+// and a second rollback change nothing.
+func TestConnectionDroppedMidApply(t *testing.T) {
+	bin := buildKaudit(t)
+	sys := map[string]string{"net.core.somaxconn": "128", "net.ipv4.tcp_max_syn_backlog": "256"}
+	f := testfleet.Start(t, []testfleet.HostSpec{
+		{Name: "d1", Sysctls: sys, Kafka: &testfleet.BrokerSpec{Version: "3.6.1"}, Files: map[string]string{"/usr/local/bin/mv": slowMv}},
+		{Name: "d2", Sysctls: sys, Kafka: &testfleet.BrokerSpec{Version: "3.6.1"}},
+	})
+	inv := f.Inventory(t)
+	jdir := t.TempDir()
+	c := cli{t: t, bin: bin, home: t.TempDir()}
+	d1, d2 := f.Host("d1"), f.Host("d2")
+	if got := strings.TrimSpace(d1.SSH(t, "command -v mv")); got != "/usr/local/bin/mv" {
+		t.Fatalf("d1: the session's mv is %q, not the wrapper", got)
+	}
+	addComment(t, d1)
+	before := map[string]fullState{"d1": readFull(t, d1), "d2": readFull(t, d2)}
+	for n, s := range before {
+		t.Logf("BEFORE %s: %+v", n, s.state)
+		if s.somaxconn != "128" || s.managedSHA != "absent" {
+			t.Fatalf("%s: unexpected start state %+v", n, s)
+		}
+	}
+
+	for _, tc := range []struct {
+		name        string
+		maxFailures string
+		d2Started   bool
+	}{
+		// Documented: the first host is a canary; once more than
+		// --max-failures hosts failed no further batch starts.
+		{"max-failures-0", "0", false},
+		{"max-failures-1", "1", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c.t = t
+			d1.Exec(t, "sh", "-c", "rm -f /tmp/kft-in-mv && : > /tmp/kft-slow-mv")
+			wait := c.start("fix", inv, "--rules", e2eRules, "--apply", "--yes", "--batch", "1", "--max-failures", tc.maxFailures, "--journal-dir", jdir)
+			t0 := time.Now()
+			for i := 0; ; i++ {
+				if _, err := d1.ExecErr("test", "-e", "/tmp/kft-in-mv"); err == nil {
+					break
+				}
+				if code, _, _, exited := wait(0); exited {
+					t.Fatalf("kaudit exited (%d) before the apply reached mv", code)
+				}
+				if i >= 3000 {
+					t.Fatal("the apply did not reach mv within 60 s")
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			t.Logf("TIMING apply reached the slowed mv after %v", time.Since(t0).Round(time.Millisecond))
+			d1.KillSSHDAll(t)
+			tKill := time.Now()
+			d1.Exec(t, "rm", "-f", "/tmp/kft-slow-mv")
+
+			const bound = 30 * time.Second
+			code, out, stderr, exited := wait(bound)
+			if !exited {
+				t.Fatalf("kaudit still running %v after the connection was cut", bound)
+			}
+			t.Logf("TIMING kaudit exited %v after the kill", time.Since(tKill).Round(time.Millisecond))
+			if code != 4 {
+				t.Errorf("exit %d, want 4 (ExitApplyFailed)", code)
+			}
+			m := runRE.FindStringSubmatch(out)
+			if m == nil {
+				t.Fatal("no run id in output")
+			}
+			id := m[1]
+
+			// The session's leftovers (the sleeping wrapper, the shell)
+			// finish on their own: wait for them before reading the host.
+			for i := 0; ; i++ {
+				if _, err := d1.ExecErr("pgrep", "-x", "sleep"); err != nil {
+					break
+				}
+				if i >= 500 {
+					t.Fatal("the wrapper is still sleeping after 10 s")
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			half := readFull(t, d1)
+			t.Logf("AFTER THE DROP d1: %+v\n%s: %s", half.state, filepath.Dir(d1.KafkaConfig), strings.Fields(half.propsDir))
+			if half.somaxconn != "4096" {
+				t.Errorf("d1: somaxconn %s after the drop: the connection was not cut mid-apply", half.somaxconn)
+			}
+
+			// The journal says what happened to d1: changed, not restored
+			// (sshd was gone), and how to undo it.
+			j := loadJournal(t, jdir, id)
+			hj := j.Host("d1")
+			t.Logf("journal d1: status %s, error %q", hj.Status, hj.Error)
+			if hj.Status != remediate.StatusFailed {
+				t.Errorf("d1: status %s, want %s (the restore cannot reach the host)", hj.Status, remediate.StatusFailed)
+			}
+			for _, want := range []string{"connection closed during the apply script", "restoring FAILED", "kaudit rollback --run " + id} {
+				if !strings.Contains(hj.Error, want) {
+					t.Errorf("d1: journal error lacks %q", want)
+				}
+			}
+			if len(hj.Backups) != 2 || len(hj.Runtime) != 2 {
+				t.Errorf("d1: journal backups %+v, runtime %+v", hj.Backups, hj.Runtime)
+			}
+			if !strings.Contains(out, "d1: failed\n") || !strings.Contains(out, "restoring FAILED") {
+				t.Errorf("output does not say that d1 failed and was not restored")
+			}
+			if strings.Contains(out+stderr, "s3cr3t") {
+				t.Error("the properties file's content was printed")
+			}
+
+			// The on-host backups.
+			run := remediate.HostRunsDir + "/" + id
+			ls := strings.Fields(d1.Exec(t, "ls", "-A", run))
+			t.Logf("d1:%s: %v", run, ls)
+			// apply.owner: left behind by the apply script that was cut off;
+			// it names a process that is gone, so the rollback below goes on.
+			for _, want := range []string{"manifest", "file-0", "sysctl-0", "sysctl-1", apply.ApplyOwner} {
+				if !slices.Contains(ls, want) {
+					t.Errorf("d1: %s lacks %s", run, want)
+				}
+			}
+			if got := sha(t, d1, run+"/file-0"); got != before["d1"].propsSHA {
+				t.Errorf("d1: backup of server.properties: sha256 %s, want %s", got, before["d1"].propsSHA)
+			}
+
+			// The second host.
+			h2 := j.Host("d2")
+			t.Logf("journal d2: status %s, error %q", h2.Status, h2.Error)
+			if tc.d2Started {
+				if h2.Status != remediate.StatusVerified {
+					t.Errorf("d2: status %s, want verified", h2.Status)
+				}
+				if got := read(t, d2); got.somaxconn != "4096" || got.synBacklog != "8192" {
+					t.Errorf("d2 after apply: %+v", got)
+				}
+			} else {
+				if h2.Status != remediate.StatusUnchanged || !strings.Contains(h2.Error, "not started") || len(h2.Backups) != 0 {
+					t.Errorf("d2: status %s, error %q, backups %v", h2.Status, h2.Error, h2.Backups)
+				}
+				if got := readFull(t, d2); got != before["d2"] {
+					t.Errorf("d2 changed: %+v, want %+v", got, before["d2"])
+				}
+			}
+
+			// sshd back; the rollback restores everything from the
+			// on-host backups.
+			d1.RestartSSHD(t)
+			t1 := time.Now()
+			code, out, _ = c.run("rollback", inv, "--run", id, "--yes", "--journal-dir", jdir)
+			t.Logf("TIMING rollback %v", time.Since(t1).Round(time.Millisecond))
+			if code != 0 || !strings.Contains(out, "d1: rolled back (") {
+				t.Fatalf("rollback: exit %d", code)
+			}
+			for _, h := range f.Hosts {
+				got := readFull(t, h)
+				t.Logf("ROLLED BACK %s: %+v", h.Spec.Name, got.state)
+				if got != before[h.Spec.Name] {
+					t.Errorf("%s after rollback: %+v, want %+v", h.Spec.Name, got, before[h.Spec.Name])
+				}
+			}
+			j = loadJournal(t, jdir, id)
+			if s := j.Host("d1").Status; s != remediate.StatusRolledBack {
+				t.Errorf("d1: journal status %s after rollback", s)
+			}
+			if tc.d2Started && j.Host("d2").Status != remediate.StatusRolledBack {
+				t.Errorf("d2: journal status %s after rollback", j.Host("d2").Status)
+			}
+
+			// Idempotent.
+			code, out, _ = c.run("rollback", inv, "--run", id, "--yes", "--journal-dir", jdir)
+			if code != 0 || !strings.Contains(out, "unchanged") || strings.Contains(out, "restored") || strings.Contains(out, "removed") {
+				t.Errorf("second rollback: exit %d, output %q", code, out)
+			}
+			for _, h := range f.Hosts {
+				if got := readFull(t, h); got != before[h.Spec.Name] {
+					t.Errorf("%s after the second rollback: %+v", h.Spec.Name, got)
+				}
+			}
+		})
+	}
+}
+
+// TestApplyTimeoutDoesNotRaceRestore: the apply script outlives kaudit's
+// --timeout (its mv is slowed past it). kaudit gives up, closes the
+// connection and restores the host over a new one — while the orphaned
+// apply script is still running on the host (sshd does not kill a
+// session's command when the client goes away). The restore must not
+// report the host restored while that script can still change it. Before
+// the fix the journal said "rolled-back" and the orphaned script's mv
+// then replaced server.properties: half-applied without saying so. Now
+// the restore waits (bounded) for the run's apply script to end
+// (apply.ApplyOwner) and, as it is still running, restores nothing and
+// says so; kaudit rollback restores the host once it has ended.
+func TestApplyTimeoutDoesNotRaceRestore(t *testing.T) {
+	bin := buildKaudit(t)
+	f := testfleet.Start(t, []testfleet.HostSpec{{Name: "r1",
+		Sysctls: map[string]string{"net.core.somaxconn": "128", "net.ipv4.tcp_max_syn_backlog": "256"},
+		Kafka:   &testfleet.BrokerSpec{Version: "3.6.1"},
+		Files:   map[string]string{"/usr/local/bin/mv": strings.Replace(slowMv, "sleep 3", "sleep 6", 1)}}})
+	inv := f.Inventory(t)
+	jdir := t.TempDir()
+	c := cli{t: t, bin: bin, home: t.TempDir()}
+	h := f.Host("r1")
+	before := readFull(t, h)
+	h.Exec(t, "sh", "-c", "rm -f /tmp/kft-in-mv && : > /tmp/kft-slow-mv")
+	t0 := time.Now()
+	code, out, _ := c.run("fix", inv, "--rules", e2eRules, "--apply", "--yes", "--timeout", "3s", "--journal-dir", jdir)
+	t.Logf("TIMING kaudit exited after %v", time.Since(t0).Round(time.Millisecond))
+	if code != 4 {
+		t.Errorf("exit %d, want 4", code)
+	}
+	m := runRE.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatal("no run id in output")
+	}
+	// Wait for the orphaned apply script (bounded).
+	for i := 0; ; i++ {
+		if _, err := h.ExecErr("pgrep", "-x", "sleep"); err != nil {
+			break
+		}
+		if i >= 1000 {
+			t.Fatal("the wrapper is still sleeping after 20 s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond)
+	h.Exec(t, "rm", "-f", "/tmp/kft-slow-mv")
+	hj := loadJournal(t, jdir, m[1]).Host("r1")
+	got := readFull(t, h)
+	t.Logf("journal r1: status %s, error %q", hj.Status, hj.Error)
+	t.Logf("AFTER r1: %+v", got.state)
+	if hj.Status == remediate.StatusRolledBack && got != before {
+		t.Errorf("journal says %s but the host is %+v, was %+v: half-applied without saying so", hj.Status, got, before)
+	}
+	// The restore waited 1 s (half of --timeout) for the orphaned script,
+	// which still had seconds of mv to go: nothing restored, and said so.
+	for _, want := range []string{"during the apply script", "still running on the host: nothing restored", "kaudit rollback --run " + m[1]} {
+		if !strings.Contains(hj.Error, want) {
+			t.Errorf("journal error lacks %q", want)
+		}
+	}
+	if hj.Status != remediate.StatusFailed {
+		t.Errorf("status %s, want %s", hj.Status, remediate.StatusFailed)
+	}
+	if got == before {
+		t.Error("the orphaned apply script changed nothing: the race was not exercised")
+	}
+	// Whatever happened, kaudit rollback puts the host back.
+	if code, _, _ := c.run("rollback", inv, "--run", m[1], "--yes", "--journal-dir", jdir); code != 0 {
+		t.Errorf("rollback: exit %d", code)
+	}
+	if got := readFull(t, h); got != before {
+		t.Errorf("after rollback %+v, want %+v", got, before)
 	}
 }

@@ -10,9 +10,9 @@ import (
 )
 
 // NIC changes: ring sizes (ethtool -G) and offloads (ethtool -K), set at
-// runtime and persisted in remediate.NICPersistPath, a udev rule file
-// kaudit owns (one rule per setting, running ethtool when the interface
-// appears).
+// runtime and persisted in the file the plan names (nicpersist.go): by
+// default remediate.NICPersistPath, a udev rule file kaudit owns (one rule
+// per setting, running ethtool when the interface appears).
 
 var (
 	reIface   = regexp.MustCompile(`^[A-Za-z0-9_.:@-]{1,15}$`)
@@ -29,10 +29,12 @@ var featureNames = map[string]string{
 	"lro": "large-receive-offload",
 }
 
-// nicTarget splits and validates "eth0 rx" / "eth0 gro" for kind.
+// nicTarget splits and validates "eth0 rx" / "eth0 gro" for kind, or a
+// NetworkManager connection's setting "nm:<UUID> rx" (nmKey).
 func nicTarget(kind, target string) (iface, setting string, err error) {
 	iface, setting, ok := strings.Cut(target, " ")
-	if !ok || !reIface.MatchString(iface) || strings.HasPrefix(iface, "-") || iface == "." || iface == ".." {
+	nm := strings.HasPrefix(iface, nmPrefix) && reUUID.MatchString(strings.TrimPrefix(iface, nmPrefix))
+	if !ok || (!nm && (!reIface.MatchString(iface) || strings.HasPrefix(iface, "-") || strings.HasPrefix(iface, nmPrefix) || iface == "." || iface == "..")) {
 		return "", "", fmt.Errorf("NIC target %q: want \"IFACE SETTING\" with a valid interface name", target)
 	}
 	switch kind {
@@ -50,8 +52,12 @@ func nicTarget(kind, target string) (iface, setting string, err error) {
 	return iface, setting, nil
 }
 
-// checkNICValue validates a ring size or on/off.
+// checkNICValue validates a ring size or on/off (or, in a NetworkManager
+// connection, "unset").
 func checkNICValue(kind, target, v string) error {
+	if v == nmUnset && strings.HasPrefix(target, nmPrefix) {
+		return nil
+	}
 	switch kind {
 	case remediate.KindNICRing:
 		if !reRing.MatchString(v) {
@@ -68,6 +74,10 @@ func checkNICValue(kind, target, v string) error {
 // nicGet is a shell command printing the current value of a NIC setting
 // ("$E" is the ethtool path found by the script).
 func nicGet(kind, iface, setting string) string {
+	if uuid, ok := strings.CutPrefix(iface, nmPrefix); ok {
+		return fmt.Sprintf(`x=$(nmcli -g %s connection show %s 2>/dev/null) && case "$x" in ''|--|ignore|default) echo %s ;; *) printf '%%s\n' "$x" ;; esac`,
+			nmProperty(kind, setting), q(uuid), nmUnset)
+	}
 	if kind == remediate.KindNICRing {
 		field := strings.ToUpper(setting) + ":"
 		return fmt.Sprintf(`"$E" -g %s 2>/dev/null | awk '$0 ~ /^Current hardware settings/ { c = 1 } c && $1 == "%s" { print $2; exit }'`, q(iface), field)
@@ -77,6 +87,12 @@ func nicGet(kind, iface, setting string) string {
 
 // nicSet is a shell command setting a NIC value.
 func nicSet(kind, iface, setting, v string) string {
+	if uuid, ok := strings.CutPrefix(iface, nmPrefix); ok {
+		if v == nmUnset {
+			v = ""
+		}
+		return fmt.Sprintf(`nmcli connection modify %s %s %s`, q(uuid), nmProperty(kind, setting), q(v))
+	}
 	if kind == remediate.KindNICRing {
 		return fmt.Sprintf(`"$E" -G %s %s %s`, q(iface), setting, q(v))
 	}
@@ -90,6 +106,10 @@ var reNICRule = regexp.MustCompile(`^ACTION=="add", SUBSYSTEM=="net", KERNEL=="(
 // NICSetting is one persisted NIC setting.
 type NICSetting struct {
 	Kind, Iface, Setting, Value string
+	// Path is the file it is persisted in (remediate.Change.PersistPath;
+	// "": remediate.NICPersistPath), Match the .link match
+	// (remediate.Change.PersistMatch).
+	Path, Match string
 }
 
 // RenderNICRules returns the new content of the udev rule file: the header
@@ -125,13 +145,10 @@ func RenderNICRules(existing []byte, set []NICSetting, ethtool, runID string) ([
 		}
 		vals[s.Iface+" "+s.Setting] = s
 	}
+	if err := checkSettings(set); err != nil {
+		return nil, err
+	}
 	for _, s := range set {
-		if _, _, err := nicTarget(s.Kind, s.Iface+" "+s.Setting); err != nil {
-			return nil, err
-		}
-		if err := checkNICValue(s.Kind, s.Iface+" "+s.Setting, s.Value); err != nil {
-			return nil, err
-		}
 		vals[s.Iface+" "+s.Setting] = s
 	}
 	keys := make([]string, 0, len(vals))
@@ -166,6 +183,28 @@ func nicRulesHold(existing []byte, set []NICSetting) bool {
 		}
 	}
 	return true
+}
+
+// NetworkManager connection settings are running values of the NIC kinds
+// whose key is "nm:<connection UUID> <setting>": read with nmcli -g,
+// written with nmcli connection modify; a property the connection does
+// not set reads as nmUnset, and writing nmUnset removes it again.
+const (
+	nmPrefix = "nm:"
+	nmUnset  = "unset"
+)
+
+var reUUID = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+
+// nmKey is the running-value key of a setting in a connection.
+func nmKey(uuid, setting string) string { return nmPrefix + uuid + " " + setting }
+
+// nmProperty is the nmcli property of a setting.
+func nmProperty(kind, setting string) string {
+	if kind == remediate.KindNICRing {
+		return "ethtool.ring-" + setting
+	}
+	return "ethtool.feature-" + setting
 }
 
 func isNIC(kind string) bool {

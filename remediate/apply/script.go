@@ -112,6 +112,19 @@ fail() { say "$1" fail "$2"; exit 0; }
 sha() { s=$(sha256sum < "$1") || return 1; printf '%s\n' "${s%% *}"; }
 `
 
+// ApplyOwner is the file in RunDir that names the apply script's shell
+// while it runs: "<pid> <start time>" (field 22 of /proc/<pid>/stat, so a
+// reused PID is not mistaken for it). The script removes it when it
+// finishes; a script that dies on the way (its connection is gone and it
+// is killed by SIGPIPE at its next result line) leaves it behind, and the
+// start time tells that it is gone.
+const ApplyOwner = "apply.owner"
+
+// pstart prints the start time of process $1, or fails when there is no
+// such process.
+const pstart = `pstart() { s=$(cat /proc/"$1"/stat 2>/dev/null) || return 1; s=${s##*) }; set -- $s; [ $# -ge 20 ] || return 1; printf '%s\n' "${20}"; }
+`
+
 // ReadParams is what the read step reads: files (their existence,
 // SHA-256 and content) and running sysctl values.
 type ReadParams struct {
@@ -274,6 +287,10 @@ func ApplyScript(p ApplyParams) ([]byte, error) {
 	}
 	fmt.Fprintf(&b, "mkdir -p %s || fail rundir \"cannot create %s\"\n", q(remediate.HostRunsDir), remediate.HostRunsDir)
 	b.WriteString(`mkdir "$RUN" || fail rundir "cannot create $RUN (a run with this id exists already?)"` + "\n")
+	// Name this shell, so that a restore does not run while it still can
+	// change the host (see RollbackScript).
+	b.WriteString(pstart)
+	fmt.Fprintf(&b, `st=$(pstart $$) && { printf '%%s %%s\n' "$$" "$st" > "$RUN"/%s || fail rundir "cannot write $RUN/%s"; }`+"\n", ApplyOwner, ApplyOwner)
 	b.WriteString(`say rundir ok "$RUN"` + "\n")
 
 	b.WriteString("# 1. nothing changed since the read step\n")
@@ -358,6 +375,7 @@ func ApplyScript(p ApplyParams) ([]byte, error) {
 		fmt.Fprintf(&b, `mv -f "$t" "$f" || { rm -f "$t"; fail %s "cannot rename $t to $f"; }`+"\n", step)
 		fmt.Fprintf(&b, "say %s ok %s\n", step, sum)
 	}
+	fmt.Fprintf(&b, "rm -f \"$RUN\"/%s\n", ApplyOwner)
 	b.WriteString("say done ok -\n")
 	return []byte(b.String()), nil
 }
@@ -381,6 +399,13 @@ type RollbackParams struct {
 	RunID   string
 	Backups []remediate.Backup
 	Runtime []remediate.RuntimeValue
+	// Wait is how many seconds the script waits for the run's apply
+	// script to end when it is still running on the host (its connection
+	// was cut, or kaudit gave up on it, but sshd does not kill a session's
+	// command): restoring beside it would let it change the host again
+	// after the restore. When it is still running after Wait seconds the
+	// script restores nothing and fails (step apply-running).
+	Wait int
 }
 
 // RollbackScript renders the restore of one host from a run's backups.
@@ -392,7 +417,9 @@ type RollbackParams struct {
 // running value is written back. Unlike the apply script it goes on after
 // a failing step, so that as much as possible is restored.
 //
-// Steps: restore-file-<i>, restore-sysctl-<i> (detail "unchanged",
+// Steps: apply-running (only when the run's apply script did not finish:
+// detail the seconds waited for it to end), restore-file-<i>,
+// restore-sysctl-<i> (detail "unchanged",
 // "restored" or "removed"), done (detail: "ok" or "failed").
 func RollbackScript(p RollbackParams) ([]byte, error) {
 	if !reMarker.MatchString(p.Marker) {
@@ -408,6 +435,24 @@ func RollbackScript(p RollbackParams) ([]byte, error) {
 	b.WriteString("rc=ok\n")
 	b.WriteString(`soft() { say "$1" fail "$2"; rc=failed; }` + "\n")
 	b.WriteString(`for c in sha256sum cp mv rm cat tr; do command -v "$c" >/dev/null 2>&1 || fail tools "$c not found on the host"; done` + "\n")
+	if p.Wait < 0 || p.Wait > 3600 {
+		return nil, fmt.Errorf("rollback: bad wait %d", p.Wait)
+	}
+	// 0. the run's apply script must be gone (ApplyOwner).
+	b.WriteString(pstart)
+	fmt.Fprintf(&b, `if [ -f "$RUN"/%s ] && read -r ap ast < "$RUN"/%s; then
+  case "$ap:$ast" in
+  *[!0-9:]*|:*|*:) fail apply-running "$RUN/%s is not \"pid starttime\": nothing restored" ;;
+  esac
+  n=0
+  while [ "$(pstart "$ap")" = "$ast" ]; do
+    [ "$n" -lt %d ] || fail apply-running "the apply script of this run (pid $ap) is still running on the host: nothing restored"
+    sleep 1
+    n=$((n+1))
+  done
+  say apply-running ok "$n"
+fi
+`, ApplyOwner, ApplyOwner, ApplyOwner, p.Wait)
 	for i, bk := range p.Backups {
 		if err := checkPath(bk.Path); err != nil {
 			return nil, err

@@ -93,7 +93,7 @@ func TestReadScriptGolden(t *testing.T) {
 }
 
 func TestRollbackScriptGolden(t *testing.T) {
-	s, err := RollbackScript(RollbackParams{Marker: tMarker, RunID: tRun,
+	s, err := RollbackScript(RollbackParams{Marker: tMarker, RunID: tRun, Wait: 5,
 		Backups: []remediate.Backup{
 			{Path: "/opt/kafka/config/server.properties", Existed: true, SHA256: SHA256([]byte("a=1\n")), Stored: RunDir(tRun) + "/file-0"},
 			{Path: "/etc/sysctl.d/99-kaudit.conf"},

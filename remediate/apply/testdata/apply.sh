@@ -11,6 +11,8 @@ sha() { s=$(sha256sum < "$1") || return 1; printf '%s\n' "${s%% *}"; }
 for c in sha256sum base64 cp mv rm mkdir chmod cat tr; do command -v "$c" >/dev/null 2>&1 || fail tools "$c not found on the host"; done
 mkdir -p '/var/lib/kaudit/runs' || fail rundir "cannot create /var/lib/kaudit/runs"
 mkdir "$RUN" || fail rundir "cannot create $RUN (a run with this id exists already?)"
+pstart() { s=$(cat /proc/"$1"/stat 2>/dev/null) || return 1; s=${s##*) }; set -- $s; [ $# -ge 20 ] || return 1; printf '%s\n' "${20}"; }
+st=$(pstart $$) && { printf '%s %s\n' "$$" "$st" > "$RUN"/apply.owner || fail rundir "cannot write $RUN/apply.owner"; }
 say rundir ok "$RUN"
 # 1. nothing changed since the read step
 f='/opt/kafka/config/server.properties'
@@ -75,4 +77,5 @@ KAUDIT_00000000000000000000eof1
 [ "$(sha "$t")" = 'f36b9fc912c26c61c3e24dc759130032c68cf32cee22e5d4e3ade65ad4e56d43' ] || { rm -f "$t"; fail 'file-1' "$t does not hold what was sent"; }
 mv -f "$t" "$f" || { rm -f "$t"; fail 'file-1' "cannot rename $t to $f"; }
 say 'file-1' ok f36b9fc912c26c61c3e24dc759130032c68cf32cee22e5d4e3ade65ad4e56d43
+rm -f "$RUN"/apply.owner
 say done ok -

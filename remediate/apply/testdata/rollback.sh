@@ -11,6 +11,19 @@ sha() { s=$(sha256sum < "$1") || return 1; printf '%s\n' "${s%% *}"; }
 rc=ok
 soft() { say "$1" fail "$2"; rc=failed; }
 for c in sha256sum cp mv rm cat tr; do command -v "$c" >/dev/null 2>&1 || fail tools "$c not found on the host"; done
+pstart() { s=$(cat /proc/"$1"/stat 2>/dev/null) || return 1; s=${s##*) }; set -- $s; [ $# -ge 20 ] || return 1; printf '%s\n' "${20}"; }
+if [ -f "$RUN"/apply.owner ] && read -r ap ast < "$RUN"/apply.owner; then
+  case "$ap:$ast" in
+  *[!0-9:]*|:*|*:) fail apply-running "$RUN/apply.owner is not \"pid starttime\": nothing restored" ;;
+  esac
+  n=0
+  while [ "$(pstart "$ap")" = "$ast" ]; do
+    [ "$n" -lt 5 ] || fail apply-running "the apply script of this run (pid $ap) is still running on the host: nothing restored"
+    sleep 1
+    n=$((n+1))
+  done
+  say apply-running ok "$n"
+fi
 f='/opt/kafka/config/server.properties'
 bk='/var/lib/kaudit/runs/20260102T030405Z-1a2b3c4d/file-0'; t='/opt/kafka/config/.server.properties.kaudit-restore-20260102T030405Z-1a2b3c4d'; want='fe3209d6d4f51935b391288a43df48d9ddece1a992597ae53387ca16611a9179'
 if [ -f "$f" ] && [ ! -L "$f" ] && [ "$(sha "$f")" = "$want" ]; then say 'restore-file-0' ok unchanged

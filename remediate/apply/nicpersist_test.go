@@ -1,0 +1,348 @@
+package apply
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/kaudit/kaudit/audit/inventory"
+	"github.com/kaudit/kaudit/remediate"
+	"github.com/kaudit/kaudit/rules"
+)
+
+var (
+	setRX  = NICSetting{Kind: remediate.KindNICRing, Iface: "eth0", Setting: "rx", Value: "4096"}
+	setGRO = NICSetting{Kind: remediate.KindNICOffload, Iface: "eth0", Setting: "gro", Value: "on"}
+)
+
+func TestEditInterfaces(t *testing.T) {
+	const eth = "/usr/sbin/ethtool"
+	added := "# post-up lines added by kaudit fix, run " + tRun + "\n"
+	for _, tc := range []struct {
+		name, in, want string
+		err            string
+	}{
+		{name: "stanza with options, more stanzas after",
+			in: "# interfaces(5)\nsource /etc/network/interfaces.d/*\n\nauto lo\niface lo inet loopback\n\nauto eth0\niface eth0 inet static\n\taddress 192.0.2.10/24\n\tgateway 192.0.2.1\n\n# v6\niface eth0 inet6 auto\n",
+			want: "# interfaces(5)\nsource /etc/network/interfaces.d/*\n\nauto lo\niface lo inet loopback\n\nauto eth0\niface eth0 inet static\n\taddress 192.0.2.10/24\n\tgateway 192.0.2.1\n" + added +
+				"\tpost-up /usr/sbin/ethtool -K eth0 gro on || true\n\tpost-up /usr/sbin/ethtool -G eth0 rx 4096 || true\n\n# v6\niface eth0 inet6 auto\n"},
+		{name: "stanza without options at the end, no final newline",
+			in:   "auto eth0\niface eth0 inet dhcp",
+			want: "auto eth0\niface eth0 inet dhcp\n" + added + "    post-up /usr/sbin/ethtool -K eth0 gro on || true\n    post-up /usr/sbin/ethtool -G eth0 rx 4096 || true\n"},
+		{name: "earlier run's lines updated in place, CRLF kept",
+			in:   "iface eth0 inet dhcp\r\n  post-up /sbin/ethtool -G eth0 rx 2048 || true\r\n  post-up /sbin/ethtool -K eth0 gro on || true\r\nauto eth1\r\n",
+			want: "iface eth0 inet dhcp\r\n  post-up /usr/sbin/ethtool -G eth0 rx 4096 || true\r\n  post-up /sbin/ethtool -K eth0 gro on || true\r\nauto eth1\r\n"},
+		{name: "already there: unchanged",
+			in:   "iface eth0 inet dhcp\n  post-up /sbin/ethtool -G eth0 rx 4096 || true\n  post-up /sbin/ethtool -K eth0 gro on\n",
+			want: "iface eth0 inet dhcp\n  post-up /sbin/ethtool -G eth0 rx 4096 || true\n  post-up /sbin/ethtool -K eth0 gro on\n"},
+		{name: "eth0.100 and eth00 are other interfaces",
+			in:  "iface eth0.100 inet manual\n  vlan-raw-device eth0\niface eth00 inet manual\n",
+			err: `no "iface eth0" stanza`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := EditInterfaces([]byte(tc.in), []NICSetting{setGRO, setRX}, eth, tRun)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(out) != tc.want {
+				t.Errorf("got\n%q\nwant\n%q", out, tc.want)
+			}
+			again, err := EditInterfaces(out, []NICSetting{setGRO, setRX}, eth, tRun)
+			if err != nil || string(again) != string(out) && !strings.Contains(tc.name, "in place") {
+				t.Errorf("second edit changed it: %q %v", again, err)
+			}
+		})
+	}
+	if _, err := EditInterfaces([]byte("iface eth0 inet dhcp\n"), []NICSetting{setRX}, "/bin/ethtool; reboot", tRun); err == nil {
+		t.Error("bad ethtool path accepted")
+	}
+	if _, err := EditInterfaces([]byte("iface eth0 inet dhcp\n"), []NICSetting{{Kind: remediate.KindNICRing, Iface: "eth0", Setting: "rx", Value: "1; reboot"}}, eth, tRun); err == nil {
+		t.Error("bad value accepted")
+	}
+}
+
+func TestEditIfcfg(t *testing.T) {
+	for _, tc := range []struct {
+		name, in, want, err string
+	}{
+		{name: "no ETHTOOL_OPTS: appended",
+			in:   "DEVICE=eth0\nBOOTPROTO=dhcp\nONBOOT=yes",
+			want: "DEVICE=eth0\nBOOTPROTO=dhcp\nONBOOT=yes\n# ETHTOOL_OPTS added by kaudit fix, run " + tRun + "\nETHTOOL_OPTS=\"-K eth0 gro on; -G eth0 rx 4096\"\n"},
+		{name: "existing -K command extended, -G added, other lines byte for byte",
+			in:   "DEVICE=eth0\n  ETHTOOL_OPTS='-K eth0 tso on'\r\nONBOOT=yes  # keep\n",
+			want: "DEVICE=eth0\n  ETHTOOL_OPTS=\"-K eth0 tso on gro on; -G eth0 rx 4096\"\r\nONBOOT=yes  # keep\n"},
+		{name: "values replaced in place",
+			in:   "ETHTOOL_OPTS=\"-G eth0 rx 512 tx 512; --features eth0 gro off\"\n",
+			want: "ETHTOOL_OPTS=\"-G eth0 rx 4096 tx 512; --features eth0 gro on\"\n"},
+		{name: "already set: unchanged",
+			in:   "ETHTOOL_OPTS=\"-G eth0 rx 4096; -K eth0 gro on\"\n",
+			want: "ETHTOOL_OPTS=\"-G eth0 rx 4096; -K eth0 gro on\"\n"},
+		{name: "last assignment wins", in: "ETHTOOL_OPTS=\"autoneg off\"\nETHTOOL_OPTS=\"-K eth0 gro on\"\n",
+			want: "ETHTOOL_OPTS=\"autoneg off\"\nETHTOOL_OPTS=\"-K eth0 gro on; -G eth0 rx 4096\"\n"},
+		{name: "legacy form refused", in: "ETHTOOL_OPTS=\"autoneg off speed 1000\"\n", err: "legacy form"},
+		{name: "expansion refused", in: "ETHTOOL_OPTS=\"-K $DEVICE gro on\"\n", err: "plain values"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := EditIfcfg([]byte(tc.in), "eth0", []NICSetting{setGRO, setRX}, tRun)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(out) != tc.want {
+				t.Errorf("got\n%q\nwant\n%q", out, tc.want)
+			}
+			if again, err := EditIfcfg(out, "eth0", []NICSetting{setGRO, setRX}, tRun); err != nil || string(again) != string(out) {
+				t.Errorf("second edit changed it: %q %v", again, err)
+			}
+		})
+	}
+}
+
+func TestRenderLink(t *testing.T) {
+	const match = "MACAddress=52:54:00:aa:bb:cc Driver=virtio_net"
+	out, err := RenderLink(nil, []NICSetting{setGRO, setRX}, match, tRun)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := linkHeader + "# Last run: " + tRun + "\n\n[Match]\nMACAddress=52:54:00:aa:bb:cc\nDriver=virtio_net\n\n[Link]\n" +
+		"NamePolicy=keep kernel database onboard slot path\nAlternativeNamesPolicy=database onboard slot path\nMACAddressPolicy=persistent\n" +
+		"GenericReceiveOffload=true\nRxBufferSize=4096\n"
+	if string(out) != want {
+		t.Errorf("got\n%s\nwant\n%s", out, want)
+	}
+	if same, err := RenderLink(out, []NICSetting{setRX}, match, "20260101T000000Z-00000009"); err != nil || string(same) != string(out) {
+		t.Errorf("already holding: rewritten %v", err)
+	}
+	more, err := RenderLink(out, []NICSetting{{Kind: remediate.KindNICRing, Iface: "eth0", Setting: "tx", Value: "1024"}, {Kind: remediate.KindNICOffload, Iface: "eth0", Setting: "gro", Value: "off"}}, match, tRun)
+	if err != nil || !strings.Contains(string(more), "GenericReceiveOffload=false\nRxBufferSize=4096\nTxBufferSize=1024\n") {
+		t.Errorf("merge: %v\n%s", err, more)
+	}
+	for _, bad := range []string{"", "MACAddress=52:54:00:aa:bb:cc", "MACAddress=52:54:00:aa:bb:cc Driver=x\nName=evil", "OriginalName=* Driver=x"} {
+		if _, err := RenderLink(nil, []NICSetting{setRX}, bad, tRun); err == nil {
+			t.Errorf("match %q accepted", bad)
+		}
+	}
+	if _, err := RenderLink([]byte("[Link]\nthis is not ours\n"), []NICSetting{setRX}, match, tRun); err == nil {
+		t.Error("foreign content accepted")
+	}
+}
+
+func TestRenderNICPersistRefuses(t *testing.T) {
+	st := &readState{files: map[string]fileState{}, ethtool: "/usr/sbin/ethtool"}
+	for _, tc := range []struct {
+		path string
+		set  []NICSetting
+	}{
+		{"/etc/passwd", []NICSetting{setRX}},
+		{"/etc/network/interfaces", []NICSetting{setRX}}, // absent: not created
+		{"/etc/sysconfig/network-scripts/ifcfg-eth0", []NICSetting{setRX}},
+		{"/etc/systemd/network/10-kaudit-eth1.link", []NICSetting{setRX}},
+		{"/etc/network/interfaces.d/sub/x", []NICSetting{setRX}},
+	} {
+		set := append([]NICSetting(nil), tc.set...)
+		for i := range set {
+			set[i].Path, set[i].Match = tc.path, "MACAddress=52:54:00:aa:bb:cc Driver=virtio_net"
+		}
+		if _, _, err := renderNICPersist(set, st, tRun); err == nil {
+			t.Errorf("%s accepted", tc.path)
+		}
+	}
+}
+
+// nicPersistPlan is a plan of NIC changes persisted in path.
+func nicPersistPlan(host, path, match string) remediate.HostPlan {
+	return remediate.HostPlan{Host: host, Changes: []remediate.Change{
+		{Host: host, Rule: "nic-ring", Kind: remediate.KindNICRing, Target: "eth0 rx", From: "512", To: "4096", Runtime: true, Persist: true, PersistPath: path, PersistMatch: match},
+		{Host: host, Rule: "nic-offload", Kind: remediate.KindNICOffload, Target: "eth0 gro", From: "off", To: "on", Runtime: true, Persist: true, PersistPath: path, PersistMatch: match},
+	}}
+}
+
+// TestNICPersistSandbox applies NIC changes persisted in each file
+// mechanism and rolls them back: the file is edited (or created), the
+// udev rule is not written, and the rollback restores every byte.
+func TestNICPersistSandbox(t *testing.T) {
+	for i, tc := range []struct {
+		name, path, match, before string
+		want                      []string // in the file after apply
+	}{
+		{name: "ifupdown", path: "/etc/network/interfaces",
+			before: "# managed by hand\nauto eth0\niface eth0 inet static\n  address 192.0.2.10/24\n\nauto eth1\niface eth1 inet dhcp\n",
+			want:   []string{"  address 192.0.2.10/24\n# post-up lines added by kaudit fix", "-G eth0 rx 4096 || true\n  post-up ", "-K eth0 gro on || true\n\nauto eth1\niface eth1 inet dhcp\n"}},
+		{name: "ifcfg", path: "/etc/sysconfig/network-scripts/ifcfg-eth0",
+			before: "DEVICE=eth0\nETHTOOL_OPTS=\"-K eth0 tso on\"\nONBOOT=yes\n",
+			want:   []string{"DEVICE=eth0\nETHTOOL_OPTS=\"-K eth0 tso on gro on; -G eth0 rx 4096\"\nONBOOT=yes\n"}},
+		{name: "systemd-link", path: remediate.LinkPath("eth0"), match: "MACAddress=52:54:00:aa:bb:cc Driver=ixgbe",
+			want: []string{"[Match]\nMACAddress=52:54:00:aa:bb:cc\nDriver=ixgbe\n", "GenericReceiveOffload=true\nRxBufferSize=4096\n"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSandbox(t, "h1")
+			if tc.before != "" {
+				s.write(t, "h1", tc.path, tc.before)
+			} else if err := os.MkdirAll(s.path("h1", "/etc/systemd/network"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			h := Host{Inv: inventory.Host{Name: "h1", Address: "192.0.2.1", User: "root", KafkaPort: 9092},
+				Findings: []rules.Finding{{Rule: remediate.RuleKernel, Status: rules.Pass}}, Plan: nicPersistPlan("h1", tc.path, tc.match)}
+			runID := fmt.Sprintf("20260101T000000Z-%08d", 100+i)
+			j, err := Apply(context.Background(), []Host{h}, Options{Runner: s, RunID: runID})
+			if err != nil {
+				t.Fatal(err)
+			}
+			hj := j.Host("h1")
+			if hj.Status != remediate.StatusVerified || len(hj.Backups) != 1 || hj.Backups[0].Path != tc.path || hj.Backups[0].Existed != (tc.before != "") || len(hj.Runtime) != 2 {
+				t.Fatalf("%+v", hj)
+			}
+			got := s.read("h1", tc.path)
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("%s lacks %q:\n%s", tc.path, w, got)
+				}
+			}
+			if s.read("h1", remediate.NICPersistPath) != "<absent>" {
+				t.Error("udev rule written too")
+			}
+			if s.read("h1", "/nic/eth0/rx")+s.read("h1", "/nic/eth0/gro") != "4096\non\n" {
+				t.Error("runtime values not set")
+			}
+
+			// Again: nothing to do.
+			j2, err := Apply(context.Background(), []Host{h}, Options{Runner: s, RunID: fmt.Sprintf("20260101T000000Z-%08d", 200+i)})
+			if err != nil || j2.Host("h1").Status != remediate.StatusUnchanged {
+				t.Errorf("second apply: %+v %v", j2.Host("h1"), err)
+			}
+
+			res, err := Rollback(context.Background(), []inventory.Host{h.Inv}, j, Options{Runner: s})
+			if err != nil || len(res) != 1 || res[0].Err != nil {
+				t.Fatalf("rollback: %+v %v", res, err)
+			}
+			if after := s.read("h1", tc.path); (tc.before == "" && after != "<absent>") || (tc.before != "" && after != tc.before) {
+				t.Errorf("after rollback %q, want %q", after, tc.before)
+			}
+			if s.read("h1", "/nic/eth0/rx")+s.read("h1", "/nic/eth0/gro") != "512\noff\n" {
+				t.Error("runtime values not restored")
+			}
+		})
+	}
+}
+
+const tUUID = "16b7676e-40b8-3b51-b414-7d7c32c7969a"
+
+// fakeNmcli keeps connection properties in files under
+// $SANDBOX_NIC/nm/<uuid>/<property>; an absent file is an unset property
+// (nmcli -g prints an empty line for it). Only the two forms kaudit uses.
+const fakeNmcli = `#!/bin/sh
+case "$1 $2 $3 $4" in
+"-g "*" connection show") d="$SANDBOX_NIC/nm/$5"; [ -d "$d" ] || { echo "Error: $5 - no such connection profile." >&2; exit 10; }
+	cat "$d/$2" 2>/dev/null || echo ;;
+"connection modify "*) d="$SANDBOX_NIC/nm/$3"; [ -d "$d" ] || exit 10
+	if [ -z "$5" ]; then rm -f "$d/$4"; else printf '%s\n' "$5" > "$d/$4"; fi ;;
+*) exit 2 ;;
+esac
+`
+
+func TestNMScripts(t *testing.T) {
+	key := nmKey(tUUID, "rx")
+	if _, _, err := nicTarget(remediate.KindNICRing, key); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"nm:" + tUUID + "; reboot rx", "nm:X rx", "nm:" + strings.ToUpper(tUUID) + " rx", "nm: rx"} {
+		if _, _, err := nicTarget(remediate.KindNICRing, bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+	if err := checkRuntime(remediate.KindNICRing, key, "unset", "4096"); err != nil {
+		t.Error(err)
+	}
+	if err := checkRuntime(remediate.KindNICRing, "eth0 rx", "unset", "4096"); err == nil {
+		t.Error("unset accepted for a running ethtool value")
+	}
+	if got := nicSet(remediate.KindNICOffload, "nm:"+tUUID, "gro", "unset"); got != "nmcli connection modify '"+tUUID+"' ethtool.feature-gro ''" {
+		t.Errorf("set: %s", got)
+	}
+	if _, err := RenderNICRules(nil, []NICSetting{{Kind: remediate.KindNICRing, Iface: "nm:" + tUUID, Setting: "rx", Value: "4096"}}, "/usr/sbin/ethtool", tRun); err == nil {
+		t.Error("a connection written as a udev rule")
+	}
+	script, err := RollbackScript(RollbackParams{Marker: tMarker, RunID: tRun, Runtime: []remediate.RuntimeValue{{Kind: remediate.KindNICOffload, Key: nmKey(tUUID, "gro"), Before: "unset", After: "on"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shSyntax(t, script)
+	if !strings.Contains(string(script), "nmcli connection modify '"+tUUID+"' ethtool.feature-gro ''") {
+		t.Errorf("rollback script does not unset the property:\n%s", script)
+	}
+}
+
+// TestNICPersistNetworkManagerSandbox: settings persisted in a
+// NetworkManager connection through nmcli; the previous values (one set,
+// one unset) are journalled and put back by the rollback, also from a
+// journal rebuilt from the host's manifest.
+func TestNICPersistNetworkManagerSandbox(t *testing.T) {
+	s := newSandbox(t, "h1")
+	s.write(t, "h1", "/bin/nmcli", fakeNmcli)
+	if err := os.Chmod(s.path("h1", "/bin/nmcli"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s.write(t, "h1", "/nic/nm/"+tUUID+"/ethtool.ring-rx", "1024\n")
+	nmState := func() string {
+		return s.read("h1", "/nic/nm/"+tUUID+"/ethtool.ring-rx") + " " + s.read("h1", "/nic/nm/"+tUUID+"/ethtool.feature-gro")
+	}
+	h := Host{Inv: inventory.Host{Name: "h1", Address: "192.0.2.1", User: "root", KafkaPort: 9092},
+		Findings: []rules.Finding{{Rule: remediate.RuleKernel, Status: rules.Pass}},
+		Plan:     nicPersistPlan("h1", `NetworkManager connection "Wired connection 1"`, remediate.NMMatchPrefix+tUUID)}
+	const runID = "20260101T000000Z-00000300"
+	j, err := Apply(context.Background(), []Host{h}, Options{Runner: s, RunID: runID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hj := j.Host("h1")
+	if hj.Status != remediate.StatusVerified || len(hj.Backups) != 0 || len(hj.Runtime) != 4 {
+		t.Fatalf("%+v", hj)
+	}
+	want := map[string]string{nmKey(tUUID, "rx"): "1024", nmKey(tUUID, "gro"): "unset"}
+	for _, r := range hj.Runtime {
+		if b, ok := want[r.Key]; ok && r.Before != b {
+			t.Errorf("%s journalled before %q, want %q", r.Key, r.Before, b)
+		}
+		delete(want, r.Key)
+	}
+	if len(want) != 0 {
+		t.Errorf("not journalled: %v", want)
+	}
+	if got := nmState(); got != "4096\n on\n" {
+		t.Errorf("connection after apply: %q", got)
+	}
+	if s.read("h1", remediate.NICPersistPath) != "<absent>" {
+		t.Error("udev rule written too")
+	}
+	if j2, err := Apply(context.Background(), []Host{h}, Options{Runner: s, RunID: "20260101T000000Z-00000301"}); err != nil || j2.Host("h1").Status != remediate.StatusUnchanged {
+		t.Errorf("second apply: %+v %v", j2.Host("h1"), err)
+	}
+
+	rebuilt, errs, err := JournalFromHosts(context.Background(), []inventory.Host{h.Inv}, runID, Options{Runner: s})
+	if err != nil || len(errs) != 0 || len(rebuilt.Hosts) != 1 || len(rebuilt.Hosts[0].Runtime) != 4 {
+		t.Fatalf("journal from the host: %+v %v %v", rebuilt, errs, err)
+	}
+	res, err := Rollback(context.Background(), []inventory.Host{h.Inv}, rebuilt, Options{Runner: s})
+	if err != nil || len(res) != 1 || res[0].Err != nil || res[0].Detail != "4 restored" {
+		t.Fatalf("rollback: %+v %v", res, err)
+	}
+	if got := nmState(); got != "1024\n <absent>" {
+		t.Errorf("connection after rollback: %q", got)
+	}
+	if s.read("h1", "/nic/eth0/rx")+s.read("h1", "/nic/eth0/gro") != "512\noff\n" {
+		t.Error("running values not restored")
+	}
+}
