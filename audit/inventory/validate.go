@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/kaudit/kaudit/internal/assume"
 )
 
 // Values in this file end up on an ssh command line or inside the gather
@@ -241,44 +243,22 @@ func checkKernelRelease(s string) *problem {
 // checkAssumeKafka validates assume_kafka, in the syntax of --assume-kafka:
 // comma-separated versions, each optionally prefixed with its distribution
 // ("3.6.1", "apache:3.6.1", "confluent:7.6.0"), at most one per
-// distribution. Keep it in step with diff.ParseAssumeKafka.
+// distribution (internal/assume, shared with --assume-kafka).
 func checkAssumeKafka(s string) *problem {
 	const hint = "use a version such as 3.6.1, or confluent:7.6.0 for Confluent Platform (both: 3.6.1,confluent:7.6.0)"
 	if len(s) > maxAssumeLen {
 		return bad(hint, "Kafka version is longer than %d characters", maxAssumeLen)
 	}
-	seen := map[string]bool{}
-	for _, item := range strings.Split(s, ",") {
-		item = strings.TrimSpace(item)
-		dist, ver := "apache", item
-		if i := strings.IndexByte(item, ':'); i >= 0 {
-			dist, ver = strings.ToLower(item[:i]), item[i+1:]
-			if dist != "apache" && dist != "confluent" {
-				return bad("prefix the version with apache: or confluent:, or with nothing for Apache Kafka",
-					"unknown Kafka distribution %q in %q", item[:i], s)
-			}
-		}
-		if !kafkaVersion(ver) {
-			return bad(templateHint(s, hint), "invalid Kafka version %q", item)
-		}
-		if seen[dist] {
-			return bad("give one version per distribution", "%q gives two versions for %s", s, dist)
-		}
-		seen[dist] = true
+	_, perr := assume.Kafka(s)
+	switch {
+	case perr == nil:
+		return nil
+	case perr.Kind == assume.BadDistribution:
+		return bad("prefix the version with apache: or confluent:, or with nothing for Apache Kafka",
+			"unknown Kafka distribution %q in %q", perr.Dist, s)
+	case perr.Kind == assume.Duplicate:
+		return bad("give one version per distribution", "%q gives two versions for %s", s, perr.Dist)
+	default:
+		return bad(templateHint(s, hint), "invalid Kafka version %q", perr.Item)
 	}
-	return nil
-}
-
-// kafkaVersion reports whether v has 2 to 4 dot-separated runs of digits.
-func kafkaVersion(v string) bool {
-	parts := strings.Split(v, ".")
-	if len(parts) < 2 || len(parts) > 4 {
-		return false
-	}
-	for _, p := range parts {
-		if p == "" || strings.Trim(p, "0123456789") != "" {
-			return false
-		}
-	}
-	return true
 }

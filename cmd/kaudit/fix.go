@@ -68,13 +68,9 @@ func fixCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			inv, err := inventory.Load(c.Args().First())
+			_, hosts, err := loadInventory(c)
 			if err != nil {
-				return &exitError{code: ExitUsage, err: err}
-			}
-			hosts, err := inv.Select(c.String("limit"))
-			if err != nil {
-				return &exitError{code: ExitUsage, err: err}
+				return err
 			}
 			var jdir string
 			if c.Bool("apply") {

@@ -1,9 +1,6 @@
 package main
 
 import (
-	"os"
-	"strings"
-
 	"github.com/urfave/cli/v2"
 
 	"github.com/kaudit/kaudit/report"
@@ -47,27 +44,15 @@ func reportCommand() *cli.Command {
 // existing report (no fan-out flags). An explicit --fail-on wins over the
 // threshold recorded in the report.
 func reportOptions(c *cli.Context, r *report.Report) (options, error) {
-	o := options{format: c.String("format"), output: c.String("output")}
-	known := false
-	for _, f := range report.Formats() {
-		known = known || f == o.format
-	}
-	if !known {
-		return o, usageErr("unknown --format %q (known: %s)", o.format, strings.Join(report.Formats(), ", "))
-	}
 	failOn := c.String("fail-on")
 	if !c.IsSet("fail-on") {
 		if _, ok := rules.ParseSeverity(r.FailOn); ok {
 			failOn = r.FailOn
 		}
 	}
-	sev, ok := rules.ParseSeverity(failOn)
-	if !ok {
-		return o, usageErr("unknown --fail-on %q (critical, high, medium, low, info)", failOn)
+	o, err := outputOptions(c, failOn)
+	if err == nil {
+		r.FailOn = string(o.failOn)
 	}
-	o.failOn = sev
-	o.failOnUnknown = c.Bool("fail-on-unknown")
-	r.FailOn = string(sev)
-	o.color = o.output == "" && o.format == "table" && !c.Bool("no-color") && os.Getenv("NO_COLOR") == "" && isTerminal(os.Stdout)
-	return o, nil
+	return o, err
 }

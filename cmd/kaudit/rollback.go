@@ -10,7 +10,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/kaudit/kaudit/audit/inventory"
 	"github.com/kaudit/kaudit/audit/transport"
 	"github.com/kaudit/kaudit/remediate"
 	"github.com/kaudit/kaudit/remediate/apply"
@@ -56,13 +55,9 @@ func rollbackCommand() *cli.Command {
 				return err
 			}
 			jpath := filepath.Join(dir, id+".json")
-			inv, err := inventory.Load(c.Args().First())
+			_, hosts, err := loadInventory(c)
 			if err != nil {
-				return &exitError{code: ExitUsage, err: err}
-			}
-			hosts, err := inv.Select(c.String("limit"))
-			if err != nil {
-				return &exitError{code: ExitUsage, err: err}
+				return err
 			}
 			opts := apply.Options{
 				Timeout: c.Duration("timeout"), ConnectTimeout: c.Duration("connect-timeout"),

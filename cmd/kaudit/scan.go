@@ -59,13 +59,9 @@ func scanCommand() *cli.Command {
 			if c.NArg() != 1 {
 				return usageErr("scan needs exactly one INVENTORY argument (see inventory.example.yaml)")
 			}
-			inv, err := inventory.Load(c.Args().First())
+			inv, hosts, err := loadInventory(c)
 			if err != nil {
-				return &exitError{code: ExitUsage, err: err}
-			}
-			hosts, err := inv.Select(c.String("limit"))
-			if err != nil {
-				return &exitError{code: ExitUsage, err: err}
+				return err
 			}
 			r, err := scanHosts(c.Context, c.App.ErrWriter, hosts, opts, transport.NewSSH())
 			if err != nil {
@@ -93,21 +89,10 @@ type options struct {
 }
 
 func readOptions(c *cli.Context) (options, error) {
-	o := options{format: c.String("format"), output: c.String("output")}
-	known := false
-	for _, f := range report.Formats() {
-		known = known || f == o.format
+	o, err := outputOptions(c, c.String("fail-on"))
+	if err != nil {
+		return o, err
 	}
-	if !known {
-		return o, usageErr("unknown --format %q (known: %s)", o.format, strings.Join(report.Formats(), ", "))
-	}
-	sev, ok := rules.ParseSeverity(c.String("fail-on"))
-	if !ok {
-		return o, usageErr("unknown --fail-on %q (critical, high, medium, low, info)", c.String("fail-on"))
-	}
-	o.failOn = sev
-	o.failOnUnknown = c.Bool("fail-on-unknown")
-	o.color = o.output == "" && o.format == "table" && !c.Bool("no-color") && os.Getenv("NO_COLOR") == "" && isTerminal(os.Stdout)
 	o.concurrency = c.Int("concurrency")
 	if o.concurrency < 1 {
 		return o, usageErr("--concurrency must be at least 1")
@@ -210,4 +195,38 @@ func exitFor(r *report.Report, o options) error {
 		return &exitError{code: ExitUnaudited}
 	}
 	return nil
+}
+
+// loadInventory loads the INVENTORY argument and applies --limit; any
+// problem is a usage error (exit 2) before a single connection is made.
+func loadInventory(c *cli.Context) (*inventory.Inventory, []inventory.Host, error) {
+	inv, err := inventory.Load(c.Args().First())
+	if err != nil {
+		return nil, nil, &exitError{code: ExitUsage, err: err}
+	}
+	hosts, err := inv.Select(c.String("limit"))
+	if err != nil {
+		return nil, nil, &exitError{code: ExitUsage, err: err}
+	}
+	return inv, hosts, nil
+}
+
+// outputOptions reads the flags every report-printing command shares:
+// --format, -o, the --fail-on threshold (given), --fail-on-unknown, colour.
+func outputOptions(c *cli.Context, failOn string) (options, error) {
+	o := options{format: c.String("format"), output: c.String("output"), failOnUnknown: c.Bool("fail-on-unknown")}
+	known := false
+	for _, f := range report.Formats() {
+		known = known || f == o.format
+	}
+	if !known {
+		return o, usageErr("unknown --format %q (known: %s)", o.format, strings.Join(report.Formats(), ", "))
+	}
+	sev, ok := rules.ParseSeverity(failOn)
+	if !ok {
+		return o, usageErr("unknown --fail-on %q (critical, high, medium, low, info)", failOn)
+	}
+	o.failOn = sev
+	o.color = o.output == "" && o.format == "table" && !c.Bool("no-color") && os.Getenv("NO_COLOR") == "" && isTerminal(os.Stdout)
+	return o, nil
 }

@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/kaudit/kaudit/audit/facts"
+	"github.com/kaudit/kaudit/internal/assume"
 	"github.com/kaudit/kaudit/report"
 	"github.com/kaudit/kaudit/rules"
 )
@@ -85,43 +86,21 @@ type WhatIf struct {
 // distribution → version.
 //
 // The inventory settings assume_kafka / kaudit_assume_kafka take the same
-// syntax (audit/inventory checks it with its own copy of these rules).
+// syntax: both parse it with internal/assume.
 func ParseAssumeKafka(s string) (map[string]string, error) { return parseKafka(s, "--assume-kafka") }
 
 func parseKafka(s, what string) (map[string]string, error) {
-	out := map[string]string{}
-	for _, item := range strings.Split(s, ",") {
-		item = strings.TrimSpace(item)
-		dist, ver := "apache", item
-		if i := strings.IndexByte(item, ':'); i >= 0 {
-			dist, ver = strings.ToLower(item[:i]), item[i+1:]
-			if dist != "apache" && dist != "confluent" {
-				return nil, fmt.Errorf("%s %q: distribution must be apache or confluent", what, item)
-			}
-		}
-		if !versionDigits(ver) {
-			return nil, fmt.Errorf("%s %q: expected a version such as 3.6.1 or confluent:7.6.0", what, item)
-		}
-		if _, dup := out[dist]; dup {
-			return nil, fmt.Errorf("%s %q: two versions for %s", what, s, dist)
-		}
-		out[dist] = ver
+	out, perr := assume.Kafka(s)
+	switch {
+	case perr == nil:
+		return out, nil
+	case perr.Kind == assume.BadDistribution:
+		return nil, fmt.Errorf("%s %q: distribution must be apache or confluent", what, perr.Item)
+	case perr.Kind == assume.Duplicate:
+		return nil, fmt.Errorf("%s %q: two versions for %s", what, s, perr.Dist)
+	default:
+		return nil, fmt.Errorf("%s %q: expected a version such as 3.6.1 or confluent:7.6.0", what, perr.Item)
 	}
-	return out, nil
-}
-
-// versionDigits reports whether v is 2 to 4 dot-separated runs of digits.
-func versionDigits(v string) bool {
-	parts := strings.Split(v, ".")
-	if len(parts) < 2 || len(parts) > 4 {
-		return false
-	}
-	for _, p := range parts {
-		if p == "" || len(p) > 9 || strings.Trim(p, "0123456789") != "" {
-			return false
-		}
-	}
-	return true
 }
 
 // maxKernelRelease bounds an assumed kernel release; the inventory's
