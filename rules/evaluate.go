@@ -2,7 +2,8 @@ package rules
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -175,14 +176,8 @@ func fmtCounters(names []string, got map[string]int64) string {
 	return strings.Join(parts, " ")
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+// sortedKeys lists m's keys in order.
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
 
 // SysctlKeys lists every sysctl key (dotted) the rules read, for the
 // gatherer. It also lists net.ipv4.tcp_tw_reuse and net.ipv4.tcp_fin_timeout:

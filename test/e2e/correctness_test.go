@@ -4,9 +4,10 @@ package e2e
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -378,14 +379,8 @@ func checkListeners(t *testing.T, h *testfleet.Host, fx *facts.Facts) {
 	}
 }
 
-func sortedKeys[K comparable, V any](m map[K]V) []string {
-	var out []string
-	for k := range m {
-		out = append(out, fmt.Sprint(k))
-	}
-	sort.Strings(out)
-	return out
-}
+// sortedKeys lists m's keys in order.
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
 
 func checkKafka(t *testing.T, h *testfleet.Host, fx *facts.Facts, want *kafkaWant) {
 	t.Helper()
