@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"fmt"
-	"maps"
 	"os"
 	"regexp"
 	"slices"
@@ -379,8 +378,14 @@ func checkListeners(t *testing.T, h *testfleet.Host, fx *facts.Facts) {
 	}
 }
 
-// sortedKeys lists m's keys in order.
-func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
+// sortedKeys lists m's keys, printed, in order (keys may be structs).
+func sortedKeys[K comparable, V any](m map[K]V) []string {
+	var out []string
+	for k := range m {
+		out = append(out, fmt.Sprint(k))
+	}
+	return slices.Sorted(slices.Values(out))
+}
 
 func checkKafka(t *testing.T, h *testfleet.Host, fx *facts.Facts, want *kafkaWant) {
 	t.Helper()
