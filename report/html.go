@@ -44,7 +44,17 @@ type htmlView struct {
 	MatrixHosts []htmlMatrixHost
 	Rules       []htmlRuleRow
 	Hosts       []htmlHost
+	// Catalog is the appendix: every rule the report mentions, with its
+	// rationale and references (the findings link to it).
+	Catalog []htmlCatalogRule
 }
+
+type htmlCatalogRule struct {
+	ID, Anchor, Title, Severity, Rationale, Fix string
+	References                                  []rules.Reference
+}
+
+func ruleAnchor(id string) string { return "rule-" + id }
 
 type htmlCount struct {
 	Severity string
@@ -157,6 +167,12 @@ func buildHTMLView(r *Report) htmlView {
 
 	for i := range r.Hosts {
 		v.Hosts = append(v.Hosts, buildHTMLHost(&r.Hosts[i]))
+	}
+	for _, id := range ruleOrder(r) {
+		if cr, ok := rules.Lookup(id); ok {
+			v.Catalog = append(v.Catalog, htmlCatalogRule{ID: cr.ID, Anchor: ruleAnchor(cr.ID), Title: cr.Title,
+				Severity: string(cr.Severity), Rationale: strings.TrimSpace(cr.Rationale), Fix: strings.TrimSpace(cr.Fix), References: cr.References})
+		}
 	}
 	return v
 }
