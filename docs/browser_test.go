@@ -189,8 +189,36 @@ func TestHTMLReportInChromium(t *testing.T) {
 			}
 			f.Close()
 			checkReport(t, r, out)
+			screenshot(t, out, filepath.Base(filepath.Dir(src)))
 		})
 	}
+}
+
+// screenshot saves a PNG of the page, as a person would see it, into
+// $KAUDIT_SCREENSHOT_DIR (default: the system temp dir) and checks that
+// Chromium produced a real image.
+func screenshot(t *testing.T, page, name string) {
+	t.Helper()
+	dir := os.Getenv("KAUDIT_SCREENSHOT_DIR")
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	png := filepath.Join(dir, "kaudit-report-"+name+".png")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, chromium(t),
+		"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--hide-scrollbars", "--user-data-dir="+t.TempDir(), "--window-size=1400,2000",
+		"--screenshot="+png, "file://"+page)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("chromium --screenshot: %v\n%s", err, out)
+	}
+	data, err := os.ReadFile(png)
+	if err != nil || len(data) < 10000 || string(data[1:4]) != "PNG" {
+		t.Fatalf("screenshot %s: %d bytes, err %v", png, len(data), err)
+	}
+	t.Logf("screenshot: %s (%d bytes)", png, len(data))
 }
 
 // The committed docs/demo/report.html is what the README links to.
