@@ -76,8 +76,11 @@ b netstat
 if [ -r /proc/net/netstat ]; then cat /proc/net/netstat; e netstat; else e netstat denied; fi
 
 b listeners
+ssout=''
 if have ss; then
-	ss -ltnp 2>/dev/null || ss -ltn 2>&1
+	# Once: the kafka section below finds the broker's pid in the same output.
+	ssout=$(ss -ltnp 2>/dev/null || ss -ltn 2>&1)
+	printf '%s\n' "$ssout"
 	e listeners
 else
 	echo "ss not found in PATH (install iproute2)"; e listeners missing
@@ -86,8 +89,8 @@ fi
 b kafka
 pid=''
 found=''
-if have ss; then
-	pid=$(ss -ltnp 2>/dev/null | grep -E "[:.]$KAFKA_PORT[[:space:]]" | sed -n 's/.*pid=\([0-9][0-9]*\).*/\1/p' | head -n 1)
+if [ -n "$ssout" ]; then
+	pid=$(printf '%s\n' "$ssout" | grep -E "[:.]$KAFKA_PORT[[:space:]]" | sed -n 's/.*pid=\([0-9][0-9]*\).*/\1/p' | head -n 1)
 	# Only a Kafka broker counts: another program on the port is not one.
 	if [ -n "$pid" ] && grep -q -E '[k]afka\.Kafka|[S]upportedKafka' "/proc/$pid/cmdline" 2>/dev/null; then
 		found=listener
