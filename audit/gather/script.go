@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/kaudit/kaudit/internal/safe"
 )
 
 //go:embed gather.sh
@@ -22,10 +24,8 @@ type Params struct {
 }
 
 var (
-	reIface  = regexp.MustCompile(`^[A-Za-z0-9_.:@-]{1,15}$`)
 	reSysctl = regexp.MustCompile(`^[a-z0-9_]+(\.[a-z0-9_-]+)+$`)
 	reMarker = regexp.MustCompile(`^[A-Za-z0-9_-]{8,64}$`)
-	rePath   = regexp.MustCompile(`^/[A-Za-z0-9_./+@,=:%~-]*$`) // as audit/inventory allows; inert inside single quotes
 )
 
 // NewMarker returns a random section marker.
@@ -55,11 +55,11 @@ func Script(p Params) ([]byte, error) {
 	if p.KafkaPort < 1 || p.KafkaPort > 65535 {
 		return nil, fmt.Errorf("gather: kafka port %d out of range 1-65535", p.KafkaPort)
 	}
-	if p.KafkaConfig != "" && !rePath.MatchString(p.KafkaConfig) {
-		return nil, fmt.Errorf("gather: kafka config path %q: only absolute paths of letters, digits and ._/+@,=:%%~- are allowed", p.KafkaConfig)
+	if p.KafkaConfig != "" && !safe.RemotePath(p.KafkaConfig) {
+		return nil, fmt.Errorf("gather: kafka config path %q: only absolute paths of letters, digits and %s are allowed", p.KafkaConfig, safe.PathExtra)
 	}
 	for _, i := range p.Interfaces {
-		if !reIface.MatchString(i) || strings.HasPrefix(i, "-") {
+		if !safe.Iface(i) {
 			return nil, fmt.Errorf("gather: bad interface name %q", i)
 		}
 	}

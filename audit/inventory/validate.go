@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/kaudit/kaudit/internal/assume"
+	"github.com/kaudit/kaudit/internal/safe"
 )
 
 // Values in this file end up on an ssh command line or inside the gather
@@ -16,7 +17,6 @@ import (
 var (
 	hostRE  = regexp.MustCompile(`^[A-Za-z0-9._:%\[\]-]+$`)
 	userRE  = regexp.MustCompile(`^[a-z_][a-z0-9_.-]*$`)
-	ifaceRE = regexp.MustCompile(`^[A-Za-z0-9_.:@-]{1,15}$`)
 	groupRE = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
 )
 
@@ -93,15 +93,13 @@ func checkInterface(s string) *problem {
 	switch {
 	case strings.HasPrefix(s, "-"):
 		return bad("a leading '-' would be read as an option", "interface %q must not start with '-'", s)
-	case !ifaceRE.MatchString(s):
+	case !safe.IfaceChars(s):
 		return bad(templateHint(s, hint), "invalid interface name %q", s)
 	}
 	return nil
 }
 
-func pathChar(r rune) bool {
-	return r < 128 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+@=,:%~", r))
-}
+func pathChar(r rune) bool { return safe.PathRune(r) }
 
 // checkRemotePath validates a path used on the remote host (Kafka config
 // and home): absolute, and only characters that mean nothing to a shell.

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/kaudit/kaudit/internal/safe"
 	"github.com/kaudit/kaudit/remediate"
 )
 
@@ -15,7 +16,6 @@ import (
 // per setting, running ethtool when the interface appears).
 
 var (
-	reIface   = regexp.MustCompile(`^[A-Za-z0-9_.:@-]{1,15}$`)
 	reEthtool = regexp.MustCompile(`^/[A-Za-z0-9_./-]+$`)
 	reRing    = regexp.MustCompile(`^[1-9][0-9]{0,6}$`)
 )
@@ -34,7 +34,7 @@ var featureNames = map[string]string{
 func nicTarget(kind, target string) (iface, setting string, err error) {
 	iface, setting, ok := strings.Cut(target, " ")
 	nm := strings.HasPrefix(iface, nmPrefix) && reUUID.MatchString(strings.TrimPrefix(iface, nmPrefix))
-	if !ok || (!nm && (!reIface.MatchString(iface) || strings.HasPrefix(iface, "-") || strings.HasPrefix(iface, nmPrefix) || iface == "." || iface == "..")) {
+	if !ok || (!nm && (!safe.Iface(iface) || strings.HasPrefix(iface, nmPrefix) || iface == "." || iface == "..")) {
 		return "", "", fmt.Errorf("NIC target %q: want \"IFACE SETTING\" with a valid interface name", target)
 	}
 	switch kind {

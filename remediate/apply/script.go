@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/kaudit/kaudit/audit/gather"
+	"github.com/kaudit/kaudit/internal/safe"
 	"github.com/kaudit/kaudit/remediate"
 	"github.com/kaudit/kaudit/remediate/sysctld"
 )
@@ -28,9 +29,7 @@ import (
 
 var (
 	reMarker = regexp.MustCompile(`^[A-Za-z0-9_-]{8,64}$`)
-	// rePath is the gather script's path alphabet.
-	rePath = regexp.MustCompile(`^/[A-Za-z0-9_./+@,=-]*$`)
-	reSHA  = regexp.MustCompile(`^[0-9a-f]{64}$`)
+	reSHA    = regexp.MustCompile(`^[0-9a-f]{64}$`)
 )
 
 // NewMarker returns a random marker for result lines and here-doc delimiters.
@@ -42,11 +41,11 @@ func NewMarker() string {
 	return "KAUDIT_" + hex.EncodeToString(b[:])
 }
 
-// checkPath validates a file path kaudit may write: absolute, gather's
-// alphabet, no "." or ".." component, no trailing slash.
+// checkPath validates a file path kaudit may write: absolute, the shared
+// remote-path alphabet (internal/safe), no "." or ".." component, no trailing slash.
 func checkPath(p string) error {
-	if !rePath.MatchString(p) || p == "/" || strings.HasSuffix(p, "/") || strings.Contains(p, "//") {
-		return fmt.Errorf("path %q: want an absolute path of letters, digits and ._/+@,=-", p)
+	if !safe.RemotePath(p) || p == "/" || strings.HasSuffix(p, "/") || strings.Contains(p, "//") {
+		return fmt.Errorf("path %q: want an absolute path of letters, digits and %s", p, safe.PathExtra)
 	}
 	for _, c := range strings.Split(p[1:], "/") {
 		if c == "." || c == ".." || strings.HasPrefix(c, "-") {

@@ -1,0 +1,44 @@
+// Package safe defines the alphabets of values that reach a remote shell:
+// interface names and remote paths. The inventory (which reports a bad
+// value with its file and line), the gather script and the applier (the
+// last checks before a shell) all use these, so a value one accepts the
+// others accept too. Values are single-quoted as well; these alphabets are
+// the second line of defence, not the only one.
+package safe
+
+import (
+	"regexp"
+	"strings"
+)
+
+// PathExtra lists the characters besides ASCII letters and digits allowed
+// in a remote path; every one is inert inside single quotes.
+const PathExtra = "/._-+@=,:%~"
+
+// PathRune reports whether r may appear in a remote path.
+func PathRune(r rune) bool {
+	return r < 128 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune(PathExtra, r))
+}
+
+// RemotePath reports whether p is absolute and made of PathRune only.
+func RemotePath(p string) bool {
+	if !strings.HasPrefix(p, "/") {
+		return false
+	}
+	for _, r := range p {
+		if !PathRune(r) {
+			return false
+		}
+	}
+	return true
+}
+
+var ifaceRE = regexp.MustCompile(`^[A-Za-z0-9_.:@-]{1,15}$`)
+
+// IfaceChars reports whether s is 1-15 characters of letters, digits and
+// _ . : @ - (Linux IFNAMSIZ-1). Callers also refuse a leading '-'.
+func IfaceChars(s string) bool { return ifaceRE.MatchString(s) }
+
+// Iface reports whether s is a usable interface name: IfaceChars and no
+// leading '-' (which a command would read as an option).
+func Iface(s string) bool { return IfaceChars(s) && !strings.HasPrefix(s, "-") }
