@@ -89,6 +89,7 @@ fi
 b kafka
 pid=''
 found=''
+kargs=''
 if [ -n "$ssout" ]; then
 	pid=$(printf '%s\n' "$ssout" | grep -E "[:.]$KAFKA_PORT[[:space:]]" | sed -n 's/.*pid=\([0-9][0-9]*\).*/\1/p' | head -n 1)
 	# Only a Kafka broker counts: another program on the port is not one.
@@ -106,7 +107,8 @@ if [ -n "$pid" ] && [ -r "/proc/$pid/cmdline" ]; then
 	printf 'pid=%s\nfound=%s\n' "$pid" "$found"
 	# Only the classpath's kafka* jars and what follows the main class:
 	# JVM options (which may carry passwords) never leave the host.
-	tr '\0' '\n' < "/proc/$pid/cmdline" 2>/dev/null | awk '
+	# Read once: kafka-config below takes the config path from "arg=".
+	kargs=$(tr '\0' '\n' < "/proc/$pid/cmdline" 2>/dev/null | awk '
 		BEGIN { main = 0; cp = 0 }
 		main == 0 && cp == 1 { n = split($0, parts, ":"); for (i = 1; i <= n; i++) print "cp=" parts[i]; cp = 0; next }
 		main == 0 && ($0 == "-cp" || $0 == "-classpath" || $0 == "--class-path") { cp = 1; next }
@@ -115,7 +117,8 @@ if [ -n "$pid" ] && [ -r "/proc/$pid/cmdline" ]; then
 		main == 1 && ov == 1 { k = $0; sub(/=.*/, "", k); if (k ~ /^(socket\.listen\.backlog\.size|socket\.receive\.buffer\.bytes|listeners)$/) print "override=" $0; ov = 0; next }
 		main == 1 && $0 == "--override" { ov = 1; next }
 		main == 1 && substr($0, 1, 1) != "-" && conf == "" { conf = $0; print "arg=" $0; next }
-	' | while IFS= read -r l; do
+	')
+	printf '%s\n' "$kargs" | while IFS= read -r l; do
 		case "$l" in
 		cp=*/\*)
 			d=${l#cp=}; d=${d%/\*}
@@ -136,7 +139,7 @@ fi
 b kafka-config
 conf=$KAFKA_CONFIG
 if [ -z "$conf" ] && [ -n "$pid" ]; then
-	conf=$(tr '\0' '\n' < "/proc/$pid/cmdline" 2>/dev/null | awk 'm == 1 && substr($0,1,1) != "-" { print; exit } $0 == "kafka.Kafka" || $0 ~ /SupportedKafka$/ || $0 == "io.confluent.kafka.Kafka" { m = 1 }')
+	conf=$(printf '%s\n' "$kargs" | sed -n 's/^arg=//p' | head -n 1)
 	case "$conf" in /*) ;; ?*) [ -r "/proc/$pid/cwd" ] && conf=$(readlink "/proc/$pid/cwd")/$conf ;; esac
 fi
 if [ -z "$conf" ]; then
