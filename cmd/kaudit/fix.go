@@ -31,7 +31,8 @@ func fixCommand() *cli.Command {
 			"runtime and/or persisted, and whether a broker restart is needed; then what kaudit cannot fix\n" +
 			"itself (kernel, Kafka upgrades) with the recommended action. kaudit never restarts a broker.\n\n" +
 			"--apply changes sysctls (running value and /etc/sysctl.d/99-kaudit.conf), server.properties, and\n" +
-			"NIC rings/offloads (ethtool, persisted in a udev rule). Per host: back up every file and running\n" +
+			"NIC rings/offloads (ethtool, persisted through the NIC's own manager when detected: NetworkManager,\n" +
+			"ifcfg, ifupdown, systemd .link; else a udev rule). Per host: back up every file and running\n" +
 			"value (on the host in /var/lib/kaudit/runs/RUN-ID/ and in the local journal), apply, gather again\n" +
 			"and verify; a host that fails is restored from its backups. The first host with changes goes\n" +
 			"alone (canary), then --batch hosts at a time; no new batch starts once more than --max-failures\n" +
