@@ -34,20 +34,16 @@ const NICPersistPath = "/etc/udev/rules.d/99-kaudit-ethtool.rules"
 // sorts before 99-default.link (only the first matching .link applies).
 func LinkPath(iface string) string { return "/etc/systemd/network/10-kaudit-" + iface + ".link" }
 
-// Rule IDs the planner treats specially (DESIGN.md rule catalog).
+// Rule IDs and keys the planner treats specially: the syncookies gate and
+// the listen-backlog cross-check (the knowledge lives in package rules).
 const (
-	RuleKernel          = "kernel-synack-wscale"
-	ruleListenEffective = "listen-backlog-effective"
-)
-
-// Keys the planner treats specially.
-const (
-	keySyncookies   = "net.ipv4.tcp_syncookies"
-	keySomaxconn    = "net.core.somaxconn"
-	keySynBacklog   = "net.ipv4.tcp_max_syn_backlog"
-	propBacklog     = "socket.listen.backlog.size"
-	propRcvbuf      = "socket.receive.buffer.bytes"
-	kafkaDefBacklog = 50 // the JDK's backlog before KIP-764, and the config default after
+	ruleKernel          = rules.RuleKernelSynackWscale
+	ruleListenEffective = rules.RuleListenBacklogEffective
+	keySyncookies       = rules.KeySyncookies
+	keySomaxconn        = rules.KeySomaxconn
+	keySynBacklog       = rules.KeySynBacklog
+	propBacklog         = rules.PropBacklog
+	propRcvbuf          = rules.PropRcvbuf
 )
 
 // Trade-off texts, kept here so that tests and docs quote one source.
@@ -163,7 +159,7 @@ func PlanHost(host string, f *facts.Facts, findings []rules.Finding, sel Selecto
 	for _, fd := range findings {
 		p.byRule[fd.Rule] = fd
 	}
-	kf, ok := p.byRule[RuleKernel]
+	kf, ok := p.byRule[ruleKernel]
 	p.kernelAffected = ok && (kf.Status == rules.Fail || kf.Status == rules.Unknown)
 	p.kernelStatus = "not evaluated"
 	if ok {
@@ -194,7 +190,7 @@ func actionable(fd rules.Finding) bool {
 	if fd.Fix == nil {
 		return false
 	}
-	return fd.Status == rules.Fail || (fd.Rule == RuleKernel && fd.Status == rules.Unknown)
+	return fd.Status == rules.Fail || (fd.Fix.WhenUnknown && fd.Status == rules.Unknown)
 }
 
 type planner struct {
@@ -259,8 +255,10 @@ func (p *planner) addFix(fd rules.Finding, pulled bool) {
 	if fx.Manual != "" {
 		p.addManual(fd.Rule, fx.Manual)
 	}
-	if fd.Rule == RuleKernel {
-		p.offerRcvbuf(fd)
+	for _, alt := range fx.Alternatives {
+		if alt.Offer {
+			p.offer(fd.Rule, alt)
+		}
 	}
 }
 
@@ -282,7 +280,7 @@ func (p *planner) addSysctl(rule, key, value string, pulled bool) {
 	if key == keySyncookies && value == "0" {
 		if !p.kernelAffected {
 			p.warn("not disabling SYN cookies (%s asks for %s=0): %s is %s, and on a fixed kernel cookies are the better defence against a full SYN queue",
-				rule, key, RuleKernel, p.kernelStatus)
+				rule, key, ruleKernel, p.kernelStatus)
 			return
 		}
 		p.syncookiesOff = true
@@ -316,7 +314,7 @@ func (p *planner) addSysctl(rule, key, value string, pulled bool) {
 func (p *planner) addProperty(fd rules.Finding, key, value string, pulled bool) {
 	rule := fd.Rule
 	if key == propRcvbuf && value == "-1" {
-		p.offerRcvbuf(fd)
+		p.offer(rule, rcvbufAlternative(fd.Fix))
 		return
 	}
 	k := p.f.Kafka
@@ -325,13 +323,12 @@ func (p *planner) addProperty(fd rules.Finding, key, value string, pulled bool) 
 		return
 	}
 	if key == propBacklog {
-		ok, known := backlogConfigurable(k)
-		if !known {
+		switch a, _ := rules.BacklogConfigurable(k); a {
+		case rules.AnswerUnknown:
 			p.addManual(rule, fmt.Sprintf("set %s=%s in server.properties if the broker is Apache Kafka ≥ 3.2 / Confluent Platform ≥ 7.2 (its version %q, distribution %q, could not be read)",
 				key, value, k.Version, k.Distribution))
 			return
-		}
-		if !ok {
+		case rules.AnswerNo:
 			// One "upgrade Kafka" per host: the Fix's own text where a
 			// rule has one (added with the Fix), else kaudit's, in finish.
 			if fd.Fix.Manual != "" {
@@ -365,20 +362,34 @@ func (p *planner) addProperty(fd rules.Finding, key, value string, pulled bool) 
 	r.to = to
 }
 
-func (p *planner) offerRcvbuf(fd rules.Finding) {
-	if p.offeredRcvbuf {
+// offer lists an alternative as a manual action, never applying it;
+// socket.receive.buffer.bytes=-1 is offered once per host, whichever rule
+// asks for it.
+func (p *planner) offer(rule string, alt rules.Alternative) {
+	if alt.KafkaProperties[propRcvbuf] == "-1" {
+		if p.offeredRcvbuf {
+			return
+		}
+		p.offeredRcvbuf = true
+	}
+	if alt.Text == "" {
+		p.addManual(rule, RcvbufAlternative)
 		return
 	}
-	p.offeredRcvbuf = true
-	if fd.Fix != nil {
-		for _, alt := range fd.Fix.Alternatives {
-			if strings.Contains(alt, propRcvbuf) {
-				p.addManual(fd.Rule, "alternative (not applied): "+alt)
-				return
+	p.addManual(rule, "alternative (not applied): "+alt.Text)
+}
+
+// rcvbufAlternative is fix's own socket.receive.buffer.bytes=-1
+// alternative, or one without a text (offer then uses RcvbufAlternative).
+func rcvbufAlternative(fix *rules.Fix) rules.Alternative {
+	if fix != nil {
+		for _, alt := range fix.Alternatives {
+			if alt.KafkaProperties[propRcvbuf] == "-1" {
+				return alt
 			}
 		}
 	}
-	p.addManual(fd.Rule, RcvbufAlternative)
+	return rules.Alternative{KafkaProperties: map[string]string{propRcvbuf: "-1"}}
 }
 
 func (p *planner) addNIC(rule, ifc, setting, value string) {
@@ -601,7 +612,7 @@ func (p *planner) finish(plan *HostPlan) {
 
 	if len(p.upgrades) > 0 && !p.upgradeText {
 		p.addManual(strings.Join(p.upgrades, ","), fmt.Sprintf("upgrade Kafka to ≥ 3.2 (Confluent Platform ≥ 7.2): %s runs %s, where the listen backlog is fixed at %d (KIP-764)",
-			p.host, kafkaName(f.Kafka), kafkaDefBacklog))
+			p.host, kafkaName(f.Kafka), rules.DefaultListenBacklog))
 	}
 	if p.syncookiesOff {
 		p.checkBacklog(changes)
@@ -645,9 +656,9 @@ func (p *planner) checkBacklog(changes []Change) {
 	}
 	var why string
 	switch {
-	case p.f.Kafka != nil && isFalse(backlogConfigurable(p.f.Kafka)):
+	case p.f.Kafka != nil && backlogFixed(p.f.Kafka):
 		why = fmt.Sprintf("%s fixes the listen backlog at %d (KIP-764): upgrade to Kafka ≥ 3.2 / Confluent Platform ≥ 7.2 and raise socket.listen.backlog.size and net.core.somaxconn",
-			kafkaName(p.f.Kafka), kafkaDefBacklog)
+			kafkaName(p.f.Kafka), rules.DefaultListenBacklog)
 	case !okAfter:
 		why = "kaudit cannot tell the broker's listen backlog (Kafka version or net.core.somaxconn unknown): check it with `ss -ltn` (Send-Q) and raise socket.listen.backlog.size and net.core.somaxconn"
 	default:
@@ -677,7 +688,7 @@ func (p *planner) effectiveBacklogNow() (int, bool) {
 	if !ok1 || !ok2 {
 		return 0, false
 	}
-	return min(kb, s), true
+	return rules.EffectiveBacklog(kb, s), true
 }
 
 func (p *planner) effectiveBacklogAfter() (int, bool) {
@@ -686,29 +697,18 @@ func (p *planner) effectiveBacklogAfter() (int, bool) {
 	if !ok1 || !ok2 {
 		return 0, false
 	}
-	return min(kb, s), true
+	return rules.EffectiveBacklog(kb, s), true
 }
 
 // kafkaBacklog is the backlog the broker asks for (now, or after the plan).
 func (p *planner) kafkaBacklog(after bool) (int, bool) {
 	k := p.f.Kafka
-	if k == nil {
-		return 0, false
+	if r, planned := p.prop[propBacklog]; after && planned && k != nil {
+		if a, _ := rules.BacklogConfigurable(k); a == rules.AnswerYes {
+			return atoi(r.to)
+		}
 	}
-	ok, known := backlogConfigurable(k)
-	if !known {
-		return 0, false
-	}
-	if !ok {
-		return kafkaDefBacklog, true
-	}
-	if r, planned := p.prop[propBacklog]; after && planned {
-		return atoi(r.to)
-	}
-	if v, set := k.Properties[propBacklog]; set {
-		return atoi(v)
-	}
-	return kafkaDefBacklog, true
+	return rules.RequestedBacklog(k)
 }
 
 func (p *planner) somaxconnAfter() (int, bool) {
@@ -718,41 +718,11 @@ func (p *planner) somaxconnAfter() (int, bool) {
 	return atoi(p.f.Sysctl[keySomaxconn])
 }
 
-// backlogConfigurable reports whether the broker honours
-// socket.listen.backlog.size: Apache Kafka ≥ 3.2, Confluent Platform ≥ 7.2
-// (CP 7.N ships AK 3.N, FACTS.md §2). known is false when the version or
-// the distribution cannot be read.
-func backlogConfigurable(k *facts.Kafka) (ok, known bool) {
-	major, minor, parsed := majorMinor(k.Version)
-	if !parsed {
-		return false, false
-	}
-	switch k.Distribution {
-	case "apache":
-		return major > 3 || (major == 3 && minor >= 2), true
-	case "confluent":
-		return major > 7 || (major == 7 && minor >= 2), true
-	}
-	return false, false
-}
-
-func isFalse(ok, known bool) bool { return known && !ok }
-
-func majorMinor(v string) (major, minor int, ok bool) {
-	parts := strings.SplitN(v, ".", 3)
-	if len(parts) < 2 {
-		return 0, 0, false
-	}
-	major, err1 := strconv.Atoi(parts[0])
-	digits := parts[1]
-	for i, c := range digits {
-		if c < '0' || c > '9' {
-			digits = digits[:i]
-			break
-		}
-	}
-	minor, err2 := strconv.Atoi(digits)
-	return major, minor, err1 == nil && err2 == nil
+// backlogFixed reports whether the broker is known to ignore
+// socket.listen.backlog.size.
+func backlogFixed(k *facts.Kafka) bool {
+	a, _ := rules.BacklogConfigurable(k)
+	return a == rules.AnswerNo
 }
 
 func kafkaName(k *facts.Kafka) string {
@@ -997,9 +967,18 @@ func (p *planner) nicRules(ifc string) string {
 	return strings.Join(rs, ",")
 }
 
+var reMajorMinor = regexp.MustCompile(`^(\d+)\.(\d+)`)
+
+// versionAtLeast compares a NetworkManager version ("1.42.2-1.el9") with
+// major.minor.
 func versionAtLeast(v string, major, minor int) bool {
-	ma, mi, ok := majorMinor(v)
-	return ok && (ma > major || (ma == major && mi >= minor))
+	m := reMajorMinor.FindStringSubmatch(v)
+	if m == nil {
+		return false
+	}
+	ma, _ := strconv.Atoi(m[1])
+	mi, _ := strconv.Atoi(m[2])
+	return ma > major || (ma == major && mi >= minor)
 }
 
 func orUnknown(s string) string {

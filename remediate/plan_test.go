@@ -53,11 +53,16 @@ func hostFacts() *facts.Facts {
 
 func kernelFinding(status rules.Status) rules.Finding {
 	return rules.Finding{
-		Rule: RuleKernel, Status: status, Severity: rules.Critical,
+		Rule: ruleKernel, Status: status, Severity: rules.Critical,
 		Fix: &rules.Fix{
 			Summary: "disable SYN cookies until the kernel is upgraded",
 			Sysctl:  map[string]string{keySyncookies: "0"},
 			Manual:  "upgrade the kernel to a release with commit 909172a (Debian: 4.19.160-2 or later)",
+			// as rules' kernel-synack-wscale: planned while unknown; the
+			// socket.receive.buffer.bytes=-1 alternative offered (in the
+			// planner's words: no text of its own)
+			Alternatives: []rules.Alternative{{KafkaProperties: map[string]string{propRcvbuf: "-1"}, Restart: true, Offer: true}},
+			WhenUnknown:  true,
 		},
 	}
 }
@@ -186,7 +191,7 @@ func TestPlanHost(t *testing.T) {
 				f.Kafka.Version = "3.5.1"
 			},
 			findings: []rules.Finding{kernelFinding(rules.Unknown), somaxconnF, backlogCfgF, synBacklogF, buffersF},
-			sel:      Selector{Rules: []string{RuleKernel}},
+			sel:      Selector{Rules: []string{ruleKernel}},
 			check: func(t *testing.T, p HostPlan) {
 				c := find(p, KindSysctl, keySyncookies)
 				if c == nil || !strings.Contains(c.Note, "could not be settled") {
@@ -484,33 +489,6 @@ func TestChangesSorted(t *testing.T) {
 	}
 }
 
-func TestBacklogConfigurable(t *testing.T) {
-	for _, tc := range []struct {
-		version, dist string
-		ok, known     bool
-	}{
-		{"2.8.1", "apache", false, true},
-		{"3.1.2", "apache", false, true},
-		{"3.2.0", "apache", true, true},
-		{"3.10.0", "apache", true, true},
-		{"4.0.0", "apache", true, true},
-		{"5.5.1", "confluent", false, true}, // AK 2.5
-		{"6.2.0", "confluent", false, true}, // AK 2.8
-		{"7.1.3", "confluent", false, true}, // AK 3.1
-		{"7.2.0", "confluent", true, true},  // AK 3.2
-		{"7.9.0", "confluent", true, true},
-		{"8.0.0", "confluent", true, true},
-		{"3.2.0", "", false, false}, // AK 3.2 or CP 3.2 (AK 0.10.2)? cannot tell
-		{"", "apache", false, false},
-		{"garbage", "apache", false, false},
-	} {
-		ok, known := backlogConfigurable(&facts.Kafka{Version: tc.version, Distribution: tc.dist})
-		if ok != tc.ok || known != tc.known {
-			t.Errorf("%s %s: got %v,%v want %v,%v", tc.dist, tc.version, ok, known, tc.ok, tc.known)
-		}
-	}
-}
-
 func TestHigher(t *testing.T) {
 	for _, tc := range []struct {
 		a, b, want string
@@ -555,7 +533,7 @@ func TestRenderPlanGolden(t *testing.T) {
 	}{
 		{"fleet", []HostPlan{
 			PlanHost("broker-1.dc1", hostFacts(), allFindings(rules.Fail), Selector{}),
-			PlanHost("broker-2.dc1", newer, []rules.Finding{kernelFinding(rules.Unknown), somaxconnF, backlogCfgF, ringF}, Selector{Rules: []string{RuleKernel, "nic-ring"}}),
+			PlanHost("broker-2.dc1", newer, []rules.Finding{kernelFinding(rules.Unknown), somaxconnF, backlogCfgF, ringF}, Selector{Rules: []string{ruleKernel, "nic-ring"}}),
 			PlanHost("broker-3.dc1", clean, []rules.Finding{kernelFinding(rules.Pass)}, Selector{}),
 		}},
 		{"single-change", []HostPlan{

@@ -184,9 +184,9 @@ func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys
 // no rule checks them, but the tuning guide names them and reports show them.
 func SysctlKeys() []string {
 	keys := map[string]bool{
-		keySyncookies:              true,
-		keyTimestamps:              true,
-		keyWindowScaling:           true,
+		KeySyncookies:              true,
+		KeyTimestamps:              true,
+		KeyWindowScaling:           true,
 		"net.ipv4.tcp_tw_reuse":    true,
 		"net.ipv4.tcp_fin_timeout": true,
 	}

@@ -23,7 +23,7 @@ type sysctlTarget struct {
 const skMemMax = "212992" // SK_WMEM_MAX/SK_RMEM_MAX on 64-bit builds
 
 var sysctlTargets = []sysctlTarget{
-	{key: keySomaxconn, profileKey: "somaxconn", def: func(a kernelAnalysis, _ Profile) (string, bool, string) {
+	{key: KeySomaxconn, profileKey: "somaxconn", def: func(a kernelAnalysis, _ Profile) (string, bool, string) {
 		switch {
 		case a.series == "":
 			return "", false, "128 before Linux 5.4, 4096 from 5.4; the kernel version is not known"
@@ -35,8 +35,8 @@ var sysctlTargets = []sysctlTarget{
 	{key: "net.ipv4.tcp_max_syn_backlog", profileKey: "tcp_max_syn_backlog", def: func(kernelAnalysis, Profile) (string, bool, string) {
 		return "", false, "the kernel default scales with memory (at least 128)"
 	}},
-	{key: keyTimestamps, fixed: "1", def: fixedDef("1")},
-	{key: keyWindowScaling, fixed: "1", def: fixedDef("1")},
+	{key: KeyTimestamps, fixed: "1", def: fixedDef("1")},
+	{key: KeyWindowScaling, fixed: "1", def: fixedDef("1")},
 	{key: "net.core.rmem_max", profileKey: "rmem_max", def: fixedDef(skMemMax)},
 	{key: "net.core.wmem_max", profileKey: "wmem_max", def: fixedDef(skMemMax)},
 	{key: "net.ipv4.tcp_rmem", profileKey: "tcp_rmem_max", third: true, def: func(_ kernelAnalysis, p Profile) (string, bool, string) {
@@ -100,7 +100,7 @@ func (t sysctlTarget) ok(value string, p Profile) (bool, error) {
 	switch {
 	case t.str:
 		return value == t.wantStr(p), nil
-	case t.key == keyTimestamps: // 1 and 2 both enable timestamps
+	case t.key == KeyTimestamps: // 1 and 2 both enable timestamps
 		if value != "0" && value != "1" && value != "2" {
 			return false, fmt.Errorf("%s=%q is not 0, 1 or 2", t.key, value)
 		}
@@ -195,7 +195,7 @@ func checkSysctls(c *evalCtx, sev Severity, keys []string, why string) Finding {
 }
 
 func evalSomaxconn(c *evalCtx) Finding {
-	fd := checkSysctls(c, Medium, []string{keySomaxconn}, "the kernel caps every listen backlog at somaxconn, so the Kafka listener cannot queue more pending connections than this whatever it asks for; the broker picks up a new value only when it listens again (restart)")
+	fd := checkSysctls(c, Medium, []string{KeySomaxconn}, "the kernel caps every listen backlog at somaxconn, so the Kafka listener cannot queue more pending connections than this whatever it asks for; the broker picks up a new value only when it listens again (restart)")
 	if fd.Status == Pass {
 		fd.Reason = fmt.Sprintf("net.core.somaxconn ≥ %d: it does not cap a listen backlog up to the target", c.p.Somaxconn)
 	}
@@ -208,11 +208,11 @@ func evalSomaxconn(c *evalCtx) Finding {
 
 func evalSynBacklog(c *evalCtx) Finding {
 	a := c.kernel()
-	cookies, _, cookiesOK := c.sysctl(keySyncookies)
+	cookies, _, cookiesOK := c.sysctl(KeySyncookies)
 	var why string
 	switch {
 	case a.series != "" && cmpSeries(a.series, "4.4") < 0:
-		backlog := kafkaDefBacklog
+		backlog := DefaultListenBacklog
 		for _, l := range c.f.Listeners {
 			if l.Port == c.kafkaPort() {
 				backlog = l.Backlog
@@ -247,10 +247,10 @@ func synQueue34(backlog, tcpMaxSynBacklog int) int {
 }
 
 func evalTCPTimestamps(c *evalCtx) Finding {
-	fd := checkSysctls(c, High, []string{keyTimestamps}, "SYN cookies carry the window scale (and SACK) in the TCP timestamp option; without timestamps a cookie connection loses its window scale and is limited to a 64 KiB window")
+	fd := checkSysctls(c, High, []string{KeyTimestamps}, "SYN cookies carry the window scale (and SACK) in the TCP timestamp option; without timestamps a cookie connection loses its window scale and is limited to a 64 KiB window")
 	if fd.Status == Pass {
 		fd.Reason = "TCP timestamps are enabled, so SYN cookies can carry the window scale"
-		if v, _, _ := c.sysctl(keyTimestamps); v == "2" {
+		if v, _, _ := c.sysctl(KeyTimestamps); v == "2" {
 			fd.Reason += " (2: enabled without per-connection random offsets)"
 		}
 	}
@@ -258,7 +258,7 @@ func evalTCPTimestamps(c *evalCtx) Finding {
 }
 
 func evalWindowScaling(c *evalCtx) Finding {
-	fd := checkSysctls(c, High, []string{keyWindowScaling}, "without window scaling a TCP window cannot exceed 64 KiB, which caps every connection's throughput at 64 KiB per round trip")
+	fd := checkSysctls(c, High, []string{KeyWindowScaling}, "without window scaling a TCP window cannot exceed 64 KiB, which caps every connection's throughput at 64 KiB per round trip")
 	if fd.Status == Pass {
 		fd.Reason = "TCP window scaling is enabled"
 	}
@@ -341,9 +341,9 @@ func evalSysctlPersisted(c *evalCtx) Finding {
 		check(t.key, v, func(s string) bool { g, err := t.ok(s, c.p); return err == nil && g }, t.expected(c.p), def, known, note)
 	}
 	// tcp_syncookies=0 is a mitigation only while the kernel is not known to be fixed.
-	if v, _, found := c.sysctl(keySyncookies); found && v == "0" && a.status != KernelFixed {
+	if v, _, found := c.sysctl(KeySyncookies); found && v == "0" && a.status != KernelFixed {
 		checked++
-		check(keySyncookies, v, func(s string) bool { return strings.TrimSpace(s) == "0" }, "0 (mitigation for kernel-synack-wscale)", "1", true, "kernel default")
+		check(KeySyncookies, v, func(s string) bool { return strings.TrimSpace(s) == "0" }, "0 (mitigation for kernel-synack-wscale)", "1", true, "kernel default")
 	}
 	fd := Finding{Expected: "every compliant runtime value also set at boot (sysctl.conf, sysctl.d) or equal to the kernel default"}
 	switch {

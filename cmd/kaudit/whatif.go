@@ -73,7 +73,7 @@ func whatifCommand() *cli.Command {
 			"the JSON scan; `kaudit scan --assume-kernel` applies them). Likewise the upgrades planned per\n" +
 			"host with assume_kernel / assume_kafka in the inventory apply to `kaudit scan` only: here the\n" +
 			"flags apply to every host.\n\n" +
-			"Per cluster (inventory group): a rolling restart is safe only when " + fmt.Sprint(diff.RestartRules) + "\n" +
+			"Per cluster (inventory group): a rolling restart is safe only when " + fmt.Sprint(rules.RestartGateRules()) + "\n" +
 			"pass (or do not apply) on every host.\n\n" +
 			"EXIT STATUS:\n" +
 			"   0    evaluated (or, with --fail-unsafe, every cluster is safe after the upgrade)\n" +

@@ -29,12 +29,6 @@ type Assume struct {
 	Kafka string `json:"kafka,omitempty"`
 }
 
-// RestartRules must pass (or not apply) on every host of a cluster for a
-// rolling restart to be called safe: the restart-storm failure needs all of
-// them (the kernel bug, cookies firing, a backlog too small to absorb the
-// reconnects).
-var RestartRules = []string{"kernel-synack-wscale", "syncookies-fired", "kafka-backlog-hardcoded", "listen-backlog-effective"}
-
 // RestartVerdict says whether a cluster (an inventory group) can be
 // rolling-restarted now and after the assumed upgrade.
 type RestartVerdict struct {
@@ -229,12 +223,12 @@ func EvaluatePlan(r *report.Report, flags Assume, inventory func(host string) As
 				f.Kafka.Version, f.Kafka.Distribution, f.Kafka.Jar = v, dist, ""
 			}
 		}
-		relisten(f, p)
+		relisten(f)
 		old := r.Hosts[i]
 		// A gathered but empty persisted-sysctl map does not survive the
 		// JSON report (omitempty): restore it when the scan had settled
 		// sysctl-persisted, so the rule does not turn unknown here.
-		if f.Persisted == nil && settled(old.Findings, "sysctl-persisted") {
+		if f.Persisted == nil && settled(old.Findings, rules.RuleSysctlPersisted) {
 			f.Persisted = map[string]facts.PersistedSysctl{}
 		}
 		w.Facts = append(w.Facts, factChanges(&old, h)...)
@@ -366,45 +360,25 @@ func hostList(hosts []string) string {
 
 // relisten models a broker restart: the listener on the Kafka port is
 // re-created with min(requested backlog, somaxconn).
-func relisten(f *facts.Facts, p rules.Profile) {
+func relisten(f *facts.Facts) {
 	if f.Kafka == nil || len(f.Listeners) == 0 {
 		return
 	}
-	somax, err := strconv.Atoi(strings.TrimSpace(f.Sysctl["net.core.somaxconn"]))
+	somax, err := strconv.Atoi(strings.TrimSpace(f.Sysctl[rules.KeySomaxconn]))
 	if err != nil {
 		return // cannot model it: leave the observed backlog
 	}
-	// Whether the (assumed) Kafka honours socket.listen.backlog.size is the
-	// verdict of kafka-backlog-hardcoded on these facts.
-	atLeast32 := false
-	for _, fd := range rules.Evaluate(f, p) {
-		if fd.Rule == "kafka-backlog-hardcoded" {
-			switch fd.Status {
-			case rules.Pass:
-				atLeast32 = true
-			case rules.Fail:
-			default:
-				return // unknown: leave the observed backlog
-			}
-		}
-	}
-	requested := 50
-	if atLeast32 {
-		if v, ok := f.Kafka.Properties["socket.listen.backlog.size"]; ok {
-			n, err := strconv.Atoi(strings.TrimSpace(v))
-			if err != nil {
-				return
-			}
-			requested = n
-		}
+	requested, ok := rules.RequestedBacklog(f.Kafka)
+	if !ok {
+		return // version or property unknown: leave the observed backlog
 	}
 	port := f.KafkaPort
 	if port == 0 {
-		port = 9092
+		port = rules.DefaultKafkaPort
 	}
 	for i := range f.Listeners {
 		if f.Listeners[i].Port == port {
-			f.Listeners[i].Backlog = min(requested, somax)
+			f.Listeners[i].Backlog = rules.EffectiveBacklog(requested, somax)
 		}
 	}
 }
@@ -485,7 +459,7 @@ func blockers(h *report.Host) []string {
 		return []string{h.Name + ": not audited (" + h.Error.Kind + ")"}
 	}
 	var out []string
-	for _, id := range RestartRules {
+	for _, id := range rules.RestartGateRules() {
 		found := false
 		for _, f := range h.Findings {
 			if f.Rule != id {
@@ -554,7 +528,7 @@ func WriteWhatIf(out io.Writer, format string, w *WhatIf) error {
 		}
 		tw.Flush()
 	}
-	fmt.Fprintf(ew, "\nSafe to rolling-restart? (%s must pass on every host)\n", strings.Join(RestartRules, ", "))
+	fmt.Fprintf(ew, "\nSafe to rolling-restart? (%s must pass on every host)\n", strings.Join(rules.RestartGateRules(), ", "))
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
 	fmt.Fprint(tw, "  CLUSTER\tHOSTS\tNOW\tAFTER UPGRADE\n")
 	for _, v := range w.Clusters {

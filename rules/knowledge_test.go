@@ -1,0 +1,124 @@
+package rules
+
+import (
+	"testing"
+
+	"github.com/kaudit/kaudit/audit/facts"
+)
+
+// TestBacklogConfigurable lists boundary versions of both distributions
+// (moved from remediate, where the planner had its own copy).
+func TestBacklogConfigurable(t *testing.T) {
+	for _, tc := range []struct {
+		version, dist string
+		want          Answer
+	}{
+		{"2.8.1", "apache", AnswerNo},
+		{"3.1.2", "apache", AnswerNo},
+		{"3.1.99", "apache", AnswerNo},
+		{"3.2.0", "apache", AnswerYes},
+		{"3.2", "apache", AnswerYes},
+		{"3.10.0", "apache", AnswerYes},
+		{"4.0.0", "apache", AnswerYes},
+		{"0.10.2.1", "apache", AnswerNo},
+		{"5.5.1", "confluent", AnswerNo},  // AK 2.5
+		{"6.2.0", "confluent", AnswerNo},  // AK 2.8
+		{"6.1.11", "confluent", AnswerNo}, // KIP-764 backport not in the table yet
+		{"7.1.3", "confluent", AnswerNo},  // AK 3.1
+		{"7.1.7-ccs", "confluent", AnswerNo},
+		{"7.2.0", "confluent", AnswerYes}, // AK 3.2
+		{"7.2.0-ccs", "confluent", AnswerYes},
+		{"7.9.0", "confluent", AnswerYes},
+		{"8.0.0", "confluent", AnswerYes},
+		{"3.2.0", "", AnswerUnknown}, // AK 3.2 or CP 3.2 (AK 0.10.2)? cannot tell
+		{"2.8.1", "", AnswerNo},      // either reading: before 3.2
+		{"7.5.0", "", AnswerYes},     // either reading: from 3.2
+		{"", "apache", AnswerUnknown},
+		{"garbage", "apache", AnswerUnknown},
+	} {
+		got, reason := BacklogConfigurable(&facts.Kafka{Version: tc.version, Distribution: tc.dist})
+		if got != tc.want || reason == "" {
+			t.Errorf("%s %s: got %v (%q), want %v", tc.dist, tc.version, got, reason, tc.want)
+		}
+	}
+	if got, _ := BacklogConfigurable(nil); got != AnswerUnknown {
+		t.Errorf("nil broker: %v, want unknown", got)
+	}
+}
+
+// TestKIP764Backports checks the table shape for Confluent's backports:
+// a kip764_from row settles its own line from that patch release on.
+func TestKIP764Backports(t *testing.T) {
+	tab, err := parseConfluent("test.yaml", []byte(`mappings:
+  - {cp: "6.2", ak: "2.8", confirmed: true, kip764_from: "6.2.10"}
+  - {cp: "7.1", ak: "3.1", confirmed: true, kip764_from: "7.1.7"}
+  - {cp: "7.2", ak: "3.2", confirmed: true}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		version string
+		want    Answer
+	}{
+		{"6.2.9", AnswerNo}, {"6.2.10", AnswerYes}, {"6.2.15-ccs", AnswerYes},
+		{"7.1.6", AnswerNo}, {"7.1.7", AnswerYes}, {"7.2.0", AnswerYes}, {"7.0.9", AnswerNo},
+	} {
+		kv := tab.kafkaVersion(&facts.Kafka{Version: tc.version, Distribution: "confluent"})
+		if kv.configurable != tc.want {
+			t.Errorf("CP %s: %v, want %v (%s)", tc.version, kv.configurable, tc.want, kv.reason)
+		}
+	}
+	for _, bad := range []string{`"7.2.7"`, `"7.1"`, `"7.1.x"`, `"07.1.7"`} {
+		doc := "mappings:\n  - {cp: \"7.1\", ak: \"3.1\", confirmed: true, kip764_from: " + bad + "}\n"
+		if _, err := parseConfluent("test.yaml", []byte(doc)); err == nil {
+			t.Errorf("kip764_from %s accepted", bad)
+		}
+	}
+}
+
+func TestRequestedBacklog(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		k    *facts.Kafka
+		want int
+		ok   bool
+	}{
+		{"nil", nil, 0, false},
+		{"old ignores the property", &facts.Kafka{Version: "2.8.1", Distribution: "apache", Properties: map[string]string{PropBacklog: "4096"}}, 50, true},
+		{"new unset", &facts.Kafka{Version: "3.2.0", Distribution: "apache"}, 50, true},
+		{"new set", &facts.Kafka{Version: "3.2.0", Distribution: "apache", Properties: map[string]string{PropBacklog: " 4096 "}}, 4096, true},
+		{"new bad", &facts.Kafka{Version: "3.2.0", Distribution: "apache", Properties: map[string]string{PropBacklog: "lots"}}, 0, false},
+		{"version unknown", &facts.Kafka{Distribution: "apache"}, 0, false},
+	} {
+		n, ok := RequestedBacklog(tc.k)
+		if n != tc.want || ok != tc.ok {
+			t.Errorf("%s: %d,%v want %d,%v", tc.name, n, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+func TestEffectiveBacklog(t *testing.T) {
+	for _, tc := range []struct{ req, somax, want int }{{50, 4096, 50}, {4096, 128, 128}, {4096, 4096, 4096}, {8192, 4096, 4096}} {
+		if got := EffectiveBacklog(tc.req, tc.somax); got != tc.want {
+			t.Errorf("EffectiveBacklog(%d, %d) = %d, want %d", tc.req, tc.somax, got, tc.want)
+		}
+	}
+}
+
+func TestRestartGateRules(t *testing.T) {
+	want := []string{RuleKernelSynackWscale, RuleSyncookiesFired, RuleKafkaBacklogHardcoded, RuleListenBacklogEffective}
+	got := RestartGateRules()
+	if len(got) != len(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("got %v, want %v", got, want)
+		}
+	}
+	got[0] = "changed"
+	if RestartGateRules()[0] != RuleKernelSynackWscale {
+		t.Fatal("RestartGateRules returns shared state")
+	}
+}
