@@ -166,6 +166,11 @@ func parseKernels(name string, data []byte) (kernelTable, error) {
 		}
 		seen[s.Series] = true
 	}
+	for _, d := range t.Distros {
+		if d.FirstFixed != "" && !seen[d.KernelSeries] {
+			return t, fmt.Errorf("%s: distro %s %s: first_fixed %q needs a kernel_series with a stable first_fixed release", name, d.Distro, d.Release, d.FirstFixed)
+		}
+	}
 	return t, nil
 }
 

@@ -86,6 +86,30 @@ func firstFixedIn(series string) (string, bool) {
 	return "", false
 }
 
+// distroFirstFixed is, from kernels.yaml's distros, the first fixed build
+// of a distribution's kernel series (Ubuntu focal's 5.4.0-59.65) and the
+// upstream stable release that build carries (5.4.78).
+func distroFirstFixed(distro, series string) (d distroNote, upstream string, ok bool) {
+	for _, d := range kernels.Distros {
+		if d.Distro == distro && d.KernelSeries == series && d.FirstFixed != "" {
+			up, ok := firstFixedIn(series)
+			return d, up, ok
+		}
+	}
+	return distroNote{}, "", false
+}
+
+// uekFixedTag is the LTS tag of Oracle UEK's series (kernels.yaml distro
+// "ol") from which a UEK changelog carries the fix: "v5.4.78".
+func uekFixedTag() string {
+	for _, d := range kernels.Distros {
+		if up, ok := firstFixedIn(d.KernelSeries); d.Distro == "ol" && ok {
+			return "v" + up
+		}
+	}
+	return "the first fixed release of its series"
+}
+
 // kernelAnalysis is the full result behind KernelFixStatus.
 type kernelAnalysis struct {
 	status     string
@@ -99,9 +123,10 @@ type kernelAnalysis struct {
 
 // fixedRange says which kernels of this kind have the fix, for Expected.
 func (a kernelAnalysis) fixedRange() string {
+	if d, up, ok := distroFirstFixed(a.vendor, a.series); ok && a.vendor == "ubuntu" {
+		return "Ubuntu ≥ " + d.FirstFixed + " (upstream ≥ " + up + "), or ≥ " + kernels.Mainline
+	}
 	switch {
-	case a.vendor == "ubuntu" && a.series == "5.4":
-		return "Ubuntu ≥ 5.4.0-59.65 (upstream ≥ 5.4.78), or ≥ " + kernels.Mainline
 	case a.firstFixed != "" && a.vendor != "redhat" && a.vendor != "uek":
 		return "≥ " + a.firstFixed + " in the " + a.series + " series, or ≥ " + kernels.Mainline
 	}
@@ -110,13 +135,14 @@ func (a kernelAnalysis) fixedRange() string {
 
 // upgradeTarget says which kernel to move to, for Fix.Manual.
 func (a kernelAnalysis) upgradeTarget() string {
+	if d, up, ok := distroFirstFixed(a.vendor, a.series); ok && a.vendor == "ubuntu" {
+		return d.FirstFixed + " or later (upstream ≥ " + up + "), or any kernel ≥ " + kernels.Mainline
+	}
 	switch {
-	case a.vendor == "ubuntu" && a.series == "5.4":
-		return "5.4.0-59.65 or later (upstream ≥ 5.4.78), or any kernel ≥ " + kernels.Mainline
 	case a.vendor == "redhat":
 		return "a build whose changelog contains \"" + kernels.Title + "\", or a distribution kernel ≥ " + kernels.Mainline + " (RHEL 9's 5.14 has it)"
 	case a.vendor == "uek":
-		return "a UEK build whose changelog contains \"" + kernels.Title + "\" (LTS tag ≥ v5.4.78), or any kernel ≥ " + kernels.Mainline
+		return "a UEK build whose changelog contains \"" + kernels.Title + "\" (LTS tag ≥ " + uekFixedTag() + "), or any kernel ≥ " + kernels.Mainline
 	case a.firstFixed != "":
 		return "≥ " + a.firstFixed + " (first fixed in the " + a.series + " series), or any kernel ≥ " + kernels.Mainline
 	}
@@ -319,6 +345,21 @@ func upstreamSublevel(k facts.Kernel, a kernelAnalysis, sub, suffix string) (ups
 	return "", ""
 }
 
+// ubuntuFixedNote is " (focal: fixed from 5.4.0-59.65, upstream 5.4.78)"
+// for every Ubuntu release with a confirmed first fixed build.
+func ubuntuFixedNote() string {
+	var notes []string
+	for _, d := range kernels.Distros {
+		if up, ok := firstFixedIn(d.KernelSeries); d.Distro == "ubuntu" && d.FirstFixed != "" && ok {
+			notes = append(notes, d.Release+": fixed from "+d.FirstFixed+", upstream "+up)
+		}
+	}
+	if len(notes) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(notes, "; ") + ")"
+}
+
 const probeHint = "or run the SYN-cookie probe (tcp_syncookies=2 in a throw-away network namespace, compare the client's and the server's window scale)"
 
 func unsettledReason(a kernelAnalysis, upstream, sub string) string {
@@ -329,14 +370,14 @@ func unsettledReason(a kernelAnalysis, upstream, sub string) string {
 		return fmt.Sprintf("%s kernel %s: Red Hat does not publish upstream sublevels and no changelog evidence either way is known [U]; run `rpm -q --changelog kernel-$(uname -r) | %s` %s",
 			strings.TrimPrefix(el, "."), a.release, grep, probeHint)
 	case "uek":
-		return fmt.Sprintf("Oracle UEK kernel %s: the %s sublevel never changes and the first fixed UEK build is not confirmed [U]; run `rpm -q --changelog kernel-uek-$(uname -r) | grep -e 'LTS tag' -e '%s'` (title present or LTS tag ≥ v5.4.78: fixed) %s",
-			a.release, a.series, kernels.Title, probeHint)
+		return fmt.Sprintf("Oracle UEK kernel %s: the %s sublevel never changes and the first fixed UEK build is not confirmed [U]; run `rpm -q --changelog kernel-uek-$(uname -r) | grep -e 'LTS tag' -e '%s'` (title present or LTS tag ≥ %s: fixed) %s",
+			a.release, a.series, kernels.Title, uekFixedTag(), probeHint)
 	case "ubuntu":
 		if upstream != "" {
 			return fmt.Sprintf("Ubuntu kernel %s: version_signature reports upstream %s, but the %s series has no fixed upstream release and Ubuntu keeps that field fixed for every ABI (bionic stays 4.15.18) [U]; search the package changelog (`apt changelog linux-image-$(uname -r) | %s`) %s",
 				a.release, upstream, a.series, grep, probeHint)
 		}
-		return fmt.Sprintf("Ubuntu kernel %s: uname -r does not carry the upstream sublevel and /proc/version_signature was not read; its last field settles it (focal: fixed from 5.4.0-59.65, upstream 5.4.78)", a.release)
+		return fmt.Sprintf("Ubuntu kernel %s: uname -r does not carry the upstream sublevel and /proc/version_signature was not read; its last field settles it%s", a.release, ubuntuFixedNote())
 	case "debian":
 		if upstream != "" {
 			return fmt.Sprintf("Debian kernel %s: built on upstream %s, but the %s series has no fixed upstream release and Debian may have backported it [U]; search the package changelog for %q %s",

@@ -122,3 +122,27 @@ func TestRestartGateRules(t *testing.T) {
 		t.Fatal("RestartGateRules returns shared state")
 	}
 }
+
+// TestDistroTable checks the kernel texts that come from kernels.yaml's
+// distros rather than from literals.
+func TestDistroTable(t *testing.T) {
+	d, up, ok := distroFirstFixed("ubuntu", "5.4")
+	if !ok || d.Release != "focal" || d.FirstFixed != "5.4.0-59.65" || up != "5.4.78" {
+		t.Errorf("ubuntu 5.4: %+v %q %v", d, up, ok)
+	}
+	if _, _, ok := distroFirstFixed("ubuntu", "4.15"); ok {
+		t.Error("bionic has no confirmed first fixed build")
+	}
+	if got := uekFixedTag(); got != "v5.4.78" {
+		t.Errorf("uekFixedTag = %q", got)
+	}
+	if got := ubuntuFixedNote(); got != " (focal: fixed from 5.4.0-59.65, upstream 5.4.78)" {
+		t.Errorf("ubuntuFixedNote = %q", got)
+	}
+	bad := "commit: 909172a149749242990a6e64cb55d55460d4e417\ntitle: t\nmainline: \"5.10\"\noldest_fixed_series: \"4.4\"\n" +
+		"stable:\n  - {series: \"5.4\", first_fixed: \"5.4.78\"}\n" +
+		"distros:\n  - {distro: ubuntu, release: jammy, kernel_series: \"5.15\", first_fixed: \"5.15.0-1.1\", confirmed: true, note: n}\n"
+	if _, err := parseKernels("kernels.yaml", []byte(bad)); err == nil {
+		t.Error("a distro first_fixed on a series without a stable fix was accepted")
+	}
+}
