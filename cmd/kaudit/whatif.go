@@ -8,8 +8,8 @@ import (
 
 	"github.com/kaudit/kaudit/audit/inventory"
 	"github.com/kaudit/kaudit/report"
-	"github.com/kaudit/kaudit/report/diff"
 	"github.com/kaudit/kaudit/rules"
+	"github.com/kaudit/kaudit/whatif"
 )
 
 // whatIfFlags are --assume-kernel and --assume-kafka.
@@ -31,19 +31,19 @@ func whatIfFlags() []cli.Flag {
 // per-host profile overrides and planned versions (nil: o.profile and the
 // flags for all).
 func emitWhatIf(c *cli.Context, r *report.Report, o options, hosts []inventory.Host) error {
-	a := diff.Assume{Kernel: c.String("assume-kernel"), Kafka: c.String("assume-kafka")}
+	a := whatif.Assume{Kernel: c.String("assume-kernel"), Kafka: c.String("assume-kafka")}
 	overrides := map[string]map[string]any{}
-	planned := map[string]diff.Assume{}
+	planned := map[string]whatif.Assume{}
 	for _, h := range hosts {
 		overrides[h.Name] = h.Profile
 		if h.AssumeKernel != "" || h.AssumeKafka != "" {
-			planned[h.Name] = diff.Assume{Kernel: h.AssumeKernel, Kafka: h.AssumeKafka}
+			planned[h.Name] = whatif.Assume{Kernel: h.AssumeKernel, Kafka: h.AssumeKafka}
 		}
 	}
 	if a.Kernel == "" && a.Kafka == "" && len(planned) == 0 {
 		return nil
 	}
-	w, err := diff.EvaluatePlan(r, a, func(name string) diff.Assume { return planned[name] }, func(name string) rules.Profile {
+	w, err := whatif.EvaluatePlan(r, a, func(name string) whatif.Assume { return planned[name] }, func(name string) rules.Profile {
 		p, err := o.profile.With(overrides[name])
 		if err != nil {
 			return o.profile // scanHosts already rejected bad overrides
@@ -54,7 +54,7 @@ func emitWhatIf(c *cli.Context, r *report.Report, o options, hosts []inventory.H
 		return usageErr("%v", err)
 	}
 	fmt.Fprintln(c.App.ErrWriter)
-	if err := diff.WriteWhatIf(c.App.ErrWriter, "table", w); err != nil {
+	if err := whatif.Write(c.App.ErrWriter, "table", w); err != nil {
 		return &exitError{code: ExitUsage, err: err}
 	}
 	return nil
@@ -89,7 +89,7 @@ func whatifCommand() *cli.Command {
 			if c.NArg() != 1 {
 				return usageErr("whatif needs exactly one SCAN.json argument (written by kaudit scan -f json)")
 			}
-			a := diff.Assume{Kernel: c.String("assume-kernel"), Kafka: c.String("assume-kafka")}
+			a := whatif.Assume{Kernel: c.String("assume-kernel"), Kafka: c.String("assume-kafka")}
 			if a.Kernel == "" && a.Kafka == "" {
 				return usageErr("whatif needs --assume-kernel RELEASE and/or --assume-kafka VERSION")
 			}
@@ -107,7 +107,7 @@ func whatifCommand() *cli.Command {
 					return &exitError{code: ExitUsage, err: err}
 				}
 			}
-			w, err := diff.EvaluateWhatIf(r, a, func(string) rules.Profile { return prof })
+			w, err := whatif.Evaluate(r, a, func(string) rules.Profile { return prof })
 			if err != nil {
 				return usageErr("%v", err)
 			}
@@ -126,8 +126,8 @@ func whatifCommand() *cli.Command {
 	}
 }
 
-func writeWhatIfTo(c *cli.Context, format string, w *diff.WhatIf) error {
-	return writeOutput(c.App.Writer, c.String("output"), func(out io.Writer) error { return diff.WriteWhatIf(out, format, w) })
+func writeWhatIfTo(c *cli.Context, format string, w *whatif.Result) error {
+	return writeOutput(c.App.Writer, c.String("output"), func(out io.Writer) error { return whatif.Write(out, format, w) })
 }
 
 // postScan is the single hook for scan and demo, between scanHosts and

@@ -14,8 +14,8 @@ import (
 	"github.com/kaudit/kaudit/audit/inventory"
 	"github.com/kaudit/kaudit/internal/simhost"
 	"github.com/kaudit/kaudit/report"
-	"github.com/kaudit/kaudit/report/diff"
 	"github.com/kaudit/kaudit/rules"
+	"github.com/kaudit/kaudit/whatif"
 )
 
 func TestWhatifCommand(t *testing.T) {
@@ -38,7 +38,7 @@ func TestWhatifCommand(t *testing.T) {
 		t.Fatalf("exit %d %q %s", code, stdout, stderr)
 	}
 	data, _ := os.ReadFile(p)
-	var w diff.WhatIf
+	var w whatif.Result
 	if err := json.Unmarshal(data, &w); err != nil || w.Assume.Kafka != "3.6.1" || len(w.Clusters) == 0 {
 		t.Errorf("json: %v %+v", err, w)
 	}
