@@ -554,7 +554,7 @@ func TestRenderPlanGolden(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			RenderPlan(&buf, tc.plans)
+			RenderPlan(&buf, tc.plans, PlanOptions{})
 			golden := filepath.Join("testdata", "plan-"+tc.name+".golden")
 			if *update {
 				if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
@@ -681,5 +681,27 @@ func TestPlanNICPersistence(t *testing.T) {
 				t.Errorf("manual actions %q, want one with %q", nicManual, tc.manual)
 			}
 		})
+	}
+}
+
+// TestRenderPlanApplying: with Applying the closing "(run with --apply)"
+// line is left out, the rest of the text is the dry run's; "nothing to
+// change" is kept.
+func TestRenderPlanApplying(t *testing.T) {
+	plans := []HostPlan{{Host: "h1", Changes: []Change{{Host: "h1", Rule: "somaxconn", Kind: KindSysctl, Target: keySomaxconn, From: "128", To: "4096", Runtime: true}}}}
+	var dry, applying bytes.Buffer
+	RenderPlan(&dry, plans, PlanOptions{})
+	RenderPlan(&applying, plans, PlanOptions{Applying: true})
+	want := "h1:\n  somaxconn: net.core.somaxconn 128 → 4096 (runtime only)\n\n"
+	if applying.String() != want {
+		t.Errorf("applying:\n%q\nwant\n%q", applying.String(), want)
+	}
+	if !strings.HasPrefix(dry.String(), want) || !strings.HasSuffix(dry.String(), "nothing changed (run with --apply)\n") {
+		t.Errorf("dry run:\n%s", dry.String())
+	}
+	var none bytes.Buffer
+	RenderPlan(&none, []HostPlan{{Host: "h1", Changes: []Change{}}}, PlanOptions{Applying: true})
+	if none.String() != "h1: nothing to change\n\nnothing to change on 1 host; nothing changed\n" {
+		t.Errorf("nothing: %q", none.String())
 	}
 }

@@ -30,57 +30,35 @@ func Summarize(plans []HostPlan) Summary {
 	return s
 }
 
+// PlanOptions change how RenderPlan words a plan.
+type PlanOptions struct {
+	// Applying: the plan is about to be applied, so the closing "N changes
+	// on M hosts …; nothing changed (run with --apply)" line is left out
+	// (the applier reports what it did). "nothing to change" stays.
+	Applying bool
+}
+
 // RenderPlan writes plans as text for a human deciding whether to apply
 // them: per host each change ("rule: target from → to (runtime+persist)
 // [restart required]") with its note, what kaudit cannot fix, the
 // warnings, then one summary line. Nothing in it depends on the clock or
 // map order, so it is golden-tested.
-func RenderPlan(w io.Writer, plans []HostPlan) {
+func RenderPlan(w io.Writer, plans []HostPlan, opts PlanOptions) {
 	var b strings.Builder
 	for i, p := range plans {
 		if i > 0 {
 			b.WriteString("\n")
 		}
-		if len(p.Changes) == 0 && len(p.Manual) == 0 && len(p.Warnings) == 0 {
-			fmt.Fprintf(&b, "%s: nothing to change\n", p.Host)
-			continue
-		}
-		fmt.Fprintf(&b, "%s:\n", p.Host)
-		for _, c := range p.Changes {
-			fmt.Fprintf(&b, "  %s: %s %s → %s (%s)", c.Rule, c.Target, showFrom(c), showValue(c.To), scope(c))
-			if c.RestartRequired {
-				b.WriteString(" [restart required]")
-			}
-			b.WriteString("\n")
-			if c.Persist && c.Kind != KindSysctl {
-				fmt.Fprintf(&b, "      in %s\n", c.PersistPath)
-			}
-			if c.Note != "" {
-				for _, n := range strings.Split(c.Note, "\n") {
-					fmt.Fprintf(&b, "      %s\n", n)
-				}
-			}
-		}
-		if len(p.Manual) > 0 {
-			b.WriteString("  cannot fix automatically:\n")
-			for _, m := range p.Manual {
-				fmt.Fprintf(&b, "    %s: %s\n", m.Rule, m.Action)
-			}
-		}
-		if len(p.Warnings) > 0 {
-			b.WriteString("  warnings:\n")
-			for _, wn := range p.Warnings {
-				fmt.Fprintf(&b, "    %s\n", wn)
-			}
-		}
+		renderHost(&b, p)
 	}
 	if len(plans) > 0 {
 		b.WriteString("\n")
 	}
 	s := Summarize(plans)
-	if s.Changes == 0 {
+	switch {
+	case s.Changes == 0:
 		fmt.Fprintf(&b, "nothing to change on %s; nothing changed\n", plural(len(plans), "host", "hosts"))
-	} else {
+	case !opts.Applying:
 		verb := "need"
 		if s.Restarts == 1 {
 			verb = "needs"
@@ -89,6 +67,42 @@ func RenderPlan(w io.Writer, plans []HostPlan) {
 			plural(s.Changes, "change", "changes"), plural(s.Hosts, "host", "hosts"), s.Restarts, verb)
 	}
 	io.WriteString(w, b.String())
+}
+
+// renderHost writes one host's part of RenderPlan.
+func renderHost(b *strings.Builder, p HostPlan) {
+	if len(p.Changes) == 0 && len(p.Manual) == 0 && len(p.Warnings) == 0 {
+		fmt.Fprintf(b, "%s: nothing to change\n", p.Host)
+		return
+	}
+	fmt.Fprintf(b, "%s:\n", p.Host)
+	for _, c := range p.Changes {
+		fmt.Fprintf(b, "  %s: %s %s → %s (%s)", c.Rule, c.Target, showFrom(c), showValue(c.To), scope(c))
+		if c.RestartRequired {
+			b.WriteString(" [restart required]")
+		}
+		b.WriteString("\n")
+		if c.Persist && c.Kind != KindSysctl {
+			fmt.Fprintf(b, "      in %s\n", c.PersistPath)
+		}
+		if c.Note != "" {
+			for _, n := range strings.Split(c.Note, "\n") {
+				fmt.Fprintf(b, "      %s\n", n)
+			}
+		}
+	}
+	if len(p.Manual) > 0 {
+		b.WriteString("  cannot fix automatically:\n")
+		for _, m := range p.Manual {
+			fmt.Fprintf(b, "    %s: %s\n", m.Rule, m.Action)
+		}
+	}
+	if len(p.Warnings) > 0 {
+		b.WriteString("  warnings:\n")
+		for _, wn := range p.Warnings {
+			fmt.Fprintf(b, "    %s\n", wn)
+		}
+	}
 }
 
 func scope(c Change) string {

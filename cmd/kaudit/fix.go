@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -137,7 +136,7 @@ func plans(w io.Writer, r *report.Report, sel remediate.Selector) []remediate.Ho
 
 // printPlan renders the fix plan of every audited host.
 func printPlan(w io.Writer, r *report.Report, sel remediate.Selector) {
-	remediate.RenderPlan(w, plans(w, r, sel))
+	remediate.RenderPlan(w, plans(w, r, sel), remediate.PlanOptions{})
 }
 
 // journalDir resolves --journal-dir (default $XDG_STATE_HOME/kaudit/runs,
@@ -180,14 +179,7 @@ func confirm(c *cli.Context, yes bool, question, flagHint string) (bool, error) 
 func applyPlans(c *cli.Context, r *report.Report, sel remediate.Selector, inv []inventory.Host, opts options, runner transport.Runner, jdir string) error {
 	w := c.App.Writer
 	ps := plans(w, r, sel)
-	// The plan, without RenderPlan's "nothing changed (run with --apply)".
-	var buf bytes.Buffer
-	remediate.RenderPlan(&buf, ps)
-	text := buf.String()
-	if i := strings.LastIndex(strings.TrimSuffix(text, "\n"), "\n"); i >= 0 && strings.Contains(text[i:], "(run with --apply)") {
-		text = text[:i+1]
-	}
-	io.WriteString(w, text)
+	remediate.RenderPlan(w, ps, remediate.PlanOptions{Applying: true})
 
 	byName := map[string]inventory.Host{}
 	for _, h := range inv {
@@ -217,7 +209,7 @@ func applyPlans(c *cli.Context, r *report.Report, sel remediate.Selector, inv []
 		hosts = append(hosts, h)
 	}
 	if nChanges == 0 {
-		if remediate.Summarize(ps).Changes > 0 { // only skipped changes: RenderPlan's summary line was cut
+		if remediate.Summarize(ps).Changes > 0 { // only skipped changes: RenderPlan left its summary line out
 			fmt.Fprintf(w, "no change kaudit applies on %s; nothing changed\n", countOf(len(ps), "audited host", "audited hosts"))
 		}
 		return unauditedErr(r)
