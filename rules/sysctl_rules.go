@@ -302,32 +302,8 @@ func evalSysctlPersisted(c *evalCtx) Finding {
 	} else if !ok && c.f.Persisted == nil {
 		return unknown("persisted sysctl values (sysctl.conf, sysctl.d) not gathered")
 	}
+	pc := persistCheck{persisted: c.f.Persisted, fix: map[string]string{}}
 	a := c.kernel()
-	var fails, warns, good []string
-	fix := map[string]string{}
-	check := func(key, runtime string, compliant func(string) bool, expected string, def string, defKnown bool, defNote string) {
-		if ps, ok := c.f.Persisted[key]; ok {
-			where := fmt.Sprintf("%s:%d", ps.File, ps.Line)
-			if compliant(ps.Value) {
-				good = append(good, key+" ("+where+")")
-				return
-			}
-			fails = append(fails, fmt.Sprintf("%s: runtime %s, but %s sets %s at boot (want %s)", key, runtime, where, ps.Value, expected))
-			fix[key] = runtime
-			return
-		}
-		switch {
-		case defKnown && compliant(def):
-			good = append(good, key+" (kernel default "+def+")")
-		case defKnown:
-			fails = append(fails, fmt.Sprintf("%s: runtime %s not persisted: reverts to %s at boot (%s)", key, runtime, def, defNote))
-			fix[key] = runtime
-		default:
-			warns = append(warns, fmt.Sprintf("%s: runtime %s not persisted; the boot value is not known (%s)", key, runtime, defNote))
-			fix[key] = runtime
-		}
-	}
-	checked := 0
 	for _, t := range sysctlTargets {
 		v, _, found := c.sysctl(t.key)
 		if !found {
@@ -336,39 +312,76 @@ func evalSysctlPersisted(c *evalCtx) Finding {
 		if good, err := t.ok(v, c.p); err != nil || !good {
 			continue // the rule for this key reports it
 		}
-		checked++
 		def, known, note := t.def(a, c.p)
-		check(t.key, v, func(s string) bool { g, err := t.ok(s, c.p); return err == nil && g }, t.expected(c.p), def, known, note)
+		pc.check(t.key, v, func(s string) bool { g, err := t.ok(s, c.p); return err == nil && g }, t.expected(c.p), def, known, note)
 	}
 	// tcp_syncookies=0 is a mitigation only while the kernel is not known to be fixed.
 	if v, _, found := c.sysctl(KeySyncookies); found && v == "0" && a.status != KernelFixed {
-		checked++
-		check(KeySyncookies, v, func(s string) bool { return strings.TrimSpace(s) == "0" }, "0 (mitigation for kernel-synack-wscale)", "1", true, "kernel default")
+		pc.check(KeySyncookies, v, func(s string) bool { return strings.TrimSpace(s) == "0" }, "0 (mitigation for kernel-synack-wscale)", "1", true, "kernel default")
 	}
+	return pc.finding()
+}
+
+// persistCheck collects, key by key, whether a compliant runtime value
+// survives a reboot.
+type persistCheck struct {
+	persisted          map[string]facts.PersistedSysctl
+	fails, warns, good []string
+	fix                map[string]string
+	checked            int
+}
+
+// check one key: its persisted value, else the kernel default (def, when
+// defKnown), decides what it is at boot.
+func (pc *persistCheck) check(key, runtime string, compliant func(string) bool, expected string, def string, defKnown bool, defNote string) {
+	pc.checked++
+	if ps, ok := pc.persisted[key]; ok {
+		where := fmt.Sprintf("%s:%d", ps.File, ps.Line)
+		if compliant(ps.Value) {
+			pc.good = append(pc.good, key+" ("+where+")")
+			return
+		}
+		pc.fails = append(pc.fails, fmt.Sprintf("%s: runtime %s, but %s sets %s at boot (want %s)", key, runtime, where, ps.Value, expected))
+		pc.fix[key] = runtime
+		return
+	}
+	switch {
+	case defKnown && compliant(def):
+		pc.good = append(pc.good, key+" (kernel default "+def+")")
+	case defKnown:
+		pc.fails = append(pc.fails, fmt.Sprintf("%s: runtime %s not persisted: reverts to %s at boot (%s)", key, runtime, def, defNote))
+		pc.fix[key] = runtime
+	default:
+		pc.warns = append(pc.warns, fmt.Sprintf("%s: runtime %s not persisted; the boot value is not known (%s)", key, runtime, defNote))
+		pc.fix[key] = runtime
+	}
+}
+
+func (pc *persistCheck) finding() Finding {
 	fd := Finding{Expected: "every compliant runtime value also set at boot (sysctl.conf, sysctl.d) or equal to the kernel default"}
 	switch {
-	case checked == 0:
+	case pc.checked == 0:
 		return skip("no runtime sysctl value meets its target yet; the rules for each key report them")
-	case len(fails) > 0:
+	case len(pc.fails) > 0:
 		fd.Status, fd.Severity = Fail, Medium
-		fd.Observed = strings.Join(fails, "; ")
-		fd.Reason = strings.Join(fails, "; ") + ": the host loses these settings at the next reboot"
-		if len(warns) > 0 {
-			fd.Reason += " (also: " + strings.Join(warns, "; ") + ")"
+		fd.Observed = strings.Join(pc.fails, "; ")
+		fd.Reason = strings.Join(pc.fails, "; ") + ": the host loses these settings at the next reboot"
+		if len(pc.warns) > 0 {
+			fd.Reason += " (also: " + strings.Join(pc.warns, "; ") + ")"
 		}
-	case len(warns) > 0:
+	case len(pc.warns) > 0:
 		fd.Status, fd.Severity = Warn, Low
-		fd.Observed = strings.Join(warns, "; ")
-		fd.Reason = strings.Join(warns, "; ") + ": persist them to be sure they survive a reboot"
+		fd.Observed = strings.Join(pc.warns, "; ")
+		fd.Reason = strings.Join(pc.warns, "; ") + ": persist them to be sure they survive a reboot"
 	default:
 		fd.Status = Pass
-		fd.Observed = strings.Join(good, ", ")
-		fd.Reason = fmt.Sprintf("all %d compliant values survive a reboot", checked)
+		fd.Observed = strings.Join(pc.good, ", ")
+		fd.Reason = fmt.Sprintf("all %d compliant values survive a reboot", pc.checked)
 		return fd
 	}
 	fd.Fix = &Fix{
-		Summary: "persist the current values of " + strings.Join(sortedKeys(fix), ", ") + " in /etc/sysctl.d/99-kaudit.conf (and fix any later file that overrides them)",
-		Sysctl:  fix,
+		Summary: "persist the current values of " + strings.Join(sortedKeys(pc.fix), ", ") + " in /etc/sysctl.d/99-kaudit.conf (and fix any later file that overrides them)",
+		Sysctl:  pc.fix,
 	}
 	return fd
 }
