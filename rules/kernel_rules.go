@@ -73,6 +73,14 @@ func evalKernelSynackWscale(c *evalCtx) Finding {
 		return fd
 	}
 
+	fd.Fix = kernelFix(a, exposed)
+	kernelVerdict(&fd, a, e)
+	return fd
+}
+
+// kernelFix is kernel-synack-wscale's fix: the kernel upgrade, with
+// tcp_syncookies=0 when the host is exposed, and the alternatives.
+func kernelFix(a kernelAnalysis, exposed bool) *Fix {
 	fix := &Fix{
 		Summary: "upgrade the kernel to one with commit 909172a",
 		Manual:  "upgrade the kernel to " + a.upgradeTarget(),
@@ -90,8 +98,14 @@ func evalKernelSynackWscale(c *evalCtx) Finding {
 	if exposed {
 		fix.Sysctl = map[string]string{KeySyncookies: "0"}
 	}
-	fd.Fix = fix
+	return fix
+}
 
+// kernelVerdict sets the status, severity and reason of a kernel that is
+// not known to be fixed: fail when exposed, else warn (affected) or
+// unknown, never pass.
+func kernelVerdict(fd *Finding, a kernelAnalysis, e exposure) {
+	exposed := e.cookies && e.rcvbuf
 	var mitigation string
 	switch {
 	case !e.cookies:
@@ -119,7 +133,6 @@ func evalKernelSynackWscale(c *evalCtx) Finding {
 			fd.Reason = "cannot tell whether the kernel has commit 909172a, but " + mitigation + ". Why unknown: " + a.reason
 		}
 	}
-	return fd
 }
 
 func evalSyncookiesFired(c *evalCtx) Finding {
