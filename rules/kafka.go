@@ -272,15 +272,9 @@ func evalListenBacklogEffective(c *evalCtx) Finding {
 	if _, bad := c.f.Sections[facts.SecListeners]; bad && len(c.f.Listeners) == 0 {
 		return unknown(c.notGathered(facts.SecListeners, "listeners"))
 	}
-	port := c.kafkaPort()
-	var on []facts.Listener
-	for _, l := range c.f.Listeners {
-		if l.Port == port {
-			on = append(on, l)
-		}
-	}
+	on := c.kafkaListeners()
 	if len(on) == 0 {
-		r := fmt.Sprintf("no listener on port %d: broker down?", port)
+		r := fmt.Sprintf("no listener on port %d: broker down?", c.kafkaPort())
 		if c.f.Kafka == nil {
 			r += " (and no Kafka process found)"
 		}
@@ -302,8 +296,25 @@ func evalListenBacklogEffective(c *evalCtx) Finding {
 		return fd
 	}
 	fd.Status, fd.Severity = Fail, High
+	fd.Reason, fd.Fix = c.backlogLimits(fd.Observed, target)
+	return fd
+}
 
-	// Which side limits it: effective = min(requested, somaxconn) at listen() time.
+// kafkaListeners are the listeners on the Kafka port.
+func (c *evalCtx) kafkaListeners() []facts.Listener {
+	port := c.kafkaPort()
+	var on []facts.Listener
+	for _, l := range c.f.Listeners {
+		if l.Port == port {
+			on = append(on, l)
+		}
+	}
+	return on
+}
+
+// backlogLimits says which side limits a listener's effective backlog
+// (min(requested, somaxconn) at listen() time) below target, and the fix.
+func (c *evalCtx) backlogLimits(observed string, target int) (string, *Fix) {
 	fix := &Fix{Restart: true}
 	var limits []string
 	somax, _, somaxOK := c.sysctlInt(KeySomaxconn)
@@ -316,7 +327,7 @@ func evalListenBacklogEffective(c *evalCtx) Finding {
 	switch {
 	case c.f.Kafka == nil:
 	case kv.configurable == AnswerNo:
-		requested = "Kafka's hard-coded backlog 50 (before 3.2)"
+		requested = fmt.Sprintf("Kafka's hard-coded backlog %d (before 3.2)", DefaultListenBacklog)
 		limits = append(limits, requested)
 		fix.Manual = "upgrade Kafka to ≥ 3.2 and set socket.listen.backlog.size (see kafka-backlog-hardcoded)"
 	case kv.configurable == AnswerYes:
@@ -332,18 +343,14 @@ func evalListenBacklogEffective(c *evalCtx) Finding {
 	if somaxOK {
 		somaxDesc = fmt.Sprintf("net.core.somaxconn %d", somax)
 	}
-	fd.Reason = fmt.Sprintf("%s < target %d: the kernel uses min(%s, %s), taken when the broker called listen()", fd.Observed, target, requested, somaxDesc)
-	switch {
-	case len(limits) > 0:
-		fd.Reason += "; limited by " + strings.Join(limits, " and ")
+	reason := fmt.Sprintf("%s < target %d: the kernel uses min(%s, %s), taken when the broker called listen()", observed, target, requested, somaxDesc)
+	if len(limits) > 0 {
 		fix.Summary = "raise " + strings.Join(limits, " and ") + ", then restart the broker so it listens again"
-	default:
-		fd.Reason += "; both look high enough now, so the broker has probably not been restarted since they were raised"
-		fix.Summary = "restart the broker so it listens with the current backlog settings"
-		if fix.Manual == "" {
-			fix.Manual = "restart the broker (one at a time) so its listener picks up the raised backlog"
-		}
+		return reason + "; limited by " + strings.Join(limits, " and "), fix
 	}
-	fd.Fix = fix
-	return fd
+	fix.Summary = "restart the broker so it listens with the current backlog settings"
+	if fix.Manual == "" {
+		fix.Manual = "restart the broker (one at a time) so its listener picks up the raised backlog"
+	}
+	return reason + "; both look high enough now, so the broker has probably not been restarted since they were raised", fix
 }
