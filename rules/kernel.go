@@ -176,88 +176,29 @@ func KernelFixStatus(k facts.Kernel) (status string, reason string) {
 }
 
 func analyzeKernel(k facts.Kernel) kernelAnalysis {
-	a := kernelAnalysis{release: strings.TrimSpace(k.Release), status: KernelUnknown}
+	a := &kernelAnalysis{release: strings.TrimSpace(k.Release), status: KernelUnknown}
 	if a.release == "" {
 		a.reason = "kernel release not gathered"
-		return a
+		return *a
 	}
 	m := releaseRE.FindStringSubmatch(a.release)
 	if m == nil {
 		a.reason = fmt.Sprintf("kernel release %q is not X.Y[.Z]", a.release)
-		return a
+		return *a
 	}
 	a.series = m[1] + "." + m[2]
 	sub, suffix := m[3], m[4]
 	a.firstFixed, _ = firstFixedIn(a.series)
 	a.vendor = classifyVendor(k, suffix)
 	cl := k.Changelog
-
-	// (a) changelog evidence
-	if cl != nil && cl.HasFix {
-		a.status = KernelFixed
-		a.reason = fmt.Sprintf("kernel %s: changelog (%s) contains %q", a.release, clSource(cl, a.release), kernels.Title)
-		return a
+	if a.byChangelog(cl) || a.byBase(sub, suffix) {
+		return *a
 	}
-	if cl != nil && cl.LastLTSTag != "" {
-		if tm := ltsTagRE.FindStringSubmatch(cl.LastLTSTag); tm != nil {
-			tv, _ := parseKernelVersion(tm[1])
-			ts := seriesOf(tv)
-			if ff, ok := firstFixedIn(ts); ok {
-				fv, _ := parseKernelVersion(ff)
-				if tv.GreaterThanOrEqual(fv) {
-					a.status = KernelFixed
-					a.upstream = tm[1]
-					a.reason = fmt.Sprintf("kernel %s: changelog (%s) merged LTS tag %s ≥ v%s, which carries the fix", a.release, clSource(cl, a.release), cl.LastLTSTag, ff)
-					return a
-				}
-			} else if cmpSeries(ts, kernels.Mainline) >= 0 {
-				a.status = KernelFixed
-				a.reason = fmt.Sprintf("kernel %s: changelog (%s) merged LTS tag %s of a series ≥ %s", a.release, clSource(cl, a.release), cl.LastLTSTag, kernels.Mainline)
-				return a
-			}
-		}
+	upstream, done := a.byUpstream(k, sub, suffix)
+	if done {
+		return *a
 	}
-
-	// (b) base version
-	if cmpSeries(a.series, kernels.Mainline) >= 0 {
-		if a.series == kernels.Mainline && (sub == "" || sub == "0") && rcRE.MatchString(suffix) {
-			a.reason = fmt.Sprintf("kernel %s is a %s release candidate: the fix landed during the %s-rc cycle (for -rc4), so an rc build cannot be settled from its name", a.release, kernels.Mainline, kernels.Mainline)
-			return a
-		}
-		a.status = KernelFixed
-		a.reason = fmt.Sprintf("kernel %s: base version %s ≥ %s, which contains commit %s", a.release, a.series, kernels.Mainline, kernels.Commit[:7])
-		return a
-	}
-
-	// (c) upstream sublevel
-	upstream, how := upstreamSublevel(k, a, sub, suffix)
-	if upstream != "" {
-		a.upstream = upstream
-		uv, _ := parseKernelVersion(upstream)
-		if a.firstFixed != "" {
-			fv, _ := parseKernelVersion(a.firstFixed)
-			if uv.GreaterThanOrEqual(fv) {
-				a.status = KernelFixed
-				a.reason = fmt.Sprintf("kernel %s is built on upstream %s (%s) ≥ %s, the first fixed release of the %s series", a.release, upstream, how, a.firstFixed, a.series)
-			} else {
-				a.status = KernelAffected
-				a.reason = fmt.Sprintf("kernel %s is built on upstream %s (%s) < %s, the first fixed release of the %s series: it lacks commit %s", a.release, upstream, how, a.firstFixed, a.series, kernels.Commit[:7])
-			}
-			return a
-		}
-		if a.vendor == "vanilla" {
-			a.status = KernelAffected
-			if cmpSeries(a.series, kernels.OldestFixedSeries) < 0 {
-				a.reason = fmt.Sprintf("kernel %s: series %s is older than %s and no release of it has commit %s", a.release, a.series, kernels.OldestFixedSeries, kernels.Commit[:7])
-			} else {
-				a.reason = fmt.Sprintf("kernel %s: the %s series had ended before the fix was backported (Nov 2020), so no %s release has commit %s", a.release, a.series, a.series, kernels.Commit[:7])
-			}
-			return a
-		}
-		// vendor kernel on a series with no upstream fix: the vendor may have backported it.
-	}
-
-	// (d) vendor kernels whose sublevel cannot settle it. A changelog that
+	// Vendor kernels whose sublevel cannot settle it. A changelog that
 	// lists each backported upstream title (RPM kernels, Oracle UEK, Ubuntu)
 	// settles it by the title's absence too.
 	if cl != nil && (a.vendor == "redhat" || a.vendor == "uek" || a.vendor == "ubuntu") {
@@ -266,13 +207,97 @@ func analyzeKernel(k facts.Kernel) kernelAnalysis {
 		if cl.LastLTSTag != "" {
 			a.reason += fmt.Sprintf(" and its last merged LTS tag %s is below the first fixed release", cl.LastLTSTag)
 		}
-		return a
+		return *a
 	}
-	a.reason = unsettledReason(a, upstream, sub)
+	a.reason = unsettledReason(*a, upstream, sub)
 	if cl != nil {
 		a.reason += fmt.Sprintf("; its changelog (%s) lacks the title, but this vendor's changelog is not known to list every upstream title", clSource(cl, a.release))
 	}
-	return a
+	return *a
+}
+
+// byChangelog settles a kernel as fixed by its package changelog: the
+// fix title, or an Oracle UEK LTS tag at or above its series' first fixed
+// release (or of a series ≥ mainline).
+func (a *kernelAnalysis) byChangelog(cl *facts.KernelChangelog) bool {
+	if cl != nil && cl.HasFix {
+		a.status = KernelFixed
+		a.reason = fmt.Sprintf("kernel %s: changelog (%s) contains %q", a.release, clSource(cl, a.release), kernels.Title)
+		return true
+	}
+	if cl == nil || cl.LastLTSTag == "" {
+		return false
+	}
+	tm := ltsTagRE.FindStringSubmatch(cl.LastLTSTag)
+	if tm == nil {
+		return false
+	}
+	tv, _ := parseKernelVersion(tm[1])
+	ts := seriesOf(tv)
+	if ff, ok := firstFixedIn(ts); ok {
+		fv, _ := parseKernelVersion(ff)
+		if !tv.GreaterThanOrEqual(fv) {
+			return false
+		}
+		a.status = KernelFixed
+		a.upstream = tm[1]
+		a.reason = fmt.Sprintf("kernel %s: changelog (%s) merged LTS tag %s ≥ v%s, which carries the fix", a.release, clSource(cl, a.release), cl.LastLTSTag, ff)
+		return true
+	}
+	if cmpSeries(ts, kernels.Mainline) >= 0 {
+		a.status = KernelFixed
+		a.reason = fmt.Sprintf("kernel %s: changelog (%s) merged LTS tag %s of a series ≥ %s", a.release, clSource(cl, a.release), cl.LastLTSTag, kernels.Mainline)
+		return true
+	}
+	return false
+}
+
+// byBase settles a kernel whose base version X.Y is ≥ mainline: fixed,
+// except a mainline release candidate (unknown).
+func (a *kernelAnalysis) byBase(sub, suffix string) bool {
+	if cmpSeries(a.series, kernels.Mainline) < 0 {
+		return false
+	}
+	if a.series == kernels.Mainline && (sub == "" || sub == "0") && rcRE.MatchString(suffix) {
+		a.reason = fmt.Sprintf("kernel %s is a %s release candidate: the fix landed during the %s-rc cycle (for -rc4), so an rc build cannot be settled from its name", a.release, kernels.Mainline, kernels.Mainline)
+		return true
+	}
+	a.status = KernelFixed
+	a.reason = fmt.Sprintf("kernel %s: base version %s ≥ %s, which contains commit %s", a.release, a.series, kernels.Mainline, kernels.Commit[:7])
+	return true
+}
+
+// byUpstream compares a known upstream sublevel with the series' first
+// fixed release; a plain upstream build of a series that never got the
+// backport is affected. upstream is the sublevel found, if any.
+func (a *kernelAnalysis) byUpstream(k facts.Kernel, sub, suffix string) (upstream string, done bool) {
+	upstream, how := upstreamSublevel(k, *a, sub, suffix)
+	if upstream == "" {
+		return "", false
+	}
+	a.upstream = upstream
+	uv, _ := parseKernelVersion(upstream)
+	if a.firstFixed != "" {
+		fv, _ := parseKernelVersion(a.firstFixed)
+		if uv.GreaterThanOrEqual(fv) {
+			a.status = KernelFixed
+			a.reason = fmt.Sprintf("kernel %s is built on upstream %s (%s) ≥ %s, the first fixed release of the %s series", a.release, upstream, how, a.firstFixed, a.series)
+		} else {
+			a.status = KernelAffected
+			a.reason = fmt.Sprintf("kernel %s is built on upstream %s (%s) < %s, the first fixed release of the %s series: it lacks commit %s", a.release, upstream, how, a.firstFixed, a.series, kernels.Commit[:7])
+		}
+		return upstream, true
+	}
+	if a.vendor != "vanilla" {
+		return upstream, false // a vendor kernel on a series with no upstream fix: the vendor may have backported it
+	}
+	a.status = KernelAffected
+	if cmpSeries(a.series, kernels.OldestFixedSeries) < 0 {
+		a.reason = fmt.Sprintf("kernel %s: series %s is older than %s and no release of it has commit %s", a.release, a.series, kernels.OldestFixedSeries, kernels.Commit[:7])
+	} else {
+		a.reason = fmt.Sprintf("kernel %s: the %s series had ended before the fix was backported (Nov 2020), so no %s release has commit %s", a.release, a.series, a.series, kernels.Commit[:7])
+	}
+	return upstream, true
 }
 
 func clSource(cl *facts.KernelChangelog, release string) string {
