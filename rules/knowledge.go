@@ -39,9 +39,6 @@ const DefaultListenBacklog = 50
 // DefaultKafkaPort is the listener port assumed when the facts name none.
 const DefaultKafkaPort = 9092
 
-// kafkaDefRcvbuf is socket.receive.buffer.bytes when unset.
-const kafkaDefRcvbuf = "102400"
-
 // Answer is a three-valued verdict: the facts may not settle a question.
 type Answer int
 
