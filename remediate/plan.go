@@ -159,11 +159,11 @@ func PlanHost(host string, f *facts.Facts, findings []rules.Finding, sel Selecto
 	for _, fd := range findings {
 		p.byRule[fd.Rule] = fd
 	}
-	kf, ok := p.byRule[ruleKernel]
-	p.kernelAffected = ok && (kf.Status == rules.Fail || kf.Status == rules.Unknown)
+	var st rules.Status
+	p.kernelAffected, st = rules.SyncookiesOffWarranted(findings)
 	p.kernelStatus = "not evaluated"
-	if ok {
-		p.kernelStatus = string(kf.Status)
+	if st != "" {
+		p.kernelStatus = string(st)
 	}
 
 	for _, fd := range findings {
@@ -554,11 +554,10 @@ func (p *planner) sysctlNotes(c *Change) []string {
 			notes = append(notes, "planned because the kernel could not be settled as fixed")
 		}
 		return notes
-	case keySomaxconn:
-		if p.f.Kafka != nil && c.Runtime {
-			c.RestartRequired = true
-			return []string{somaxconnRestartNote}
-		}
+	}
+	if rules.ReachesBrokerOnRestart(c.Target) && p.f.Kafka != nil && c.Runtime {
+		c.RestartRequired = true
+		return []string{somaxconnRestartNote}
 	}
 	return nil
 }

@@ -97,3 +97,21 @@ func RestartGateRules() []string {
 	}
 	return out
 }
+
+// SyncookiesOffWarranted says whether net.ipv4.tcp_syncookies=0 is worth
+// its cost on a host: only while kernel-synack-wscale fails or is unknown
+// (on a fixed kernel cookies are the better defence against a full SYN
+// queue). status is that rule's status, "" when it is not in findings.
+func SyncookiesOffWarranted(findings []Finding) (ok bool, status Status) {
+	for _, f := range findings {
+		if f.Rule == RuleKernelSynackWscale {
+			status = f.Status
+		}
+	}
+	return status == Fail || status == Unknown, status
+}
+
+// ReachesBrokerOnRestart reports whether a runtime change of the sysctl
+// reaches a running broker only when it listens again: the listener keeps
+// the min(backlog, somaxconn) it started with.
+func ReachesBrokerOnRestart(key string) bool { return key == KeySomaxconn }

@@ -146,3 +146,29 @@ func TestDistroTable(t *testing.T) {
 		t.Error("a distro first_fixed on a series without a stable fix was accepted")
 	}
 }
+
+func TestSyncookiesOffWarranted(t *testing.T) {
+	for _, tc := range []struct {
+		findings []Finding
+		ok       bool
+		status   Status
+	}{
+		{nil, false, ""},
+		{[]Finding{{Rule: RuleSomaxconnForTest, Status: Fail}}, false, ""},
+		{[]Finding{{Rule: RuleKernelSynackWscale, Status: Fail}}, true, Fail},
+		{[]Finding{{Rule: RuleKernelSynackWscale, Status: Unknown}}, true, Unknown},
+		{[]Finding{{Rule: RuleKernelSynackWscale, Status: Warn}}, false, Warn},
+		{[]Finding{{Rule: RuleKernelSynackWscale, Status: Pass}}, false, Pass},
+	} {
+		ok, st := SyncookiesOffWarranted(tc.findings)
+		if ok != tc.ok || st != tc.status {
+			t.Errorf("%+v: %v %q, want %v %q", tc.findings, ok, st, tc.ok, tc.status)
+		}
+	}
+	if !ReachesBrokerOnRestart(KeySomaxconn) || ReachesBrokerOnRestart(KeySynBacklog) {
+		t.Error("ReachesBrokerOnRestart: somaxconn only")
+	}
+}
+
+// RuleSomaxconnForTest is a rule other than kernel-synack-wscale.
+const RuleSomaxconnForTest = "somaxconn"
