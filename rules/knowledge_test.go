@@ -154,7 +154,7 @@ func TestSyncookiesOffWarranted(t *testing.T) {
 		status   Status
 	}{
 		{nil, false, ""},
-		{[]Finding{{Rule: RuleSomaxconnForTest, Status: Fail}}, false, ""},
+		{[]Finding{{Rule: "somaxconn", Status: Fail}}, false, ""},
 		{[]Finding{{Rule: RuleKernelSynackWscale, Status: Fail}}, true, Fail},
 		{[]Finding{{Rule: RuleKernelSynackWscale, Status: Unknown}}, true, Unknown},
 		{[]Finding{{Rule: RuleKernelSynackWscale, Status: Warn}}, false, Warn},
@@ -169,6 +169,3 @@ func TestSyncookiesOffWarranted(t *testing.T) {
 		t.Error("ReachesBrokerOnRestart: somaxconn only")
 	}
 }
-
-// RuleSomaxconnForTest is a rule other than kernel-synack-wscale.
-const RuleSomaxconnForTest = "somaxconn"
