@@ -16,19 +16,19 @@ type evaluator func(c *evalCtx) Finding
 // evaluators maps every catalog ID to its check (TestCatalogEvaluators keeps
 // the two in step).
 var evaluators = map[string]evaluator{
-	"kernel-synack-wscale":     evalKernelSynackWscale,
-	"syncookies-fired":         evalSyncookiesFired,
-	"listen-overflows":         evalListenOverflows,
-	"kafka-backlog-hardcoded":  evalKafkaBacklogHardcoded,
-	"kafka-backlog-config":     evalKafkaBacklogConfig,
-	"listen-backlog-effective": evalListenBacklogEffective,
+	RuleKernelSynackWscale:     evalKernelSynackWscale,
+	RuleSyncookiesFired:        evalSyncookiesFired,
+	RuleListenOverflows:        evalListenOverflows,
+	RuleKafkaBacklogHardcoded:  evalKafkaBacklogHardcoded,
+	RuleKafkaBacklogConfig:     evalKafkaBacklogConfig,
+	RuleListenBacklogEffective: evalListenBacklogEffective,
 	"somaxconn":                evalSomaxconn,
 	"syn-backlog":              evalSynBacklog,
 	"tcp-timestamps":           evalTCPTimestamps,
 	"window-scaling":           evalWindowScaling,
 	"socket-buffers":           evalSocketBuffers,
 	"congestion-control":       evalCongestionControl,
-	"sysctl-persisted":         evalSysctlPersisted,
+	RuleSysctlPersisted:        evalSysctlPersisted,
 	"nic-ring":                 evalNICRing,
 	"nic-offload":              evalNICOffload,
 }

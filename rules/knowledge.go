@@ -8,7 +8,7 @@ import (
 )
 
 // Rule IDs other packages refer to (the catalog, catalog.yaml, is the
-// list of all of them; TestCatalogMatchesEvaluators keeps both in step).
+// list of all of them; TestCatalogEvaluators keeps both in step).
 const (
 	RuleKernelSynackWscale     = "kernel-synack-wscale"
 	RuleSyncookiesFired        = "syncookies-fired"
