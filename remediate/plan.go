@@ -125,17 +125,20 @@ func (s Selector) Match(rule string) bool {
 // PlanHost turns one host's findings into changes, manual actions and
 // warnings. It is a pure function of its arguments.
 //
-// A finding contributes its Fix when it fails (or, for
-// kernel-synack-wscale, when it is unknown) and sel selects its rule.
-// Sysctl entries become sysctl changes (runtime and/or the managed file),
-// Kafka properties become server.properties edits (never
-// socket.listen.backlog.size below Kafka 3.2 / Confluent 7.2, never
-// socket.receive.buffer.bytes=-1, which is only offered as an
-// alternative), NIC entries become ring (capped at the NIC's maximum) and
-// offload changes (not for fixed features), Manual becomes a manual action.
+// A finding contributes its Fix when it fails (or, when the Fix says
+// WhenUnknown, as kernel-synack-wscale's does, when it is unknown) and sel
+// selects its rule. Sysctl entries become sysctl changes (runtime and/or
+// the managed file), Kafka properties become server.properties edits
+// (never socket.listen.backlog.size where rules.BacklogConfigurable says
+// no, never socket.receive.buffer.bytes=-1, which is only offered),
+// NIC entries become ring (capped at the NIC's maximum) and offload
+// changes (not for fixed features), Manual becomes a manual action, and
+// each Alternative marked Offer a manual action "alternative (not
+// applied)".
 //
-// net.ipv4.tcp_syncookies=0 is planned only while kernel-synack-wscale
-// fails or is unknown: on a fixed kernel cookies are the better defence.
+// net.ipv4.tcp_syncookies=0 is planned only while
+// rules.SyncookiesOffWarranted: on a fixed kernel cookies are the better
+// defence.
 // When it is planned, the backlog fixes other failing findings ask for
 // (somaxconn, tcp_max_syn_backlog, socket.listen.backlog.size) are planned
 // with it even when sel leaves their rules out, and a warning says so when
