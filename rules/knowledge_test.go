@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/kaudit/kaudit/audit/facts"
@@ -167,5 +168,22 @@ func TestSyncookiesOffWarranted(t *testing.T) {
 	}
 	if !ReachesBrokerOnRestart(KeySomaxconn) || ReachesBrokerOnRestart(KeySynBacklog) {
 		t.Error("ReachesBrokerOnRestart: somaxconn only")
+	}
+}
+
+// TestAlternativeJSON: an alternative is its text in JSON (reports keep
+// their shape); the typed fields are for the planner only.
+func TestAlternativeJSON(t *testing.T) {
+	fx := Fix{Summary: "s", Alternatives: []Alternative{{Text: "socket.receive.buffer.bytes=-1 (restart)", KafkaProperties: map[string]string{PropRcvbuf: "-1"}, Offer: true}}, WhenUnknown: true}
+	b, err := json.Marshal(fx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"summary":"s","alternatives":["socket.receive.buffer.bytes=-1 (restart)"]}`; string(b) != want {
+		t.Fatalf("got %s, want %s", b, want)
+	}
+	var back Fix
+	if err := json.Unmarshal(b, &back); err != nil || len(back.Alternatives) != 1 || back.Alternatives[0].Text != fx.Alternatives[0].Text || back.Alternatives[0].Offer {
+		t.Fatalf("round trip: %v %+v", err, back)
 	}
 }
