@@ -2,8 +2,6 @@ package pipeline_test
 
 import (
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 )
@@ -95,12 +93,11 @@ func TestImportLayers(t *testing.T) {
 // non-test imports, built with tags.
 func goList(t *testing.T, tags string) map[string][]string {
 	t.Helper()
-	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
 	args := []string{"list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`}
 	if tags != "" {
 		args = append(args, "-tags", tags)
 	}
-	cmd := exec.Command(gobin, append(args, module+"...")...)
+	cmd := exec.Command("go", append(args, module+"...")...)
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("go list (tags %q): %v", tags, err)

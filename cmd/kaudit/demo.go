@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/kaudit/kaudit/internal/simhost"
+	"github.com/kaudit/kaudit/pipeline"
 	"github.com/kaudit/kaudit/remediate"
 )
 
@@ -63,7 +64,7 @@ func runDemo(ctx context.Context, o demoOptions, _ []string, e env) error {
 	err = emit(e.stdout, r, eo)
 	if eo.format == "table" && eo.output == "" {
 		fmt.Fprintln(e.stdout, "\nFix plan (kaudit fix INVENTORY; nothing is changed by the demo)")
-		printPlan(e.stdout, r, remediate.Selector{})
+		pipeline.WritePlan(e.stdout, r, remediate.Selector{})
 	}
 	return err
 }

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -97,11 +95,11 @@ func runFix(ctx context.Context, o fixOptions, args []string, e env) error {
 		return err
 	}
 	if r.Interrupted {
-		printPlan(e.stdout, r, sel)
+		pipeline.WritePlan(e.stdout, r, sel)
 		return &exitError{code: ExitInterrupted, err: fmt.Errorf("interrupted while scanning: nothing changed")}
 	}
 	if !o.apply {
-		printPlan(e.stdout, r, sel)
+		pipeline.WritePlan(e.stdout, r, sel)
 		return unauditedErr(r)
 	}
 	fp := pipeline.PlanFix(r, hosts, sel)
@@ -136,15 +134,11 @@ func selector(list string) (remediate.Selector, error) {
 
 // applyFix shows the plan, asks, and carries it out: fix --apply.
 func applyFix(ctx context.Context, e env, o fixOptions, invPath string, r *report.Report, fp *pipeline.FixPlan, cfg pipeline.ApplyConfig, jdir string) error {
-	printFixPlan(e.stdout, fp)
+	pipeline.WriteFixPlan(e.stdout, fp)
 	if fp.Changes == 0 {
-		if remediate.Summarize(fp.Plans).Changes > 0 { // only skipped changes: the plan's summary line was left out
-			fmt.Fprintf(e.stdout, "no change kaudit applies on %s; nothing changed\n", countOf(len(fp.Plans), "audited host", "audited hosts"))
-		}
 		return unauditedErr(r)
 	}
-	what := fmt.Sprintf("%s on %s", countOf(fp.Changes, "change", "changes"), countOf(fp.Changing, "host", "hosts"))
-	ok, err := confirm(e, o.yes, "apply "+what+"?", "fix --apply")
+	ok, err := confirm(e, o.yes, "apply "+fp.What()+"?", "fix --apply")
 	if err != nil {
 		return err
 	}
@@ -157,12 +151,12 @@ func applyFix(ctx context.Context, e env, o fixOptions, invPath string, r *repor
 	cfg.Log = func(line string) { fmt.Fprintf(e.stderr, "kaudit: %s\n", line) }
 	sctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	fmt.Fprintf(e.stdout, "run %s: applying %s (journal %s)\n", cfg.RunID, what, cfg.JournalPath)
+	fmt.Fprintf(e.stdout, "run %s: applying %s (journal %s)\n", cfg.RunID, fp.What(), cfg.JournalPath)
 	j, err := pipeline.Apply(sctx, fp, cfg)
 	if j == nil {
 		return usage(err)
 	}
-	printRun(e.stdout, j)
+	pipeline.WriteRun(e.stdout, j)
 	fmt.Fprintf(e.stdout, "journal: %s\nundo: kaudit rollback %s --run %s\n", cfg.JournalPath, invPath, cfg.RunID)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "kaudit: warning: %v\n", err)
@@ -174,41 +168,4 @@ func applyFix(ctx context.Context, e env, o fixOptions, invPath string, r *repor
 		return &exitError{code: ExitApplyFailed, err: fmt.Errorf("%d host(s) not changed as planned: see above and the journal", failed)}
 	}
 	return unauditedErr(r)
-}
-
-// printPlan renders the fix plan of every audited host, after a line for
-// each host that was not audited.
-func printPlan(w io.Writer, r *report.Report, sel remediate.Selector) {
-	ps, unaudited := pipeline.Plans(r, sel)
-	printUnaudited(w, unaudited)
-	remediate.RenderPlan(w, ps)
-}
-
-func printUnaudited(w io.Writer, hosts []report.Host) {
-	for _, h := range hosts {
-		fmt.Fprintf(w, "%s: not audited (%s: %s): no plan\n", h.Name, h.Error.Kind, h.Error.Message)
-	}
-}
-
-// printFixPlan is the plan fix --apply is about to carry out: as printPlan,
-// without the plan's "nothing changed (run with --apply)", then each
-// change that apply skips.
-func printFixPlan(w io.Writer, fp *pipeline.FixPlan) {
-	printUnaudited(w, fp.Unaudited)
-	io.WriteString(w, planForApply(fp.Plans))
-	for _, s := range fp.Skipped {
-		fmt.Fprintf(w, "%s: skipped %s %s → %s: %s\n", s.Host, s.Change.Kind, s.Change.Target, s.Change.To, s.Reason)
-	}
-}
-
-// planForApply is RenderPlan's text without its "(run with --apply)" line.
-// (A render option replaces this post-edit; keep it here, alone.)
-func planForApply(ps []remediate.HostPlan) string {
-	var buf bytes.Buffer
-	remediate.RenderPlan(&buf, ps)
-	text := buf.String()
-	if i := strings.LastIndex(strings.TrimSuffix(text, "\n"), "\n"); i >= 0 && strings.Contains(text[i:], "(run with --apply)") {
-		text = text[:i+1]
-	}
-	return text
 }

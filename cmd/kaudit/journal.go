@@ -3,16 +3,13 @@ package main
 import (
 	"bufio"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
-
-	"github.com/kaudit/kaudit/remediate"
 )
 
-// What fix --apply and rollback share: the journal directory, the
-// confirmation, and how a run is printed.
+// What fix --apply and rollback share: the journal directory and the
+// confirmation.
 
 // journalDir resolves --journal-dir (default $XDG_STATE_HOME/kaudit/runs,
 // else ~/.local/state/kaudit/runs) and creates it (0700).
@@ -49,58 +46,4 @@ func confirm(e env, yes bool, question, flagHint string) (bool, error) {
 	line, _ := bufio.NewReader(in).ReadString('\n')
 	a := strings.ToLower(strings.TrimSpace(line))
 	return a == "y" || a == "yes", nil
-}
-
-// printRun writes one block per host of a run: status, each change
-// from → to, the error, and restart notes.
-func printRun(w io.Writer, j *remediate.Journal) {
-	var verified, restart int
-	for _, hj := range j.Hosts {
-		if len(hj.Changes) == 0 {
-			continue
-		}
-		printHostRun(w, hj)
-		if hj.Status == remediate.StatusVerified {
-			verified++
-			for _, c := range hj.Changes {
-				if c.RestartRequired {
-					restart++
-					break
-				}
-			}
-		}
-	}
-	fmt.Fprintf(w, "%s changed and verified, %d of them %s a broker restart (kaudit never restarts a broker)\n", countOf(verified, "host", "hosts"), restart, map[bool]string{true: "needs", false: "need"}[restart == 1])
-}
-
-func printHostRun(w io.Writer, hj remediate.HostJournal) {
-	fmt.Fprintf(w, "%s: %s\n", hj.Host, hj.Status)
-	for _, c := range hj.Changes {
-		from := c.From
-		if from == "" {
-			from = "(unset)"
-		}
-		fmt.Fprintf(w, "  %s %s: %s → %s", c.Kind, c.Target, from, c.To)
-		if c.RestartRequired {
-			fmt.Fprint(w, " [broker restart required]")
-		}
-		fmt.Fprintln(w)
-	}
-	for _, b := range hj.Backups {
-		state := "did not exist"
-		if b.Existed {
-			state = "sha256 " + b.SHA256 + ", copy " + b.Stored
-		}
-		fmt.Fprintf(w, "  backup %s (%s)\n", b.Path, state)
-	}
-	if hj.Error != "" {
-		fmt.Fprintf(w, "  %s\n", hj.Error)
-	}
-}
-
-func countOf(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }

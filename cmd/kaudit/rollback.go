@@ -151,19 +151,11 @@ func rebuildRun(ctx context.Context, e env, id string, hosts []inventory.Host, c
 
 // reportRollback prints one line per host and the run's tally.
 func reportRollback(e env, id, jpath string, res []apply.RollbackResult, err error) error {
-	failed := 0
-	for _, r := range res {
-		if r.Err != nil {
-			failed++
-			fmt.Fprintf(e.stdout, "%s: rollback FAILED: %v\n", r.Host, r.Err)
-			continue
-		}
-		fmt.Fprintf(e.stdout, "%s: rolled back (%s)\n", r.Host, r.Detail)
-	}
+	failed := pipeline.WriteRollback(e.stdout, res)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "kaudit: warning: %v\n", err)
 	}
-	fmt.Fprintf(e.stdout, "run %s: %d host(s) rolled back, %d failed; journal %s\n", id, len(res)-failed, failed, jpath)
+	pipeline.WriteRollbackTally(e.stdout, id, jpath, len(res), failed)
 	if failed > 0 {
 		return &exitError{code: ExitApplyFailed, err: fmt.Errorf("%d host(s) could not be rolled back: re-run when they are reachable", failed)}
 	}

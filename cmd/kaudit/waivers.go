@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"text/tabwriter"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -75,49 +74,9 @@ func runWaiversCheck(_ context.Context, o waiversCheckOptions, args []string, e 
 	if err != nil {
 		return usage(err)
 	}
-	t := o.now()
-	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "WHERE\tSTATE\tRULE\tHOSTS/GROUPS\tOWNER\tEXPIRES\tREASON")
-	expired := 0
-	for _, wv := range w {
-		if wv.Expired(t) {
-			expired++
-		}
-		fmt.Fprintln(tw, waiverRow(wv, t, o.soon))
-	}
-	tw.Flush()
-	fmt.Fprintf(e.stdout, "\n%d waiver(s), %d expired\n", len(w), expired)
+	expired := waiver.WriteCheck(e.stdout, w, o.now(), o.soon)
 	if expired > 0 {
 		return &exitError{code: ExitFindings, err: fmt.Errorf("%d waiver(s) expired: renew them with a new date or fix the findings", expired)}
 	}
 	return nil
-}
-
-// waiverRow is one waiver as a tab-separated row of waivers check.
-func waiverRow(wv waiver.Waiver, t time.Time, soon int) string {
-	state := "active"
-	switch {
-	case wv.Expires.IsZero():
-		state = "active (no expiry)"
-	case wv.Expired(t):
-		state = "EXPIRED"
-	case wv.DaysLeft(t) <= soon:
-		state = fmt.Sprintf("expires in %dd", wv.DaysLeft(t))
-	}
-	on := ""
-	for _, h := range wv.Hosts {
-		on += h + " "
-	}
-	for _, g := range wv.Groups {
-		on += "@" + g + " "
-	}
-	exp := "-"
-	if !wv.Expires.IsZero() {
-		exp = wv.Expires.Format(waiver.DateLayout)
-	}
-	owner := wv.Owner
-	if owner == "" {
-		owner = "-"
-	}
-	return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s", wv.Where(), state, wv.Rule, on, owner, exp, wv.Reason)
 }
