@@ -3,6 +3,7 @@ package pipeline_test
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -166,5 +167,31 @@ func TestRollbackTargets(t *testing.T) {
 	hosts := []inventory.Host{{Name: "a"}, {Name: "b"}, {Name: "c"}}
 	if n := pipeline.RollbackTargets(j, hosts); n != 2 {
 		t.Errorf("RollbackTargets = %d, want 2 (a, b: d is not selected, c changed nothing)", n)
+	}
+}
+
+func TestLoadRun(t *testing.T) {
+	dir := t.TempDir()
+	id := "20260101T000000Z-00000002"
+	cfg := pipeline.RollbackConfig{JournalPath: filepath.Join(dir, id+".json")}
+	if _, err := pipeline.LoadRun(context.Background(), nil, id, false, cfg); !errors.Is(err, pipeline.ErrNoJournal) {
+		t.Errorf("no journal: %v", err)
+	}
+	j := &remediate.Journal{RunID: id, Hosts: []remediate.HostJournal{{Host: "a"}}}
+	if err := j.Save(cfg.JournalPath); err != nil {
+		t.Fatal(err)
+	}
+	run, err := pipeline.LoadRun(context.Background(), nil, id, false, cfg)
+	if err != nil || run.Rebuilt || run.Journal.RunID != id || len(run.Journal.Hosts) != 1 {
+		t.Errorf("local journal: %+v %v", run, err)
+	}
+	if _, err := pipeline.LoadRun(context.Background(), nil, id, true, cfg); !errors.Is(err, pipeline.ErrJournalExists) {
+		t.Errorf("--from-hosts with a local journal: %v", err)
+	}
+	other := "20260101T000000Z-00000003"
+	var mm *pipeline.RunMismatchError
+	_, err = pipeline.LoadRun(context.Background(), nil, other, false, cfg)
+	if !errors.As(err, &mm) || mm.Got != id || err.Error() != cfg.JournalPath+" holds run "+id+", not "+other {
+		t.Errorf("another run's journal: %v", err)
 	}
 }

@@ -2,6 +2,9 @@ package pipeline
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"os"
 	"time"
 
 	"github.com/kaudit/kaudit/audit/inventory"
@@ -24,6 +27,58 @@ func (c RollbackConfig) options() apply.Options {
 		Runner: c.Runner, Timeout: c.Timeout, ConnectTimeout: c.ConnectTimeout,
 		Batch: c.Concurrency, JournalPath: c.JournalPath,
 	}
+}
+
+// Errors of LoadRun.
+var (
+	ErrJournalExists = errors.New("the run's local journal exists") // with fromHosts
+	ErrNoJournal     = errors.New("no local journal for the run")   // without fromHosts
+	ErrNoHostRead    = errors.New("no host's manifest could be read")
+)
+
+// RunMismatchError is a local journal that holds another run.
+type RunMismatchError struct{ Path, Want, Got string }
+
+func (e *RunMismatchError) Error() string {
+	return fmt.Sprintf("%s holds run %s, not %s", e.Path, e.Got, e.Want)
+}
+
+// Run is the journal a rollback works from.
+type Run struct {
+	Journal *remediate.Journal
+	Rebuilt bool                   // rebuilt from the hosts' manifests (and saved at the journal path)
+	Unread  []apply.RollbackResult // hosts whose manifest could not be read
+}
+
+// LoadRun is the journal of run runID: the local one at cfg.JournalPath,
+// or with fromHosts (and no local one) the one RebuildJournal rebuilds
+// from hosts. Run.Unread is set even when the error is ErrNoHostRead.
+func LoadRun(ctx context.Context, hosts []inventory.Host, runID string, fromHosts bool, cfg RollbackConfig) (*Run, error) {
+	j, err := remediate.LoadJournal(cfg.JournalPath)
+	switch {
+	case err == nil && fromHosts:
+		return nil, ErrJournalExists
+	case err == nil:
+		if j.RunID != runID {
+			return nil, &RunMismatchError{Path: cfg.JournalPath, Want: runID, Got: j.RunID}
+		}
+		return &Run{Journal: j}, nil
+	case !errors.Is(err, os.ErrNotExist):
+		return nil, err
+	case !fromHosts:
+		return nil, ErrNoJournal
+	}
+	j, unread, err := RebuildJournal(ctx, hosts, runID, cfg)
+	run := &Run{Journal: j, Rebuilt: true, Unread: unread}
+	switch {
+	case j == nil:
+		return nil, err
+	case len(j.Hosts) == 0 && len(unread) > 0:
+		return run, ErrNoHostRead
+	case err != nil:
+		return run, err
+	}
+	return run, nil // a rebuilt journal holds runID (apply.JournalFromHosts)
 }
 
 // RebuildJournal reads the manifests run runID left on hosts and returns

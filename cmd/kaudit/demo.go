@@ -35,11 +35,7 @@ func demoCommand(e env) *cli.Command {
 }
 
 func runDemo(ctx context.Context, o demoOptions, _ []string, e env) error {
-	eo, err := o.output.check(o.output.failOn)
-	if err != nil {
-		return err
-	}
-	cfg, err := o.fanout.config(eo.failOn)
+	eo, cfg, err := checkScan(o.output, o.fanout)
 	if err != nil {
 		return err
 	}

@@ -66,6 +66,16 @@ func (o fanoutOpts) config(failOn rules.Severity) (pipeline.Config, error) {
 	return cfg, err
 }
 
+// checkScan checks the flags of a command that scans and prints a report.
+func checkScan(out outputOpts, fan fanoutOpts) (emitOpts, pipeline.Config, error) {
+	eo, err := out.check(out.failOn)
+	if err != nil {
+		return eo, pipeline.Config{}, err
+	}
+	cfg, err := fan.config(eo.failOn)
+	return eo, cfg, err
+}
+
 // loadProfile is --profile FILE, or the default profile without one.
 func loadProfile(file string) (rules.Profile, error) {
 	if file == "" {

@@ -106,47 +106,27 @@ func runRollback(ctx context.Context, o rollbackOptions, args []string, e env) e
 }
 
 // loadRun is the run's journal: the local one, or with --from-hosts one
-// rebuilt from the hosts' manifests.
+// rebuilt from the hosts' manifests (a warning per host not read).
 func loadRun(ctx context.Context, e env, o rollbackOptions, dir string, hosts []inventory.Host, cfg pipeline.RollbackConfig) (*remediate.Journal, error) {
-	jpath := cfg.JournalPath
-	j, err := remediate.LoadJournal(jpath)
-	switch {
-	case err == nil && o.fromHosts:
-		return nil, usageErr("%s exists: roll back from it (drop --from-hosts)", jpath)
-	case err == nil:
-	case errors.Is(err, os.ErrNotExist) && o.fromHosts:
-		if j, err = rebuildRun(ctx, e, o.run, hosts, cfg); err != nil {
-			return nil, err
+	run, err := pipeline.LoadRun(ctx, hosts, o.run, o.fromHosts, cfg)
+	if run != nil {
+		for _, u := range run.Unread {
+			fmt.Fprintf(e.stderr, "kaudit: warning: %s: cannot read the run's manifest: %v\n", u.Host, u.Err)
 		}
-	case errors.Is(err, os.ErrNotExist):
+	}
+	switch {
+	case errors.Is(err, pipeline.ErrJournalExists):
+		return nil, usageErr("%s exists: roll back from it (drop --from-hosts)", cfg.JournalPath)
+	case errors.Is(err, pipeline.ErrNoJournal):
 		return nil, usageErr("no journal for run %s in %s (set --journal-dir, or --from-hosts to rebuild it from the hosts)", o.run, dir)
-	default:
-		return nil, usage(err)
-	}
-	if j.RunID != o.run {
-		return nil, usageErr("%s holds run %s, not %s", jpath, j.RunID, o.run)
-	}
-	return j, nil
-}
-
-// rebuildRun is rollback --from-hosts: the journal rebuilt from the
-// manifests on the hosts, a warning per host that could not be read.
-func rebuildRun(ctx context.Context, e env, id string, hosts []inventory.Host, cfg pipeline.RollbackConfig) (*remediate.Journal, error) {
-	j, unread, err := pipeline.RebuildJournal(ctx, hosts, id, cfg)
-	if j == nil {
-		return nil, usage(err)
-	}
-	for _, u := range unread {
-		fmt.Fprintf(e.stderr, "kaudit: warning: %s: cannot read the run's manifest: %v\n", u.Host, u.Err)
-	}
-	if len(j.Hosts) == 0 && len(unread) > 0 {
+	case errors.Is(err, pipeline.ErrNoHostRead):
 		return nil, &exitError{code: ExitApplyFailed, err: fmt.Errorf("no host could be read: nothing rolled back")}
-	}
-	if err != nil {
+	case err != nil:
 		return nil, usage(err)
+	case run.Rebuilt:
+		fmt.Fprintf(e.stdout, "journal of run %s rebuilt from %d host(s): %s\n", o.run, len(run.Journal.Hosts), cfg.JournalPath)
 	}
-	fmt.Fprintf(e.stdout, "journal of run %s rebuilt from %d host(s): %s\n", id, len(j.Hosts), cfg.JournalPath)
-	return j, nil
+	return run.Journal, nil
 }
 
 // reportRollback prints one line per host and the run's tally.

@@ -39,11 +39,7 @@ func scanCommand(e env) *cli.Command {
 }
 
 func runScan(ctx context.Context, o scanOptions, args []string, e env) error {
-	eo, err := o.output.check(o.output.failOn)
-	if err != nil {
-		return err
-	}
-	cfg, err := o.fanout.config(eo.failOn)
+	eo, cfg, err := checkScan(o.output, o.fanout)
 	if err != nil {
 		return err
 	}
