@@ -24,7 +24,7 @@
 //
 // Every value that reaches a script is validated (remediate's validators,
 // and the stricter checks in this package) and single-quoted with
-// gather.Quote; file contents travel base64-encoded in a here-document
+// remote.Quote; file contents travel base64-encoded in a here-document
 // with a random delimiter.
 //
 // NIC changes: ring sizes (ethtool -G) and offloads (ethtool -K) are set
@@ -53,6 +53,7 @@ import (
 	"github.com/kaudit/kaudit/audit/facts"
 	"github.com/kaudit/kaudit/audit/inventory"
 	"github.com/kaudit/kaudit/audit/transport"
+	"github.com/kaudit/kaudit/internal/remote"
 	"github.com/kaudit/kaudit/remediate"
 	"github.com/kaudit/kaudit/remediate/props"
 	"github.com/kaudit/kaudit/remediate/sysctld"
@@ -330,16 +331,16 @@ func read(ctx context.Context, opt Options, h inventory.Host, files, keys []stri
 	if err != nil {
 		return nil, fmt.Errorf("read: %v", err)
 	}
-	rs := ParseResults(out.Stdout, marker)
-	if f := firstFailure(rs); f != nil {
-		return nil, fmt.Errorf("read: %s%s", detail(f), stderrTail(out))
+	rs := remote.ParseResults(out.Stdout, marker)
+	if f := rs.FirstFailure(); f != nil {
+		return nil, fmt.Errorf("read: %s%s", f.Text(), stderrTail(out))
 	}
-	if d := find(rs, "done"); d == nil {
+	if d := rs.Find("done"); d == nil {
 		return nil, fmt.Errorf("read: the script did not finish%s", stderrTail(out))
 	}
 	st := &readState{files: map[string]fileState{}, runtime: map[string]string{}, nic: map[string]string{}}
 	for i, p := range files {
-		r := find(rs, fmt.Sprintf("file-%d", i))
+		r := rs.Find(fmt.Sprintf("file-%d", i))
 		if r == nil || len(r.Detail) == 0 {
 			return nil, fmt.Errorf("read: no result for %s", p)
 		}
@@ -360,21 +361,21 @@ func read(ctx context.Context, opt Options, h inventory.Host, files, keys []stri
 		st.files[p] = fileState{exists: true, sha: r.Detail[1], mode: r.Detail[2], content: content}
 	}
 	for i, k := range keys {
-		r := find(rs, fmt.Sprintf("sysctl-%d", i))
+		r := rs.Find(fmt.Sprintf("sysctl-%d", i))
 		if r == nil || len(r.Detail) == 0 {
 			return nil, fmt.Errorf("read: no result for %s", k)
 		}
 		st.runtime[k] = sysctld.Fold(strings.Join(r.Detail, " "))
 	}
 	if len(nics) > 0 {
-		r := find(rs, "ethtool")
+		r := rs.Find("ethtool")
 		if r == nil || len(r.Detail) != 1 {
 			return nil, errors.New("read: no ethtool path")
 		}
 		st.ethtool = r.Detail[0]
 	}
 	for i, n := range nics {
-		r := find(rs, fmt.Sprintf("nic-%d", i))
+		r := rs.Find(fmt.Sprintf("nic-%d", i))
 		if r == nil || len(r.Detail) != 1 {
 			return nil, fmt.Errorf("read: no result for %s", n.Target)
 		}
@@ -601,14 +602,14 @@ func applyHost(ctx context.Context, h Host, opt Options, rec *journal) bool {
 	}
 	rec.logf("%s: applying %d running value(s), %d file(s); backups in %s", name, len(prep.params.Runtime), len(prep.params.Files), RunDir(opt.RunID))
 	out, runErr := runScript(ctx, opt, h.Inv, script, "apply script")
-	var rs []Result
+	var rs remote.Results
 	if out != nil {
-		rs = ParseResults(out.Stdout, marker)
+		rs = remote.ParseResults(out.Stdout, marker)
 	}
-	if runErr != nil || find(rs, "done") == nil {
+	if runErr != nil || rs.Find("done") == nil {
 		why := ""
-		if f := firstFailure(rs); f != nil {
-			why = fmt.Sprintf("step %s failed: %s%s", f.Step, detail(f), stderrTail(out))
+		if f := rs.FirstFailure(); f != nil {
+			why = fmt.Sprintf("step %s failed: %s%s", f.Step, f.Text(), stderrTail(out))
 			if !changedAnything(rs, f.Step) {
 				return fail(remediate.StatusUnchanged, "nothing changed: "+why)
 			}
@@ -636,7 +637,7 @@ func applyHost(ctx context.Context, h Host, opt Options, rec *journal) bool {
 // changedAnything reports whether the apply script may have changed
 // something before failing at step failed: only the running-value and
 // file steps change anything.
-func changedAnything(rs []Result, failed string) bool {
+func changedAnything(rs remote.Results, failed string) bool {
 	changes := func(step string) bool {
 		return strings.HasPrefix(step, "sysctl-") || strings.HasPrefix(step, "nic-") || strings.HasPrefix(step, "file-")
 	}
@@ -757,7 +758,7 @@ func rollbackHost(ctx context.Context, h inventory.Host, opt Options, runID stri
 	if err != nil {
 		return "", inStep(err, "restore script")
 	}
-	rs := ParseResults(out.Stdout, marker)
+	rs := remote.ParseResults(out.Stdout, marker)
 	counts := map[string]int{}
 	var fails []string
 	for _, r := range rs {
@@ -765,10 +766,10 @@ func rollbackHost(ctx context.Context, h inventory.Host, opt Options, runID stri
 			continue
 		}
 		if !r.OK {
-			fails = append(fails, r.Step+": "+detail(&r))
+			fails = append(fails, r.Step+": "+r.Text())
 			continue
 		}
-		counts[detail(&r)]++
+		counts[r.Text()]++
 	}
 	var parts []string
 	for _, k := range []string{"restored", "removed", "unchanged"} {
@@ -780,8 +781,8 @@ func rollbackHost(ctx context.Context, h inventory.Host, opt Options, runID stri
 	if len(fails) > 0 {
 		return summary, errors.New(strings.Join(fails, "; ") + stderrTail(out))
 	}
-	d := find(rs, "done")
-	if d == nil || detail(d) != "ok" {
+	d := rs.Find("done")
+	if d == nil || d.Text() != "ok" {
 		return summary, errors.New("the restore script did not finish" + stderrTail(out))
 	}
 	return summary, nil

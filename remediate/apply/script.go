@@ -1,8 +1,6 @@
 package apply
 
 import (
-	"bytes"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -12,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kaudit/kaudit/audit/gather"
+	"github.com/kaudit/kaudit/internal/remote"
 	"github.com/kaudit/kaudit/internal/safe"
 	"github.com/kaudit/kaudit/remediate"
 	"github.com/kaudit/kaudit/remediate/sysctld"
@@ -28,18 +26,12 @@ import (
 // except in the read step (base64, kept in memory only).
 
 var (
-	reMarker = regexp.MustCompile(`^[A-Za-z0-9_-]{8,64}$`)
-	reSHA    = regexp.MustCompile(`^[0-9a-f]{64}$`)
+	reSHA  = regexp.MustCompile(`^[0-9a-f]{64}$`)
+	reMode = regexp.MustCompile(`^0[0-7]{3}$`)
 )
 
 // NewMarker returns a random marker for result lines and here-doc delimiters.
-func NewMarker() string {
-	var b [12]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		panic(err)
-	}
-	return "KAUDIT_" + hex.EncodeToString(b[:])
-}
+func NewMarker() string { return remote.NewMarker(remote.StepPrefix) }
 
 // checkPath validates a file path kaudit may write: absolute, the shared
 // remote-path alphabet (internal/safe), no "." or ".." component, no trailing slash.
@@ -93,7 +85,7 @@ func CheckSysctlValue(k, v string) error {
 
 func procPath(key string) string { return "/proc/sys/" + strings.ReplaceAll(key, ".", "/") }
 
-func q(s string) string { return gather.Quote(s) }
+func q(s string) string { return remote.Quote(s) }
 
 // SHA256 returns the hex SHA-256 of b, as sha256sum prints it.
 func SHA256(b []byte) string {
@@ -106,9 +98,7 @@ set -f
 umask 077
 LC_ALL=C
 export LC_ALL
-say() { printf '%s\t%s\t%s\t%s\n' "$M" "$1" "$2" "$3"; }
-fail() { say "$1" fail "$2"; exit 0; }
-sha() { s=$(sha256sum < "$1") || return 1; printf '%s\n' "${s%% *}"; }
+` + remote.SayFunc + `sha() { s=$(sha256sum < "$1") || return 1; printf '%s\n' "${s%% *}"; }
 `
 
 // ApplyOwner is the file in RunDir that names the apply script's shell
@@ -144,7 +134,7 @@ type NICRead struct {
 // for each sysctl "sysctl <i> ok <value>", then "done ok". A file that
 // exists but is not a regular file, or is a symbolic link, fails the step.
 func ReadScript(p ReadParams) ([]byte, error) {
-	if !reMarker.MatchString(p.Marker) {
+	if !remote.ValidMarker(p.Marker) {
 		return nil, fmt.Errorf("apply: bad marker %q", p.Marker)
 	}
 	var b strings.Builder
@@ -240,13 +230,13 @@ func BackupName(i int) string { return "file-" + strconv.Itoa(i) }
 // backup-sysctl-<i>, sysctl-<i> (detail: the value read back), file-<i>
 // (detail: SHA-256 written), done.
 func ApplyScript(p ApplyParams) ([]byte, error) {
-	if !reMarker.MatchString(p.Marker) {
+	if !remote.ValidMarker(p.Marker) {
 		return nil, fmt.Errorf("apply: bad marker %q", p.Marker)
 	}
 	if p.Delim == "" {
 		p.Delim = NewMarker()
 	}
-	if !reMarker.MatchString(p.Delim) {
+	if !remote.ValidMarker(p.Delim) {
 		return nil, fmt.Errorf("apply: bad here-doc delimiter %q", p.Delim)
 	}
 	if !remediate.ValidRunID(p.RunID) {
@@ -271,7 +261,7 @@ func ApplyScript(p ApplyParams) ([]byte, error) {
 		if f.Existed && !reSHA.MatchString(f.OldSHA) {
 			return nil, fmt.Errorf("apply: %s: bad sha256 %q", f.Path, f.OldSHA)
 		}
-		if !f.Existed && !regexp.MustCompile(`^0[0-7]{3}$`).MatchString(f.Mode) {
+		if !f.Existed && !reMode.MatchString(f.Mode) {
 			return nil, fmt.Errorf("apply: %s: bad mode %q", f.Path, f.Mode)
 		}
 	}
@@ -421,7 +411,7 @@ type RollbackParams struct {
 // restore-sysctl-<i> (detail "unchanged",
 // "restored" or "removed"), done (detail: "ok" or "failed").
 func RollbackScript(p RollbackParams) ([]byte, error) {
-	if !reMarker.MatchString(p.Marker) {
+	if !remote.ValidMarker(p.Marker) {
 		return nil, fmt.Errorf("rollback: bad marker %q", p.Marker)
 	}
 	if !remediate.ValidRunID(p.RunID) {
@@ -507,54 +497,6 @@ fi
 	}
 	b.WriteString(`say done ok "$rc"` + "\n")
 	return []byte(b.String()), nil
-}
-
-// Result is one result line.
-type Result struct {
-	Step   string
-	OK     bool
-	Detail []string // tab-separated fields after the status
-}
-
-// ParseResults reads the result lines of a script run with marker. Lines
-// without the marker are ignored.
-func ParseResults(stdout []byte, marker string) []Result {
-	var out []Result
-	for _, line := range bytes.Split(stdout, []byte("\n")) {
-		f := strings.Split(strings.TrimSuffix(string(line), "\r"), "\t")
-		if len(f) < 3 || f[0] != marker {
-			continue
-		}
-		out = append(out, Result{Step: f[1], OK: f[2] == "ok", Detail: f[3:]})
-	}
-	return out
-}
-
-// find returns the result of step, nil when the script did not get there.
-func find(rs []Result, step string) *Result {
-	for i := range rs {
-		if rs[i].Step == step {
-			return &rs[i]
-		}
-	}
-	return nil
-}
-
-// firstFailure returns the first failed step, nil when none failed.
-func firstFailure(rs []Result) *Result {
-	for i := range rs {
-		if !rs[i].OK {
-			return &rs[i]
-		}
-	}
-	return nil
-}
-
-func detail(r *Result) string {
-	if r == nil || len(r.Detail) == 0 {
-		return ""
-	}
-	return strings.Join(r.Detail, " ")
 }
 
 // checkRuntime validates one running value of any kind.
