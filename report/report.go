@@ -9,19 +9,24 @@ import (
 	"time"
 
 	"github.com/kaudit/kaudit/audit/facts"
+	"github.com/kaudit/kaudit/audit/transport"
 	"github.com/kaudit/kaudit/rules"
 )
 
 // SchemaVersion is the version of the JSON report's shape.
 const SchemaVersion = 1
 
+// ErrorKind says why a host could not be audited: transport classifies
+// the failures, the report carries its kinds.
+type ErrorKind = transport.ErrorKind
+
 // Error kinds for a host that could not be audited.
 const (
-	KindUnreachable = "unreachable"
-	KindAuth        = "auth"
-	KindHostKey     = "hostkey"
-	KindTimeout     = "timeout"
-	KindProtocol    = "protocol"
+	KindUnreachable = transport.KindUnreachable
+	KindAuth        = transport.KindAuth
+	KindHostKey     = transport.KindHostKey
+	KindTimeout     = transport.KindTimeout
+	KindProtocol    = transport.KindProtocol
 )
 
 // Report is one scan of a fleet.
@@ -63,8 +68,8 @@ type Host struct {
 
 // HostError says why a host could not be audited.
 type HostError struct {
-	Kind    string `json:"kind"` // unreachable, auth, hostkey, timeout, protocol
-	Message string `json:"message"`
+	Kind    ErrorKind `json:"kind"` // unreachable, auth, hostkey, timeout, protocol
+	Message string    `json:"message"`
 }
 
 // Deduction is one line of a host's score arithmetic.

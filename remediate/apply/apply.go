@@ -282,23 +282,14 @@ type fileState struct {
 	content []byte
 }
 
+// runScript runs one script on h within opt.Timeout. step names the
+// script in transport errors ("the apply script").
 func runScript(ctx context.Context, opt Options, h inventory.Host, script []byte, step string) (*transport.Output, error) {
 	ctx, cancel := context.WithTimeout(ctx, opt.Timeout)
 	defer cancel()
-	out, err := opt.Runner.Run(ctx, audit.Target(h, opt.ConnectTimeout), script)
-	return out, inStep(err, step)
-}
-
-// inStep names the step in a transport error, whose messages say "during
-// gather" (the audit's only script) for any script that was cut off.
-func inStep(err error, step string) error {
-	var te *transport.Error
-	if !errors.As(err, &te) || !strings.Contains(te.Msg, "during gather") {
-		return err
-	}
-	c := *te
-	c.Msg = strings.Replace(c.Msg, "during gather", "during the "+step, 1)
-	return &c
+	t := audit.Target(h, opt.ConnectTimeout)
+	t.Step = step
+	return opt.Runner.Run(ctx, t, script)
 }
 
 // stderrTail is a short excerpt of a script's stderr for an error
@@ -327,7 +318,7 @@ func read(ctx context.Context, opt Options, h inventory.Host, files, keys []stri
 	if err != nil {
 		return nil, err
 	}
-	out, err := runScript(ctx, opt, h, script, "read script")
+	out, err := runScript(ctx, opt, h, script, "the read script")
 	if err != nil {
 		return nil, fmt.Errorf("read: %v", err)
 	}
@@ -601,7 +592,7 @@ func applyHost(ctx context.Context, h Host, opt Options, rec *journal) bool {
 		return fail(remediate.StatusUnchanged, "nothing changed: "+err.Error())
 	}
 	rec.logf("%s: applying %d running value(s), %d file(s); backups in %s", name, len(prep.params.Runtime), len(prep.params.Files), RunDir(opt.RunID))
-	out, runErr := runScript(ctx, opt, h.Inv, script, "apply script")
+	out, runErr := runScript(ctx, opt, h.Inv, script, "the apply script")
 	var rs remote.Results
 	if out != nil {
 		rs = remote.ParseResults(out.Stdout, marker)
@@ -752,11 +743,9 @@ func rollbackHost(ctx context.Context, h inventory.Host, opt Options, runID stri
 	if err != nil {
 		return "", err
 	}
-	ctx, cancel := context.WithTimeout(ctx, opt.Timeout)
-	defer cancel()
-	out, err := opt.Runner.Run(ctx, audit.Target(h, opt.ConnectTimeout), script)
+	out, err := runScript(ctx, opt, h, script, "the restore script")
 	if err != nil {
-		return "", inStep(err, "restore script")
+		return "", err
 	}
 	rs := remote.ParseResults(out.Stdout, marker)
 	counts := map[string]int{}

@@ -143,7 +143,7 @@ func (s *sandbox) Run(ctx context.Context, t transport.Target, script []byte) (*
 				}
 				time.Sleep(20 * time.Millisecond)
 			}
-			return nil, &transport.Error{Kind: transport.KindProtocol, Msg: "connection closed during gather without an exit status (sshd killed or network dropped?)"}
+			return nil, transport.NoExitStatus(t.Step, nil)
 		}
 		if err := cmd.Run(); err != nil {
 			return nil, err

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/kaudit/kaudit/audit"
 	"github.com/kaudit/kaudit/audit/inventory"
 	"github.com/kaudit/kaudit/internal/remote"
 	"github.com/kaudit/kaudit/remediate"
@@ -111,9 +110,7 @@ func hostManifest(ctx context.Context, h inventory.Host, runID string, opt Optio
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, opt.Timeout)
-	defer cancel()
-	out, err := opt.Runner.Run(ctx, audit.Target(h, opt.ConnectTimeout), script)
+	out, err := runScript(ctx, opt, h, script, "the manifest script")
 	if err != nil {
 		return nil, err
 	}
