@@ -251,7 +251,7 @@ func applyPlans(c *cli.Context, r *report.Report, sel remediate.Selector, inv []
 	}
 	failed := 0
 	for _, hj := range j.Hosts {
-		if hj.Status == remediate.StatusFailed || hj.Status == remediate.StatusRolledBack || (hj.Status == remediate.StatusUnchanged && hj.Error != "" && !strings.HasPrefix(hj.Error, "already as planned")) {
+		if hj.Failed() {
 			failed++
 		}
 	}

@@ -53,6 +53,7 @@ import (
 	"github.com/kaudit/kaudit/audit/facts"
 	"github.com/kaudit/kaudit/audit/inventory"
 	"github.com/kaudit/kaudit/audit/transport"
+	"github.com/kaudit/kaudit/internal/fanout"
 	"github.com/kaudit/kaudit/internal/remote"
 	"github.com/kaudit/kaudit/remediate"
 	"github.com/kaudit/kaudit/remediate/props"
@@ -148,6 +149,31 @@ type journal struct {
 	err  error // first save error
 }
 
+// newJournal starts the journal of run id: every host with its
+// applicable changes, "planned" when it has some (those are returned in
+// todo), else "unchanged". Its log serializes opt.Log.
+func newJournal(hosts []Host, opt Options) (rec *journal, todo []Host) {
+	j := &remediate.Journal{Version: remediate.JournalVersion, RunID: opt.RunID, StartedAt: time.Now().UTC().Truncate(time.Second)}
+	for _, h := range hosts {
+		changes, _ := Split(h.Plan, h.Findings)
+		hj := remediate.HostJournal{Host: h.Inv.Name, Status: remediate.StatusUnchanged, Changes: changes}
+		if hj.Changes == nil {
+			hj.Changes = []remediate.Change{}
+		}
+		if len(changes) > 0 {
+			hj.Status = remediate.StatusPlanned
+			todo = append(todo, h)
+		}
+		j.Hosts = append(j.Hosts, hj)
+	}
+	rec = &journal{j: j, path: opt.JournalPath}
+	if opt.Log != nil {
+		var logMu sync.Mutex
+		rec.log = func(s string) { logMu.Lock(); opt.Log(s); logMu.Unlock() }
+	}
+	return rec, todo
+}
+
 func (r *journal) update(host string, fn func(*remediate.HostJournal)) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -173,9 +199,21 @@ func (r *journal) logf(format string, args ...any) {
 	}
 }
 
+// finish stamps the end of the run, saves, and returns the first save
+// error.
+func (r *journal) finish() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.j.FinishedAt = time.Now().UTC().Truncate(time.Second)
+	r.saveLocked()
+	return r.err
+}
+
 // Apply carries out the plans (see the package doc) and returns the
 // journal, also saved at opt.JournalPath after every state change. Hosts
-// without applicable changes are journalled "unchanged". The error is
+// without applicable changes are journalled "unchanged". The first host
+// with changes goes alone (the canary), then opt.Batch at a time; no
+// batch starts once more than opt.MaxFailures hosts failed. The error is
 // non-nil only when the run could not start (bad options, the journal
 // cannot be saved); per-host failures are in the journal.
 func Apply(ctx context.Context, hosts []Host, opt Options) (*remediate.Journal, error) {
@@ -186,67 +224,22 @@ func Apply(ctx context.Context, hosts []Host, opt Options) (*remediate.Journal, 
 	if !remediate.ValidRunID(opt.RunID) {
 		return nil, fmt.Errorf("apply: invalid run id %q", opt.RunID)
 	}
-	j := &remediate.Journal{Version: remediate.JournalVersion, RunID: opt.RunID, StartedAt: time.Now().UTC().Truncate(time.Second)}
-	var todo []Host
-	for _, h := range hosts {
-		changes, _ := Split(h.Plan, h.Findings)
-		hj := remediate.HostJournal{Host: h.Inv.Name, Status: remediate.StatusUnchanged, Changes: changes}
-		if hj.Changes == nil {
-			hj.Changes = []remediate.Change{}
-		}
-		if len(changes) > 0 {
-			hj.Status = remediate.StatusPlanned
-			todo = append(todo, h)
-		}
-		j.Hosts = append(j.Hosts, hj)
-	}
-	var logMu sync.Mutex
-	logf := func(string) {}
-	if opt.Log != nil {
-		logf = func(s string) { logMu.Lock(); opt.Log(s); logMu.Unlock() }
-	}
-	rec := &journal{j: j, path: opt.JournalPath, log: logf}
+	rec, todo := newJournal(hosts, opt)
 	if opt.JournalPath != "" {
-		if err := j.Save(opt.JournalPath); err != nil {
+		if err := rec.j.Save(opt.JournalPath); err != nil {
 			return nil, err // before any change: refuse to run without a journal
 		}
 	}
-
-	failures := 0
-	for start := 0; start < len(todo); {
-		n := opt.Batch
-		if start == 0 {
-			n = 1 // the canary
-		}
-		end := min(start+n, len(todo))
-		if ctx.Err() != nil {
-			break
-		}
-		var wg sync.WaitGroup
-		failed := make([]bool, end-start)
-		for i, h := range todo[start:end] {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				failed[i] = !applyHost(ctx, h, opt, rec)
-			}()
-		}
-		wg.Wait()
-		for _, f := range failed {
-			if f {
-				failures++
-			}
-		}
-		start = end
-		if failures > opt.MaxFailures && start < len(todo) {
-			for _, h := range todo[start:] {
-				rec.update(h.Inv.Name, func(hj *remediate.HostJournal) {
-					hj.Status = remediate.StatusUnchanged
-					hj.Error = fmt.Sprintf("not started: %d host(s) failed, more than --max-failures %d", failures, opt.MaxFailures)
-				})
-				logf(fmt.Sprintf("%s: not started (%d failed host(s), --max-failures %d)", h.Inv.Name, failures, opt.MaxFailures))
-			}
-			break
+	out := fanout.Run(ctx, len(todo), fanout.Options{Canary: true, Batch: opt.Batch, StopAfter: opt.MaxFailures + 1},
+		func(i int) bool { return applyHost(ctx, todo[i], opt, rec) })
+	if out.Stopped {
+		for _, i := range out.NotStarted {
+			name := todo[i].Inv.Name
+			rec.update(name, func(hj *remediate.HostJournal) {
+				hj.Status = remediate.StatusUnchanged
+				hj.Error = fmt.Sprintf("not started: %d host(s) failed, more than --max-failures %d", out.Failed, opt.MaxFailures)
+			})
+			rec.logf("%s: not started (%d failed host(s), --max-failures %d)", name, out.Failed, opt.MaxFailures)
 		}
 	}
 	if ctx.Err() != nil {
@@ -259,12 +252,7 @@ func Apply(ctx context.Context, hosts []Host, opt Options) (*remediate.Journal, 
 			})
 		}
 	}
-	rec.mu.Lock()
-	j.FinishedAt = time.Now().UTC().Truncate(time.Second)
-	rec.saveLocked()
-	err := rec.err
-	rec.mu.Unlock()
-	return j, err
+	return rec.j, rec.finish()
 }
 
 // readState is what the read step found on a host.
@@ -560,7 +548,7 @@ func filesOf(changes []remediate.Change) (files, keys []string, nics []NICRead) 
 func applyHost(ctx context.Context, h Host, opt Options, rec *journal) bool {
 	name := h.Inv.Name
 	changes, _ := Split(h.Plan, h.Findings)
-	fail := func(status, msg string) bool {
+	fail := func(status remediate.HostStatus, msg string) bool {
 		rec.update(name, func(hj *remediate.HostJournal) { hj.Status = status; hj.Error = msg })
 		rec.logf("%s: %s: %s", name, status, msg)
 		return false
@@ -579,6 +567,7 @@ func applyHost(ctx context.Context, h Host, opt Options, rec *journal) bool {
 	if len(prep.params.Files) == 0 && len(prep.params.Runtime) == 0 {
 		rec.update(name, func(hj *remediate.HostJournal) {
 			hj.Status = remediate.StatusUnchanged
+			hj.NoOp = true
 			hj.Error = "already as planned when read: nothing changed"
 		})
 		rec.logf("%s: already as planned: nothing changed", name)
@@ -663,118 +652,10 @@ func restore(ctx context.Context, h Host, opt Options, rec *journal, why string)
 	}
 	rec.update(name, func(j *remediate.HostJournal) {
 		j.Status = remediate.StatusRolledBack
-		j.Error = why + "; restored from the backups (" + res + ")"
+		j.Error = why + "; restored from the backups (" + res.String() + ")"
 	})
 	rec.logf("%s: restored (%s)", name, res)
 	return false
-}
-
-// RollbackResult is one host's outcome of Rollback.
-type RollbackResult struct {
-	Host   string
-	Detail string // per-item summary: "2 restored, 1 removed, 3 unchanged"
-	Err    error
-}
-
-// Rollback restores every host of j that has backups or running values
-// from the run's backups on the host (see RollbackScript), updates the
-// journal's statuses and saves it at opt.JournalPath. Hosts of j missing
-// from inv are reported as errors. It is idempotent.
-func Rollback(ctx context.Context, inv []inventory.Host, j *remediate.Journal, opt Options) ([]RollbackResult, error) {
-	opt.defaults()
-	byName := map[string]inventory.Host{}
-	for _, h := range inv {
-		byName[h.Name] = h
-	}
-	rec := &journal{j: j, path: opt.JournalPath, log: opt.Log}
-	var out []RollbackResult
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, max(opt.Batch, 1))
-	for _, hj := range j.Hosts {
-		if len(hj.Backups) == 0 && len(hj.Runtime) == 0 {
-			continue
-		}
-		h, ok := byName[hj.Host]
-		if !ok {
-			out = append(out, RollbackResult{Host: hj.Host, Err: errors.New("not in the inventory (or excluded by --limit): not rolled back")})
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			res, err := rollbackHost(ctx, h, opt, j.RunID, hj)
-			rec.update(hj.Host, func(x *remediate.HostJournal) {
-				if err != nil {
-					x.Status = remediate.StatusFailed
-					x.Error = "rollback failed: " + err.Error()
-				} else if x.Status != remediate.StatusUnchanged || strings.Contains(res, "restored") || strings.Contains(res, "removed") {
-					// A host the run never changed keeps "unchanged".
-					x.Status = remediate.StatusRolledBack
-					x.Error = "rolled back by kaudit rollback (" + res + ")"
-				}
-			})
-			mu.Lock()
-			out = append(out, RollbackResult{Host: hj.Host, Detail: res, Err: err})
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
-	sort.Slice(out, func(a, b int) bool { return out[a].Host < out[b].Host })
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
-	rec.saveLocked()
-	return out, rec.err
-}
-
-// applyWait is how long (seconds) a restore waits for a still running
-// apply script of its run (RollbackParams.Wait): half of the per-host
-// timeout, at most 30 s.
-func applyWait(timeout time.Duration) int {
-	return int(min(timeout/2, 30*time.Second) / time.Second)
-}
-
-// rollbackHost runs the restore script for one host and summarizes it.
-func rollbackHost(ctx context.Context, h inventory.Host, opt Options, runID string, hj remediate.HostJournal) (string, error) {
-	marker := NewMarker()
-	script, err := RollbackScript(RollbackParams{Marker: marker, RunID: runID, Backups: hj.Backups, Runtime: hj.Runtime, Wait: applyWait(opt.Timeout)})
-	if err != nil {
-		return "", err
-	}
-	out, err := runScript(ctx, opt, h, script, "the restore script")
-	if err != nil {
-		return "", err
-	}
-	rs := remote.ParseResults(out.Stdout, marker)
-	counts := map[string]int{}
-	var fails []string
-	for _, r := range rs {
-		if r.Step == "done" {
-			continue
-		}
-		if !r.OK {
-			fails = append(fails, r.Step+": "+r.Text())
-			continue
-		}
-		counts[r.Text()]++
-	}
-	var parts []string
-	for _, k := range []string{"restored", "removed", "unchanged"} {
-		if counts[k] > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", counts[k], k))
-		}
-	}
-	summary := strings.Join(parts, ", ")
-	if len(fails) > 0 {
-		return summary, errors.New(strings.Join(fails, "; ") + stderrTail(out))
-	}
-	d := rs.Find("done")
-	if d == nil || d.Text() != "ok" {
-		return summary, errors.New("the restore script did not finish" + stderrTail(out))
-	}
-	return summary, nil
 }
 
 // verify gathers the host again and checks that every change reads back:
