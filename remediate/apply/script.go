@@ -344,7 +344,7 @@ func ApplyScript(p ApplyParams) ([]byte, error) {
 
 	b.WriteString("# 4. files: temporary file in the same directory, checked, renamed\n")
 	for i, f := range p.Files {
-		step := q("file-" + strconv.Itoa(i))
+		step := q(fileStep(i))
 		dir, base := path.Split(f.Path)
 		tmp := dir + "." + base + ".kaudit-" + p.RunID
 		sum := SHA256(f.Content)
@@ -528,6 +528,17 @@ func runtimeKind(kind string) string {
 	}
 	return kind
 }
+
+// fileStep names the apply script's step that writes file i: file-<i>.
+func fileStep(i int) string { return "file-" + strconv.Itoa(i) }
+
+// reChangeStep matches the apply script's steps that change the host:
+// runtimeStep's and fileStep's names, exactly.
+var reChangeStep = regexp.MustCompile(`^(sysctl|nic|file)-[0-9]+$`)
+
+// changesHost reports whether apply-script step changes the host (a
+// running value or a file), as opposed to the checks and backups before.
+func changesHost(step string) bool { return reChangeStep.MatchString(step) }
 
 // runtimeStep names running value i: sysctl-<i> or nic-<i>.
 func runtimeStep(kind string, i int) string {
