@@ -39,29 +39,9 @@ func applyHost(ctx context.Context, h Host, opt Options, rec *journal) bool {
 		return true
 	}
 
-	marker := NewMarker()
-	prep.params.Marker = marker
-	script, err := ApplyScript(prep.params)
-	if err != nil {
-		return fail(remediate.StatusUnchanged, "nothing changed: "+err.Error())
-	}
-	rec.logf("%s: applying %d running value(s), %d file(s); backups in %s", name, len(prep.params.Runtime), len(prep.params.Files), RunDir(opt.RunID))
-	out, runErr := runScript(ctx, opt, h.Inv, script, "the apply script")
-	var rs remote.Results
-	if out != nil {
-		rs = remote.ParseResults(out.Stdout, marker)
-	}
-	if runErr != nil || rs.Find("done") == nil {
-		why := ""
-		if f := rs.FirstFailure(); f != nil {
-			why = fmt.Sprintf("step %s failed: %s%s", f.Step, f.Text(), stderrTail(out))
-			if !changedAnything(rs, f.Step) {
-				return fail(remediate.StatusUnchanged, "nothing changed: "+why)
-			}
-		} else if runErr != nil {
-			why = "apply: " + runErr.Error()
-		} else {
-			why = "apply: the script did not finish" + stderrTail(out)
+	if why, changed := runApply(ctx, h, opt, rec, prep); why != "" {
+		if !changed {
+			return fail(remediate.StatusUnchanged, "nothing changed: "+why)
 		}
 		return restore(ctx, h, opt, rec, why)
 	}
@@ -77,6 +57,33 @@ func applyHost(ctx context.Context, h Host, opt Options, rec *journal) bool {
 	}
 	rec.logf("%s", msg)
 	return true
+}
+
+// runApply runs the apply step. It returns "" when the script finished,
+// else why not and whether it may have changed anything before it
+// stopped (then the host is restored).
+func runApply(ctx context.Context, h Host, opt Options, rec *journal, prep *prepared) (why string, changed bool) {
+	marker := NewMarker()
+	prep.params.Marker = marker
+	script, err := ApplyScript(prep.params)
+	if err != nil {
+		return err.Error(), false
+	}
+	rec.logf("%s: applying %d running value(s), %d file(s); backups in %s", h.Inv.Name, len(prep.params.Runtime), len(prep.params.Files), RunDir(opt.RunID))
+	out, runErr := runScript(ctx, opt, h.Inv, script, "the apply script")
+	var rs remote.Results
+	if out != nil {
+		rs = remote.ParseResults(out.Stdout, marker)
+	}
+	switch f := rs.FirstFailure(); {
+	case runErr == nil && rs.Find("done") != nil:
+		return "", false
+	case f != nil:
+		return fmt.Sprintf("step %s failed: %s%s", f.Step, f.Text(), stderrTail(out)), changedAnything(rs, f.Step)
+	case runErr != nil:
+		return "apply: " + runErr.Error(), true
+	}
+	return "apply: the script did not finish" + stderrTail(out), true
 }
 
 // changedAnything reports whether the apply script may have changed

@@ -78,25 +78,11 @@ func read(ctx context.Context, opt Options, h inventory.Host, files, keys []stri
 	}
 	st := &readState{files: map[string]fileState{}, runtime: map[string]string{}, nic: map[string]string{}}
 	for i, p := range files {
-		r := rs.Find(fmt.Sprintf("file-%d", i))
-		if r == nil || len(r.Detail) == 0 {
-			return nil, fmt.Errorf("read: no result for %s", p)
-		}
-		if r.Detail[0] == "absent" {
-			st.files[p] = fileState{}
-			continue
-		}
-		if r.Detail[0] != "present" || len(r.Detail) != 4 {
-			return nil, fmt.Errorf("read: malformed result for %s", p)
-		}
-		content, err := base64.StdEncoding.DecodeString(r.Detail[3])
+		fs, err := readFile(rs.Find(fmt.Sprintf("file-%d", i)), p)
 		if err != nil {
-			return nil, fmt.Errorf("read: %s: content is not base64", p)
+			return nil, err
 		}
-		if SHA256(content) != r.Detail[1] {
-			return nil, fmt.Errorf("read: %s: content does not match its sha256 (changing while read?)", p)
-		}
-		st.files[p] = fileState{exists: true, sha: r.Detail[1], mode: r.Detail[2], content: content}
+		st.files[p] = fs
 	}
 	for i, k := range keys {
 		r := rs.Find(fmt.Sprintf("sysctl-%d", i))
@@ -120,4 +106,26 @@ func read(ctx context.Context, opt Options, h inventory.Host, files, keys []stri
 		st.nic[n.Target] = r.Detail[0]
 	}
 	return st, nil
+}
+
+// readFile decodes file p's read result: "absent", or "present" with its
+// SHA-256, mode and base64 content, which must match the SHA-256.
+func readFile(r *remote.Result, p string) (fileState, error) {
+	if r == nil || len(r.Detail) == 0 {
+		return fileState{}, fmt.Errorf("read: no result for %s", p)
+	}
+	if r.Detail[0] == "absent" {
+		return fileState{}, nil
+	}
+	if r.Detail[0] != "present" || len(r.Detail) != 4 {
+		return fileState{}, fmt.Errorf("read: malformed result for %s", p)
+	}
+	content, err := base64.StdEncoding.DecodeString(r.Detail[3])
+	if err != nil {
+		return fileState{}, fmt.Errorf("read: %s: content is not base64", p)
+	}
+	if SHA256(content) != r.Detail[1] {
+		return fileState{}, fmt.Errorf("read: %s: content does not match its sha256 (changing while read?)", p)
+	}
+	return fileState{exists: true, sha: r.Detail[1], mode: r.Detail[2], content: content}, nil
 }

@@ -20,46 +20,16 @@ import (
 // managed file wins, or a file the plan already warned would override it
 // at boot), and each property in its file (read again into memory).
 func verify(ctx context.Context, h Host, opt Options, changes []remediate.Change) error {
-	keys := append([]string(nil), opt.SysctlKeys...)
-	for _, c := range changes {
-		if c.Kind == remediate.KindSysctl {
-			keys = append(keys, c.Target)
-		}
+	f, err := regather(ctx, h, opt, changes)
+	if err != nil {
+		return err
 	}
-	res := audit.Scan(ctx, []inventory.Host{h.Inv}, audit.Options{
-		Concurrency: 1, Timeout: opt.Timeout, ConnectTimeout: opt.ConnectTimeout,
-		SysctlKeys: keys, Runner: opt.Runner,
-	})
-	if len(res) != 1 {
-		return errors.New("re-gather returned no result")
-	}
-	if res[0].Err != nil {
-		return fmt.Errorf("re-gather: %s: %s", res[0].Err.Kind, res[0].Err.Msg)
-	}
-	f := res[0].Facts
 	var problems []string
 	propsByFile := map[string]map[string]string{}
 	for _, c := range changes {
 		switch c.Kind {
 		case remediate.KindSysctl:
-			if c.Runtime {
-				if got := sysctld.Fold(f.Sysctl[c.Target]); got != c.To {
-					problems = append(problems, fmt.Sprintf("%s is %q at runtime, want %q", c.Target, got, c.To))
-				}
-			}
-			if c.Persist {
-				p, ok := f.Persisted[c.Target]
-				switch {
-				case !ok:
-					problems = append(problems, fmt.Sprintf("%s: no boot-time value found (want %q from %s)", c.Target, c.To, sysctld.ManagedPath))
-				case p.File == sysctld.ManagedPath && sysctld.Fold(p.Value) != c.To:
-					problems = append(problems, fmt.Sprintf("%s: %s says %q, want %q", c.Target, p.File, p.Value, c.To))
-				case p.File != sysctld.ManagedPath && sysctld.Fold(p.Value) != c.To && !sysctld.WinsOver(p.File, sysctld.ManagedPath):
-					problems = append(problems, fmt.Sprintf("%s: boot-time value %q from %s, want %q from %s", c.Target, p.Value, p.File, c.To, sysctld.ManagedPath))
-				}
-				// A later file overriding ours was warned about in the
-				// plan; the managed file itself was checked by SHA-256.
-			}
+			problems = append(problems, verifySysctl(f, c)...)
 		case remediate.KindNICRing, remediate.KindNICOffload:
 			if p := verifyNIC(f, c); p != "" {
 				problems = append(problems, p)
@@ -77,33 +47,91 @@ func verify(ctx context.Context, h Host, opt Options, changes []remediate.Change
 		}
 	}
 	if len(propsByFile) > 0 {
-		files := sortedKeys(propsByFile)
-		st, err := read(ctx, opt, h.Inv, files, nil, nil)
+		ps, err := verifyProperties(ctx, opt, h.Inv, propsByFile)
 		if err != nil {
 			return err
 		}
-		for _, path := range files {
-			fs := st.files[path]
-			if !fs.exists {
-				problems = append(problems, path+" is gone")
-				continue
-			}
-			entries, err := props.Parse(fs.content)
-			if err != nil {
-				problems = append(problems, fmt.Sprintf("%s does not parse: %v", path, err))
-				continue
-			}
-			for _, k := range sortedKeys(propsByFile[path]) {
-				if e, ok := entries[k]; !ok || e.Value != propsByFile[path][k] {
-					problems = append(problems, fmt.Sprintf("%s: %s does not read back as %q", path, k, propsByFile[path][k]))
-				}
-			}
-		}
+		problems = append(problems, ps...)
 	}
 	if len(problems) > 0 {
 		return errors.New(strings.Join(problems, "; "))
 	}
 	return nil
+}
+
+// regather gathers the host again, reading the planned sysctl keys too.
+func regather(ctx context.Context, h Host, opt Options, changes []remediate.Change) (*facts.Facts, error) {
+	keys := append([]string(nil), opt.SysctlKeys...)
+	for _, c := range changes {
+		if c.Kind == remediate.KindSysctl {
+			keys = append(keys, c.Target)
+		}
+	}
+	res := audit.Scan(ctx, []inventory.Host{h.Inv}, audit.Options{
+		Concurrency: 1, Timeout: opt.Timeout, ConnectTimeout: opt.ConnectTimeout,
+		SysctlKeys: keys, Runner: opt.Runner,
+	})
+	if len(res) != 1 {
+		return nil, errors.New("re-gather returned no result")
+	}
+	if res[0].Err != nil {
+		return nil, fmt.Errorf("re-gather: %s: %s", res[0].Err.Kind, res[0].Err.Msg)
+	}
+	return res[0].Facts, nil
+}
+
+// verifySysctl checks a sysctl change's running and boot-time values.
+func verifySysctl(f *facts.Facts, c remediate.Change) []string {
+	var problems []string
+	if c.Runtime {
+		if got := sysctld.Fold(f.Sysctl[c.Target]); got != c.To {
+			problems = append(problems, fmt.Sprintf("%s is %q at runtime, want %q", c.Target, got, c.To))
+		}
+	}
+	if !c.Persist {
+		return problems
+	}
+	// A later file overriding ours was warned about in the plan; the
+	// managed file itself was checked by SHA-256.
+	p, ok := f.Persisted[c.Target]
+	switch {
+	case !ok:
+		problems = append(problems, fmt.Sprintf("%s: no boot-time value found (want %q from %s)", c.Target, c.To, sysctld.ManagedPath))
+	case p.File == sysctld.ManagedPath && sysctld.Fold(p.Value) != c.To:
+		problems = append(problems, fmt.Sprintf("%s: %s says %q, want %q", c.Target, p.File, p.Value, c.To))
+	case p.File != sysctld.ManagedPath && sysctld.Fold(p.Value) != c.To && !sysctld.WinsOver(p.File, sysctld.ManagedPath):
+		problems = append(problems, fmt.Sprintf("%s: boot-time value %q from %s, want %q from %s", c.Target, p.Value, p.File, c.To, sysctld.ManagedPath))
+	}
+	return problems
+}
+
+// verifyProperties reads the properties files again and checks that
+// each changed key reads back.
+func verifyProperties(ctx context.Context, opt Options, h inventory.Host, propsByFile map[string]map[string]string) ([]string, error) {
+	files := sortedKeys(propsByFile)
+	st, err := read(ctx, opt, h, files, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	var problems []string
+	for _, path := range files {
+		fs := st.files[path]
+		if !fs.exists {
+			problems = append(problems, path+" is gone")
+			continue
+		}
+		entries, err := props.Parse(fs.content)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("%s does not parse: %v", path, err))
+			continue
+		}
+		for _, k := range sortedKeys(propsByFile[path]) {
+			if e, ok := entries[k]; !ok || e.Value != propsByFile[path][k] {
+				problems = append(problems, fmt.Sprintf("%s: %s does not read back as %q", path, k, propsByFile[path][k]))
+			}
+		}
+	}
+	return problems, nil
 }
 
 // verifyNIC checks a NIC change against the re-gathered facts ("" when
