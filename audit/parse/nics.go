@@ -92,75 +92,86 @@ func isPersistLine(line string) bool {
 // already matches the interface (by OriginalName, Name, MAC or driver),
 // kaudit's own 10-kaudit-*.link excepted.
 func NICPersist(name, driver string, lines []string) *facts.NICPersist {
-	p := &facts.NICPersist{Mechanism: facts.PersistUdev}
-	var nmState, nmConn, nmUUID, ifcfg, ifaceFile, linkDefault, curLink, matchLink string
-	var ifaceLine, optsLine, udevVersion int
-	var opts string
-	ifup, linkDir := false, false
+	var pl persistLines
 	for _, line := range lines {
 		key, val, _ := strings.Cut(line, " ")
-		switch key {
-		case "@mac":
-			if mac := strings.ToLower(strings.TrimSpace(val)); reMAC.MatchString(mac) && mac != "00:00:00:00:00:00" {
-				p.MAC = mac
-			}
-		case "@nm-version":
-			p.NMVersion = strings.TrimSpace(val)
-		case "@nm-state":
-			nmState = strings.TrimSpace(val)
-		case "@nm-connection":
-			nmConn = nmUnescape(strings.TrimSpace(val))
-		case "@nm-uuid":
-			if u := strings.ToLower(strings.TrimSpace(val)); reUUID.MatchString(u) {
-				nmUUID = u
-			}
-		case "@ifup":
-			ifup = strings.TrimSpace(val) != ""
-		case "@ifcfg":
-			ifcfg = strings.TrimSpace(val)
-		case "@ifcfg-opts":
-			n, text, ok := strings.Cut(val, ":")
-			ln, err := strconv.Atoi(n)
-			if !ok || err != nil {
-				continue
-			}
-			_, v, _ := strings.Cut(text, "=")
-			optsLine, opts = ln, unquoteShell(strings.TrimSpace(v))
-		case "@iface":
-			n, file, ok := strings.Cut(val, " ")
-			ln, err := strconv.Atoi(n)
-			if ok && err == nil && ifaceFile == "" {
-				ifaceLine, ifaceFile = ln, file
-			}
-		case "@link-default":
-			linkDefault = strings.TrimSpace(val)
-		case "@link-dir":
-			linkDir = true
-		case "@udev-version":
-			udevVersion, _ = strconv.Atoi(strings.TrimSpace(val))
-		case "@link":
-			curLink = strings.TrimSpace(val)
-		case "@link-key":
-			if curLink == "" || matchLink != "" || strings.HasPrefix(curLink, "/etc/systemd/network/10-kaudit-") {
-				continue
-			}
-			k, v, ok := strings.Cut(val, "=")
-			if ok && linkKeyMatches(strings.TrimSpace(k), strings.TrimSpace(v), name, driver, p.MAC) {
-				matchLink = curLink
-			}
-		}
+		pl.add(key, val, name, driver)
 	}
+	p := &facts.NICPersist{Mechanism: facts.PersistUdev, MAC: pl.mac, NMVersion: pl.nmVersion}
 	switch {
-	case nmManaged(nmState) && nmConn != "" && nmConn != "--":
-		p.Mechanism, p.Connection, p.ConnectionUUID = facts.PersistNetworkManager, nmConn, nmUUID
-	case ifcfg != "" && ifup:
-		p.Mechanism, p.File, p.Line, p.EthtoolOpts = facts.PersistIfcfg, ifcfg, optsLine, opts
-	case ifaceFile != "" && ifup:
-		p.Mechanism, p.File, p.Line = facts.PersistIfupdown, ifaceFile, ifaceLine
-	case linkDefault != "" && linkDir && udevVersion >= MinLinkRingsVersion:
-		p.Mechanism, p.File = facts.PersistSystemdLink, matchLink
+	case nmManaged(pl.nmState) && pl.nmConn != "" && pl.nmConn != "--":
+		p.Mechanism, p.Connection, p.ConnectionUUID = facts.PersistNetworkManager, pl.nmConn, pl.nmUUID
+	case pl.ifcfg != "" && pl.ifup:
+		p.Mechanism, p.File, p.Line, p.EthtoolOpts = facts.PersistIfcfg, pl.ifcfg, pl.optsLine, pl.opts
+	case pl.ifaceFile != "" && pl.ifup:
+		p.Mechanism, p.File, p.Line = facts.PersistIfupdown, pl.ifaceFile, pl.ifaceLine
+	case pl.linkDefault != "" && pl.linkDir && pl.udevVersion >= MinLinkRingsVersion:
+		p.Mechanism, p.File = facts.PersistSystemdLink, pl.matchLink
 	}
 	return p
+}
+
+// persistLines is what an interface's persistence lines say.
+type persistLines struct {
+	mac, nmVersion, nmState, nmConn, nmUUID string
+	ifcfg, opts, ifaceFile                  string
+	linkDefault, curLink, matchLink         string
+	optsLine, ifaceLine, udevVersion        int
+	ifup, linkDir                           bool
+}
+
+// add reads one persistence line (key and the rest) of interface name.
+func (pl *persistLines) add(key, val, name, driver string) {
+	switch key {
+	case "@mac":
+		if mac := strings.ToLower(strings.TrimSpace(val)); reMAC.MatchString(mac) && mac != "00:00:00:00:00:00" {
+			pl.mac = mac
+		}
+	case "@nm-version":
+		pl.nmVersion = strings.TrimSpace(val)
+	case "@nm-state":
+		pl.nmState = strings.TrimSpace(val)
+	case "@nm-connection":
+		pl.nmConn = nmUnescape(strings.TrimSpace(val))
+	case "@nm-uuid":
+		if u := strings.ToLower(strings.TrimSpace(val)); reUUID.MatchString(u) {
+			pl.nmUUID = u
+		}
+	case "@ifup":
+		pl.ifup = strings.TrimSpace(val) != ""
+	case "@ifcfg":
+		pl.ifcfg = strings.TrimSpace(val)
+	case "@ifcfg-opts":
+		n, text, ok := strings.Cut(val, ":")
+		ln, err := strconv.Atoi(n)
+		if !ok || err != nil {
+			return
+		}
+		_, v, _ := strings.Cut(text, "=")
+		pl.optsLine, pl.opts = ln, unquoteShell(strings.TrimSpace(v))
+	case "@iface":
+		n, file, ok := strings.Cut(val, " ")
+		ln, err := strconv.Atoi(n)
+		if ok && err == nil && pl.ifaceFile == "" {
+			pl.ifaceLine, pl.ifaceFile = ln, file
+		}
+	case "@link-default":
+		pl.linkDefault = strings.TrimSpace(val)
+	case "@link-dir":
+		pl.linkDir = true
+	case "@udev-version":
+		pl.udevVersion, _ = strconv.Atoi(strings.TrimSpace(val))
+	case "@link":
+		pl.curLink = strings.TrimSpace(val)
+	case "@link-key":
+		if pl.curLink == "" || pl.matchLink != "" || strings.HasPrefix(pl.curLink, "/etc/systemd/network/10-kaudit-") {
+			return
+		}
+		k, v, ok := strings.Cut(val, "=")
+		if ok && linkKeyMatches(strings.TrimSpace(k), strings.TrimSpace(v), name, driver, pl.mac) {
+			pl.matchLink = pl.curLink
+		}
+	}
 }
 
 // MinLinkRingsVersion is the first systemd whose .link files take
