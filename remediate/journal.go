@@ -24,11 +24,11 @@ type HostStatus string
 // Host statuses in a journal, in the order a host normally goes through them.
 const (
 	StatusPlanned    HostStatus = "planned"
-	StatusApplied               = "applied"     // changes made, not yet verified
-	StatusVerified              = "verified"    // re-gathered, every change reads back as planned
-	StatusRolledBack            = "rolled-back" // restored from the backups
-	StatusFailed                = "failed"      // something failed and the rollback did too, or was not possible: see Error
-	StatusUnchanged             = "unchanged"   // nothing to do, or not reached (batch stopped)
+	StatusApplied    HostStatus = "applied"     // changes made, not yet verified
+	StatusVerified   HostStatus = "verified"    // re-gathered, every change reads back as planned
+	StatusRolledBack HostStatus = "rolled-back" // restored from the backups
+	StatusFailed     HostStatus = "failed"      // something failed and the rollback did too, or was not possible: see Error
+	StatusUnchanged  HostStatus = "unchanged"   // nothing to do, or not reached (batch stopped)
 )
 
 // Journal is the local record of one "kaudit fix --apply" run: enough to
