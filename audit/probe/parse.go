@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"bytes"
 	"fmt"
 	"strconv"
 	"strings"
@@ -23,7 +24,12 @@ func Parse(out []byte, marker string) *facts.Probe {
 	p := &facts.Probe{}
 	secs, err := gather.Split(out, marker)
 	sec, ok := secs[Section]
-	if !ok {
+	switch {
+	case ok:
+	case bytes.Contains(out, []byte(marker+" begin "+Section)):
+		p.State, p.Reason = facts.ProbeError, "probe output truncated inside the probe section (session cut?)"
+		return p
+	default:
 		p.State, p.Reason = facts.ProbeError, "probe output not understood: no probe section"
 		if err != nil {
 			p.Reason = "probe output not understood: " + err.Error()
@@ -45,8 +51,7 @@ func Parse(out []byte, marker string) *facts.Probe {
 			continue
 		}
 		if perr := setField(p, k, v); perr != nil {
-			p.State, p.Reason = facts.ProbeError, "probe output not understood: "+perr.Error()
-			return p
+			return &facts.Probe{State: facts.ProbeError, Reason: "probe output not understood: " + perr.Error()}
 		}
 	}
 	finish(p, exit, noise, err)

@@ -3,6 +3,7 @@ package probe
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/kaudit/kaudit/audit/facts"
@@ -35,7 +36,7 @@ type Options struct {
 func Cases(rcvbuf string) []string {
 	first := fmt.Sprint(KafkaDefaultRcvBuf)
 	if rcvbuf != "" && rcvbuf != "-1" && rcvbuf != first {
-		if _, err := fmt.Sscanf(rcvbuf, "%d", new(int)); err == nil {
+		if n, err := strconv.Atoi(rcvbuf); err == nil && n > 0 && n <= 1<<30 {
 			return []string{rcvbuf, first, "65536", "max"}
 		}
 	}
