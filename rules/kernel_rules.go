@@ -78,10 +78,11 @@ func evalKernelSynackWscale(c *evalCtx) Finding {
 			fd.Evidence = append(fd.Evidence, ev)
 		}
 	}
+	fd.Evidence = append(fd.Evidence, probeEvidence(c.f.Probe)...)
 	if a.status == KernelFixed {
 		fd.Status = Pass
 		fd.Reason = a.reason
-		return fd
+		return withSource(fd, a)
 	}
 
 	fix := &Fix{
@@ -124,7 +125,7 @@ func evalKernelSynackWscale(c *evalCtx) Finding {
 			fd.Reason = "cannot tell whether the kernel has commit 909172a, but " + mitigation + ". Why unknown: " + a.reason
 		}
 	}
-	return fd
+	return withSource(fd, a)
 }
 
 func evalSyncookiesFired(c *evalCtx) Finding {
