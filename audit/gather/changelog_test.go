@@ -8,19 +8,19 @@ import (
 
 func TestFixTitleLine(t *testing.T) {
 	for line, want := range map[string]bool{
-		"net: Update window_clamp if SOCK_RCVBUF is set":                                                 true,
-		"- [net] net: Update window_clamp if SOCK_RCVBUF is set (Paolo Abeni) [1909403]":                 true,
-		"    - net: Update window_clamp if SOCK_RCVBUF is set":                                           true,
-		"- net: Update window_clamp if SOCK_RCVBUF is set (Mao Wenan)  [Orabug: 32216346]":               true,
-		"- [net] [tcp] net: Update window_clamp if SOCK_RCVBUF is set {CVE-0000-0000}":                   true,
-		"- tcp: update window_clamp when SO_RCVBUF is set":                                               false, // the 2026 near miss
-		"- [net] tcp: update window_clamp when SO_RCVBUF is set (Paolo Abeni) [1880000]":                 false,
-		`- Revert "net: Update window_clamp if SOCK_RCVBUF is set"`:                                      false,
-		`- [net] Revert "net: Update window_clamp if SOCK_RCVBUF is set" (Paolo Abeni)`:                  false,
-		"- tcp: net: Update window_clamp if SOCK_RCVBUF is set, take two":                                false,
-		"- net: Update window_clamp if SOCK_RCVBUF is set again":                                         false,
-		"- net: update window_clamp if SOCK_RCVBUF is set":                                               false, // case matters
-		"":                                                                                               false,
+		"net: Update window_clamp if SOCK_RCVBUF is set":                                   true,
+		"- [net] net: Update window_clamp if SOCK_RCVBUF is set (Paolo Abeni) [1909403]":   true,
+		"    - net: Update window_clamp if SOCK_RCVBUF is set":                             true,
+		"- net: Update window_clamp if SOCK_RCVBUF is set (Mao Wenan)  [Orabug: 32216346]": true,
+		"- [net] [tcp] net: Update window_clamp if SOCK_RCVBUF is set {CVE-0000-0000}":     true,
+		"- tcp: update window_clamp when SO_RCVBUF is set":                                 false, // the 2026 near miss
+		"- [net] tcp: update window_clamp when SO_RCVBUF is set (Paolo Abeni) [1880000]":   false,
+		`- Revert "net: Update window_clamp if SOCK_RCVBUF is set"`:                        false,
+		`- [net] Revert "net: Update window_clamp if SOCK_RCVBUF is set" (Paolo Abeni)`:    false,
+		"- tcp: net: Update window_clamp if SOCK_RCVBUF is set, take two":                  false,
+		"- net: Update window_clamp if SOCK_RCVBUF is set again":                           false,
+		"- net: update window_clamp if SOCK_RCVBUF is set":                                 false, // case matters
+		"": false,
 	} {
 		if got := fixTitleLine(line); got != want {
 			t.Errorf("fixTitleLine(%q) = %v, want %v", line, got, want)
