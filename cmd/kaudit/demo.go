@@ -25,6 +25,7 @@ func demoCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			opts.probe = demoProbe()
 			dir, err := os.MkdirTemp("", "kaudit-demo-")
 			if err != nil {
 				return err

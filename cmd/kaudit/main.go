@@ -64,6 +64,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		HideHelpCommand: true,
 		Commands: []*cli.Command{
 			scanCommand(),
+			probeCommand(),
 			demoCommand(),
 			fixCommand(),
 			rollbackCommand(),

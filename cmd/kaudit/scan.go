@@ -15,6 +15,7 @@ import (
 
 	"github.com/kaudit/kaudit/audit"
 	"github.com/kaudit/kaudit/audit/inventory"
+	"github.com/kaudit/kaudit/audit/probe"
 	"github.com/kaudit/kaudit/audit/transport"
 	"github.com/kaudit/kaudit/report"
 	"github.com/kaudit/kaudit/rules"
@@ -50,10 +51,13 @@ func scanCommand() *cli.Command {
 		ArgsUsage: "INVENTORY",
 		Description: "INVENTORY is kaudit's YAML format or an Ansible YAML inventory (detected).\n" +
 			"Each host gets one SSH session running one read-only POSIX sh script.\n\n" + exitHelp,
-		Flags: append(append(scanFlags(), outputFlags()...), whatIfFlags()...),
+		Flags: append(append(append(scanFlags(), probeFlags(true)...), outputFlags()...), whatIfFlags()...),
 		Action: func(c *cli.Context) error {
 			opts, err := readOptions(c)
 			if err != nil {
+				return err
+			}
+			if opts.probe, err = probeOptions(c); err != nil {
 				return err
 			}
 			if c.NArg() != 1 {
@@ -86,6 +90,7 @@ type options struct {
 	timeout        time.Duration
 	connectTimeout time.Duration
 	profile        rules.Profile
+	probe          *probe.Options // nil: no probe (scan --probe, kaudit probe)
 }
 
 func readOptions(c *cli.Context) (options, error) {
@@ -142,6 +147,7 @@ func scanHosts(parent context.Context, stderr io.Writer, hosts []inventory.Host,
 		ConnectTimeout: o.connectTimeout,
 		SysctlKeys:     rules.SysctlKeys(),
 		Runner:         runner,
+		Probe:          o.probe,
 		Progress:       prog.done,
 	})
 	prog.finish()
