@@ -3,7 +3,9 @@
 package e2e
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -103,6 +105,18 @@ func TestProbe(t *testing.T) {
 	if d := r.host(t, "hung").Facts.Probe.DurationMS; d > 6000 {
 		t.Errorf("hung probe took %d ms (budget 1s + kill after 2s)", d)
 	}
+	// Ctrl-C while the hung probe runs: kaudit stops at once (exit 130);
+	// the host side ends within its budget + 2 s although the session is cut.
+	p := startKaudit(t, runOpts{}, "probe", inv, "--limit", "hung", "--probe-budget", "5s", "-f", "json", "-o", filepath.Join(t.TempDir(), "int.json"))
+	time.Sleep(1500 * time.Millisecond)
+	_ = p.cmd.Process.Signal(os.Interrupt)
+	if res := p.wait(t); res.Code != 130 || res.Dur > 4*time.Second {
+		t.Errorf("interrupted probe: exit %d after %v, want 130 at once; stderr:\n%s", res.Code, res.Dur, res.Stderr)
+	}
+	waitFor(t, 9*time.Second, "the hung probe to be killed on the host", func() bool {
+		return !strings.Contains(f.Host("hung").Exec(t, "ps", "-eo", "args"), "sleep 60")
+	})
+
 	after := probeGroundTruth(t, f)
 	for k, v := range before {
 		if after[k] != v {
