@@ -66,9 +66,9 @@ func finish(p *facts.Probe, exit string, noise []string, splitErr error) {
 	case "":
 		p.State = facts.ProbeError
 		switch {
-		case exit == "137" || exit == "124":
+		case exit == "137" || exit == "124" || exit == "142":
 			p.State = facts.ProbeTimeout
-			p.Reason = "probe killed by timeout(1) after its budget (exit " + exit + "); nothing stays: the namespace died with the process"
+			p.Reason = "probe killed after its budget (exit " + exit + ": SIGKILL from timeout(1) or python's own SIGALRM); nothing stays: the namespace died with the process"
 		case splitErr != nil:
 			p.Reason = "probe output truncated: " + splitErr.Error()
 		default:

@@ -82,6 +82,7 @@ func TestParseRejects(t *testing.T) {
 		"same netns":          "netns_host=net:[1]\nnetns_probe=net:[1]\nstate=ok",
 		"host moved after":    "host_syncookies_before=1\nstate=ok\nhost_syncookies_after=2",
 		"no state":            "release=6.1.0\nexit=1",
+		"alarm":               "release=6.1.0\nexit=142",
 		"sysctl not a number": "host_syncookies_before=1; rm -rf /\nstate=ok",
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -86,6 +86,9 @@ func run(ctx context.Context, r transport.Runner, t transport.Target, k facts.Ke
 	}
 	p := Parse(out.Stdout, marker)
 	p.PerNetns, p.ScriptBytes = why, len(script)
+	if p.Release == "" {
+		p.Release = k.Release // the script stopped before printing it (needs root)
+	}
 	if p.State == facts.ProbeNeedsRoot {
 		p.Reason = NeedsRoot + ": " + p.Reason + " (hint: set become: sudo with passwordless sudo for /bin/sh, or log in as root)"
 	}
