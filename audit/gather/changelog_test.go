@@ -38,6 +38,7 @@ func TestParseChangelogExcerpts(t *testing.T) {
 		{"rhel8-4.18.0-240.el8-rpm-without.txt", false, ""},
 		{"ubuntu-focal-5.4.0-59.65-changelog.Debian.txt", true, ""},
 		{"ubuntu-bionic-near-miss-changelog.Debian.txt", false, ""},
+		{"ubuntu-bionic-4.15.0-135.139-changelog.Debian-real.txt", true, ""},
 		{"uek6-5.4.17-2036-rpm.txt", true, "v5.4.78"},
 	} {
 		b, err := os.ReadFile(filepath.Join("testdata", "changelog", tt.file))
