@@ -15,7 +15,7 @@ func probeCase(rcvbuf, client, server int) facts.ProbeCase {
 
 func ranProbe(release string, cases ...facts.ProbeCase) *facts.Probe {
 	return &facts.Probe{State: facts.ProbeOK, Release: release, Arch: "x86_64", Python: "3.6.8 /usr/libexec/platform-python",
-		PerNetns: "kernel series 4.18 ≥ 4.6", NetnsHost: "net:[4026531992]", NetnsProbe: "net:[4026532301]",
+		PerNetns: "kernel series 4.18 ≥ 4.9", NetnsHost: "net:[4026531992]", NetnsProbe: "net:[4026532301]",
 		HostSyncookiesBefore: "1", HostSyncookiesDuring: "1", HostSyncookiesAfter: "1", RmemMax: 212992,
 		Cases: cases, DurationMS: 180, ScriptBytes: 9125, RemoteMS: 12}
 }
@@ -53,8 +53,8 @@ func TestKernelSynackWscaleSource(t *testing.T) {
 			Unknown, Critical, SourceNone, []string{"probe inconclusive"}},
 		{"3.10 not per netns: changelog decides, reason kept", facts.Kernel{Release: "3.10.0-1160.el7.x86_64",
 			Changelog: &facts.KernelChangelog{Source: "rpm -q --changelog kernel-3.10.0-1160.el7.x86_64"}},
-			&facts.Probe{State: facts.ProbeNotPerNetns, Release: "3.10.0-1160.el7.x86_64", Reason: "kernel 3.10.0-1160.el7.x86_64 (series 3.10) predates 4.6"}, "",
-			Fail, Critical, SourceChangelog, []string{"lacks the fix title", "probe not-per-netns: kernel 3.10.0-1160.el7.x86_64 (series 3.10) predates 4.6"}},
+			&facts.Probe{State: facts.ProbeNotPerNetns, Release: "3.10.0-1160.el7.x86_64", Reason: "kernel 3.10.0-1160.el7.x86_64 (series 3.10) is older than 4.9"}, "",
+			Fail, Critical, SourceChangelog, []string{"lacks the fix title", "probe not-per-netns: kernel 3.10.0-1160.el7.x86_64 (series 3.10) is older than 4.9"}},
 		{"needs root: unknown with the reason", el8Kernel,
 			&facts.Probe{State: facts.ProbeNeedsRoot, Release: el8, Reason: "needs root (become): running as uid 1000"}, "",
 			Unknown, Critical, SourceNone, []string{"probe needs-root: needs root (become)"}},

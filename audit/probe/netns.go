@@ -6,15 +6,16 @@ import (
 	"strconv"
 )
 
-// PerNetnsSince is the first upstream kernel series in which
-// net.ipv4.tcp_syncookies is per network namespace: commit 12ed8244ed8b
-// ("ipv4: Namespaceify tcp syncookies knob", Haishuang Yan, merged for
-// v4.6) moved it into struct netns_ipv4. [U: the commit and its release
-// are recalled, not read in the primary source here.] FACTS.md §8 [V]:
-// global on 3.10 (RHEL/CentOS 7), per namespace on RHEL 8's 4.18 and
-// current kernels. A kernel older than this never gets the probe: writing
-// the value in a new namespace could change the whole host's.
-const PerNetnsSince = "4.6"
+// PerNetnsSince is the oldest upstream kernel series in which
+// net.ipv4.tcp_syncookies is known to be per network namespace: a 4.9 tree
+// (OE4T/linux-tegra-4.9, include/net/netns/ipv4.h) has sysctl_tcp_syncookies
+// in struct netns_ipv4 [V]; FACTS.md §8 [V]: global on 3.10 (RHEL/CentOS 7),
+// per namespace on RHEL 8's 4.18 and current kernels. The change itself
+// (commit 12ed8244ed8b, "ipv4: Namespaceify tcp syncookies knob") is
+// recalled as v4.6 but was not read here [U], so 4.6-4.8 count as
+// undecidable and are not probed. A kernel older than this never gets the
+// probe: writing the value in a new namespace could change the whole host's.
+const PerNetnsSince = "4.9"
 
 var reSeries = regexp.MustCompile(`^(\d+)\.(\d+)`)
 
@@ -33,7 +34,7 @@ func SyncookiesPerNetns(release string) (bool, string) {
 	}
 	sx, sy, _ := series(PerNetnsSince)
 	if x < sx || (x == sx && y < sy) {
-		return false, fmt.Sprintf("kernel %s (series %d.%d) predates %s, where tcp_syncookies became per network namespace: setting it in a new namespace could change the whole host's, so the probe does not run", release, x, y, PerNetnsSince)
+		return false, fmt.Sprintf("kernel %s (series %d.%d) is older than %s, the oldest series known to keep tcp_syncookies per network namespace: setting it in a new namespace could change the whole host's, so the probe does not run", release, x, y, PerNetnsSince)
 	}
 	return true, fmt.Sprintf("kernel series %d.%d ≥ %s: tcp_syncookies is per network namespace (decided from the release before writing; the host's value is re-read during the probe)", x, y, PerNetnsSince)
 }

@@ -18,7 +18,10 @@ func TestSyncookiesPerNetns(t *testing.T) {
 		{"3.10.0-1160.95.1.el7.x86_64", false}, // RHEL/CentOS 7: global (FACTS §8)
 		{"4.4.0-210-generic", false},
 		{"4.5.7", false},
-		{"4.6.0", true},
+		{"4.6.0", false}, // namespaced in 4.6 as recalled, not confirmed: undecidable
+		{"4.8.17", false},
+		{"4.9.0", true}, // a 4.9 tree has it in struct netns_ipv4
+		{"4.9.337", true},
 		{"4.14.203-156.332.amzn2.x86_64", true},
 		{"4.15.0-213-generic", true},
 		{"4.18.0-477.27.1.el8_8.x86_64", true}, // RHEL 8: per namespace (FACTS §8)
