@@ -19,20 +19,27 @@ import (
 // through transport.Local (as the e2e fleet does over SSH). They need root
 // and python3, and skip otherwise.
 
+func isRoot() bool { return runtime.GOOS == "linux" && os.Geteuid() == 0 }
+
 func needRoot(t *testing.T) {
 	t.Helper()
-	if runtime.GOOS != "linux" || os.Geteuid() != 0 {
+	if !isRoot() {
 		t.Skip("needs root on Linux")
 	}
 }
 
+func osRelease() string {
+	b, _ := os.ReadFile("/proc/sys/kernel/osrelease")
+	return strings.TrimSpace(string(b))
+}
+
 func thisKernel(t *testing.T) facts.Kernel {
 	t.Helper()
-	b, err := os.ReadFile("/proc/sys/kernel/osrelease")
-	if err != nil {
-		t.Fatal(err)
+	r := osRelease()
+	if r == "" {
+		t.Fatal("cannot read /proc/sys/kernel/osrelease")
 	}
-	return facts.Kernel{Release: strings.TrimSpace(string(b))}
+	return facts.Kernel{Release: r}
 }
 
 func readSyncookies(t *testing.T) string {
@@ -166,7 +173,7 @@ func TestProbeHungPythonKilled(t *testing.T) {
 	needRoot(t)
 	dir := t.TempDir()
 	fake := filepath.Join(dir, "python3")
-	if err := os.WriteFile(fake, []byte("#!/bin/sh\nexec sleep 30\n"), 0o755); err != nil {
+	if err := os.WriteFile(fake, []byte("#!/bin/sh\nexec sleep 29.517\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
@@ -178,8 +185,8 @@ func TestProbeHungPythonKilled(t *testing.T) {
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("took %s", d)
 	}
-	out, _ := exec.Command("sh", "-c", "ps -eo args | grep -F 'sleep 30' | grep -v grep || true").Output()
-	if strings.Contains(string(out), "sleep 30") {
+	out, _ := exec.Command("sh", "-c", "ps -eo args | grep -F 'sleep 29.517' | grep -v grep || true").Output()
+	if strings.Contains(string(out), "sleep 29.517") {
 		t.Errorf("hung python still running: %s", out)
 	}
 }
