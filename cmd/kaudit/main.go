@@ -78,6 +78,7 @@ func newApp(e env) *cli.App {
 		HideHelpCommand: true,
 		Commands: []*cli.Command{
 			scanCommand(e),
+			probeCommand(e),
 			demoCommand(e),
 			fixCommand(e),
 			rollbackCommand(e),
