@@ -236,8 +236,8 @@ func (c *SSH) dial(ctx context.Context, t Target) (*ssh.Client, func(), error) {
 	cfg := &ssh.ClientConfig{
 		User:              t.User,
 		Auth:              auth,
-		HostKeyCallback:   c.HostKeys.Callback(t.KnownHosts, t.HostKeyPolicy),
-		HostKeyAlgorithms: c.HostKeys.Algorithms(t.KnownHosts, addr),
+		HostKeyCallback:   c.HostKeys.Callback(t.Address, t.Port, KnownHostsFiles{User: t.KnownHosts}, t.HostKeyPolicy),
+		HostKeyAlgorithms: c.HostKeys.Algorithms(t.Address, t.Port, KnownHostsFiles{User: t.KnownHosts}),
 		Timeout:           timeout,
 		ClientVersion:     "SSH-2.0-kaudit",
 	}
