@@ -35,7 +35,9 @@ func newSigner(t testing.TB) ssh.Signer {
 	return s
 }
 
-func authorized(k ssh.PublicKey) string { return strings.TrimSpace(string(ssh.MarshalAuthorizedKey(k))) }
+func authorized(k ssh.PublicKey) string {
+	return strings.TrimSpace(string(ssh.MarshalAuthorizedKey(k)))
+}
 
 // hostCert signs key as a host certificate for principals, valid from
 // after to before.
