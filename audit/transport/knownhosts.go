@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"hash"
-	"io"
 	"os"
 	"path"
 	"strconv"
@@ -193,12 +192,12 @@ func padState(key []byte, pad byte) []byte {
 }
 
 // matches reports whether the hashed pattern is name. d is scratch space.
-func (h hashedHost) matches(d hash.Hash, name string) bool {
+func (h hashedHost) matches(d hash.Hash, name []byte) bool {
 	u := d.(encoding.BinaryUnmarshaler)
 	if u.UnmarshalBinary(h.inner) != nil {
 		return false
 	}
-	io.WriteString(d, name)
+	d.Write(name)
 	var in [sha1.Size]byte
 	d.Sum(in[:0])
 	if u.UnmarshalBinary(h.outer) != nil {
@@ -260,9 +259,9 @@ func (ix *knownIndex) lookup(name string) []*knownLine {
 		}
 	}
 	if len(ix.hashed) > 0 {
-		d := sha1.New()
+		d, bname := sha1.New(), []byte(name)
 		for _, l := range ix.hashed {
-			if l.matchesHashed(d, name) {
+			if l.matchesHashed(d, name, bname) {
 				out = append(out, l)
 			}
 		}
@@ -270,9 +269,9 @@ func (ix *knownIndex) lookup(name string) []*knownLine {
 	return out
 }
 
-func (l *knownLine) matchesHashed(d hash.Hash, name string) bool {
+func (l *knownLine) matchesHashed(d hash.Hash, name string, bname []byte) bool {
 	for _, h := range l.hashes {
-		if h.matches(d, name) {
+		if h.matches(d, bname) {
 			return true
 		}
 	}
