@@ -50,6 +50,7 @@ func fixCommand() *cli.Command {
 			&cli.StringFlag{Name: "format", Value: "table", Hidden: true},
 			&cli.StringFlag{Name: "fail-on", Value: "high", Hidden: true},
 			&cli.StringFlag{Name: "journal-dir", Usage: "with --apply: where the run journal is written (default ~/.local/state/kaudit/runs)"},
+			becomeFlag(),
 		),
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
@@ -82,6 +83,9 @@ func fixCommand() *cli.Command {
 				}
 			}
 			runner := transport.NewSSH()
+			if err := askBecomePass(c, runner); err != nil {
+				return err
+			}
 			r, err := scanHosts(c.Context, c.App.ErrWriter, hosts, opts, runner)
 			if err != nil {
 				return err

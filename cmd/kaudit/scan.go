@@ -50,7 +50,7 @@ func scanCommand() *cli.Command {
 		ArgsUsage: "INVENTORY",
 		Description: "INVENTORY is kaudit's YAML format or an Ansible YAML inventory (detected).\n" +
 			"Each host gets one SSH session running one read-only POSIX sh script.\n\n" + exitHelp,
-		Flags: append(append(scanFlags(), outputFlags()...), whatIfFlags()...),
+		Flags: append(append(append(scanFlags(), outputFlags()...), whatIfFlags()...), becomeFlag()),
 		Action: func(c *cli.Context) error {
 			opts, err := readOptions(c)
 			if err != nil {
@@ -63,7 +63,11 @@ func scanCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			r, err := scanHosts(c.Context, c.App.ErrWriter, hosts, opts, transport.NewSSH())
+			runner := transport.NewSSH()
+			if err := askBecomePass(c, runner); err != nil {
+				return err
+			}
+			r, err := scanHosts(c.Context, c.App.ErrWriter, hosts, opts, runner)
 			if err != nil {
 				return err
 			}
