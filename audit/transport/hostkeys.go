@@ -35,7 +35,7 @@ func (f KnownHostsFiles) all() []string { return append(append([]string{}, f.Use
 type HostKeys struct {
 	mu      sync.Mutex
 	files   map[string]*knownFile
-	pinned  map[string]string       // lookup name -> key blob trusted for this run only (kaudit trust's bastions)
+	pinned  map[string]string       // lookup name -> key blob the callbacks trust for this run only (kaudit trust's bastions); Check ignores it
 	capture map[string]*capturedKey // lookup names whose handshake stops at the host key (kaudit trust)
 }
 
@@ -103,13 +103,6 @@ func (h *HostKeys) Check(name string, port int, files KnownHostsFiles, key ssh.P
 		key = cert.Key // no CA of ours signed it: judge the plain key, as OpenSSH does
 	}
 	blob := string(key.Marshal())
-	h.mu.Lock()
-	pinned := h.pinned[v.Name]
-	h.mu.Unlock()
-	if pinned == blob {
-		v.Status = KeyKnown
-		return v
-	}
 	for _, l := range lines {
 		if l.marker == "" && l.blob == blob {
 			v.Status = KeyKnown
@@ -179,8 +172,12 @@ func (h *HostKeys) Callback(name string, port int, files KnownHostsFiles, policy
 		return ssh.InsecureIgnoreHostKey() // explicit, inventory-level opt-in only
 	}
 	return func(_ string, _ net.Addr, key ssh.PublicKey) error {
-		if h.captured(LookupName(name, port), key) {
+		lname := LookupName(name, port)
+		if h.captured(lname, key) {
 			return errCaptured
+		}
+		if h.isPinned(lname, key) {
+			return nil
 		}
 		v := h.Check(name, port, files, key)
 		if v.Status == KeyUnknown && policy == PolicyAcceptNew {

@@ -42,6 +42,13 @@ func (h *HostKeys) Pin(name string, port int, key ssh.PublicKey) {
 	h.pinned[LookupName(name, port)] = string(plainKey(key).Marshal())
 }
 
+func (h *HostKeys) isPinned(lname string, key ssh.PublicKey) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	b, ok := h.pinned[lname]
+	return ok && b == string(plainKey(key).Marshal())
+}
+
 // FetchHostKey connects to t the way a scan does (through its ProxyJump,
 // whose own host key is verified as usual) and returns the host key t
 // offers, stopping the handshake before authenticating to t. The key is
@@ -81,3 +88,7 @@ func (c *SSH) FetchHostKey(ctx context.Context, t Target) (ssh.PublicKey, error)
 	}
 	return nil, err
 }
+
+// JumpTarget is the target of t's ProxyJump hop, as dial connects to it
+// (its own user, port and name; the host's keys and known_hosts files).
+func JumpTarget(t Target) (Target, error) { return jumpTarget(t) }

@@ -73,6 +73,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			diffCommand(),
 			waiversCommand(),
 			whatifCommand(),
+			trustCommand(),
 		},
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
 			return &exitError{code: ExitUsage, err: err}
