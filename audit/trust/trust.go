@@ -53,12 +53,32 @@ type Entry struct {
 	Err     *transport.Error // Failed, BadCert
 }
 
-// Fingerprint is the key's SHA256 fingerprint, as ssh-keygen -l prints it.
+// Fingerprint is the SHA256 fingerprint of the host key (of the key inside
+// a host certificate), as ssh-keygen -l prints it.
 func (e Entry) Fingerprint() string {
+	if k := e.HostKey(); k != nil {
+		return ssh.FingerprintSHA256(k)
+	}
+	return ""
+}
+
+// HostKey is the key offered, or the key a host certificate certifies.
+func (e Entry) HostKey() ssh.PublicKey {
+	if c, ok := e.Key.(*ssh.Certificate); ok {
+		return c.Key
+	}
+	return e.Key
+}
+
+// KeyType names the key type, with " (certificate)" for a host certificate.
+func (e Entry) KeyType() string {
 	if e.Key == nil {
 		return ""
 	}
-	return ssh.FingerprintSHA256(e.Key)
+	if _, ok := e.Key.(*ssh.Certificate); ok {
+		return e.HostKey().Type() + " (certificate)"
+	}
+	return e.Key.Type()
 }
 
 // Options bound the fan-out.

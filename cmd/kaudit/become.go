@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/urfave/cli/v2"
+	"golang.org/x/sys/unix"
 	"golang.org/x/term"
 
 	"github.com/kaudit/kaudit/audit/transport"
@@ -42,6 +43,13 @@ func askBecomePass(c *cli.Context, runner *transport.SSH) error {
 }
 
 func readPassword(prompt io.Writer, tty *os.File) (*transport.BecomePassword, error) {
+	// Echo goes off before the prompt appears: a password typed (or pasted)
+	// the instant the prompt shows must not be echoed either.
+	restore, err := noEcho(int(tty.Fd()))
+	if err != nil {
+		return nil, fmt.Errorf("cannot turn off the terminal's echo: %w", err)
+	}
+	defer restore()
 	fmt.Fprint(prompt, "BECOME password: ")
 	b, err := term.ReadPassword(int(tty.Fd()))
 	fmt.Fprintln(prompt)
@@ -53,4 +61,20 @@ func readPassword(prompt io.Writer, tty *os.File) (*transport.BecomePassword, er
 		return nil, errors.New("no password given")
 	}
 	return transport.NewBecomePassword(b)
+}
+
+// noEcho turns the terminal's echo off and returns what turns it back on.
+func noEcho(fd int) (func(), error) {
+	old, err := unix.IoctlGetTermios(fd, unix.TCGETS)
+	if err != nil {
+		return nil, err
+	}
+	t := *old
+	t.Lflag &^= unix.ECHO
+	t.Lflag |= unix.ICANON | unix.ISIG
+	t.Iflag |= unix.ICRNL
+	if err := unix.IoctlSetTermios(fd, unix.TCSETS, &t); err != nil {
+		return nil, err
+	}
+	return func() { _ = unix.IoctlSetTermios(fd, unix.TCSETS, old) }, nil
 }
