@@ -48,7 +48,8 @@ func scanCommand() *cli.Command {
 		Name:      "scan",
 		Usage:     "audit every host of an inventory and report",
 		ArgsUsage: "INVENTORY",
-		Description: "INVENTORY is kaudit's YAML format or an Ansible YAML inventory (detected).\n" +
+		Description: "INVENTORY is kaudit's YAML format, an Ansible inventory (YAML or INI, with group_vars/ and\n" +
+			"host_vars/), or the JSON of ansible-inventory --list; - reads it from stdin (detected).\n" +
 			"Each host gets one SSH session running one read-only POSIX sh script.\n\n" + exitHelp,
 		Flags: append(append(append(scanFlags(), outputFlags()...), whatIfFlags()...), becomeFlag()),
 		Action: func(c *cli.Context) error {
