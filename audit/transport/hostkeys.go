@@ -168,13 +168,13 @@ func checkCert(lookup, principal string, cert *ssh.Certificate, lines []*knownLi
 // The hostname x/crypto passes to the callback is ignored: name and port
 // decide. Every error is a *Error of KindHostKey.
 func (h *HostKeys) Callback(name string, port int, files KnownHostsFiles, policy string) ssh.HostKeyCallback {
-	if policy == PolicyInsecure {
-		return ssh.InsecureIgnoreHostKey() // explicit, inventory-level opt-in only
-	}
 	return func(_ string, _ net.Addr, key ssh.PublicKey) error {
 		lname := LookupName(name, port)
 		if h.captured(lname, key) {
 			return errCaptured
+		}
+		if policy == PolicyInsecure {
+			return nil // explicit, inventory-level opt-in only
 		}
 		if h.isPinned(lname, key) {
 			return nil

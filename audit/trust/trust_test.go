@@ -122,3 +122,15 @@ func TestFetchBehindChangedBastion(t *testing.T) {
 	}
 	_ = kh
 }
+
+// insecure hosts are fetched too (and judged): the handshake still stops at
+// the key, no session is opened.
+func TestFetchInsecureHost(t *testing.T) {
+	f, inv, _ := trustFleet(t)
+	h := inv[4]
+	h.HostKeyPolicy = "insecure"
+	entries := trust.Fetch(context.Background(), []inventory.Host{h}, transport.NewSSH(), trust.Options{Timeout: 10 * time.Second})
+	if entries[0].Status != trust.New || f.Servers[4].Sessions != 0 {
+		t.Fatalf("insecure host: %s, %d sessions", statuses(entries), f.Servers[4].Sessions)
+	}
+}
