@@ -71,6 +71,7 @@ func runTrust(c *cli.Context) error {
 		return &exitError{code: ExitInterrupted, err: fmt.Errorf("interrupted: nothing was written")}
 	}
 	printTrust(c.App.Writer, entries)
+	stop() // Ctrl-C at the question ends kaudit at once: nothing is written before the answer
 	if n := trust.Pending(entries); n > 0 {
 		ok, err := confirmTrust(c, n)
 		if err != nil {
