@@ -20,6 +20,8 @@ import (
 )
 
 const (
+	becomePrompt  = "BECOME password:"
+	trustPrompt   = "? [y/N]"
 	becomeSecret  = "Kaudit-E2E-sudo-pw!42"
 	sudoersWithPW = `Defaults env_reset
 Defaults !lecture
@@ -133,10 +135,16 @@ func testTrustRealFleet(t *testing.T, f *testfleet.Fleet) {
 	if r.Code != 2 || !strings.Contains(r.Stderr, "no terminal to confirm on") || len(readFileBytes(t, kh)) != 0 {
 		t.Fatalf("trust without --yes or terminal: exit %d, %s", r.Code, r.Stderr)
 	}
-	r = runKaudit(t, runOpts{}, "trust", inv, "--yes")
-	if r.Code != 0 || !strings.Contains(r.Stdout, "recorded 3 of 3 new keys") {
-		t.Fatalf("trust --yes: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	// On a terminal: one question; "n" writes nothing (exit 1), "y" records.
+	_, transcript, code := runOnPTY(t, trustPrompt, "n", "trust", inv)
+	if code != 1 || len(readFileBytes(t, kh)) != 0 || !strings.Contains(transcript, "Record these 3 new host keys") {
+		t.Fatalf("trust answered no: exit %d, known_hosts %q\n%s", code, readFileBytes(t, kh), transcript)
 	}
+	_, transcript, code = runOnPTY(t, trustPrompt, "y", "trust", inv)
+	if code != 0 || !strings.Contains(transcript, "recorded 3 of 3 new keys") {
+		t.Fatalf("trust answered yes: exit %d\n%s", code, transcript)
+	}
+	r.Stdout = transcript
 	for _, h := range f.Hosts {
 		if !strings.Contains(r.Stdout, h.HostKeyFP) {
 			t.Errorf("%s: fingerprint %s not shown:\n%s", h.Spec.Name, h.HostKeyFP, r.Stdout)
@@ -174,7 +182,7 @@ func testAskBecomePass(t *testing.T, f *testfleet.Fleet) {
 	inv := writeInventory(t, f, entry(h, "user: kpw", "become: sudo"))
 	noPW := writeInventory(t, f, entry(h, "user: kops", "become: sudo"))
 
-	out, transcript, code := runOnPTY(t, becomeSecret, "scan", inv, "--format", "json", "--ask-become-pass")
+	out, transcript, code := runOnPTY(t, becomePrompt, becomeSecret, "scan", inv, "--format", "json", "--ask-become-pass", "-o", filepath.Join(t.TempDir(), "out.json"))
 	r := decode(t, result{Code: code}, out)
 	if hr := r.host(t, "sudopw"); hr.Error != nil || hr.Facts == nil {
 		t.Fatalf("scan with the sudo password: exit %d, %+v\n%s", code, hr.Error, transcript)
@@ -190,14 +198,14 @@ func testAskBecomePass(t *testing.T, f *testfleet.Fleet) {
 	}
 
 	// NOPASSWD user with --ask-become-pass: the password line is swallowed, the scan works.
-	out, transcript, code = runOnPTY(t, becomeSecret, "scan", noPW, "--format", "json", "--ask-become-pass")
+	out, transcript, code = runOnPTY(t, becomePrompt, becomeSecret, "scan", noPW, "--format", "json", "--ask-become-pass", "-o", filepath.Join(t.TempDir(), "out.json"))
 	if hr := decode(t, result{Code: code}, out).host(t, "sudopw"); hr.Error != nil {
 		t.Errorf("NOPASSWD with --ask-become-pass: %+v\n%s", hr.Error, transcript)
 	}
 
 	// A wrong password: an auth error for the host, promptly.
 	start := time.Now()
-	out, transcript, code = runOnPTY(t, "wrong-password", "scan", inv, "--format", "json", "--ask-become-pass")
+	out, transcript, code = runOnPTY(t, becomePrompt, "wrong-password", "scan", inv, "--format", "json", "--ask-become-pass", "-o", filepath.Join(t.TempDir(), "out.json"))
 	hr := decode(t, result{Code: code}, out).host(t, "sudopw")
 	if hr.Error == nil || hr.Error.Kind != "auth" || !strings.Contains(hr.Error.Message, "rejected the password") || code != 3 {
 		t.Errorf("wrong password: exit %d, %+v\n%s", code, hr.Error, transcript)
@@ -212,14 +220,18 @@ func testAskBecomePass(t *testing.T, f *testfleet.Fleet) {
 }
 
 // runOnPTY runs kaudit with a pty as its controlling terminal, types
-// password at the prompt, and returns the report path, the terminal
-// transcript and the exit code.
-func runOnPTY(t *testing.T, password string, args ...string) (out, transcript string, code int) {
+// answer when prompt appears, and returns the -o path (the argument after
+// "-o", if any), the terminal transcript and the exit code.
+func runOnPTY(t *testing.T, prompt, answer string, args ...string) (out, transcript string, code int) {
 	t.Helper()
-	out = filepath.Join(t.TempDir(), "out.json")
+	for i, a := range args {
+		if a == "-o" && i+1 < len(args) {
+			out = args[i+1]
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, kauditBin(t), append(args, "-o", out)...)
+	cmd := exec.CommandContext(ctx, kauditBin(t), args...)
 	cmd.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=" + t.TempDir(), "LANG=C", "NO_COLOR=1"}
 	tty, err := pty.Start(cmd)
 	if err != nil {
@@ -237,11 +249,11 @@ func runOnPTY(t *testing.T, password string, args ...string) (out, transcript st
 			n, err := tty.Read(b)
 			mu.Lock()
 			buf.Write(b[:n])
-			prompt := bytes.Contains(buf.Bytes(), []byte("BECOME password:"))
+			asked := bytes.Contains(buf.Bytes(), []byte(prompt))
 			mu.Unlock()
-			if prompt && !typed {
+			if asked && !typed {
 				typed = true
-				io.WriteString(tty, password+"\r")
+				io.WriteString(tty, answer+"\r")
 			}
 			if err != nil {
 				return
