@@ -24,6 +24,7 @@ const (
 type KnownHostsFiles struct {
 	User   []string
 	Global []string
+	Hash   bool // HashKnownHosts: names are written as |1|salt|hash
 }
 
 func (f KnownHostsFiles) all() []string { return append(append([]string{}, f.User...), f.Global...) }
@@ -222,7 +223,7 @@ func (h *HostKeys) acceptNew(name string, files KnownHostsFiles, key ssh.PublicK
 	if len(files.User) == 0 {
 		return newErr(KindHostKey, nil, "accept-new needs a user known_hosts file to write to (set known_hosts)")
 	}
-	res, have, err := h.file(files.User[0]).record(name, key)
+	res, have, err := h.file(files.User[0]).record(name, key, files.Hash)
 	switch {
 	case err != nil:
 		return newErr(KindHostKey, err, "accept-new: cannot record the host key of %s in %s: %v", name, files.User[0], err)
@@ -245,7 +246,7 @@ func (h *HostKeys) Record(name string, port int, files KnownHostsFiles, key ssh.
 	if len(files.User) == 0 {
 		return Verdict{}, fmt.Errorf("no user known_hosts file to write %s to", lname)
 	}
-	res, have, err := h.file(files.User[0]).record(lname, plainKey(key))
+	res, have, err := h.file(files.User[0]).record(lname, plainKey(key), files.Hash)
 	if err != nil {
 		return Verdict{}, fmt.Errorf("record %s in %s: %w", lname, files.User[0], err)
 	}

@@ -21,13 +21,13 @@ const (
 	conflicts                      // a different key for the name appeared meanwhile: nothing written
 )
 
-// record appends "name key" to the file, safely against other goroutines
+// record appends "name key" to the file (the name hashed when asked), safely against other goroutines
 // and other processes doing the same: an exclusive flock on the file, then
 // the lines other writers appended since this file was indexed are read and
 // indexed, the name is checked again, and the line is written with one
 // write(2) on an O_APPEND descriptor. A reader never sees half a line and
 // two writers never interleave.
-func (f *knownFile) record(name string, key ssh.PublicKey) (appendResult, []*knownLine, error) {
+func (f *knownFile) record(name string, key ssh.PublicKey, hashed bool) (appendResult, []*knownLine, error) {
 	if err := os.MkdirAll(filepath.Dir(f.path), 0o700); err != nil {
 		return 0, nil, err
 	}
@@ -60,7 +60,11 @@ func (f *knownFile) record(name string, key ssh.PublicKey) (appendResult, []*kno
 			return conflicts, have, nil
 		}
 	}
-	line := knownhosts.Line([]string{name}, key) + "\n"
+	pattern := name
+	if hashed {
+		pattern = knownhosts.HashHostname(name)
+	}
+	line := knownhosts.Line([]string{pattern}, key) + "\n"
 	sep := ""
 	if f.ix.size > 0 && !endsWithNewline(fh, f.ix.size) {
 		sep = "\n" // end the last line, which the index already counted

@@ -399,3 +399,19 @@ type netAddr struct{}
 
 func (netAddr) Network() string { return "tcp" }
 func (netAddr) String() string  { return "192.0.2.1:22" }
+
+func TestAcceptNewHashed(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "known_hosts")
+	files := KnownHostsFiles{User: []string{p}, Hash: true}
+	a := newSigner(t)
+	if err := NewHostKeys().Callback("h.example.com", 2222, files, PolicyAcceptNew)("", nil, a.PublicKey()); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(p)
+	if !bytes.HasPrefix(data, []byte("|1|")) || bytes.Contains(data, []byte("example")) {
+		t.Fatalf("HashKnownHosts: wrote %q", data)
+	}
+	if v := NewHostKeys().Check("h.example.com", 2222, files, a.PublicKey()); v.Status != KeyKnown {
+		t.Errorf("hashed line written by accept-new not found: %+v", v)
+	}
+}
