@@ -58,7 +58,7 @@ func (c *SSH) FetchHostKey(ctx context.Context, t Target) (ssh.PublicKey, error)
 	if t.Local {
 		return nil, newErr(KindProtocol, nil, "connection: local has no host key")
 	}
-	lname := LookupName(t.Address, t.Port)
+	lname := LookupName(KnownHostsName(t))
 	h := c.HostKeys
 	h.mu.Lock()
 	slot := h.capture[lname]
@@ -92,3 +92,9 @@ func (c *SSH) FetchHostKey(ctx context.Context, t Target) (ssh.PublicKey, error)
 // JumpTarget is the target of t's ProxyJump hop, as dial connects to it
 // (its own user, port and name; the host's keys and known_hosts files).
 func JumpTarget(t Target) (Target, error) { return jumpTarget(t) }
+
+// KnownHostsName is the name and port t's host key is looked up and
+// recorded under: the address dialled and its port, as OpenSSH uses
+// HostName. This is the one place that decides it: a HostKeyAlias, once
+// Target carries one, is returned here with port 0.
+func KnownHostsName(t Target) (name string, port int) { return t.Address, t.Port }

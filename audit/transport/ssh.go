@@ -236,11 +236,12 @@ func (c *SSH) dial(ctx context.Context, t Target) (*ssh.Client, func(), error) {
 	stop := closeOnDone(ctx, conn)
 	closers = append(closers, stop)
 
+	hkName, hkPort := KnownHostsName(t)
 	cfg := &ssh.ClientConfig{
 		User:              t.User,
 		Auth:              auth,
-		HostKeyCallback:   c.HostKeys.Callback(t.Address, t.Port, KnownHostsFiles{User: t.KnownHosts}, t.HostKeyPolicy),
-		HostKeyAlgorithms: c.HostKeys.Algorithms(t.Address, t.Port, KnownHostsFiles{User: t.KnownHosts}),
+		HostKeyCallback:   c.HostKeys.Callback(hkName, hkPort, KnownHostsFiles{User: t.KnownHosts}, t.HostKeyPolicy),
+		HostKeyAlgorithms: c.HostKeys.Algorithms(hkName, hkPort, KnownHostsFiles{User: t.KnownHosts}),
 		Timeout:           timeout,
 		ClientVersion:     "SSH-2.0-kaudit",
 	}

@@ -119,7 +119,7 @@ func Fetch(ctx context.Context, hosts []inventory.Host, runner *transport.SSH, o
 	var restAt []int
 	hostEntries := make([]Entry, len(targets))
 	for i, t := range targets {
-		if e, ok := byName[transport.LookupName(t.Address, t.Port)]; ok && !t.Local {
+		if e, ok := byName[transport.LookupName(transport.KnownHostsName(t))]; ok && !t.Local {
 			e.Bastion = false
 			hostEntries[i] = e
 			continue
@@ -149,7 +149,7 @@ func bastionTargets(targets []transport.Target) []transport.Target {
 		if err != nil {
 			continue // the host's own fetch reports it
 		}
-		key := transport.LookupName(jt.Address, jt.Port)
+		key := transport.LookupName(transport.KnownHostsName(jt))
 		if seen[key] {
 			continue
 		}
@@ -185,7 +185,8 @@ func fetchAll(ctx context.Context, targets []transport.Target, runner *transport
 }
 
 func fetchOne(parent context.Context, t transport.Target, runner *transport.SSH, timeout time.Duration) Entry {
-	e := Entry{Address: t.Address, Port: t.Port, Name: transport.LookupName(t.Address, t.Port),
+	name, port := transport.KnownHostsName(t)
+	e := Entry{Address: name, Port: port, Name: transport.LookupName(name, port),
 		Files: transport.KnownHostsFiles{User: t.KnownHosts}}
 	if t.Local {
 		e.Status = Local
@@ -203,7 +204,7 @@ func fetchOne(parent context.Context, t transport.Target, runner *transport.SSH,
 		return e
 	}
 	e.Key = key
-	v := runner.HostKeys.Check(t.Address, t.Port, e.Files, key)
+	v := runner.HostKeys.Check(name, port, e.Files, key)
 	e.Status, e.Where = statusOf(v.Status), v.Where
 	if v.Err != nil {
 		e.Err = transport.AsError(v.Err)
