@@ -211,7 +211,7 @@ func (v Verdict) asError(key ssh.PublicKey, files KnownHostsFiles) error {
 	case KeyChanged:
 		return newErr(KindHostKey, nil,
 			"HOST KEY CHANGED for %s: server offered %s %s, known_hosts has a different key at %s; if the host was rebuilt, remove that line (ssh-keygen -R %s) and verify the new fingerprint out of band",
-			v.Name, key.Type(), fp, strings.Join(v.Where, ", "), v.Name)
+			v.Name, key.Type(), fp, strings.Join(v.Where, ", "), ShellName(v.Name))
 	}
 	return newErr(KindHostKey, nil,
 		"unknown host key for %s: %s %s is not in %s; verify the fingerprint, then record it (kaudit trust INVENTORY) or set host_key_policy: accept-new",
@@ -258,4 +258,13 @@ func (h *HostKeys) Record(name string, port int, files KnownHostsFiles, key ssh.
 		}
 	}
 	return v, nil
+}
+
+// ShellName quotes a known_hosts name for a command line shown to the user:
+// "[host]:port" would be a glob pattern to the shell.
+func ShellName(name string) string {
+	if strings.ContainsAny(name, "[]*?") {
+		return "'" + name + "'"
+	}
+	return name
 }

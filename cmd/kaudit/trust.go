@@ -129,7 +129,7 @@ func trustProblems(stderr io.Writer, entries []trust.Entry) error {
 		case trust.Changed:
 			bad++
 			fmt.Fprintf(stderr, "kaudit: error: HOST KEY CHANGED for %s (%s): it now offers %s %s, known_hosts has another key at %s; NOT overwritten: find out why (rebuilt host, or someone in the middle), then remove the old line (ssh-keygen -R %s) and run kaudit trust again\n",
-				e.Host, e.Name, e.KeyType(), e.Fingerprint(), strings.Join(e.Where, ", "), e.Name)
+				e.Host, e.Name, e.KeyType(), e.Fingerprint(), strings.Join(e.Where, ", "), transport.ShellName(e.Name))
 		case trust.Revoked, trust.BadCert, trust.Failed:
 			bad++
 		}
