@@ -19,6 +19,7 @@ var layers = map[string][]string{
 	"audit/transport": {"audit/facts", "internal/*"},
 	"audit/inventory": {"internal/*"},
 	"audit/probe":     {"audit/facts", "audit/transport", "internal/*"},
+	"audit/trust":     {"audit", "audit/inventory", "audit/transport", "internal/*"},
 	"audit":           {"audit/facts", "audit/gather", "audit/parse", "audit/inventory", "audit/probe", "audit/transport", "internal/*"},
 	// rules: the knowledge; only the facts it judges.
 	"rules": {"audit/facts", "internal/*"},
@@ -37,7 +38,7 @@ var layers = map[string][]string{
 	"pipeline": {"audit", "audit/facts", "audit/inventory", "audit/probe", "audit/transport", "rules", "report", "remediate", "remediate/apply"},
 	// The CLI parses flags and calls the library: no gather script, no
 	// parser, no remote-script plumbing, no fan-out of its own.
-	"cmd/kaudit": {"audit", "audit/facts", "audit/inventory", "audit/probe", "audit/transport", "pipeline", "rules", "report", "report/diff",
+	"cmd/kaudit": {"audit", "audit/facts", "audit/inventory", "audit/probe", "audit/transport", "audit/trust", "pipeline", "rules", "report", "report/diff",
 		"whatif", "remediate", "remediate/apply", "waiver", "internal/simhost"},
 	"internal/simhost":   {"audit/inventory", "internal/*"},
 	"internal/testfleet": {"audit/inventory", "internal/*"},

@@ -88,6 +88,7 @@ func newApp(e env) *cli.App {
 			diffCommand(e),
 			waiversCommand(e),
 			whatifCommand(e),
+			trustCommand(e),
 		},
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
 			return &exitError{code: ExitUsage, err: err}
