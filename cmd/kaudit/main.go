@@ -71,6 +71,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			explainCommand(),
 			reportCommand(),
 			diffCommand(),
+			mergeCommand(),
 			waiversCommand(),
 			whatifCommand(),
 		},

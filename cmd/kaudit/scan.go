@@ -50,7 +50,7 @@ func scanCommand() *cli.Command {
 		ArgsUsage: "INVENTORY",
 		Description: "INVENTORY is kaudit's YAML format or an Ansible YAML inventory (detected).\n" +
 			"Each host gets one SSH session running one read-only POSIX sh script.\n\n" + exitHelp,
-		Flags: append(append(scanFlags(), outputFlags()...), whatIfFlags()...),
+		Flags: append(append(append(scanFlags(), shardFlag()), outputFlags()...), whatIfFlags()...),
 		Action: func(c *cli.Context) error {
 			opts, err := readOptions(c)
 			if err != nil {
@@ -63,11 +63,15 @@ func scanCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			hosts, shard, err := selectShard(c, hosts)
+			if err != nil {
+				return err
+			}
 			r, err := scanHosts(c.Context, c.App.ErrWriter, hosts, opts, transport.NewSSH())
 			if err != nil {
 				return err
 			}
-			r.Inventory = inv.Path
+			r.Inventory, r.Shard = inv.Path, shard
 			if err := postScan(c, r, opts, hosts); err != nil {
 				return err
 			}
