@@ -35,8 +35,8 @@ import (
 
 type config struct {
 	hosts, user, key, known, cmd string
-	port, concurrency           int
-	timeout                     time.Duration
+	port, concurrency            int
+	timeout                      time.Duration
 }
 
 func main() {
