@@ -3,7 +3,8 @@
 # on one real OpenSSH sshd answering on N addresses, everything inside a
 # network namespace this script creates (no traffic leaves it).
 #
-#   sudo bench/peers.sh                      # N = 50 200 500, 2 rounds (-r 3 for medians of 3)
+#   sudo bench/peers.sh                      # N = 50 200 500, 1 round: ≈ 11 min on 2 idle cores
+#   sudo bench/peers.sh -r 3                 # medians of 3 (≈ 32 min idle; 58 min on a loaded box)
 #   sudo bench/peers.sh -n "50 200" -r 5 -o /tmp/peers
 #
 # Tools, each driving the same sshd with concurrency 32, host keys checked:
@@ -41,7 +42,7 @@ cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin:/usr/sbin:/sbin"
 
 NS_LIST="50 200 500"
-ROUNDS=2
+ROUNDS=1
 OUT=""
 ANSIBLE_MAX=200
 MODES="default curve25519"
