@@ -86,6 +86,7 @@ func newApp(e env) *cli.App {
 			explainCommand(e),
 			reportCommand(e),
 			diffCommand(e),
+			mergeCommand(e),
 			waiversCommand(e),
 			whatifCommand(e),
 			trustCommand(e),
