@@ -34,11 +34,11 @@ var layers = map[string][]string{
 	"remediate/apply": {"audit", "audit/facts", "audit/gather", "audit/parse", "audit/inventory", "audit/transport",
 		"rules", "remediate", "remediate/props", "remediate/sysctld", "internal/*"},
 	"waiver":   {"report", "rules", "internal/*"},
-	"pipeline": {"audit", "audit/facts", "audit/inventory", "audit/transport", "rules", "report", "remediate", "remediate/apply"},
+	"pipeline": {"audit", "audit/facts", "audit/inventory", "audit/transport", "rules", "report", "remediate", "remediate/apply", "whatif"},
 	// The CLI parses flags and calls the library: no gather script, no
 	// parser, no remote-script plumbing, no fan-out of its own.
 	"cmd/kaudit": {"audit", "audit/facts", "audit/inventory", "audit/transport", "pipeline", "rules", "report", "report/diff",
-		"whatif", "remediate", "remediate/apply", "waiver", "internal/simhost"},
+		"whatif", "remediate", "remediate/apply", "waiver", "internal/simhost", "internal/atomicfile"},
 	"internal/simhost":   {"audit/inventory", "internal/*"},
 	"internal/testfleet": {"audit/inventory", "internal/*"},
 	"internal":           {"internal/*"},

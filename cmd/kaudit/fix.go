@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -147,7 +146,7 @@ func applyFix(ctx context.Context, e env, o fixOptions, invPath string, r *repor
 		return nil
 	}
 	cfg.RunID = remediate.NewRunID(e.now())
-	cfg.JournalPath = filepath.Join(jdir, cfg.RunID+".json")
+	cfg.JournalPath = pipeline.JournalPath(jdir, cfg.RunID)
 	cfg.Log = func(line string) { fmt.Fprintf(e.stderr, "kaudit: %s\n", line) }
 	sctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -2,32 +2,25 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
+
+	"github.com/kaudit/kaudit/pipeline"
 )
 
 // What fix --apply and rollback share: the journal directory and the
 // confirmation.
 
-// journalDir resolves --journal-dir (default $XDG_STATE_HOME/kaudit/runs,
-// else ~/.local/state/kaudit/runs) and creates it (0700).
+// journalDir is --journal-dir, or pipeline.JournalDir's default, created.
 func journalDir(flag string) (string, error) {
-	dir := flag
-	if dir == "" {
-		if x := os.Getenv("XDG_STATE_HOME"); x != "" && filepath.IsAbs(x) {
-			dir = filepath.Join(x, "kaudit", "runs")
-		} else {
-			home, err := os.UserHomeDir()
-			if err != nil {
-				return "", usageErr("cannot find the home directory for the run journal (%v): set --journal-dir", err)
-			}
-			dir = filepath.Join(home, ".local", "state", "kaudit", "runs")
-		}
+	dir, err := pipeline.JournalDir(flag)
+	if errors.Is(err, pipeline.ErrNoHome) {
+		return "", usageErr("%v: set --journal-dir", err)
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", usageErr("journal directory: %v", err)
+	if err != nil {
+		return "", usage(err)
 	}
 	return dir, nil
 }

@@ -78,10 +78,7 @@ func checkScan(out outputOpts, fan fanoutOpts) (emitOpts, pipeline.Config, error
 
 // loadProfile is --profile FILE, or the default profile without one.
 func loadProfile(file string) (rules.Profile, error) {
-	if file == "" {
-		return rules.DefaultProfile(), nil
-	}
-	prof, err := rules.LoadProfile(file)
+	prof, err := pipeline.LoadProfile(file)
 	if err != nil {
 		return prof, usage(err)
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 	"time"
 
@@ -79,7 +78,7 @@ func runRollback(ctx context.Context, o rollbackOptions, args []string, e env) e
 		return err
 	}
 	cfg := pipeline.RollbackConfig{
-		JournalPath: filepath.Join(dir, o.run+".json"),
+		JournalPath: pipeline.JournalPath(dir, o.run),
 		Concurrency: o.concurrency, Timeout: o.timeout, ConnectTimeout: o.connectTimeout,
 	}
 	j, err := loadRun(ctx, e, o, dir, hosts, cfg)

@@ -8,6 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/kaudit/kaudit/audit/inventory"
+	"github.com/kaudit/kaudit/pipeline"
 	"github.com/kaudit/kaudit/report"
 	"github.com/kaudit/kaudit/rules"
 	"github.com/kaudit/kaudit/whatif"
@@ -25,37 +26,16 @@ func (o *whatIfOpts) flags() []cli.Flag {
 
 func (o whatIfOpts) assume() whatif.Assume { return whatif.Assume{Kernel: o.kernel, Kafka: o.kafka} }
 
-// emitWhatIf is the scan hook: when a (--assume-kernel / --assume-kafka) is
-// set, or a scanned host has assume_kernel / assume_kafka in the inventory,
-// it evaluates the rules on a copy of every host's facts with the assumed
-// versions and prints what the upgrade would fix / introduce and the
-// per-cluster rolling-restart verdict on stderr (stdout keeps the report).
-// Per host, each flag wins over the matching inventory setting; hosts with
-// neither are shown as "no upgrade planned" and keep their findings. Call
-// it right after the scan, before waivers are applied. hosts supplies
-// per-host profile overrides and planned versions (nil: prof and the
-// flags for all).
+// emitWhatIf is the scan hook: the what-if of pipeline.WhatIf (when a is
+// set, or a host of hosts plans an upgrade) on stderr, stdout keeping the
+// report. Call it right after the scan, before waivers are applied.
 func emitWhatIf(e env, r *report.Report, a whatif.Assume, prof rules.Profile, hosts []inventory.Host) error {
-	overrides := map[string]map[string]any{}
-	planned := map[string]whatif.Assume{}
-	for _, h := range hosts {
-		overrides[h.Name] = h.Profile
-		if h.AssumeKernel != "" || h.AssumeKafka != "" {
-			planned[h.Name] = whatif.Assume{Kernel: h.AssumeKernel, Kafka: h.AssumeKafka}
-		}
-	}
-	if a.Kernel == "" && a.Kafka == "" && len(planned) == 0 {
-		return nil
-	}
-	w, err := whatif.EvaluatePlan(r, a, func(name string) whatif.Assume { return planned[name] }, func(name string) rules.Profile {
-		p, err := prof.With(overrides[name])
-		if err != nil {
-			return prof // the scan already rejected bad overrides
-		}
-		return p
-	})
+	w, err := pipeline.WhatIf(r, a, prof, hosts)
 	if err != nil {
-		return usageErr("%v", err)
+		return usage(err)
+	}
+	if w == nil {
+		return nil
 	}
 	fmt.Fprintln(e.stderr)
 	if err := whatif.Write(e.stderr, "table", w); err != nil {
