@@ -1,12 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"errors"
-	"fmt"
-	"os"
-	"strings"
 
+	"github.com/kaudit/kaudit/internal/ui"
 	"github.com/kaudit/kaudit/pipeline"
 )
 
@@ -31,12 +28,9 @@ func confirm(e env, yes bool, question, flagHint string) (bool, error) {
 	if yes {
 		return true, nil
 	}
-	in, ok := e.stdin.(*os.File)
-	if !ok || !isTerminal(in) {
+	ok, asked := ui.Ask(e.stdin, e.stderr, question)
+	if !asked {
 		return false, usageErr("%s: stdin is not a terminal, so kaudit cannot ask: add --yes to go ahead; nothing changed", flagHint)
 	}
-	fmt.Fprintf(e.stderr, "%s [y/N] ", question)
-	line, _ := bufio.NewReader(in).ReadString('\n')
-	a := strings.ToLower(strings.TrimSpace(line))
-	return a == "y" || a == "yes", nil
+	return ok, nil
 }

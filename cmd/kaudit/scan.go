@@ -10,8 +10,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/kaudit/kaudit/audit"
 	"github.com/kaudit/kaudit/audit/inventory"
 	"github.com/kaudit/kaudit/audit/transport"
+	"github.com/kaudit/kaudit/internal/ui"
 	"github.com/kaudit/kaudit/pipeline"
 	"github.com/kaudit/kaudit/report"
 	"github.com/kaudit/kaudit/rules"
@@ -81,10 +83,10 @@ func scan(ctx context.Context, e env, hosts []inventory.Host, cfg pipeline.Confi
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	prog := newProgress(e.stderr, len(hosts))
-	cfg.Progress = prog.done
+	prog := ui.NewProgress(e.stderr, len(hosts), "scanning hosts")
+	cfg.Progress = func(audit.Result) { prog.Step() }
 	r, err := pipeline.Scan(ctx, hosts, cfg)
-	prog.finish()
+	prog.Finish()
 	return r, err
 }
 
