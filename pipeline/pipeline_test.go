@@ -195,3 +195,14 @@ func TestLoadRun(t *testing.T) {
 		t.Errorf("another run's journal: %v", err)
 	}
 }
+
+func TestSelector(t *testing.T) {
+	sel, err := pipeline.Selector(" somaxconn, ,syn-backlog")
+	if err != nil || len(sel.Rules) != 2 || sel.Rules[0] != "somaxconn" || sel.Rules[1] != "syn-backlog" {
+		t.Errorf("Selector = %+v, %v", sel, err)
+	}
+	var ue *pipeline.UnknownRuleError
+	if _, err := pipeline.Selector("somaxconn,nope"); !errors.As(err, &ue) || ue.ID != "nope" || err.Error() != `no rule "nope"` {
+		t.Errorf("unknown rule: %v", err)
+	}
+}

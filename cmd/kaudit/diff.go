@@ -47,12 +47,8 @@ func runDiff(_ context.Context, o diffOptions, args []string, e env) error {
 	if len(args) != 2 {
 		return usageErr("diff needs two arguments: OLD.json NEW.json")
 	}
-	known := false
-	for _, f := range diff.Formats {
-		known = known || f == o.format
-	}
-	if !known {
-		return usageErr("unknown --format %q (known: %s)", o.format, strings.Join(diff.Formats, ", "))
+	if err := oneOf("format", o.format, diff.Formats); err != nil {
+		return err
 	}
 	var reps [2]*report.Report
 	for i := range reps {

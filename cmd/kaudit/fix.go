@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
@@ -116,17 +115,11 @@ func unauditedErr(r *report.Report) error {
 	return nil
 }
 
+// selector is --rules: the fixes of these rules only.
 func selector(list string) (remediate.Selector, error) {
-	var sel remediate.Selector
-	for _, id := range strings.Split(list, ",") {
-		id = strings.TrimSpace(id)
-		if id == "" {
-			continue
-		}
-		if _, ok := rules.Lookup(id); !ok {
-			return sel, usageErr("--rules: no rule %q (kaudit rules lists them)", id)
-		}
-		sel.Rules = append(sel.Rules, id)
+	sel, err := pipeline.Selector(list)
+	if err != nil {
+		return sel, usageErr("--rules: %v (kaudit rules lists them)", err)
 	}
 	return sel, nil
 }

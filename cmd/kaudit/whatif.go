@@ -90,8 +90,8 @@ func runWhatif(_ context.Context, o whatifOptions, args []string, e env) error {
 	if a.Kernel == "" && a.Kafka == "" {
 		return usageErr("whatif needs --assume-kernel RELEASE and/or --assume-kafka VERSION")
 	}
-	if o.format != "table" && o.format != "json" {
-		return usageErr("unknown --format %q (known: table, json)", o.format)
+	if err := oneOf("format", o.format, whatif.Formats); err != nil {
+		return err
 	}
 	r, err := report.Load(args[0])
 	if err != nil {
@@ -108,12 +108,8 @@ func runWhatif(_ context.Context, o whatifOptions, args []string, e env) error {
 	if err := writeOutput(e.stdout, o.output, func(out io.Writer) error { return whatif.Write(out, o.format, w) }); err != nil {
 		return err
 	}
-	if o.failUnsafe {
-		for _, v := range w.Clusters {
-			if !v.SafeAfter {
-				return &exitError{code: ExitFindings, err: fmt.Errorf("cluster %s is not safe to rolling-restart after the upgrade", v.Cluster)}
-			}
-		}
+	if cluster, unsafe := w.UnsafeAfter(); o.failUnsafe && unsafe {
+		return &exitError{code: ExitFindings, err: fmt.Errorf("cluster %s is not safe to rolling-restart after the upgrade", cluster)}
 	}
 	return nil
 }
