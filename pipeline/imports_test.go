@@ -38,7 +38,7 @@ var layers = map[string][]string{
 	// The CLI parses flags and calls the library: no gather script, no
 	// parser, no remote-script plumbing, no fan-out of its own.
 	"cmd/kaudit": {"audit", "audit/facts", "audit/inventory", "audit/transport", "pipeline", "rules", "report", "report/diff",
-		"whatif", "remediate", "remediate/apply", "waiver", "internal/simhost", "internal/atomicfile", "internal/ui"},
+		"whatif", "remediate", "remediate/apply", "waiver", "internal/simhost", "internal/argv", "internal/atomicfile", "internal/ui"},
 	"internal/simhost":   {"audit/inventory", "internal/*"},
 	"internal/testfleet": {"audit/inventory", "internal/*"},
 	"internal":           {"internal/*"},
