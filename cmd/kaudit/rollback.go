@@ -33,18 +33,10 @@ type rollbackOptions struct {
 func rollbackCommand(e env) *cli.Command {
 	o := &rollbackOptions{}
 	return &cli.Command{
-		Name:      "rollback",
-		Usage:     "undo a fix --apply run on every host it changed, from the backups kept on the hosts",
-		ArgsUsage: "INVENTORY",
-		Description: "Reads the run's journal (--journal-dir/RUN-ID.json), then on each host of the run restores\n" +
-			"every file byte for byte from /var/lib/kaudit/runs/RUN-ID/ (the copy's sha256 checked against\n" +
-			"the journal first, the restored file's after), removes the files the run created, and writes\n" +
-			"back the running sysctl values. Idempotent: what is already as before is left alone.\n" +
-			"A server.properties restored this way takes effect at the broker's next restart.\n" +
-			"Without the local journal (another machine, lost state), --from-hosts rebuilds it from the\n" +
-			"manifest each host keeps beside its backups.\n" +
-			"Asks for confirmation on a terminal unless --yes; refuses without --yes otherwise.\n\n" +
-			"Exit: 0 restored, 2 usage (no such run, bad inventory), 4 some host could not be restored.",
+		Name:        "rollback",
+		Usage:       "undo a fix --apply run on every host it changed, from the backups kept on the hosts",
+		ArgsUsage:   "INVENTORY",
+		Description: help("rollback"),
 		Flags: flags([]cli.Flag{
 			&cli.StringFlag{Name: "run", Usage: "the `RUN-ID` printed by fix --apply", Destination: &o.run},
 			&cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "do not ask for confirmation", Destination: &o.yes},

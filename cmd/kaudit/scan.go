@@ -30,13 +30,12 @@ type scanOptions struct {
 func scanCommand(e env) *cli.Command {
 	o := &scanOptions{output: outputOpts{waivers: waiverOpts{now: e.now}}}
 	return &cli.Command{
-		Name:      "scan",
-		Usage:     "audit every host of an inventory and report",
-		ArgsUsage: "INVENTORY",
-		Description: "INVENTORY is kaudit's YAML format or an Ansible YAML inventory (detected).\n" +
-			"Each host gets one SSH session running one read-only POSIX sh script.\n\n" + exitHelp,
-		Flags:  flags(limitFlag(&o.limit, scanLimitUsage), o.fanout.flags(), o.output.flags(), o.whatIf.flags()),
-		Action: func(c *cli.Context) error { return runScan(c.Context, *o, c.Args().Slice(), e) },
+		Name:        "scan",
+		Usage:       "audit every host of an inventory and report",
+		ArgsUsage:   "INVENTORY",
+		Description: helpWithExit("scan"),
+		Flags:       flags(limitFlag(&o.limit, scanLimitUsage), o.fanout.flags(), o.output.flags(), o.whatIf.flags()),
+		Action:      func(c *cli.Context) error { return runScan(c.Context, *o, c.Args().Slice(), e) },
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -56,22 +57,10 @@ type whatifOptions struct {
 func whatifCommand(e env) *cli.Command {
 	o := &whatifOptions{}
 	return &cli.Command{
-		Name:      "whatif",
-		Usage:     "pre-upgrade what-if on a JSON scan: which findings a kernel / Kafka upgrade would fix or introduce, and is a rolling restart safe",
-		ArgsUsage: "SCAN.json",
-		Description: "Re-evaluates every rule on a copy of each audited host's facts with the kernel release\n" +
-			"and/or Kafka version replaced (a kernel upgrade implies a reboot: runtime sysctls take their\n" +
-			"persisted values; either implies a broker restart: the listener backlog is recomputed).\n" +
-			"Thresholds: the default profile or --profile FILE (per-host inventory overrides are not in\n" +
-			"the JSON scan; `kaudit scan --assume-kernel` applies them). Likewise the upgrades planned per\n" +
-			"host with assume_kernel / assume_kafka in the inventory apply to `kaudit scan` only: here the\n" +
-			"flags apply to every host.\n\n" +
-			"Per cluster (inventory group): a rolling restart is safe only when " + fmt.Sprint(rules.RestartGateRules()) + "\n" +
-			"pass (or do not apply) on every host.\n\n" +
-			"EXIT STATUS:\n" +
-			"   0    evaluated (or, with --fail-unsafe, every cluster is safe after the upgrade)\n" +
-			"   1    --fail-unsafe and some cluster is not safe to rolling-restart after the upgrade\n" +
-			"   2    usage error or a file that is not a kaudit JSON report",
+		Name:        "whatif",
+		Usage:       "pre-upgrade what-if on a JSON scan: which findings a kernel / Kafka upgrade would fix or introduce, and is a rolling restart safe",
+		ArgsUsage:   "SCAN.json",
+		Description: strings.Replace(help("whatif"), "{{restart-gate-rules}}", fmt.Sprint(rules.RestartGateRules()), 1),
 		Flags: flags(o.assume.flags(), []cli.Flag{
 			&cli.StringFlag{Name: "profile", Usage: "threshold overrides from `FILE` (as for scan)", Destination: &o.profile},
 			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "table", Usage: "table or json", Destination: &o.format},
