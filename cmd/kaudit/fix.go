@@ -3,9 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/urfave/cli/v2"
 
@@ -75,7 +72,7 @@ func runFix(ctx context.Context, o fixOptions, args []string, e env) error {
 			return err
 		}
 	}
-	cfg.Runner = newRunner(e.stderr)
+	cfg.Runner = newRunner(e)
 	r, err := scan(ctx, e, hosts, cfg)
 	if err != nil {
 		return err
@@ -123,13 +120,12 @@ func applyFix(ctx context.Context, e env, o fixOptions, invPath string, r *repor
 		return err
 	}
 	if !ok {
-		fmt.Fprintln(e.stdout, "not confirmed: nothing changed")
 		return nil
 	}
 	cfg.RunID = remediate.NewRunID(e.now())
 	cfg.JournalPath = pipeline.JournalPath(jdir, cfg.RunID)
 	cfg.Log = func(line string) { fmt.Fprintf(e.stderr, "kaudit: %s\n", line) }
-	sctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	sctx, stop := interruptible(ctx)
 	defer stop()
 	fmt.Fprintf(e.stdout, "run %s: applying %s (journal %s)\n", cfg.RunID, fp.What(), cfg.JournalPath)
 	j, err := pipeline.Apply(sctx, fp, cfg)
@@ -139,7 +135,7 @@ func applyFix(ctx context.Context, e env, o fixOptions, invPath string, r *repor
 	pipeline.WriteRun(e.stdout, j)
 	fmt.Fprintf(e.stdout, "journal: %s\nundo: kaudit rollback %s --run %s\n", cfg.JournalPath, invPath, cfg.RunID)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "kaudit: warning: %v\n", err)
+		e.warn("%v", err)
 	}
 	switch failed := pipeline.Failed(j); {
 	case sctx.Err() != nil && ctx.Err() == nil:

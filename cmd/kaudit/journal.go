@@ -1,14 +1,19 @@
 package main
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/kaudit/kaudit/internal/ui"
 	"github.com/kaudit/kaudit/pipeline"
 )
 
-// What fix --apply and rollback share: the journal directory and the
-// confirmation.
+// What fix --apply and rollback share: the journal directory, the
+// confirmation and Ctrl-C.
 
 // journalDir is --journal-dir, or pipeline.JournalDir's default, created.
 func journalDir(flag string) (string, error) {
@@ -22,8 +27,8 @@ func journalDir(flag string) (string, error) {
 	return dir, nil
 }
 
-// confirm asks question on a terminal; without one it refuses (exit 2)
-// unless yes.
+// confirm asks question on a terminal, saying so on stdout when the
+// answer is no; without a terminal it refuses (exit 2) unless yes.
 func confirm(e env, yes bool, question, flagHint string) (bool, error) {
 	if yes {
 		return true, nil
@@ -32,5 +37,14 @@ func confirm(e env, yes bool, question, flagHint string) (bool, error) {
 	if !asked {
 		return false, usageErr("%s: stdin is not a terminal, so kaudit cannot ask: add --yes to go ahead; nothing changed", flagHint)
 	}
+	if !ok {
+		fmt.Fprintln(e.stdout, "not confirmed: nothing changed")
+	}
 	return ok, nil
+}
+
+// interruptible is ctx, also ended by Ctrl-C (SIGINT) or SIGTERM: a scan
+// reports what it gathered, an apply or rollback starts no further host.
+func interruptible(ctx context.Context) (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 }

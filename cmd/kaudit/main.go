@@ -76,6 +76,11 @@ type env struct {
 	now            func() time.Time
 }
 
+// warn writes "kaudit: warning: MESSAGE" on stderr.
+func (e env) warn(format string, args ...any) {
+	fmt.Fprintf(e.stderr, "kaudit: warning: "+format+"\n", args...)
+}
+
 func newApp(e env) *cli.App {
 	return &cli.App{
 		Name:            "kaudit",

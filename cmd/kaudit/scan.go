@@ -4,9 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/urfave/cli/v2"
 
@@ -63,9 +60,9 @@ func runScan(ctx context.Context, o scanOptions, args []string, e env) error {
 }
 
 // newRunner is the SSH transport, its warnings on stderr.
-func newRunner(stderr io.Writer) *transport.SSH {
+func newRunner(e env) *transport.SSH {
 	ssh := transport.NewSSH()
-	ssh.Warn = func(msg string) { fmt.Fprintf(stderr, "kaudit: warning: %s\n", msg) }
+	ssh.Warn = func(msg string) { e.warn("%s", msg) }
 	return ssh
 }
 
@@ -78,9 +75,9 @@ func scan(ctx context.Context, e env, hosts []inventory.Host, cfg pipeline.Confi
 		return nil, err
 	}
 	if cfg.Runner == nil {
-		cfg.Runner = newRunner(e.stderr)
+		cfg.Runner = newRunner(e)
 	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible(ctx)
 	defer stop()
 	prog := ui.NewProgress(e.stderr, len(hosts), "scanning hosts")
 	cfg.Progress = func(audit.Result) { prog.Step() }

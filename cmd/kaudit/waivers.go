@@ -36,7 +36,7 @@ func (o waiverOpts) apply(e env, r *report.Report) error {
 		return usage(fmt.Errorf("waivers: %w", err))
 	}
 	for _, msg := range waiver.ApplyWaivers(r, w, o.now()) {
-		fmt.Fprintf(e.stderr, "kaudit: warning: %s\n", msg)
+		e.warn("%s", msg)
 	}
 	return nil
 }
