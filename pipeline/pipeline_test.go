@@ -30,15 +30,11 @@ func startFleet(t testing.TB, hosts []*simhost.Host, unreachable ...string) *sim
 
 func status(t *testing.T, r *report.Report, host, rule string) rules.Status {
 	t.Helper()
-	for _, h := range r.Hosts {
-		for _, f := range h.Findings {
-			if h.Name == host && f.Rule == rule {
-				return f.Status
-			}
-		}
+	f, ok := r.Finding(host, rule)
+	if !ok {
+		t.Fatalf("no finding %s on %s", rule, host)
 	}
-	t.Fatalf("no finding %s on %s", rule, host)
-	return ""
+	return f.Status
 }
 
 // Scan over real SSH to the demo fleet: every host in the report, findings
