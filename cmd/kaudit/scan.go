@@ -18,20 +18,34 @@ import (
 
 // scanOptions are the flags of kaudit scan.
 type scanOptions struct {
-	limit  string
+	limit string
+	reportOpts
+}
+
+// reportOpts are the flags of a command that scans and prints a report:
+// scan and demo.
+type reportOpts struct {
 	fanout fanoutOpts
 	output outputOpts
 	whatIf whatIfOpts
 }
 
+func newReportOpts(e env) reportOpts {
+	return reportOpts{output: outputOpts{waivers: waiverOpts{now: e.now}}}
+}
+
+func (o *reportOpts) flags() []cli.Flag {
+	return flags(o.fanout.flags(), o.output.flags(), o.whatIf.flags())
+}
+
 func scanCommand(e env) *cli.Command {
-	o := &scanOptions{output: outputOpts{waivers: waiverOpts{now: e.now}}}
+	o := &scanOptions{reportOpts: newReportOpts(e)}
 	return &cli.Command{
 		Name:        "scan",
 		Usage:       "audit every host of an inventory and report",
 		ArgsUsage:   "INVENTORY",
 		Description: helpWithExit("scan"),
-		Flags:       flags(limitFlag(&o.limit, scanLimitUsage), o.fanout.flags(), o.output.flags(), o.whatIf.flags()),
+		Flags:       flags(limitFlag(&o.limit, scanLimitUsage), o.reportOpts.flags()),
 		Action:      func(c *cli.Context) error { return runScan(c.Context, *o, c.Args().Slice(), e) },
 	}
 }
@@ -48,15 +62,28 @@ func runScan(ctx context.Context, o scanOptions, args []string, e env) error {
 	if err != nil {
 		return err
 	}
+	_, err = scanAndEmit(ctx, e, o.reportOpts, eo, cfg, hosts, inv.Path)
+	return err
+}
+
+// scanAndEmit is what scan and demo run once their hosts are known: the
+// scan, then the what-if on the raw findings (when --assume-kernel or
+// --assume-kafka is set, or the inventory plans an upgrade for a scanned
+// host), then --waivers (when set), then the report and its exit status.
+// The report is nil when it was not emitted.
+func scanAndEmit(ctx context.Context, e env, o reportOpts, eo emitOpts, cfg pipeline.Config, hosts []inventory.Host, inventory string) (*report.Report, error) {
 	r, err := scan(ctx, e, hosts, cfg)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	r.Inventory = inv.Path
-	if err := postScan(e, r, o.whatIf, o.output.waivers, cfg.Profile, hosts); err != nil {
-		return err
+	r.Inventory = inventory
+	if err := emitWhatIf(e, r, o.whatIf.assume(), cfg.Profile, hosts); err != nil {
+		return nil, err
 	}
-	return emit(e.stdout, r, eo)
+	if err := o.output.waivers.apply(e, r); err != nil {
+		return nil, err
+	}
+	return r, emit(e.stdout, r, eo)
 }
 
 // newRunner is the SSH transport, its warnings on stderr.
@@ -84,17 +111,6 @@ func scan(ctx context.Context, e env, hosts []inventory.Host, cfg pipeline.Confi
 	r, err := pipeline.Scan(ctx, hosts, cfg)
 	prog.Finish()
 	return r, err
-}
-
-// postScan is the single hook for scan and demo, between the scan and
-// emit: the what-if on the raw findings (when --assume-kernel or
-// --assume-kafka is set, or the inventory plans an upgrade for a scanned
-// host), then --waivers (when set).
-func postScan(e env, r *report.Report, a whatIfOpts, w waiverOpts, prof rules.Profile, hosts []inventory.Host) error {
-	if err := emitWhatIf(e, r, a.assume(), prof, hosts); err != nil {
-		return err
-	}
-	return w.apply(e, r)
 }
 
 // emit renders the report and turns it into an exit code.
