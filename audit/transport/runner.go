@@ -23,6 +23,17 @@ type Target struct {
 	Become         string // "" | "sudo"
 	Local          bool   // connection: local
 	ConnectTimeout time.Duration
+
+	// Given marks the settings above that the inventory set itself: they
+	// win over ssh_config; the others are filled from it.
+	Given Given
+	// NoSSHConfig skips ssh_config for this host (inventory ssh_config: false).
+	NoSSHConfig bool
+}
+
+// Given lists which connection settings of a Target the inventory set.
+type Given struct {
+	Address, Port, User, IdentityFiles, UseAgent, KnownHosts, HostKeyPolicy, ProxyJump, ConnectTimeout bool
 }
 
 // Output is what a script printed.
