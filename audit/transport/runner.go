@@ -52,6 +52,12 @@ type Runner interface {
 	Run(ctx context.Context, t Target, script []byte) (*Output, error)
 }
 
+// Preparer is a Runner that wants every target before the fan-out (to ask
+// for key passphrases once, on a terminal).
+type Preparer interface {
+	Prepare(ctx context.Context, targets []Target)
+}
+
 // shellCommand is the remote command line: the script arrives on stdin, so
 // nothing from the inventory is ever interpolated into a command line.
 func shellCommand(become string) string {

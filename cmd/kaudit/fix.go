@@ -40,7 +40,7 @@ func fixCommand() *cli.Command {
 			"Undo a run with: kaudit rollback INVENTORY --run RUN-ID.\n\n" +
 			"Exit: 0 done (or nothing to change), 2 usage, 3 some hosts could not be audited,\n" +
 			"4 some host failed (restored from its backups, or not: see the journal), 130 interrupted.",
-		Flags: append(scanFlags(),
+		Flags: append(append(scanFlags(), sshConfigFlag()),
 			&cli.StringFlag{Name: "rules", Usage: "only plan fixes for these comma-separated rule `IDS`"},
 			&cli.BoolFlag{Name: "apply", Usage: "apply the plan (sysctl, server.properties and NIC changes)"},
 			&cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "with --apply: do not ask for confirmation"},
@@ -81,7 +81,11 @@ func fixCommand() *cli.Command {
 					return err
 				}
 			}
-			runner := transport.NewSSH()
+			runner, err := newSSH(c, hosts)
+			if err != nil {
+				return err
+			}
+			defer runner.Close()
 			r, err := scanHosts(c.Context, c.App.ErrWriter, hosts, opts, runner)
 			if err != nil {
 				return err

@@ -50,7 +50,7 @@ func scanCommand() *cli.Command {
 		ArgsUsage: "INVENTORY",
 		Description: "INVENTORY is kaudit's YAML format or an Ansible YAML inventory (detected).\n" +
 			"Each host gets one SSH session running one read-only POSIX sh script.\n\n" + exitHelp,
-		Flags: append(append(scanFlags(), outputFlags()...), whatIfFlags()...),
+		Flags: append(append(append(scanFlags(), sshConfigFlag()), outputFlags()...), whatIfFlags()...),
 		Action: func(c *cli.Context) error {
 			opts, err := readOptions(c)
 			if err != nil {
@@ -63,7 +63,12 @@ func scanCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			r, err := scanHosts(c.Context, c.App.ErrWriter, hosts, opts, transport.NewSSH())
+			ssh, err := newSSH(c, hosts)
+			if err != nil {
+				return err
+			}
+			defer ssh.Close()
+			r, err := scanHosts(c.Context, c.App.ErrWriter, hosts, opts, ssh)
 			if err != nil {
 				return err
 			}
@@ -128,7 +133,7 @@ func scanHosts(parent context.Context, stderr io.Writer, hosts []inventory.Host,
 		}
 		profiles[h.Name] = p
 	}
-	if ssh, ok := runner.(*transport.SSH); ok {
+	if ssh, ok := runner.(*transport.SSH); ok && ssh.Warn == nil {
 		ssh.Warn = func(msg string) { fmt.Fprintf(stderr, "kaudit: warning: %s\n", msg) }
 	}
 	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
