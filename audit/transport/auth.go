@@ -126,9 +126,10 @@ func (c *SSH) agentFor(sock string) agent.ExtendedAgent {
 	return ag
 }
 
-// authMethods offers keys in OpenSSH's order: for each identity file, its
-// certificates and then the key (from the agent when it holds it, else
-// from the file); then, unless IdentitiesOnly, the agent's other keys.
+// authMethods offers keys in OpenSSH's order (sshconnect2.c
+// pubkey_prepare): the configured identities the agent holds, then the
+// agent's other keys unless IdentitiesOnly, then the configured identities
+// from their files. A certificate goes right before its key.
 func (c *SSH) authMethods(ep endpoint) ([]ssh.AuthMethod, error) {
 	var ids []*identity
 	usable := false
@@ -165,21 +166,12 @@ func orderSigners(ids []*identity, certs []*ssh.Certificate, held []ssh.Signer, 
 			out = append(out, s)
 		}
 	}
-	for _, id := range ids {
-		want := id.pub.Marshal()
-		base := id.signer
-		for _, h := range held {
-			if bytes.Equal(h.PublicKey().Marshal(), want) {
-				base = h
-			}
-		}
+	withCerts := func(base ssh.Signer) {
+		want := base.PublicKey().Marshal()
 		for _, h := range held { // certificates the agent holds for this key
 			if cert, ok := h.PublicKey().(*ssh.Certificate); ok && bytes.Equal(cert.Key.Marshal(), want) {
 				add(h)
 			}
-		}
-		if base == nil {
-			continue
 		}
 		for _, cert := range certs {
 			if bytes.Equal(cert.Key.Marshal(), want) {
@@ -190,9 +182,30 @@ func orderSigners(ids []*identity, certs []*ssh.Certificate, held []ssh.Signer, 
 		}
 		add(base)
 	}
-	if !only {
-		for _, h := range held {
-			add(h)
+	inAgent := map[*identity]bool{}
+	var others []ssh.Signer
+	for _, h := range held {
+		if _, isCert := h.PublicKey().(*ssh.Certificate); isCert {
+			continue
+		}
+		matched := false
+		for _, id := range ids {
+			if bytes.Equal(h.PublicKey().Marshal(), id.pub.Marshal()) {
+				inAgent[id], matched = true, true
+			}
+		}
+		if matched {
+			withCerts(h)
+		} else if !only {
+			others = append(others, h)
+		}
+	}
+	for _, h := range others {
+		withCerts(h)
+	}
+	for _, id := range ids {
+		if !inAgent[id] && id.signer != nil {
+			withCerts(id.signer)
 		}
 	}
 	return out

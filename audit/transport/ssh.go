@@ -149,7 +149,7 @@ func (c *SSH) connect(ctx context.Context, ep endpoint, via *hop) (*ssh.Client, 
 	stop()
 	if err != nil {
 		conn.Close()
-		if cctx.Err() != nil && ctx.Err() == nil {
+		if ctx.Err() == nil && (cctx.Err() != nil || !time.Now().Before(dl)) {
 			return nil, newErr(KindTimeout, err, "no SSH handshake and authentication within ConnectTimeout %s (the port accepts TCP but the server never finished the SSH banner, key exchange or authentication)", ep.timeout)
 		}
 		return nil, classify(firstErr(ctx.Err(), err), "handshake")
