@@ -191,8 +191,10 @@ func (c *SSH) hostKeyAlgorithms(ep endpoint) []string {
 }
 
 // applyAlgList evaluates an OpenSSH algorithm list against the defaults,
-// keeping only algorithms x/crypto implements.
+// keeping only algorithms x/crypto implements (an old one such as ssh-rsa
+// only when the list names it, as "+ssh-rsa" for an old server).
 func applyAlgList(spec string, defaults []string) []string {
+	impl := append(ssh.SupportedAlgorithms().HostKeys, ssh.InsecureAlgorithms().HostKeys...)
 	var out []string
 	items := strings.Split(strings.TrimLeft(spec, "+-^"), ",")
 	switch spec[0] {
@@ -211,7 +213,7 @@ func applyAlgList(spec string, defaults []string) []string {
 	}
 	var keep []string
 	for _, a := range out {
-		if contains(ssh.SupportedAlgorithms().HostKeys, a) && !contains(keep, a) {
+		if contains(impl, a) && !contains(keep, a) {
 			keep = append(keep, a)
 		}
 	}
