@@ -4,14 +4,17 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/kaudit/kaudit/internal/testfleet"
 	"github.com/kaudit/kaudit/report"
@@ -42,7 +45,7 @@ func bastionFleet() []testfleet.HostSpec {
 // connectSetup is everything the subtests share.
 type connectSetup struct {
 	f                   *testfleet.Fleet
-	dir, conf, knownHst string
+	conf, knownHst string
 }
 
 // writeSSHConfig defines every host only in an ssh_config: an Include, a
@@ -206,6 +209,167 @@ func TestConnectThroughBastions(t *testing.T) {
 			audited, kinds, sample := countErrors(r.Report)
 			t.Logf("MEASURE direct (-c %s): %d of %d audited in %v; errors %v %v; %d TCP connections to farm's sshd", c, audited, farmSize, dur.Round(time.Millisecond), kinds, sample, farmSize)
 			t.Logf("stderr: %.1500s", stderr)
+		}
+	})
+	keysSubtests(t, s)
+	killBastionSubtest(t, s)
+}
+
+// keysSubtests: an agent full of other keys with and without
+// IdentitiesOnly; an encrypted key through the agent and through the
+// terminal prompt (a pty).
+func keysSubtests(t *testing.T, s *connectSetup) {
+	f := s.f
+	inv := aliasInventory(t, "b1")
+	sock := startAgent(t)
+	for i := 0; i < 10; i++ {
+		k := newKey(t, "")
+		if out, err := exec.Command("env", "SSH_AUTH_SOCK="+sock, "ssh-add", "-q", k).CombinedOutput(); err != nil {
+			t.Fatalf("ssh-add: %v: %s", err, out)
+		}
+	}
+	agentEnv := []string{"SSH_AUTH_SOCK=" + sock}
+	t.Run("agent with 10 other keys, IdentitiesOnly", func(t *testing.T) {
+		for _, only := range []string{"yes", "no"} {
+			conf := s.writeSSHConfig(t, fmt.Sprintf("  IdentityFile %s\n  IdentitiesOnly %s\n", f.IdentityFile, only))
+			args, out := scanArgs(t, inv, "--ssh-config", conf, "--fail-on", "critical")
+			r := decode(t, runKaudit(t, runOpts{env: agentEnv}, args...), out)
+			h := r.Report.Hosts[0]
+			switch {
+			case only == "yes" && h.Error != nil:
+				t.Errorf("IdentitiesOnly yes: %+v", h.Error)
+			case only == "no" && (h.Error == nil || !strings.Contains(h.Error.Message, "bastion")):
+				t.Errorf("IdentitiesOnly no with 10 agent keys offered first: want sshd's MaxAuthTries to refuse us at the bastion, got %+v", h.Error)
+			}
+			if h.Error != nil {
+				t.Logf("IdentitiesOnly %s: %s: %s", only, h.Error.Kind, h.Error.Message)
+			}
+		}
+	})
+	enc := newKey(t, passphrase)
+	pub, err := os.ReadFile(enc + ".pub")
+	must(t, err)
+	ak, err := os.OpenFile(f.AuthorizedKeys(), os.O_APPEND|os.O_WRONLY, 0)
+	must(t, err)
+	_, err = ak.Write(pub)
+	must(t, err)
+	must(t, ak.Close())
+	encConf := s.writeSSHConfig(t, fmt.Sprintf("  IdentityFile %s\n  IdentitiesOnly yes\n", enc))
+	t.Run("encrypted key through the agent: no prompt", func(t *testing.T) {
+		encSock := startAgent(t)
+		addToAgent(t, encSock, enc)
+		args, out := scanArgs(t, inv, "--ssh-config", encConf, "--fail-on", "critical")
+		r := decode(t, runKaudit(t, runOpts{env: []string{"SSH_AUTH_SOCK=" + encSock}}, args...), out)
+		if h := r.Report.Hosts[0]; h.Error != nil || strings.Contains(r.Stderr, "passphrase") {
+			t.Errorf("error %+v, stderr %s", h.Error, r.Stderr)
+		}
+	})
+	t.Run("encrypted key without agent or terminal: clear warning", func(t *testing.T) {
+		args, out := scanArgs(t, inv, "--ssh-config", encConf, "--fail-on", "critical")
+		r := decode(t, runKaudit(t, runOpts{}, args...), out)
+		if h := r.Report.Hosts[0]; h.Error == nil || !strings.Contains(r.Stderr, "ssh-add "+enc) {
+			t.Errorf("error %+v, stderr %s", h.Error, r.Stderr)
+		}
+	})
+	t.Run("encrypted key asked once on a terminal", func(t *testing.T) {
+		inv2 := aliasInventory(t, "b1", "b2", "deep")
+		args, out := scanArgs(t, inv2, "--ssh-config", encConf, "--fail-on", "critical")
+		r, screen := runOnPty(t, args, "Enter passphrase for key '"+enc+"': ", passphrase+"\n")
+		r = decode(t, r, out)
+		audited, kinds, sample := countErrors(r.Report)
+		if audited != 3 || strings.Count(screen, "Enter passphrase") != 1 || strings.Contains(screen+r.Stdout+r.Stderr+string(r.JSON), passphrase) {
+			t.Errorf("audited %d of 3 (%v %v); prompts %d; passphrase shown: %v\nterminal: %q",
+				audited, kinds, sample, strings.Count(screen, "Enter passphrase"), strings.Contains(screen, passphrase), screen)
+		}
+	})
+}
+
+// runOnPty runs kaudit with a pseudo-terminal as its controlling terminal
+// (stdin too); once prompt appears it types answer. stdout and stderr are
+// files, so the terminal shows only what kaudit wrote to /dev/tty.
+func runOnPty(t *testing.T, args []string, prompt, answer string) (result, string) {
+	t.Helper()
+	master, slave := openPty(t)
+	defer master.Close()
+	stdout, stderr := filepath.Join(t.TempDir(), "stdout"), filepath.Join(t.TempDir(), "stderr")
+	so, err := os.Create(stdout)
+	must(t, err)
+	se, err := os.Create(stderr)
+	must(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, kauditBin(t), args...)
+	cmd.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "HOME=" + t.TempDir(), "NO_COLOR=1", "TERM=dumb"}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, so, se
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	start := time.Now()
+	must(t, cmd.Start())
+	slave.Close()
+	var screen strings.Builder
+	buf := make([]byte, 4096)
+	answered := false
+	for {
+		_ = master.SetReadDeadline(time.Now().Add(90 * time.Second))
+		n, err := master.Read(buf)
+		screen.Write(buf[:n])
+		if !answered && strings.Contains(screen.String(), prompt) {
+			_, _ = master.Write([]byte(answer))
+			answered = true
+		}
+		if err != nil {
+			break // EIO once kaudit exits and the slave closes
+		}
+	}
+	werr := cmd.Wait()
+	so.Close()
+	se.Close()
+	r := result{Dur: time.Since(start), Stdout: string(must2(os.ReadFile(stdout))), Stderr: string(must2(os.ReadFile(stderr)))}
+	var ee *exec.ExitError
+	if errors.As(werr, &ee) {
+		r.Code = ee.ExitCode()
+	}
+	return r, screen.String()
+}
+
+// openPty opens a pseudo-terminal pair with plain syscalls (/dev/ptmx).
+func openPty(t *testing.T) (master, slave *os.File) {
+	t.Helper()
+	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
+	must(t, err)
+	var unlock int32
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, m.Fd(), syscall.TIOCSPTLCK, uintptr(unsafe.Pointer(&unlock))); e != 0 {
+		t.Fatalf("unlockpt: %v", e)
+	}
+	var n uint32
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, m.Fd(), syscall.TIOCGPTN, uintptr(unsafe.Pointer(&n))); e != 0 {
+		t.Fatalf("ptsname: %v", e)
+	}
+	sl, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
+	must(t, err)
+	return m, sl
+}
+
+// killBastionSubtest kills every sshd process of the bastion while 200
+// hosts are being audited through it.
+func killBastionSubtest(t *testing.T, s *connectSetup) {
+	t.Run("bastion killed mid-scan", func(t *testing.T) {
+		args, out := scanArgs(t, aliasInventory(t, farmNames(farmSize)...), "--ssh-config", s.conf, "--fail-on", "critical")
+		p := startKaudit(t, runOpts{limit: 4 * time.Minute}, args...)
+		b := s.f.Host("bastion")
+		before := logins(t, b)
+		waitFor(t, 60*time.Second, "the scan to log in to the bastion", func() bool { return logins(t, b) > before })
+		time.Sleep(700 * time.Millisecond)
+		b.KillSSHDAll(t)
+		r := decode(t, p.wait(t), out)
+		audited, kinds, sample := countErrors(r.Report)
+		t.Logf("MEASURE bastion killed after 0.7s: %d audited, errors %v, e.g. %v, exit %d, %v", audited, kinds, sample, r.Code, r.Dur.Round(time.Millisecond))
+		if audited+kinds["unreachable"] != farmSize || kinds["unreachable"] == 0 || r.Code != 3 {
+			t.Errorf("want every host either audited or unreachable (some of them), exit 3; got %d audited, %v, exit %d", audited, kinds, r.Code)
+		}
+		for _, h := range r.Report.Hosts {
+			if h.Error != nil && !strings.Contains(h.Error.Message, "bastion") {
+				t.Errorf("%s: %s: the message must name the bastion", h.Name, h.Error.Message)
+			}
 		}
 	})
 }
