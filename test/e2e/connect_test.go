@@ -44,7 +44,7 @@ func bastionFleet() []testfleet.HostSpec {
 
 // connectSetup is everything the subtests share.
 type connectSetup struct {
-	f                   *testfleet.Fleet
+	f              *testfleet.Fleet
 	conf, knownHst string
 }
 
