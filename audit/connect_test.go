@@ -274,3 +274,19 @@ func TestIdentitiesOnlyWithFullAgent(t *testing.T) {
 		}
 	}
 }
+
+// TestFetchHostKeyThroughBastion: kaudit trust's primitive reads a target's
+// key through its bastion without logging in to the target.
+func TestFetchHostKeyThroughBastion(t *testing.T) {
+	f := startFleet(t, []*simhost.Host{demoHost("bastion", simhost.FaultNone), demoHost("target", simhost.FaultAuthRefused)})
+	h := behind(1, f.Hosts[0], f.Hosts[1])[0]
+	ssh := transport.NewSSH()
+	defer ssh.Close()
+	key, name, err := ssh.FetchHostKey(context.Background(), audit.Target(h, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(key.Marshal()) != string(f.Servers[1].HostKey.Marshal()) || name != f.Servers[1].Addr || f.Servers[0].Forwards != 1 {
+		t.Errorf("key %s name %q forwards %d", key.Type(), name, f.Servers[0].Forwards)
+	}
+}
