@@ -149,14 +149,22 @@ func TestConnectThroughBastions(t *testing.T) {
 	s.conf = s.writeSSHConfig(t, keyConf)
 
 	t.Run("topology", func(t *testing.T) {
+		// This machine's namespace has no route to the hosts behind the
+		// bastion (a default route may still accept TCP: no SSH must answer).
 		for _, n := range []string{"b1", "deep", "farm"} {
-			if c, err := net.DialTimeout("tcp", net.JoinHostPort(f.Host(n).Addr, "22"), time.Second); err == nil {
-				c.Close()
-				t.Errorf("%s is reachable from the machine's own namespace: it must be behind the bastion only", n)
+			a := f.Host(n).Addr
+			if out, _ := exec.Command("ip", "route", "get", a).CombinedOutput(); strings.Contains(string(out), "kft-") {
+				t.Errorf("%s (%s) is routed from the machine's own namespace: %s", n, a, out)
+			}
+			if banner := sshBanner(a); strings.HasPrefix(banner, "SSH-") {
+				t.Errorf("%s's sshd answers from the machine's own namespace (%q): it must be behind the bastion only", n, banner)
 			}
 		}
-		if out, err := exec.Command("ip", "netns", "exec", f.Host("bastion").NS, "ping", "-c1", "-W2", f.Host("b1").Addr).CombinedOutput(); err != nil {
-			t.Errorf("bastion cannot reach b1: %v: %s", err, out)
+		for _, n := range []string{"b1", "farm"} {
+			script := "exec 3<>/dev/tcp/" + f.Host(n).Addr + "/22 && head -c 4 <&3"
+			if out, err := exec.Command("ip", "netns", "exec", f.Host("bastion").NS, "bash", "-c", script).CombinedOutput(); err != nil || string(out) != "SSH-" {
+				t.Errorf("the bastion cannot reach %s's sshd: %v: %q", n, err, out)
+			}
 		}
 	})
 
@@ -372,6 +380,19 @@ func killBastionSubtest(t *testing.T, s *connectSetup) {
 			}
 		}
 	})
+}
+
+// sshBanner is what answers on addr:22 within 2 s ("" if nothing).
+func sshBanner(addr string) string {
+	c, err := net.DialTimeout("tcp", net.JoinHostPort(addr, "22"), 2*time.Second)
+	if err != nil {
+		return ""
+	}
+	defer c.Close()
+	_ = c.SetReadDeadline(time.Now().Add(2 * time.Second))
+	buf := make([]byte, 64)
+	n, _ := c.Read(buf)
+	return string(buf[:n])
 }
 
 func must2(b []byte, err error) []byte {
