@@ -371,3 +371,19 @@ func yesNo(t Tri) string {
 	}
 	return "no"
 }
+
+func TestMatchPattern(t *testing.T) {
+	for _, c := range []struct {
+		s, p string
+		want bool
+	}{
+		{"web1", "web*", true}, {"web1", "w?b1", true}, {"web1", "*1", true}, {"web1", "*", true},
+		{"", "*", true}, {"", "?", false}, {"web", "web?", false}, {"a.b.c", "*.c", true},
+		{"abcabd", "*abd", true}, {"Web1", "web*", false},
+		{strings.Repeat("a", 60), strings.Repeat("*a", 30) + "b", false}, // no exponential backtracking
+	} {
+		if got := matchPattern(c.s, c.p); got != c.want {
+			t.Errorf("matchPattern(%q, %q) = %v", c.s, c.p, got)
+		}
+	}
+}

@@ -65,6 +65,9 @@ func (st *state) result() (*Host, error) {
 	for k, v := range st.vals {
 		h.Where[k] = v.where
 	}
+	if v, ok := st.vals["canonicalizehostname"]; ok && !strings.EqualFold(v.args[0], "no") {
+		st.c.warn("canon:"+v.where, fmt.Sprintf("ssh_config %s: CanonicalizeHostname is not done by kaudit: host names are used as written (Match canonical applies in the final pass)", v.where))
+	}
 	for _, step := range []func(*Host) error{st.scalars, st.durations, st.paths} {
 		if err := step(h); err != nil {
 			return nil, err

@@ -4,32 +4,28 @@ import "strings"
 
 // matchPattern is OpenSSH's match_pattern: "*" matches any run of
 // characters, "?" exactly one; everything else literally, case-sensitive.
+// Linear backtracking to the last "*", so no pattern can take exponential
+// time.
 func matchPattern(s, p string) bool {
-	for len(p) > 0 {
-		switch p[0] {
-		case '*':
-			p = strings.TrimLeft(p, "*")
-			if p == "" {
-				return true
-			}
-			for i := 0; i <= len(s); i++ {
-				if matchPattern(s[i:], p) {
-					return true
-				}
-			}
-			return false
-		case '?':
-			if s == "" {
-				return false
-			}
+	si, pi, star, mark := 0, 0, -1, 0
+	for si < len(s) {
+		switch {
+		case pi < len(p) && (p[pi] == '?' || p[pi] == s[si]):
+			si, pi = si+1, pi+1
+		case pi < len(p) && p[pi] == '*':
+			star, mark = pi, si
+			pi++
+		case star >= 0:
+			mark++
+			si, pi = mark, star+1
 		default:
-			if s == "" || s[0] != p[0] {
-				return false
-			}
+			return false
 		}
-		s, p = s[1:], p[1:]
 	}
-	return s == ""
+	for pi < len(p) && p[pi] == '*' {
+		pi++
+	}
+	return pi == len(p)
 }
 
 // matchList is OpenSSH's match_pattern_list: a comma-separated list of
