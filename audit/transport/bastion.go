@@ -31,6 +31,7 @@ type hop struct {
 	err    *Error
 	slots  chan struct{} // handshakes in flight through this hop
 	lost   atomic.Bool   // the connection dropped after it was up
+	gone   chan struct{} // closed when it dropped
 	alive  *keepalive
 }
 
@@ -53,7 +54,8 @@ func (c *SSH) hopFor(ctx context.Context, chain []endpoint) (*hop, error) {
 	c.mu.Lock()
 	h, ok := c.hops[key]
 	if !ok {
-		h = &hop{key: key, label: chain[len(chain)-1].label, ready: make(chan struct{}), slots: make(chan struct{}, c.bastionStartups())}
+		h = &hop{key: key, label: chain[len(chain)-1].label, ready: make(chan struct{}), gone: make(chan struct{}),
+			slots: make(chan struct{}, c.bastionStartups())}
 		c.hops[key] = h
 	}
 	c.mu.Unlock()
@@ -104,6 +106,7 @@ func (c *SSH) dialHop(ctx context.Context, h *hop, chain []endpoint) {
 	go func() {
 		_ = client.Wait()
 		h.lost.Store(true)
+		close(h.gone)
 		c.mu.Lock()
 		if c.hops[h.key] == h {
 			delete(c.hops, h.key) // hosts started later dial it again
@@ -149,11 +152,20 @@ func (h *hop) dial(ctx context.Context, addr string) (net.Conn, error) {
 	}
 }
 
+// lostGrace is how long a failure through a bastion waits to learn whether
+// the bastion connection itself went down (its reader notices a moment
+// after the channels do).
+const lostGrace = 300 * time.Millisecond
+
 // explain names the bastion when a connection through it failed because
 // the bastion itself went away. h may be nil (a direct connection).
 func (h *hop) explain(err error) error {
 	if h == nil || err == nil {
 		return err
+	}
+	select {
+	case <-h.gone:
+	case <-time.After(lostGrace):
 	}
 	if h.alive != nil && h.alive.dead.Load() || h.lost.Load() {
 		return newErr(KindUnreachable, err, "connection to bastion %s lost (%s)", h.label, AsError(err).Msg)
