@@ -54,8 +54,10 @@ func TestScanSharesOneBastionConnection(t *testing.T) {
 	if b.Accepted != 1 || b.Forwards != 60 || b.Sessions != 0 {
 		t.Errorf("bastion: %d TCP connections, %d forwards, %d sessions; want 1, 60, 0", b.Accepted, b.Forwards, b.Sessions)
 	}
-	if tg.Sessions != 60 || tg.MaxHandshakes > transport.DefaultBastionStartups || tg.MaxHandshakes < 2 {
-		t.Errorf("target: %d sessions, at most %d handshakes at once; want 60, 2..%d", tg.Sessions, tg.MaxHandshakes, transport.DefaultBastionStartups)
+	// The server frees a handshake a moment after the client saw it end
+	// (as sshd's MaxStartups slot): allow 2 of lag; unbounded would be ~32.
+	if limit := transport.DefaultBastionStartups + 2; tg.Sessions != 60 || tg.MaxHandshakes > limit || tg.MaxHandshakes < 2 {
+		t.Errorf("target: %d sessions, at most %d handshakes at once; want 60, 2..%d", tg.Sessions, tg.MaxHandshakes, limit)
 	}
 }
 
