@@ -211,8 +211,7 @@ func TestConnectThroughBastions(t *testing.T) {
 			cmd.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "HOME=" + t.TempDir(), "NO_COLOR=1"}
 			stderr, _ := cmd.CombinedOutput()
 			dur := time.Since(start)
-			var r result
-			r.Code = cmd.ProcessState.ExitCode()
+			r := result{Code: cmd.ProcessState.ExitCode(), Dur: dur}
 			r = decode(t, r, out)
 			audited, kinds, sample := countErrors(r.Report)
 			t.Logf("MEASURE direct (-c %s): %d of %d audited in %v; errors %v %v; %d TCP connections to farm's sshd", c, audited, farmSize, dur.Round(time.Millisecond), kinds, sample, farmSize)
