@@ -99,6 +99,15 @@ func (h *Host) maxStartups() string {
 	return "MaxStartups 200:30:400"
 }
 
+// trustedCAs is the sshd_config line for HostSpec.TrustedUserCAKeys ("" =
+// a comment, so the config's line count stays the same).
+func (h *Host) trustedCAs() string {
+	if h.Spec.TrustedUserCAKeys == "" {
+		return "# no TrustedUserCAKeys"
+	}
+	return "TrustedUserCAKeys " + h.Spec.TrustedUserCAKeys
+}
+
 // HostKeyLine is h's host key as a known_hosts line for the given names.
 func (h *Host) HostKeyLine(names ...string) (string, error) {
 	b, err := os.ReadFile(filepath.Join(h.Dir, "ssh_host_ed25519_key.pub"))

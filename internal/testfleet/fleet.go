@@ -107,6 +107,9 @@ type HostSpec struct {
 	// DefaultMaxStartups keeps sshd's default MaxStartups (10:30:100)
 	// instead of the fleet's generous 200:30:400.
 	DefaultMaxStartups bool
+	// TrustedUserCAKeys is a file (on this machine, readable inside the
+	// host) of CA keys whose user certificates sshd accepts.
+	TrustedUserCAKeys string
 }
 
 // UserSpec is one extra login user of a test host.
@@ -690,6 +693,7 @@ func (h *Host) prepare() error {
 		"X11Forwarding no",
 		"PermitUserEnvironment no",
 		h.maxStartups(),
+		h.trustedCAs(),
 		"MaxSessions 64",
 		"LoginGraceTime 30",
 		"LogLevel INFO",

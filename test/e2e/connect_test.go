@@ -399,3 +399,48 @@ func must2(b []byte, err error) []byte {
 	}
 	return b
 }
+
+// TestUserCertificates: a key that is in no authorized_keys logs in with
+// an OpenSSH user certificate, found as KEY-cert.pub beside the key or
+// named by CertificateFile.
+func TestUserCertificates(t *testing.T) {
+	requireEnv(t)
+	ca := newKey(t, "")
+	caPub, err := os.ReadFile(ca + ".pub")
+	must(t, err)
+	spec := healthy("certs")
+	spec.Files = map[string]string{"/etc/ssh/kft_user_ca.pub": string(caPub)}
+	spec.TrustedUserCAKeys = "/etc/ssh/kft_user_ca.pub"
+	f := testfleet.Start(t, []testfleet.HostSpec{spec})
+	key := newKey(t, "")
+	if out, err := exec.Command("ssh-keygen", "-q", "-s", ca, "-I", "kaudit-e2e", "-n", "root", "-V", "+1h", key+".pub").CombinedOutput(); err != nil {
+		t.Fatalf("ssh-keygen -s: %v: %s", err, out)
+	}
+	moved := filepath.Join(t.TempDir(), "elsewhere-cert.pub")
+	inv := aliasInventory(t, "certs")
+	conf := func(extra string) string {
+		return writeTempFile(t, "ssh_config", fmt.Sprintf("Host certs\n  HostName %s\n  User root\n  IdentityFile %s\n  IdentitiesOnly yes\n  IdentityAgent none\n  UserKnownHostsFile %s\n  StrictHostKeyChecking yes\n%s",
+			f.Host("certs").Addr, key, f.KnownHosts, extra))
+	}
+	for _, tc := range []struct {
+		name, extra string
+		move, ok    bool
+	}{
+		{"KEY-cert.pub beside the key", "", false, true},
+		{"CertificateFile", "  CertificateFile " + moved + "\n", true, true},
+		{"no certificate: refused", "", true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.move {
+				if _, err := os.Stat(key + "-cert.pub"); err == nil {
+					must(t, os.Rename(key+"-cert.pub", moved))
+				}
+			}
+			args, out := scanArgs(t, inv, "--ssh-config", conf(tc.extra), "--fail-on", "critical")
+			r := decode(t, runKaudit(t, runOpts{}, args...), out)
+			if h := r.Report.Hosts[0]; (h.Error == nil) != tc.ok {
+				t.Errorf("error %+v, want ok=%v\nstderr: %s", h.Error, tc.ok, r.Stderr)
+			}
+		})
+	}
+}
