@@ -152,7 +152,7 @@ func (c *SSH) connect(ctx context.Context, ep endpoint, via *hop) (*ssh.Client, 
 	if err != nil {
 		conn.Close()
 		if ctx.Err() == nil && (cctx.Err() != nil || !time.Now().Before(dl)) {
-			return nil, newErr(KindTimeout, err, "no SSH handshake and authentication within ConnectTimeout %s (the port accepts TCP but the server never finished the SSH banner, key exchange or authentication)", ep.timeout)
+			return nil, newErr(KindTimeout, err, "no SSH handshake before the deadline: ConnectTimeout %s covers TCP connect, key exchange and authentication (the port accepts TCP but the server never finished the SSH banner, key exchange or authentication)", ep.timeout)
 		}
 		if ctx.Err() == nil && (errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET)) {
 			return nil, newErr(KindProtocol, err, "connection closed by the host during the SSH handshake (sshd's MaxStartups drops new connections beyond 10 unauthenticated at once: lower --concurrency; or see the host's sshd log)")
