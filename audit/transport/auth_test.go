@@ -1,11 +1,18 @@
 package transport
 
 import (
+	"context"
 	"crypto/ed25519"
 	"crypto/rand"
+	"encoding/pem"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"golang.org/x/crypto/ssh"
+
+	"github.com/kaudit/kaudit/audit/sshconfig"
 )
 
 func newSigner(t *testing.T) ssh.Signer {
@@ -59,5 +66,70 @@ func TestOrderSigners(t *testing.T) {
 				t.Fatalf("IdentitiesOnly=%v: %v, want %v", tc.only, got, tc.want)
 			}
 		}
+	}
+}
+
+// TestPreparePassphrase: an encrypted identity is asked for once for the
+// whole scan (a wrong answer is asked again), not at all under BatchMode.
+func TestPreparePassphrase(t *testing.T) {
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, err := ssh.MarshalPrivateKeyWithPassphrase(priv, "test", []byte("right"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	key := filepath.Join(dir, "id_ed25519")
+	if err := os.WriteFile(key, pem.EncodeToMemory(block), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("SSH_AUTH_SOCK", "")
+	for _, tc := range []struct {
+		name    string
+		conf    string
+		answers []string
+		asked   int
+		ok      bool
+	}{
+		{"wrong then right", "", []string{"wrong", "right"}, 2, true},
+		{"BatchMode: never asked", "  BatchMode yes\n", []string{"right"}, 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			conf := filepath.Join(t.TempDir(), "config")
+			if err := os.WriteFile(conf, []byte("Host *\n  IdentityFile "+key+"\n"+tc.conf), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := sshconfig.Load(sshconfig.Options{File: conf, Home: dir, LocalUser: "me"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := NewSSH()
+			c.Config = cfg
+			var warns []string
+			c.Warn = func(s string) { warns = append(warns, s) }
+			asked := 0
+			c.Passphrase = func(prompt string) ([]byte, error) {
+				if !strings.Contains(prompt, key) {
+					t.Errorf("prompt %q does not name the key", prompt)
+				}
+				a := tc.answers[asked]
+				asked++
+				return []byte(a), nil
+			}
+			targets := []Target{{Name: "a", Address: "a"}, {Name: "b", Address: "b", ProxyJump: "c"}}
+			c.Prepare(context.Background(), targets)
+			c.Prepare(context.Background(), targets)
+			id := c.loadIdentity(key, true)
+			if asked != tc.asked || (id.signer != nil) != tc.ok {
+				t.Errorf("asked %d times (want %d), unlocked %v (want %v), warnings %q", asked, tc.asked, id.signer != nil, tc.ok, warns)
+			}
+			for _, w := range warns {
+				if strings.Contains(w, "right") {
+					t.Errorf("a warning carries the passphrase: %q", w)
+				}
+			}
+		})
 	}
 }
