@@ -38,6 +38,7 @@ func rollbackCommand() *cli.Command {
 			&cli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Value: 8, Usage: "hosts restored at once"},
 			&cli.DurationFlag{Name: "timeout", Value: 60 * 1e9, Usage: "per-host deadline"},
 			&cli.DurationFlag{Name: "connect-timeout", Value: transport.DefaultConnectTimeout, Usage: "per-host TCP connect + SSH handshake deadline"},
+			sshConfigFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
@@ -59,9 +60,14 @@ func rollbackCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			runner, err := newSSH(c, hosts)
+			if err != nil {
+				return err
+			}
+			defer runner.Close()
 			opts := apply.Options{
 				Timeout: c.Duration("timeout"), ConnectTimeout: c.Duration("connect-timeout"),
-				Batch: c.Int("concurrency"), JournalPath: jpath,
+				Batch: c.Int("concurrency"), JournalPath: jpath, Runner: runner,
 			}
 			j, err := remediate.LoadJournal(jpath)
 			switch {
