@@ -27,6 +27,13 @@ func (c *SSH) FetchHostKey(ctx context.Context, t Target) (ssh.PublicKey, string
 			return nil, "", err
 		}
 	}
+	if via != nil {
+		release, err := via.acquire(ctx)
+		if err != nil {
+			return nil, "", classify(err, "connect")
+		}
+		defer release()
+	}
 	cctx, cancel := context.WithTimeout(ctx, ep.timeout)
 	defer cancel()
 	var conn net.Conn
@@ -34,11 +41,6 @@ func (c *SSH) FetchHostKey(ctx context.Context, t Target) (ssh.PublicKey, string
 		var d net.Dialer
 		conn, err = d.DialContext(cctx, "tcp", ep.addr)
 	} else {
-		release, aerr := via.acquire(cctx)
-		if aerr != nil {
-			return nil, "", classify(aerr, "connect")
-		}
-		defer release()
 		conn, err = via.dial(cctx, ep.addr)
 	}
 	if err != nil {

@@ -118,6 +118,15 @@ func (c *SSH) connect(ctx context.Context, ep endpoint, via *hop) (*ssh.Client, 
 	if err != nil {
 		return nil, err
 	}
+	if via != nil {
+		// Waiting for a handshake slot on the bastion is kaudit's own
+		// queue: bounded by the host's deadline, not by ConnectTimeout.
+		release, err := via.acquire(ctx)
+		if err != nil {
+			return nil, classify(err, "connect")
+		}
+		defer release()
+	}
 	cctx, cancel := context.WithTimeout(ctx, ep.timeout)
 	defer cancel()
 	var conn net.Conn
@@ -127,11 +136,6 @@ func (c *SSH) connect(ctx context.Context, ep endpoint, via *hop) (*ssh.Client, 
 			return nil, classify(firstErr(ctx.Err(), err), "connect")
 		}
 	} else {
-		release, err := via.acquire(cctx)
-		if err != nil {
-			return nil, classify(err, "connect")
-		}
-		defer release()
 		if conn, err = via.dial(cctx, ep.addr); err != nil {
 			return nil, classify(err, "connect")
 		}
