@@ -292,3 +292,24 @@ func TestFetchHostKeyThroughBastion(t *testing.T) {
 		t.Errorf("key %s name %q forwards %d", key.Type(), name, f.Servers[0].Forwards)
 	}
 }
+
+// TestScanTwoHopInventory: an inventory proxy_jump list is a chain; each
+// hop is reached through the one before it and shared by the targets.
+func TestScanTwoHopInventory(t *testing.T) {
+	f := startFleet(t, []*simhost.Host{demoHost("j1", simhost.FaultNone), demoHost("j2", simhost.FaultNone), demoHost("target", simhost.FaultNone)})
+	hosts := behind(5, f.Hosts[0], f.Hosts[2])
+	for i := range hosts {
+		hosts[i].ProxyJump = fmt.Sprintf("kafka@127.0.0.1:%d,kafka@127.0.0.1:%d", f.Hosts[0].Port, f.Hosts[1].Port)
+	}
+	ssh := transport.NewSSH()
+	defer ssh.Close()
+	for _, r := range audit.Scan(context.Background(), hosts, audit.Options{SysctlKeys: sysctlKeys, Runner: ssh}) {
+		if r.Err != nil {
+			t.Fatalf("%s: %v", r.Host.Name, r.Err)
+		}
+	}
+	j1, j2, tg := f.Servers[0], f.Servers[1], f.Servers[2]
+	if j1.Accepted != 1 || j1.Forwards != 1 || j2.Accepted != 1 || j2.Forwards != 5 || tg.Sessions != 5 {
+		t.Errorf("j1 %d conns %d forwards, j2 %d conns %d forwards, target %d sessions; want 1 1, 1 5, 5", j1.Accepted, j1.Forwards, j2.Accepted, j2.Forwards, tg.Sessions)
+	}
+}
