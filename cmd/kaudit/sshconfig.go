@@ -56,7 +56,7 @@ func readSecret(tty *os.File, prompt string) ([]byte, error) {
 	defer func() { _ = term.Restore(fd, state) }()
 	fmt.Fprint(tty, prompt)
 	defer fmt.Fprint(tty, "\r\n")
-	line := make([]byte, 0, 64)
+	line := make([]byte, 0, maxSecret) // never reallocated: no stray copy to wipe
 	wipe := func() {
 		for i := range line {
 			line[i] = 0
