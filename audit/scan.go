@@ -57,6 +57,13 @@ func Scan(ctx context.Context, hosts []inventory.Host, opt Options) []Result {
 	if opt.Runner == nil {
 		opt.Runner = transport.NewSSH()
 	}
+	if p, ok := opt.Runner.(transport.Preparer); ok {
+		targets := make([]transport.Target, len(hosts))
+		for i, h := range hosts {
+			targets[i] = Target(h, opt.ConnectTimeout)
+		}
+		p.Prepare(ctx, targets)
+	}
 	results := make([]Result, len(hosts))
 	out := fanout.Run(ctx, len(hosts), fanout.Options{Limit: opt.Concurrency}, func(i int) bool {
 		results[i] = scanHost(ctx, hosts[i], opt)
@@ -138,6 +145,7 @@ func Target(h inventory.Host, connectTimeout time.Duration) transport.Target {
 		IdentityFiles: h.IdentityFiles, UseAgent: h.UseAgent, KnownHosts: h.KnownHosts,
 		HostKeyPolicy: h.HostKeyPolicy, ProxyJump: h.ProxyJump, Become: h.Become,
 		Local: h.Connection == "local", ConnectTimeout: ct,
+		Given: transport.Given(h.Given), NoSSHConfig: !h.SSHConfig,
 	}
 }
 

@@ -249,12 +249,13 @@ func TestScanThroughProxyJump(t *testing.T) {
 		t.Fatalf("bastion forwards=%d sessions=%d, target sessions=%d: the gather must run on the target, through the bastion",
 			f.Servers[0].Forwards, f.Servers[0].Sessions, f.Servers[1].Sessions)
 	}
-	// A jump host that refuses us fails the target with an auth error that names the jump.
+	// A jump host that refuses us fails the target as unreachable, naming the
+	// bastion and why (issue 11: every host behind a failed bastion).
 	g := startFleet(t, []*simhost.Host{demoHost("bastion2", simhost.FaultAuthRefused), demoHost("behind2", simhost.FaultNone)})
 	b2 := g.Hosts[1]
 	b2.ProxyJump = fmt.Sprintf("kafka@127.0.0.1:%d", g.Hosts[0].Port)
 	res = audit.Scan(context.Background(), []inventory.Host{b2}, audit.Options{SysctlKeys: sysctlKeys})
-	if res[0].Err == nil || res[0].Err.Kind != transport.KindAuth || !strings.Contains(res[0].Err.Msg, "proxy_jump") {
+	if res[0].Err == nil || res[0].Err.Kind != transport.KindUnreachable || !strings.Contains(res[0].Err.Msg, "bastion kafka@127.0.0.1") || !strings.Contains(res[0].Err.Msg, "authentication refused") {
 		t.Fatalf("refusing jump host: %+v", res[0].Err)
 	}
 }

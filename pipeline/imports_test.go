@@ -20,7 +20,8 @@ var layers = map[string][]string{
 	"audit/facts":     {},
 	"audit/parse":     {"audit/facts", "internal/*"},
 	"audit/gather":    {"audit/facts", "audit/parse", "internal/*"},
-	"audit/transport": {"audit/facts", "internal/*"},
+	"audit/sshconfig": {"internal/*"},
+	"audit/transport": {"audit/facts", "audit/sshconfig", "internal/*"},
 	"audit/inventory": {"internal/*"},
 	"audit/probe":     {"audit/facts", "audit/transport", "internal/*"},
 	"audit/trust":     {"audit", "audit/inventory", "audit/transport", "internal/*"},
@@ -43,7 +44,7 @@ var layers = map[string][]string{
 	"pipeline": {"audit", "audit/facts", "audit/inventory", "audit/probe", "audit/transport", "rules", "report", "remediate", "remediate/apply", "whatif"},
 	// The CLI parses flags and calls the library: no gather script, no
 	// parser, no remote-script plumbing, no fan-out of its own.
-	"cmd/kaudit": {"audit", "audit/inventory", "audit/probe", "audit/transport", "audit/trust", "pipeline", "rules", "report", "report/diff",
+	"cmd/kaudit": {"audit", "audit/inventory", "audit/probe", "audit/sshconfig", "audit/transport", "audit/trust", "pipeline", "rules", "report", "report/diff",
 		"whatif", "remediate", "remediate/apply", "waiver", "internal/simhost", "internal/argv", "internal/atomicfile", "internal/ui"},
 	"internal/simhost":   {"audit/inventory", "internal/*"},
 	"internal/testfleet": {"audit/inventory", "internal/*"},

@@ -40,6 +40,7 @@ var ansibleSetters = map[string]setter{
 	"kaudit_profile":         (*parser).setProfile,
 	"kaudit_proxy_jump":      (*parser).setProxyJump,
 	"kaudit_use_agent":       (*parser).setUseAgent,
+	"kaudit_ssh_config":      (*parser).setSSHConfig,
 	"kaudit_assume_kernel":   (*parser).setAssumeKernel,
 	"kaudit_assume_kafka":    (*parser).setAssumeKafka,
 }

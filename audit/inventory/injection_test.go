@@ -127,12 +127,12 @@ func TestValidValuesAccepted(t *testing.T) {
 			t.Errorf("checkRemotePath(%q): %s", s, pr.msg)
 		}
 	}
-	for _, s := range []string{"bastion", "ops@bastion.example.com", "bastion:2222", "ops@[2001:db8::1]:22", "2001:db8::1", "ops@10.0.0.1"} {
+	for _, s := range []string{"bastion", "ops@bastion.example.com", "bastion:2222", "ops@[2001:db8::1]:22", "2001:db8::1", "ops@10.0.0.1", "a,b", "ops@b1:2222,b2"} {
 		if pr := checkProxyJump(s); pr != nil {
 			t.Errorf("checkProxyJump(%q): %s", s, pr.msg)
 		}
 	}
-	for _, s := range []string{"bastion:0", "bastion:99999", "bastion:x", "a,b", "Ops@bastion", "[::1", "[bastion]:22", "@bastion"} {
+	for _, s := range []string{"bastion:0", "bastion:99999", "bastion:x", "Ops@bastion", "[::1", "[bastion]:22", "@bastion", "a,", "a,,b", "a,-oProxyCommand=x", "a,b:0"} {
 		if checkProxyJump(s) == nil {
 			t.Errorf("checkProxyJump(%q) accepted", s)
 		}

@@ -41,6 +41,15 @@ type Host struct {
 	AssumeKernel   string         // kernel release planned for the pre-upgrade what-if ("" = no kernel upgrade planned)
 	AssumeKafka    string         // Kafka version(s) planned, as --assume-kafka: "3.6.1", "confluent:7.6.0" ("" = none)
 	Source         string         // "file:line" where the host is defined (first mention for Ansible)
+	SSHConfig      bool           // follow ssh_config for this host (default true; ssh_config: false)
+	Given          Given          // which connection settings the inventory set (they win over ssh_config)
+}
+
+// Given marks the connection settings an inventory set for a host itself
+// (in defaults, a group or the host), as opposed to kaudit's defaults:
+// those win over ssh_config, the others are filled from it.
+type Given struct {
+	Address, Port, User, IdentityFiles, UseAgent, KnownHosts, HostKeyPolicy, ProxyJump, ConnectTimeout bool
 }
 
 // Inventory is a loaded, validated inventory file.

@@ -112,7 +112,9 @@ func TestLoadKaudit(t *testing.T) {
 	}}
 	for _, want := range tests {
 		t.Run(want.Name, func(t *testing.T) {
-			if got := hostByName(t, inv, want.Name); !reflect.DeepEqual(got, want) {
+			got := hostByName(t, inv, want.Name)
+			got.SSHConfig, got.Given = false, Given{} // TestGivenAndSSHConfig covers them
+			if !reflect.DeepEqual(got, want) {
 				t.Errorf("got  %+v\nwant %+v", got, want)
 			}
 		})
@@ -139,9 +141,43 @@ func TestLoadKauditDefaults(t *testing.T) {
 		Name: "broker-1", Address: "broker-1", Port: 22, UseAgent: true,
 		KnownHosts: []string{filepath.Join(home, ".ssh", "known_hosts")}, HostKeyPolicy: "strict",
 		Connection: "ssh", KafkaPort: 9092, Groups: []string{}, Profile: map[string]any{}, Source: "min.yaml:2",
+		SSHConfig: true, // nothing Given: every connection setting may come from ssh_config
 	}
 	if got := inv.Hosts[0]; !reflect.DeepEqual(got, want) {
 		t.Errorf("got  %+v\nwant %+v", got, want)
+	}
+}
+
+// TestGivenAndSSHConfig: the inventory records which connection settings
+// it set (in defaults, a group or the host), so they win over ssh_config,
+// and ssh_config: false turns ssh_config off per host or group.
+func TestGivenAndSSHConfig(t *testing.T) {
+	fakeHome(t)
+	inv, err := Parse("g.yaml", []byte(`defaults:
+  user: ops
+groups:
+  direct:
+    vars: {ssh_config: false, port: 2222}
+    hosts: {d1: ~}
+hosts:
+  a1: {address: 10.0.0.1, proxy_jump: bastion, connect_timeout: 3s}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a1, d1 := hostByName(t, inv, "a1"), hostByName(t, inv, "d1")
+	if want := (Given{Address: true, User: true, ProxyJump: true, ConnectTimeout: true}); a1.Given != want || !a1.SSHConfig {
+		t.Errorf("a1: Given %+v SSHConfig %v, want %+v true", a1.Given, a1.SSHConfig, want)
+	}
+	if want := (Given{User: true, Port: true}); d1.Given != want || d1.SSHConfig {
+		t.Errorf("d1: Given %+v SSHConfig %v, want %+v false", d1.Given, d1.SSHConfig, want)
+	}
+	ans, err := Parse("a.yaml", []byte("all:\n  hosts:\n    x1: {ansible_host: 10.0.0.2, kaudit_ssh_config: false}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x := ans.Hosts[0]; !x.Given.Address || x.Given.Port || x.SSHConfig {
+		t.Errorf("ansible x1: Given %+v SSHConfig %v", x.Given, x.SSHConfig)
 	}
 }
 

@@ -8,7 +8,7 @@ import (
 var (
 	hostKeys = []string{"address", "port", "user", "identity_files", "use_agent", "known_hosts",
 		"host_key_policy", "proxy_jump", "become", "connect_timeout", "timeout", "connection",
-		"kafka", "interfaces", "profile", "assume_kernel", "assume_kafka"}
+		"kafka", "interfaces", "profile", "assume_kernel", "assume_kafka", "ssh_config"}
 	kafkaKeys = []string{"port", "config", "home"}
 	groupKeys = []string{"vars", "hosts", "children"}
 )
@@ -23,6 +23,7 @@ var hostSetters = map[string]setter{
 	"user":            (*parser).setUser,
 	"identity_files":  (*parser).setIdentityFiles,
 	"use_agent":       (*parser).setUseAgent,
+	"ssh_config":      (*parser).setSSHConfig,
 	"known_hosts":     (*parser).setKnownHosts,
 	"host_key_policy": (*parser).setHostKeyPolicy,
 	"proxy_jump":      (*parser).setProxyJump,

@@ -53,7 +53,7 @@ type settings struct {
 	assumeKernel, assumeKafka                                   opt[string]
 	port, kafkaPort                                             opt[int]
 	identityFiles, knownHosts, interfaces                       opt[[]string]
-	useAgent                                                    opt[bool]
+	useAgent, sshConfig                                         opt[bool]
 	connectTimeout, timeout                                     opt[time.Duration]
 	profile                                                     map[string]any
 }
@@ -78,6 +78,7 @@ func (s *settings) overlay(o *settings) {
 	over(&s.knownHosts, o.knownHosts)
 	over(&s.interfaces, o.interfaces)
 	over(&s.useAgent, o.useAgent)
+	over(&s.sshConfig, o.sshConfig)
 	over(&s.connectTimeout, o.connectTimeout)
 	over(&s.timeout, o.timeout)
 	s.profile = mergeProfile(s.profile, o.profile)
@@ -141,6 +142,10 @@ func (p *parser) host(name, source string, s *settings, groups []string) Host {
 		AssumeKernel:   s.assumeKernel.v,
 		AssumeKafka:    s.assumeKafka.v,
 		Source:         source,
+		SSHConfig:      !s.sshConfig.ok || s.sshConfig.v,
+		Given: Given{Address: s.address.ok, Port: s.port.ok, User: s.user.ok, IdentityFiles: s.identityFiles.ok,
+			UseAgent: s.useAgent.ok, KnownHosts: s.knownHosts.ok, HostKeyPolicy: s.hostKeyPolicy.ok,
+			ProxyJump: s.proxyJump.ok, ConnectTimeout: s.connectTimeout.ok},
 	}
 	if s.address.ok {
 		h.Address = s.address.v
@@ -414,6 +419,12 @@ func (p *parser) localPath(n *yaml.Node, field, f string) (string, bool) {
 func (p *parser) setUseAgent(s *settings, n *yaml.Node, field string) {
 	if v, ok := p.boolean(n, field); ok {
 		s.useAgent.set(v)
+	}
+}
+
+func (p *parser) setSSHConfig(s *settings, n *yaml.Node, field string) {
+	if v, ok := p.boolean(n, field); ok {
+		s.sshConfig.set(v)
 	}
 }
 

@@ -184,22 +184,36 @@ func atoiOrNeg(s string) int {
 
 // checkProxyJump validates "[user@]host[:port]" (a single jump host).
 func checkProxyJump(s string) *problem {
-	const hint = `use [user@]host[:port], e.g. "ops@bastion.example.com:2222"`
 	if s == "" {
 		return bad("remove the key when no jump host is needed", "empty proxy_jump")
 	}
 	if strings.HasPrefix(s, "-") {
 		return bad("a leading '-' would be read as an ssh option", "proxy_jump %q must not start with '-'", s)
 	}
-	if strings.Contains(s, ",") {
-		return bad("only one jump host is supported", "proxy_jump %q lists several hosts", s)
+	for _, hop := range strings.Split(s, ",") {
+		if pr := checkHop(s, hop); pr != nil {
+			return pr
+		}
 	}
-	rest := s
-	if i := strings.Index(s, "@"); i >= 0 {
-		if pr := checkUser(s[:i]); pr != nil {
+	return nil
+}
+
+// checkHop validates one [user@]host[:port] of a proxy_jump list (whole s,
+// for the message).
+func checkHop(s, hop string) *problem {
+	const hint = `use [user@]host[:port], e.g. "ops@bastion.example.com:2222"; several hops are separated by commas`
+	if hop == "" {
+		return bad(hint, "proxy_jump %q has an empty hop", s)
+	}
+	if strings.HasPrefix(hop, "-") {
+		return bad("a leading '-' would be read as an ssh option", "proxy_jump %q: hop %q must not start with '-'", s, hop)
+	}
+	rest := hop
+	if i := strings.Index(hop, "@"); i >= 0 {
+		if pr := checkUser(hop[:i]); pr != nil {
 			return bad(hint, "proxy_jump %q: %s", s, pr.msg)
 		}
-		rest = s[i+1:]
+		rest = hop[i+1:]
 	}
 	host, port, portStr := splitHostPort(rest)
 	if strings.HasPrefix(rest, "[") && !isIPv6(host) {

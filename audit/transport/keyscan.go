@@ -3,6 +3,9 @@ package transport
 import (
 	"context"
 	"errors"
+	"net"
+	"strconv"
+	"strings"
 	"sync"
 
 	"golang.org/x/crypto/ssh"
@@ -58,7 +61,7 @@ func (c *SSH) FetchHostKey(ctx context.Context, t Target) (ssh.PublicKey, error)
 	if t.Local {
 		return nil, newErr(KindProtocol, nil, "connection: local has no host key")
 	}
-	lname := LookupName(KnownHostsName(t))
+	lname := LookupName(c.KnownHostsName(t))
 	h := c.HostKeys
 	h.mu.Lock()
 	slot := h.capture[lname]
@@ -89,12 +92,56 @@ func (c *SSH) FetchHostKey(ctx context.Context, t Target) (ssh.PublicKey, error)
 	return nil, err
 }
 
-// JumpTarget is the target of t's ProxyJump hop, as dial connects to it
-// (its own user, port and name; the host's keys and known_hosts files).
-func JumpTarget(t Target) (Target, error) { return jumpTarget(t) }
+// JumpTarget is the target of t's inventory proxy_jump hop next to t (the
+// last of a comma-separated chain, reached through the hops before it), as
+// the scan connects to it: its own user, port and name, t's known_hosts
+// files. Jump hosts that only ssh_config names are not returned: their
+// keys must already be known.
+func JumpTarget(t Target) (Target, error) {
+	hops := strings.Split(t.ProxyJump, ",")
+	spec := strings.TrimSpace(hops[len(hops)-1])
+	jt := t
+	jt.ProxyJump, jt.Become, jt.Port = strings.Join(hops[:len(hops)-1], ","), "", 22
+	jt.Given.Port, jt.Given.User, jt.Given.ProxyJump = false, false, len(hops) > 1
+	if i := strings.LastIndex(spec, "@"); i >= 0 {
+		jt.User, spec = spec[:i], spec[i+1:]
+		jt.Given.User = true
+	}
+	host, port := spec, ""
+	if h, p, err := net.SplitHostPort(spec); err == nil {
+		host, port = h, p
+	}
+	if port != "" {
+		n, err := strconv.Atoi(port)
+		if err != nil || n < 1 || n > 65535 {
+			return Target{}, newErr(KindUnreachable, nil, "proxy_jump %q: bad port", t.ProxyJump)
+		}
+		jt.Port, jt.Given.Port = n, true
+	}
+	jt.Address, jt.Name = host, host
+	return jt, nil
+}
 
 // KnownHostsName is the name and port t's host key is looked up and
-// recorded under: the address dialled and its port, as OpenSSH uses
-// HostName. This is the one place that decides it: a HostKeyAlias, once
-// Target carries one, is returned here with port 0.
-func KnownHostsName(t Target) (name string, port int) { return t.Address, t.Port }
+// recorded under, resolved as a connection resolves it (ssh_config's
+// HostName and HostKeyAlias included): a HostKeyAlias with port 0, else
+// the host dialled and its port. This is the one place that decides it.
+func (c *SSH) KnownHostsName(t Target) (name string, port int) {
+	eps, err := c.route(t)
+	if err != nil || len(eps) == 0 {
+		return t.Address, t.Port
+	}
+	ep := eps[len(eps)-1]
+	return ep.hkName, ep.hkPort
+}
+
+// KnownHostsFilesFor is the known_hosts files t's key is checked against
+// and recorded in, resolved as a connection resolves them (ssh_config's
+// UserKnownHostsFile and GlobalKnownHostsFile included).
+func (c *SSH) KnownHostsFilesFor(t Target) KnownHostsFiles {
+	eps, err := c.route(t)
+	if err != nil || len(eps) == 0 {
+		return KnownHostsFiles{User: t.KnownHosts}
+	}
+	return eps[len(eps)-1].knownHosts
+}

@@ -26,6 +26,17 @@ type Target struct {
 	// Step names the script in error messages ("the apply script");
 	// "" is DefaultStep, the audit's gather script.
 	Step string
+
+	// Given marks the settings above that the inventory set itself: they
+	// win over ssh_config; the others are filled from it.
+	Given Given
+	// NoSSHConfig skips ssh_config for this host (inventory ssh_config: false).
+	NoSSHConfig bool
+}
+
+// Given lists which connection settings of a Target the inventory set.
+type Given struct {
+	Address, Port, User, IdentityFiles, UseAgent, KnownHosts, HostKeyPolicy, ProxyJump, ConnectTimeout bool
 }
 
 // step is what errors call the script run: Step, or DefaultStep.
@@ -45,6 +56,12 @@ const MaxOutput = 16 << 20
 // Runner runs a script through /bin/sh on a target.
 type Runner interface {
 	Run(ctx context.Context, t Target, script []byte) (*Output, error)
+}
+
+// Preparer is a Runner that wants every target before the fan-out (to ask
+// for key passphrases once, on a terminal).
+type Preparer interface {
+	Prepare(ctx context.Context, targets []Target)
 }
 
 // shellCommand is the remote command line without a become password (see

@@ -3,159 +3,68 @@ package transport
 import (
 	"context"
 	"errors"
-	"fmt"
+	"io"
 	"net"
-	"os"
-	"path/filepath"
+	"path"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/agent"
+
+	"github.com/kaudit/kaudit/audit/sshconfig"
 )
 
-// DefaultConnectTimeout bounds TCP connect plus the SSH handshake when the
-// target does not set one.
+// DefaultConnectTimeout bounds TCP connect, key exchange and
+// authentication (OpenSSH's ConnectTimeout) when nothing sets one.
 const DefaultConnectTimeout = 10 * time.Second
 
 // SSH runs scripts over SSH. One SSH is shared by a whole scan: it caches
-// parsed identity files, the ssh-agent connection and known_hosts databases.
+// parsed identity files, ssh-agent connections, known_hosts databases and
+// the connections to jump hosts. Close it when the scan is over.
 type SSH struct {
 	HostKeys *HostKeys
 	// BecomePassword, when set (--ask-become-pass), is sent to sudo on
 	// stdin for hosts with become: sudo instead of running sudo -n.
 	BecomePassword *BecomePassword
+	// Config is the ssh_config to follow; nil reads none.
+	Config *sshconfig.Config
 	// Warn receives one-time warnings (an encrypted identity file skipped,
-	// an unreachable agent). Never called with secret material.
+	// an unreachable agent, a failed bastion). Never called with secret
+	// material.
 	Warn func(string)
+	// Passphrase, when set, is asked by Prepare for an encrypted identity
+	// file (on a terminal, never echoed). Nil: such keys are skipped.
+	Passphrase func(prompt string) ([]byte, error)
+	// BastionStartups bounds handshakes in flight through one jump host
+	// (0 = DefaultBastionStartups).
+	BastionStartups int
 
-	mu      sync.Mutex
-	signers map[string]signerResult
-	agentC  agent.ExtendedAgent
-	agentOK bool
-	warned  map[string]bool
-}
-
-type signerResult struct {
-	s   ssh.Signer
-	err error
+	mu     sync.Mutex
+	ids    map[string]*identity
+	agents map[string]agent.ExtendedAgent
+	asked  map[string]bool
+	warned map[string]bool
+	hops   map[string]*hop
 }
 
 // NewSSH returns a runner with a fresh host-key verifier.
 func NewSSH() *SSH {
-	return &SSH{HostKeys: NewHostKeys(), signers: map[string]signerResult{}, warned: map[string]bool{}}
+	return &SSH{HostKeys: NewHostKeys(), ids: map[string]*identity{}, agents: map[string]agent.ExtendedAgent{},
+		asked: map[string]bool{}, warned: map[string]bool{}, hops: map[string]*hop{}}
 }
 
 func (c *SSH) warnOnce(key, msg string) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.warned[key] || c.Warn == nil {
-		c.warned[key] = true
-		return
-	}
+	seen := c.warned[key]
 	c.warned[key] = true
-	c.Warn(msg)
-}
-
-// DefaultIdentityFiles are tried, like OpenSSH, when a host names none.
-func DefaultIdentityFiles() []string {
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return nil
-	}
-	return []string{
-		filepath.Join(home, ".ssh", "id_ed25519"),
-		filepath.Join(home, ".ssh", "id_ecdsa"),
-		filepath.Join(home, ".ssh", "id_rsa"),
-	}
-}
-
-func (c *SSH) signer(path string, explicit bool) (ssh.Signer, error) {
-	c.mu.Lock()
-	r, ok := c.signers[path]
 	c.mu.Unlock()
-	if ok {
-		return r.s, r.err
+	if !seen && c.Warn != nil {
+		c.Warn(msg)
 	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		if !explicit && errors.Is(err, os.ErrNotExist) {
-			err = nil // a default identity that does not exist is simply not offered
-		}
-		r = signerResult{err: err}
-	} else {
-		s, perr := ssh.ParsePrivateKey(data)
-		var pm *ssh.PassphraseMissingError
-		if errors.As(perr, &pm) {
-			c.warnOnce("enc:"+path, fmt.Sprintf("identity file %s is passphrase-protected: kaudit never prompts; load it into ssh-agent (ssh-add %s)", path, path))
-			perr = nil
-		} else if perr != nil {
-			perr = fmt.Errorf("identity file %s: %v", path, perr)
-		}
-		r = signerResult{s: s, err: perr}
-	}
-	c.mu.Lock()
-	c.signers[path] = r
-	c.mu.Unlock()
-	return r.s, r.err
-}
-
-func (c *SSH) agentClient() agent.ExtendedAgent {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.agentOK {
-		return c.agentC
-	}
-	c.agentOK = true
-	sock := os.Getenv("SSH_AUTH_SOCK")
-	if sock == "" {
-		return nil
-	}
-	conn, err := net.DialTimeout("unix", sock, 2*time.Second)
-	if err != nil {
-		if c.Warn != nil {
-			c.Warn(fmt.Sprintf("ssh-agent at SSH_AUTH_SOCK not reachable (%v); using identity files only", err))
-		}
-		return nil
-	}
-	c.agentC = agent.NewClient(conn)
-	return c.agentC
-}
-
-func (c *SSH) authMethods(t Target) ([]ssh.AuthMethod, error) {
-	var methods []ssh.AuthMethod
-	var signers []ssh.Signer
-	files, explicit := t.IdentityFiles, true
-	if len(files) == 0 {
-		files, explicit = DefaultIdentityFiles(), false
-	}
-	for _, f := range files {
-		s, err := c.signer(f, explicit)
-		if err != nil {
-			return nil, newErr(KindAuth, err, "%v", err)
-		}
-		if s != nil {
-			signers = append(signers, s)
-		}
-	}
-	if t.UseAgent {
-		if ag := c.agentClient(); ag != nil {
-			methods = append(methods, ssh.PublicKeysCallback(func() ([]ssh.Signer, error) {
-				as, err := ag.Signers()
-				if err != nil {
-					return signers, nil
-				}
-				return append(as, signers...), nil
-			}))
-			return methods, nil
-		}
-	}
-	if len(signers) == 0 {
-		return nil, newErr(KindAuth, nil, "no credentials: no ssh-agent (SSH_AUTH_SOCK) and no readable identity file (set identity_files in the inventory)")
-	}
-	return append(methods, ssh.PublicKeys(signers...)), nil
 }
 
 func hostPort(addr string, port int) string {
@@ -165,145 +74,180 @@ func hostPort(addr string, port int) string {
 	return net.JoinHostPort(strings.Trim(addr, "[]"), strconv.Itoa(port))
 }
 
-// Run connects, runs the script once and closes the connection. The context
-// bounds everything: when it ends the connection is closed, so no read can
-// outlive it.
+// Run connects (through the shared jump-host connections when the target
+// has a ProxyJump), runs the script once and closes the target's
+// connection. The context bounds everything: when it ends the connection is
+// closed, so no read can outlive it.
 func (c *SSH) Run(ctx context.Context, t Target, script []byte) (*Output, error) {
 	if t.Local {
 		return Local{}.Run(ctx, t, script)
 	}
-	client, closeAll, err := c.dial(ctx, t)
+	eps, err := c.route(t)
 	if err != nil {
 		return nil, err
 	}
-	defer closeAll()
-	return runSession(ctx, client, t, script, c.BecomePassword)
+	ep := eps[len(eps)-1]
+	var via *hop
+	if len(eps) > 1 {
+		if via, err = c.hopFor(ctx, eps[:len(eps)-1]); err != nil {
+			return nil, err
+		}
+	}
+	client, err := c.connect(ctx, ep, via)
+	if err != nil {
+		return nil, via.explain(err)
+	}
+	defer client.Close()
+	stop := closeOnDone(ctx, client)
+	defer stop()
+	alive := startKeepalive(client, ep)
+	defer alive.stop()
+	out, err := runSession(ctx, client, t, script, c.BecomePassword)
+	if err != nil && alive.dead.Load() {
+		return nil, newErr(KindTimeout, err, "host stopped answering during the gather: %d keepalives unanswered (ServerAliveInterval %s, ServerAliveCountMax)", max(ep.aliveMax, 3), ep.alive)
+	}
+	if err != nil && ctx.Err() == nil {
+		return nil, via.explain(err)
+	}
+	return out, err
 }
 
-// dial returns a connected client (through ProxyJump when set) and a func
-// that closes everything it opened.
-func (c *SSH) dial(ctx context.Context, t Target) (*ssh.Client, func(), error) {
-	timeout := t.ConnectTimeout
-	if timeout <= 0 {
-		timeout = DefaultConnectTimeout
-	}
-	auth, err := c.authMethods(t)
+// connect opens an authenticated connection to ep, over a TCP connection
+// or a channel through via. ep.timeout bounds all of it, as OpenSSH's
+// ConnectTimeout: TCP connect (or channel open), key exchange and
+// authentication (x/crypto's ClientConfig.Timeout alone bounds only TCP).
+func (c *SSH) connect(ctx context.Context, ep endpoint, via *hop) (*ssh.Client, error) {
+	auth, err := c.authMethods(ep)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	addr := hostPort(t.Address, t.Port)
-	var closers []func()
-	closeAll := func() {
-		for i := len(closers) - 1; i >= 0; i-- {
-			closers[i]()
+	if via != nil {
+		// Waiting for a handshake slot on the bastion is kaudit's own
+		// queue: bounded by the host's deadline, not by ConnectTimeout.
+		release, err := via.acquire(ctx)
+		if err != nil {
+			return nil, classify(err, "connect")
 		}
+		defer release()
 	}
-
+	cctx, cancel := context.WithTimeout(ctx, ep.timeout)
+	defer cancel()
 	var conn net.Conn
-	if t.ProxyJump != "" {
-		jt, err := jumpTarget(t)
-		if err != nil {
-			return nil, nil, err
-		}
-		jc, jclose, err := c.dial(ctx, jt)
-		if err != nil {
-			return nil, nil, newErr(AsError(err).Kind, err, "proxy_jump %s: %s", t.ProxyJump, AsError(err).Msg)
-		}
-		closers = append(closers, jclose)
-		conn, err = dialVia(ctx, jc, addr, timeout)
-		if err != nil {
-			closeAll()
-			return nil, nil, classify(err, "connect")
+	if via == nil {
+		var d net.Dialer
+		if conn, err = d.DialContext(cctx, "tcp", ep.addr); err != nil {
+			return nil, classify(firstErr(ctx.Err(), err), "connect")
 		}
 	} else {
-		d := net.Dialer{Timeout: timeout}
-		conn, err = d.DialContext(ctx, "tcp", addr)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, nil, classify(ctx.Err(), "connect")
-			}
-			return nil, nil, classify(err, "connect")
+		if conn, err = via.dial(cctx, ep.addr); err != nil {
+			return nil, classify(err, "connect")
 		}
 	}
-	closers = append(closers, func() { conn.Close() })
-
-	// Bound the handshake by the connect timeout and the host's deadline.
-	hsDeadline := time.Now().Add(timeout)
-	if dl, ok := ctx.Deadline(); ok && dl.Before(hsDeadline) {
-		hsDeadline = dl
-	}
-	_ = conn.SetDeadline(hsDeadline)
-	stop := closeOnDone(ctx, conn)
-	closers = append(closers, stop)
-
-	hkName, hkPort := KnownHostsName(t)
+	dl, _ := cctx.Deadline()
+	_ = conn.SetDeadline(dl)        // TCP; a channel through a bastion has no deadlines:
+	stop := closeOnDone(cctx, conn) // closing it at the deadline covers both
 	cfg := &ssh.ClientConfig{
-		User:              t.User,
+		User:              ep.user,
 		Auth:              auth,
-		HostKeyCallback:   c.HostKeys.Callback(hkName, hkPort, KnownHostsFiles{User: t.KnownHosts}, t.HostKeyPolicy),
-		HostKeyAlgorithms: c.HostKeys.Algorithms(hkName, hkPort, KnownHostsFiles{User: t.KnownHosts}),
-		Timeout:           timeout,
+		HostKeyCallback:   c.HostKeys.Callback(ep.hkName, ep.hkPort, ep.knownHosts, ep.policy),
+		HostKeyAlgorithms: c.hostKeyAlgorithms(ep),
+		Timeout:           ep.timeout,
 		ClientVersion:     "SSH-2.0-kaudit",
 	}
-	sconn, chans, reqs, err := ssh.NewClientConn(conn, addr, cfg)
+	sconn, chans, reqs, err := ssh.NewClientConn(conn, ep.hostKeyName, cfg)
+	stop()
 	if err != nil {
-		closeAll()
-		if ctx.Err() != nil {
-			return nil, nil, classify(ctx.Err(), "handshake")
+		conn.Close()
+		if ctx.Err() == nil && (cctx.Err() != nil || !time.Now().Before(dl)) {
+			return nil, newErr(KindTimeout, err, "no SSH handshake before the deadline: ConnectTimeout %s covers TCP connect, key exchange and authentication (the port accepts TCP but the server never finished the SSH banner, key exchange or authentication)", ep.timeout)
 		}
-		return nil, nil, classify(err, "handshake")
+		if ctx.Err() == nil && (errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET)) {
+			return nil, newErr(KindProtocol, err, "connection closed by the host during the SSH handshake (sshd's MaxStartups drops new connections beyond 10 unauthenticated at once: lower --concurrency; or see the host's sshd log)")
+		}
+		return nil, classify(firstErr(ctx.Err(), err), "handshake")
 	}
 	_ = conn.SetDeadline(time.Time{})
-	client := ssh.NewClient(sconn, chans, reqs)
-	closers = append(closers, func() { client.Close() })
-	return client, closeAll, nil
+	return ssh.NewClient(sconn, chans, reqs), nil
 }
 
-func jumpTarget(t Target) (Target, error) {
-	spec := t.ProxyJump
-	jt := t
-	jt.ProxyJump, jt.Become, jt.Port = "", "", 22
-	if i := strings.LastIndex(spec, "@"); i >= 0 {
-		jt.User, spec = spec[:i], spec[i+1:]
-	}
-	host, port := spec, ""
-	if h, p, err := net.SplitHostPort(spec); err == nil {
-		host, port = h, p
-	}
-	if port != "" {
-		n, err := strconv.Atoi(port)
-		if err != nil || n < 1 || n > 65535 {
-			return Target{}, newErr(KindUnreachable, nil, "proxy_jump %q: bad port", t.ProxyJump)
+func firstErr(errs ...error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
 		}
-		jt.Port = n
 	}
-	jt.Address, jt.Name = host, host
-	return jt, nil
+	return nil
 }
 
-func dialVia(ctx context.Context, jc *ssh.Client, addr string, timeout time.Duration) (net.Conn, error) {
-	type res struct {
-		c   net.Conn
-		err error
+// hostKeyAlgorithms asks the server for a key type known_hosts can verify
+// (golang/go#29286); an ssh_config HostKeyAlgorithms narrows or reorders
+// that list as OpenSSH does (+ appends, - removes, ^ puts first).
+func (c *SSH) hostKeyAlgorithms(ep endpoint) []string {
+	known := c.HostKeys.Algorithms(ep.hkName, ep.hkPort, ep.knownHosts)
+	if ep.hostKeyAlgs == "" {
+		return known
 	}
-	ch := make(chan res, 1)
-	go func() {
-		c, err := jc.Dial("tcp", addr)
-		ch <- res{c, err}
-	}()
-	select {
-	case r := <-ch:
-		return r.c, r.err
-	case <-time.After(timeout):
-		go func() {
-			if r := <-ch; r.c != nil {
-				r.c.Close()
+	list := applyAlgList(ep.hostKeyAlgs, ssh.SupportedAlgorithms().HostKeys)
+	if len(known) == 0 {
+		return list
+	}
+	var first, rest []string
+	for _, a := range list {
+		if contains(known, a) {
+			first = append(first, a)
+		} else {
+			rest = append(rest, a)
+		}
+	}
+	return append(first, rest...)
+}
+
+// applyAlgList evaluates an OpenSSH algorithm list against the defaults,
+// keeping only algorithms x/crypto implements (an old one such as ssh-rsa
+// only when the list names it, as "+ssh-rsa" for an old server).
+func applyAlgList(spec string, defaults []string) []string {
+	impl := append(ssh.SupportedAlgorithms().HostKeys, ssh.InsecureAlgorithms().HostKeys...)
+	var out []string
+	items := strings.Split(strings.TrimLeft(spec, "+-^"), ",")
+	switch spec[0] {
+	case '+':
+		out = append(append(out, defaults...), items...)
+	case '-':
+		for _, d := range defaults {
+			if !matchesAny(d, items) {
+				out = append(out, d)
 			}
-		}()
-		return nil, fmt.Errorf("dial %s through jump host: %w", addr, os.ErrDeadlineExceeded)
-	case <-ctx.Done():
-		return nil, ctx.Err()
+		}
+	case '^':
+		out = append(append(out, items...), defaults...)
+	default:
+		out = items
 	}
+	var keep []string
+	for _, a := range out {
+		if contains(impl, a) && !contains(keep, a) {
+			keep = append(keep, a)
+		}
+	}
+	return keep
+}
+
+func matchesAny(s string, pats []string) bool {
+	for _, p := range pats {
+		if ok, _ := path.Match(p, s); ok {
+			return true
+		}
+	}
+	return false
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }
 
 // closeOnDone closes c when ctx ends; the returned func stops the watch.

@@ -101,7 +101,7 @@ func Fetch(ctx context.Context, hosts []inventory.Host, runner *transport.SSH, o
 	for i, h := range hosts {
 		targets[i] = audit.Target(h, o.ConnectTimeout)
 	}
-	bastions := bastionTargets(targets)
+	bastions := bastionTargets(targets, runner)
 	out := fetchAll(ctx, bastions, runner, o, true)
 	for i, e := range out {
 		if e.Status == New {
@@ -119,7 +119,7 @@ func Fetch(ctx context.Context, hosts []inventory.Host, runner *transport.SSH, o
 	var restAt []int
 	hostEntries := make([]Entry, len(targets))
 	for i, t := range targets {
-		if e, ok := byName[transport.LookupName(transport.KnownHostsName(t))]; ok && !t.Local {
+		if e, ok := byName[transport.LookupName(runner.KnownHostsName(t))]; ok && !t.Local {
 			e.Bastion = false
 			hostEntries[i] = e
 			continue
@@ -138,7 +138,7 @@ func Fetch(ctx context.Context, hosts []inventory.Host, runner *transport.SSH, o
 // bastionTargets returns one target per distinct proxy_jump hop. The
 // hop's ProxyJump field carries the spec it came from, for display only:
 // it is cleared before dialling.
-func bastionTargets(targets []transport.Target) []transport.Target {
+func bastionTargets(targets []transport.Target, runner *transport.SSH) []transport.Target {
 	var out []transport.Target
 	seen := map[string]bool{}
 	for _, t := range targets {
@@ -149,7 +149,7 @@ func bastionTargets(targets []transport.Target) []transport.Target {
 		if err != nil {
 			continue // the host's own fetch reports it
 		}
-		key := transport.LookupName(transport.KnownHostsName(jt))
+		key := transport.LookupName(runner.KnownHostsName(jt))
 		if seen[key] {
 			continue
 		}
@@ -185,9 +185,9 @@ func fetchAll(ctx context.Context, targets []transport.Target, runner *transport
 }
 
 func fetchOne(parent context.Context, t transport.Target, runner *transport.SSH, timeout time.Duration) Entry {
-	name, port := transport.KnownHostsName(t)
+	name, port := runner.KnownHostsName(t)
 	e := Entry{Address: name, Port: port, Name: transport.LookupName(name, port),
-		Files: transport.KnownHostsFiles{User: t.KnownHosts}}
+		Files: runner.KnownHostsFilesFor(t)}
 	if t.Local {
 		e.Status = Local
 		return e

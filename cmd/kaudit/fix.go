@@ -17,6 +17,7 @@ type fixOptions struct {
 	limit       string
 	fanout      fanoutOpts
 	become      becomeOpts
+	ssh         sshConfigOpts
 	rules       string
 	apply, yes  bool
 	batch       int
@@ -38,7 +39,7 @@ func fixCommand(e env) *cli.Command {
 			&cli.IntFlag{Name: "batch", Value: 1, Usage: "with --apply: hosts changed at once after the first (canary) host", Destination: &o.batch},
 			&cli.IntFlag{Name: "max-failures", Value: 0, Usage: "with --apply: start no further batch once more than `N` hosts failed", Destination: &o.maxFailures},
 			&cli.StringFlag{Name: "journal-dir", Usage: "with --apply: where the run journal is written (default ~/.local/state/kaudit/runs)", Destination: &o.journalDir},
-		}, o.become.flags()),
+		}, o.ssh.flags(), o.become.flags()),
 		Action: func(c *cli.Context) error { return runFix(c.Context, *o, c.Args().Slice(), e) },
 	}
 }
@@ -73,10 +74,11 @@ func runFix(ctx context.Context, o fixOptions, args []string, e env) error {
 			return err
 		}
 	}
-	runner, err := o.become.runner(e)
+	runner, err := connect(e, hosts, o.ssh, o.become)
 	if err != nil {
 		return err
 	}
+	defer runner.Close()
 	cfg.Runner = runner
 	r, err := scan(ctx, e, hosts, cfg)
 	if err != nil {

@@ -21,6 +21,7 @@ type rollbackOptions struct {
 	journalDir string
 	fromHosts  bool
 	limit      string
+	ssh        sshConfigOpts
 	cfg        pipeline.RollbackConfig // Concurrency, Timeout, ConnectTimeout
 }
 
@@ -40,7 +41,7 @@ func rollbackCommand(e env) *cli.Command {
 			&cli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Value: pipeline.DefaultRollbackConcurrency, Usage: "hosts restored at once", Destination: &o.cfg.Concurrency},
 			&cli.DurationFlag{Name: "timeout", Value: pipeline.DefaultRollbackTimeout, Usage: "per-host deadline", Destination: &o.cfg.Timeout},
 			&cli.DurationFlag{Name: "connect-timeout", Value: transport.DefaultConnectTimeout, Usage: "per-host TCP connect + SSH handshake deadline", Destination: &o.cfg.ConnectTimeout},
-		}),
+		}, o.ssh.flags()),
 		Action: func(c *cli.Context) error { return runRollback(c.Context, *o, c.Args().Slice(), e) },
 	}
 }
@@ -65,6 +66,12 @@ func runRollback(ctx context.Context, o rollbackOptions, args []string, e env) e
 	}
 	cfg := o.cfg
 	cfg.JournalPath = pipeline.JournalPath(dir, o.run)
+	runner, err := connect(e, hosts, o.ssh, becomeOpts{})
+	if err != nil {
+		return err
+	}
+	defer runner.Close()
+	cfg.Runner = runner
 	j, err := loadRun(ctx, e, o, dir, hosts, cfg)
 	if err != nil {
 		return err

@@ -22,6 +22,7 @@ type scanOptions struct {
 	shard  shardOpts
 	probe  probeOpts
 	become becomeOpts
+	ssh    sshConfigOpts
 	reportOpts
 }
 
@@ -55,7 +56,7 @@ func scanCommand(e env) *cli.Command {
 
 // flags are scan's (withProbeSwitch) or probe's flags.
 func (o *scanOptions) flags(withProbeSwitch bool) []cli.Flag {
-	return flags(limitFlag(&o.limit, scanLimitUsage), o.shard.flags(), o.reportOpts.flags(), o.probe.flags(withProbeSwitch), o.become.flags())
+	return flags(limitFlag(&o.limit, scanLimitUsage), o.shard.flags(), o.reportOpts.flags(), o.probe.flags(withProbeSwitch), o.ssh.flags(), o.become.flags())
 }
 
 func runScan(ctx context.Context, o scanOptions, args []string, e env) error {
@@ -77,9 +78,12 @@ func runScan(ctx context.Context, o scanOptions, args []string, e env) error {
 	if err != nil {
 		return err
 	}
-	if cfg.Runner, err = o.become.runner(e); err != nil {
+	runner, err := connect(e, hosts, o.ssh, o.become)
+	if err != nil {
 		return err
 	}
+	defer runner.Close()
+	cfg.Runner = runner
 	_, err = scanAndEmit(ctx, e, o.reportOpts, eo, cfg, hosts, inv.Path, shard)
 	return err
 }

@@ -39,6 +39,7 @@ type trustOptions struct {
 	yes            bool
 	concurrency    int
 	connectTimeout time.Duration
+	ssh            sshConfigOpts
 }
 
 func trustCommand(e env) *cli.Command {
@@ -52,7 +53,7 @@ func trustCommand(e env) *cli.Command {
 			&cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "record new keys without asking (automation: check the fingerprints another way)", Destination: &o.yes},
 			&cli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Value: 20, Usage: "hosts contacted at once", Destination: &o.concurrency},
 			&cli.DurationFlag{Name: "connect-timeout", Value: transport.DefaultConnectTimeout, Usage: "per-host TCP connect + SSH handshake deadline", Destination: &o.connectTimeout},
-		}),
+		}, o.ssh.flags()),
 		Action: func(c *cli.Context) error { return runTrust(c.Context, *o, c.Args().Slice(), e) },
 	}
 }
@@ -70,7 +71,11 @@ func runTrust(ctx context.Context, o trustOptions, args []string, e env) error {
 	}
 	ctx, stop := interruptible(ctx)
 	defer stop()
-	runner := newRunner(e)
+	runner, err := connect(e, hosts, o.ssh, becomeOpts{})
+	if err != nil {
+		return err
+	}
+	defer runner.Close()
 	entries := trust.Fetch(ctx, hosts, runner, trust.Options{Concurrency: o.concurrency, ConnectTimeout: o.connectTimeout})
 	printTrust(e.stdout, entries)
 	if ctx.Err() != nil {

@@ -31,6 +31,7 @@ const (
 	FaultSudoPassword Fault = "sudo-password" // "sudo -n" fails with "a password is required"
 	FaultBanner       Fault = "banner"        // a noisy login shell prints before the script (must still parse)
 	FaultFlood        Fault = "flood"         // print without end (until the client cuts the session)
+	FaultSlowAuth     Fault = "slow-auth"     // key exchange at once, then 30 s before answering authentication
 )
 
 // Server is one simulated host listening on 127.0.0.1.
@@ -49,6 +50,11 @@ type Server struct {
 	// channels (ProxyJump) opened through this host (for tests).
 	Sessions int
 	Forwards int
+	// Accepted counts TCP connections; MaxHandshakes is the most that were
+	// between TCP accept and authenticated at once (sshd's MaxStartups).
+	Accepted      int
+	MaxHandshakes int
+	handshaking   int
 }
 
 // NewHostKey returns a fresh ed25519 host key.
@@ -85,6 +91,9 @@ func ServeOn(addr string, h *Host, hostKey ssh.Signer, authorized ...ssh.PublicK
 		PublicKeyCallback: func(c ssh.ConnMetadata, key ssh.PublicKey) (*ssh.Permissions, error) {
 			if h.Fault == FaultAuthRefused {
 				return nil, errors.New("denied")
+			}
+			for i := 0; h.Fault == FaultSlowAuth && i < 600 && !s.isClosed(); i++ {
+				time.Sleep(50 * time.Millisecond)
 			}
 			for _, a := range authorized {
 				if string(a.Marshal()) == string(key.Marshal()) {
@@ -131,6 +140,12 @@ func (s *Server) Close() {
 	s.wg.Wait()
 }
 
+func (s *Server) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
 func (s *Server) track(c net.Conn, add bool) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -172,7 +187,15 @@ func (s *Server) handle(c net.Conn) {
 		return
 	}
 	_ = c.SetDeadline(time.Now().Add(30 * time.Second))
+	s.mu.Lock()
+	s.Accepted++
+	s.handshaking++
+	s.MaxHandshakes = max(s.MaxHandshakes, s.handshaking)
+	s.mu.Unlock()
 	sc, chans, reqs, err := ssh.NewServerConn(c, s.cfg)
+	s.mu.Lock()
+	s.handshaking--
+	s.mu.Unlock()
 	if err != nil {
 		return
 	}

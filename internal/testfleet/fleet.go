@@ -100,6 +100,20 @@ type HostSpec struct {
 	// signed with it as an OpenSSH host certificate (ssh-keygen -s CA -h,
 	// principals: the host's address and name) that sshd presents.
 	HostCertCA string
+	// Behind names an earlier host of the same fleet (a bastion): this
+	// host's eth0 is wired by a veth pair straight into that host's network
+	// namespace instead of the root namespace, so only that host reaches it
+	// (see bastion.go).
+	Behind string
+	// ExtraAddrs more addresses on eth0 that sshd also answers on (needs
+	// Behind: the bastion gets the route); see Host.ExtraAddrs.
+	ExtraAddrs int
+	// DefaultMaxStartups keeps sshd's default MaxStartups (10:30:100)
+	// instead of the fleet's generous 200:30:400.
+	DefaultMaxStartups bool
+	// TrustedUserCAKeys is a file (on this machine, readable inside the
+	// host) of CA keys whose user certificates sshd accepts.
+	TrustedUserCAKeys string
 }
 
 // UserSpec is one extra login user of a test host.
@@ -141,6 +155,8 @@ type Host struct {
 	Link     string // root-namespace veth name, kft-h<i>
 	Dir      string // per-host temp dir (logs: console.log, sshd.log, broker.out)
 	Home     string // HOME of the login user (a temp dir)
+	// ExtraAddrs are the HostSpec.ExtraAddrs addresses (198.19.<i>.<j>).
+	ExtraAddrs []string
 
 	// Broker layout as seen inside the host (empty without a broker).
 	KafkaHome    string // Apache: /opt/kafka_2.13-X; Confluent: /usr/share/java/kafka
@@ -159,6 +175,7 @@ type Host struct {
 	// (each waits for its sshd; the sshd dies with the PID namespace).
 	sshdCmds []*restarted
 	layout   *brokerLayout
+	netUp    chan struct{} // closed once network() ran (Behind hosts wait for their bastion's)
 }
 
 var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,11}$`)
@@ -189,6 +206,7 @@ func Start(t testing.TB, specs []HostSpec) *Fleet {
 		}
 	}
 
+	checkBehind(t, specs)
 	f := &Fleet{User: "root"}
 	f.acquireLock(t)
 	t.Cleanup(f.releaseLock)
@@ -219,7 +237,7 @@ func Start(t testing.TB, specs []HostSpec) *Fleet {
 	must(t, os.WriteFile(filepath.Join(dir, "authorized_keys"), pub, 0o644))
 
 	for i, s := range specs {
-		h := &Host{Spec: s, NS: nsPrefix + s.Name, Port: 22, fleet: f, index: i,
+		h := &Host{Spec: s, NS: nsPrefix + s.Name, Port: 22, fleet: f, index: i, netUp: make(chan struct{}),
 			Link: fmt.Sprintf("%s%d", linkPrefix, i), Dir: filepath.Join(dir, "hosts", s.Name)}
 		base := binary.BigEndian.Uint32(net.IPv4(198, 18, 0, 0).To4()) + uint32(4*i)
 		h.PeerAddr = u32ip(base + 1)
@@ -444,7 +462,9 @@ func (h *Host) start() error {
 	if err := h.prepare(); err != nil {
 		return fmt.Errorf("%s: prepare: %w", h.Spec.Name, err)
 	}
-	if err := h.network(); err != nil {
+	err := h.network()
+	close(h.netUp)
+	if err != nil {
 		return fmt.Errorf("%s: network: %w", h.Spec.Name, err)
 	}
 	if err := h.sysctls(); err != nil {
@@ -685,7 +705,7 @@ func (h *Host) prepare() error {
 		return err
 	}
 	cfg := strings.Join([]string{
-		"ListenAddress " + h.Addr + ":22",
+		h.listenAddress(),
 		"HostKey " + keyPath,
 		hostCert,
 		"PidFile " + filepath.Join(h.Dir, "sshd.pid"),
@@ -702,7 +722,8 @@ func (h *Host) prepare() error {
 		"PrintLastLog no",
 		"X11Forwarding no",
 		"PermitUserEnvironment no",
-		"MaxStartups 200:30:400",
+		h.maxStartups(),
+		h.trustedCAs(),
 		"MaxSessions 64",
 		"LoginGraceTime 30",
 		"LogLevel INFO",
@@ -825,6 +846,9 @@ func (h *Host) prepare() error {
 }
 
 func (h *Host) network() error {
+	if h.Spec.Behind != "" {
+		return h.networkBehind()
+	}
 	ns := h.NS
 	cmds := [][]string{
 		{"ip", "netns", "add", ns},
