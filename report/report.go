@@ -165,7 +165,8 @@ type RuleGroup struct {
 	Status   rules.Status
 	Severity rules.Severity
 	Hosts    []string
-	Sample   rules.Finding // the first host's finding, for observed/expected/reason
+	Findings []rules.Finding // each host's finding, in the order of Hosts
+	Sample   rules.Finding   // the first host's finding, for observed/expected/reason
 }
 
 // GroupByRule collects findings with the given statuses by (rule, status,
@@ -195,6 +196,7 @@ func (r *Report) GroupByRule(statuses ...rules.Status) []RuleGroup {
 				out = append(out, RuleGroup{Rule: f.Rule, Title: f.Title, Status: f.Status, Severity: f.Severity, Sample: f})
 			}
 			out[i].Hosts = append(out[i].Hosts, h.Name)
+			out[i].Findings = append(out[i].Findings, f)
 		}
 	}
 	statusRank := map[rules.Status]int{rules.Fail: 0, rules.Unknown: 1, rules.Warn: 2, rules.Error: 3, rules.Waived: 4, rules.Skip: 5, rules.Pass: 6}
