@@ -98,6 +98,11 @@ func c0Name(r rune) string {
 	return fmt.Sprintf(`\x%02x`, r)
 }
 
+// Acts reports whether r is a character Line makes visible because a
+// terminal acts on it or it reorders displayed text: C0 controls, DEL,
+// C1 controls, bidi controls, line and paragraph separators.
+func Acts(r rune) bool { return r < 0x20 || r == 0x7f || unsafeRune(r) }
+
 // unsafeRune reports the non-ASCII runes that act on a terminal or on the
 // order text is displayed in.
 func unsafeRune(r rune) bool {
