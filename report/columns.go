@@ -13,15 +13,17 @@ import (
 // truncation with "…". Cells are laid out as plain text and coloured
 // afterwards, line by line, so colour never changes the layout.
 type grid struct {
-	cols []column
-	rows [][]cell
+	cols  []column
+	rows  [][]cell
+	short bool // the layout uses the short headers
 }
 
 type column struct {
 	head  string
-	right bool // numbers are right-aligned
-	min   int  // narrowest the column may become; 0: it never shrinks
-	wrap  bool // a shrunk cell wraps onto more lines; else it is truncated
+	short string // header used when the grid is tight ("" = head)
+	right bool   // numbers are right-aligned
+	min   int    // narrowest the column may become; 0: it never shrinks
+	wrap  bool   // a shrunk cell wraps onto more lines; else it is truncated
 }
 
 // cell is a cell's text (already made safe) and how to colour it.
@@ -35,51 +37,95 @@ func plain(s string) cell { return cell{text: s} }
 func (g *grid) add(cells ...cell) { g.rows = append(g.rows, cells) }
 
 // widths fits the columns into width (0: no limit) and returns each
-// column's width and the gap between columns.
+// column's width and the gap between columns. Shrinking takes one column
+// at a time down by one, choosing the column that makes the fewest more
+// rows wrap (a row that already wraps may wrap further at no cost), the
+// widest among equals.
 func (g *grid) widths(width int) ([]int, int) {
-	ws := make([]int, len(g.cols))
-	for i, c := range g.cols {
-		ws[i] = termui.StringWidth(c.head)
-		for _, row := range g.rows {
-			if w := termui.StringWidth(row[i].text); w > ws[i] {
-				ws[i] = w
-			}
-		}
-	}
-	sum := 0
-	for _, w := range ws {
-		sum += w
-	}
+	ws := g.natural(false)
 	gaps := len(ws) - 1
 	if width <= 0 {
 		return ws, 2
 	}
 	for _, gap := range []int{3, 2} {
-		if sum+gap*gaps <= width {
+		if sum(ws)+gap*gaps <= width {
 			return ws, gap
 		}
 	}
-	for total := sum + gaps; total > width; total-- {
-		widest := -1
+	g.short = true
+	ws = g.natural(true)
+	for sum(ws)+gaps > width {
+		best, bestCost := -1, 0
 		for i, c := range g.cols {
-			if c.min > 0 && ws[i] > c.min && (widest < 0 || ws[i] > ws[widest]) {
-				widest = i
+			if c.min == 0 || ws[i] <= c.min {
+				continue
+			}
+			cost := g.newWraps(ws, i)
+			if best < 0 || cost < bestCost || cost == bestCost && ws[i] > ws[best] {
+				best, bestCost = i, cost
 			}
 		}
-		if widest < 0 {
+		if best < 0 {
 			break // nothing left to shrink: wider than asked
 		}
-		ws[widest]--
+		ws[best]--
 	}
 	return ws, 1
+}
+
+// natural is each column's width when nothing is shrunk.
+func (g *grid) natural(short bool) []int {
+	ws := make([]int, len(g.cols))
+	for i := range g.cols {
+		ws[i] = termui.StringWidth(g.head(i, short))
+		for _, row := range g.rows {
+			ws[i] = max(ws[i], termui.StringWidth(row[i].text))
+		}
+	}
+	return ws
+}
+
+// newWraps counts the rows that do not wrap at ws but would if column i
+// were one narrower.
+func (g *grid) newWraps(ws []int, i int) int {
+	n := 0
+	for _, row := range g.rows {
+		if termui.StringWidth(row[i].text) <= ws[i]-1 {
+			continue
+		}
+		wraps := false
+		for j, c := range row {
+			wraps = wraps || termui.StringWidth(c.text) > ws[j]
+		}
+		if !wraps {
+			n++
+		}
+	}
+	return n
+}
+
+// head is column i's header, its short form when the grid is tight.
+func (g *grid) head(i int, short bool) string {
+	if short && g.cols[i].short != "" {
+		return g.cols[i].short
+	}
+	return g.cols[i].head
+}
+
+func sum(xs []int) int {
+	n := 0
+	for _, x := range xs {
+		n += x
+	}
+	return n
 }
 
 // render lays the grid out at width, header first.
 func (g *grid) render(width int, p palette) string {
 	ws, gap := g.widths(width)
 	head := make([]cell, len(g.cols))
-	for i, c := range g.cols {
-		head[i] = cell{text: c.head, paint: p.bold}
+	for i := range g.cols {
+		head[i] = cell{text: g.head(i, g.short), paint: p.bold}
 	}
 	var b strings.Builder
 	for _, row := range append([][]cell{head}, g.rows...) {

@@ -186,7 +186,7 @@ func hostsGrid(r *Report, p palette) *grid {
 		{head: "HIGH", right: true},
 		{head: "MED", right: true},
 		{head: "LOW", right: true},
-		{head: "UNKNOWN", right: true},
+		{head: "UNKNOWN", short: "UNK", right: true},
 		{head: "KERNEL", min: 10, wrap: true},
 		{head: "KAFKA", min: 6, wrap: true},
 		{head: "BACKLOG", right: true},

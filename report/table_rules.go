@@ -64,7 +64,7 @@ func briefGrid(groups []RuleGroup, st rules.Status, p palette) *grid {
 	}
 	g := &grid{cols: []column{
 		{head: "SEVERITY"},
-		{head: "RULE", min: 12},
+		{head: "RULE"}, // whole: it is what kaudit explain takes
 		{head: "HOSTS", right: true},
 		{head: last, min: 12},
 	}}
@@ -76,24 +76,21 @@ func briefGrid(groups []RuleGroup, st rules.Status, p palette) *grid {
 	return g
 }
 
-// briefText is a group's shortest observed → expected, naming its host
-// when the rule spans several hosts; the reason when there is none.
+// briefText is a group's shortest observed → expected among its hosts
+// (-v shows each host's); the reason when there is none.
 func briefText(g RuleGroup) string {
 	if g.Status == rules.Waived {
 		return safe(waiverNote(g.Sample))
 	}
-	best, host := "", ""
-	for i, f := range g.Findings {
+	best := ""
+	for _, f := range g.Findings {
 		s := safe(observedExpected(f))
 		if g.Status == rules.Unknown || g.Status == rules.Error || s == "" {
 			s = safe(f.Reason)
 		}
 		if s != "" && (best == "" || termui.StringWidth(s) < termui.StringWidth(best)) {
-			best, host = s, g.Hosts[i]
+			best = s
 		}
-	}
-	if best != "" && len(g.Hosts) > 1 {
-		best = safe(host) + ": " + best
 	}
 	return best
 }

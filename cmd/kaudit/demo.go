@@ -2,13 +2,16 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/kaudit/kaudit/audit/transport"
 	"github.com/kaudit/kaudit/internal/simhost"
+	"github.com/kaudit/kaudit/internal/termui"
 	"github.com/kaudit/kaudit/remediate"
+	"github.com/kaudit/kaudit/report"
 )
 
 func demoCommand() *cli.Command {
@@ -45,10 +48,40 @@ func demoCommand() *cli.Command {
 			}
 			err = emit(c.App.Writer, r, opts)
 			if opts.format == "table" && opts.output == "" {
-				fmt.Fprintln(c.App.Writer, "\nFix plan (kaudit fix INVENTORY; nothing is changed by the demo)")
-				printPlan(c.App.Writer, r, remediate.Selector{})
+				demoPlan(c.App.Writer, r, opts.term)
 			}
 			return err
 		},
+	}
+}
+
+// demoPlan prints the fix plan's summary and the command that shows it
+// whole; with -v, the whole plan.
+func demoPlan(w io.Writer, r *report.Report, t termOptions) {
+	if t.Verbose {
+		fmt.Fprintln(w, "\nFix plan (kaudit fix INVENTORY; nothing is changed by the demo)")
+		printPlan(w, r, remediate.Selector{}, t.Width)
+		return
+	}
+	var ps []remediate.HostPlan
+	for _, h := range r.Hosts {
+		if h.Error == nil {
+			ps = append(ps, remediate.PlanHost(h.Name, h.Facts, h.Findings, remediate.Selector{}))
+		}
+	}
+	s := remediate.Summarize(ps)
+	verb := "need"
+	if s.Restarts == 1 {
+		verb = "needs"
+	}
+	line := fmt.Sprintf("Fix plan: %s on %s, %d %s a broker restart, %s (nothing is changed by the demo)",
+		countOf(s.Changes, "change", "changes"), countOf(s.Hosts, "host", "hosts"), s.Restarts, verb,
+		countOf(s.Manual, "manual action", "manual actions"))
+	fmt.Fprintln(w)
+	for _, l := range termui.Wrap(line, t.Width, 4) {
+		fmt.Fprintln(w, l)
+	}
+	for _, l := range termui.Wrap("the whole plan: kaudit demo -v · on your fleet: kaudit fix INVENTORY", t.Width-4, 4) {
+		fmt.Fprintln(w, "    "+l)
 	}
 }

@@ -16,6 +16,8 @@ import (
 
 	"github.com/kaudit/kaudit/audit/inventory"
 	"github.com/kaudit/kaudit/audit/transport"
+	"github.com/kaudit/kaudit/internal/termsafe"
+	"github.com/kaudit/kaudit/internal/termui"
 	"github.com/kaudit/kaudit/remediate"
 	"github.com/kaudit/kaudit/remediate/apply"
 	"github.com/kaudit/kaudit/report"
@@ -40,7 +42,7 @@ func fixCommand() *cli.Command {
 			"Undo a run with: kaudit rollback INVENTORY --run RUN-ID.\n\n" +
 			"Exit: 0 done (or nothing to change), 2 usage, 3 some hosts could not be audited,\n" +
 			"4 some host failed (restored from its backups, or not: see the journal), 130 interrupted.",
-		Flags: append(scanFlags(),
+		Flags: append(append(scanFlags(),
 			&cli.StringFlag{Name: "rules", Usage: "only plan fixes for these comma-separated rule `IDS`"},
 			&cli.BoolFlag{Name: "apply", Usage: "apply the plan (sysctl, server.properties and NIC changes)"},
 			&cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "with --apply: do not ask for confirmation"},
@@ -50,7 +52,7 @@ func fixCommand() *cli.Command {
 			&cli.StringFlag{Name: "format", Value: "table", Hidden: true},
 			&cli.StringFlag{Name: "fail-on", Value: "high", Hidden: true},
 			&cli.StringFlag{Name: "journal-dir", Usage: "with --apply: where the run journal is written (default ~/.local/state/kaudit/runs)"},
-		),
+		), layoutFlags()...),
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
 				return usageErr("fix needs exactly one INVENTORY argument")
@@ -87,11 +89,11 @@ func fixCommand() *cli.Command {
 				return err
 			}
 			if r.Interrupted {
-				printPlan(c.App.Writer, r, sel)
+				printPlan(c.App.Writer, r, sel, opts.term.Width)
 				return &exitError{code: ExitInterrupted, err: fmt.Errorf("interrupted while scanning: nothing changed")}
 			}
 			if !c.Bool("apply") {
-				printPlan(c.App.Writer, r, sel)
+				printPlan(c.App.Writer, r, sel, opts.term.Width)
 				return unauditedErr(r)
 			}
 			return applyPlans(c, r, sel, hosts, opts, runner, jdir)
@@ -122,12 +124,15 @@ func selector(list string) (remediate.Selector, error) {
 }
 
 // plans returns the fix plan of every audited host, and prints a line
-// for each host that was not audited.
-func plans(w io.Writer, r *report.Report, sel remediate.Selector) []remediate.HostPlan {
+// (wrapped at width) for each host that was not audited.
+func plans(w io.Writer, r *report.Report, sel remediate.Selector, width int) []remediate.HostPlan {
 	var out []remediate.HostPlan
 	for _, h := range r.Hosts {
 		if h.Error != nil {
-			fmt.Fprintf(w, "%s: not audited (%s: %s): no plan\n", h.Name, h.Error.Kind, h.Error.Message)
+			line := fmt.Sprintf("%s: not audited (%s: %s): no plan", termsafe.Line(h.Name), termsafe.Line(h.Error.Kind), termsafe.Line(h.Error.Message))
+			for _, l := range termui.Wrap(line, width, 4) {
+				fmt.Fprintln(w, l)
+			}
 			continue
 		}
 		out = append(out, remediate.PlanHost(h.Name, h.Facts, h.Findings, sel))
@@ -135,9 +140,9 @@ func plans(w io.Writer, r *report.Report, sel remediate.Selector) []remediate.Ho
 	return out
 }
 
-// printPlan renders the fix plan of every audited host.
-func printPlan(w io.Writer, r *report.Report, sel remediate.Selector) {
-	remediate.RenderPlan(w, plans(w, r, sel))
+// printPlan renders the fix plan of every audited host, wrapped at width.
+func printPlan(w io.Writer, r *report.Report, sel remediate.Selector, width int) {
+	remediate.RenderPlanOpts(w, plans(w, r, sel, width), remediate.PlanOptions{Width: width})
 }
 
 // journalDir resolves --journal-dir (default $XDG_STATE_HOME/kaudit/runs,
@@ -179,10 +184,10 @@ func confirm(c *cli.Context, yes bool, question, flagHint string) (bool, error) 
 
 func applyPlans(c *cli.Context, r *report.Report, sel remediate.Selector, inv []inventory.Host, opts options, runner transport.Runner, jdir string) error {
 	w := c.App.Writer
-	ps := plans(w, r, sel)
+	ps := plans(w, r, sel, opts.term.Width)
 	// The plan, without RenderPlan's "nothing changed (run with --apply)".
 	var buf bytes.Buffer
-	remediate.RenderPlan(&buf, ps)
+	remediate.RenderPlanOpts(&buf, ps, remediate.PlanOptions{Width: opts.term.Width})
 	text := buf.String()
 	if i := strings.LastIndex(strings.TrimSuffix(text, "\n"), "\n"); i >= 0 && strings.Contains(text[i:], "(run with --apply)") {
 		text = text[:i+1]
@@ -208,7 +213,7 @@ func applyPlans(c *cli.Context, r *report.Report, sel remediate.Selector, inv []
 		h := apply.Host{Inv: byName[p.Host], Facts: rh.Facts, Findings: rh.Findings, Plan: ps[i]}
 		todo, skipped := apply.Split(p, rh.Findings)
 		for _, s := range skipped {
-			fmt.Fprintf(w, "%s: skipped %s %s → %s: %s\n", p.Host, s.Change.Kind, s.Change.Target, s.Change.To, s.Reason)
+			fmt.Fprintf(w, "%s: skipped %s %s → %s: %s\n", termsafe.Line(p.Host), s.Change.Kind, termsafe.Line(s.Change.Target), termsafe.Line(s.Change.To), termsafe.Line(s.Reason))
 		}
 		if len(todo) > 0 {
 			nChanges += len(todo)
@@ -278,7 +283,7 @@ func printRun(w io.Writer, j *remediate.Journal) {
 			if from == "" {
 				from = "(unset)"
 			}
-			fmt.Fprintf(w, "  %s %s: %s → %s", c.Kind, c.Target, from, c.To)
+			fmt.Fprintf(w, "  %s %s: %s → %s", c.Kind, termsafe.Line(c.Target), termsafe.Line(from), termsafe.Line(c.To))
 			if c.RestartRequired {
 				fmt.Fprint(w, " [broker restart required]")
 			}
@@ -289,10 +294,10 @@ func printRun(w io.Writer, j *remediate.Journal) {
 			if b.Existed {
 				state = "sha256 " + b.SHA256 + ", copy " + b.Stored
 			}
-			fmt.Fprintf(w, "  backup %s (%s)\n", b.Path, state)
+			fmt.Fprintf(w, "  backup %s (%s)\n", termsafe.Line(b.Path), termsafe.Line(state))
 		}
 		if hj.Error != "" {
-			fmt.Fprintf(w, "  %s\n", hj.Error)
+			fmt.Fprintf(w, "  %s\n", termsafe.Block(hj.Error))
 		}
 		if hj.Status == remediate.StatusVerified {
 			verified++

@@ -11,6 +11,8 @@ import (
 	"os"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/kaudit/kaudit/internal/termsafe"
 )
 
 // Exit codes: the one table, also printed in `kaudit --help`.
@@ -31,9 +33,6 @@ const exitHelp = `EXIT STATUS:
         and no finding reached --fail-on
    4    fix --apply / rollback: some host was not changed or restored as planned (see the journal)
    130  interrupted; the report covers what was gathered`
-
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "0.1.0-dev"
 
 // exitError carries an exit code out of a command.
 type exitError struct {
@@ -56,12 +55,15 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 	return &cli.App{
 		Name:    "kaudit",
 		Usage:   "audit Kafka broker hosts over SSH for the SYN-cookie / listen-backlog failure and its neighbours",
-		Version: version,
+		Version: toolVersion(),
 		Description: "kaudit gathers facts from every host of an inventory in one SSH session per host,\n" +
 			"evaluates a catalog of rules (kaudit rules), reports, and plans fixes.\n\n" + exitHelp,
 		Writer:          stdout,
 		ErrWriter:       stderr,
 		HideHelpCommand: true,
+		// urfave/cli's own completion: --generate-bash-completion on every
+		// command; kaudit completion bash|zsh|fish prints the script.
+		EnableBashCompletion: true,
 		Commands: []*cli.Command{
 			scanCommand(),
 			demoCommand(),
@@ -73,6 +75,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			diffCommand(),
 			waiversCommand(),
 			whatifCommand(),
+			completionCommand(),
 		},
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
 			return &exitError{code: ExitUsage, err: err}
@@ -85,9 +88,15 @@ func main() {
 	os.Exit(run(os.Args, os.Stdout, os.Stderr))
 }
 
-func run(args []string, stdout, stderr io.Writer) int {
+// run runs kaudit. Everything written to stderr goes through termsafe:
+// error and warning lines quote what hosts said.
+func run(args []string, stdout, rawStderr io.Writer) int {
+	stderr := termsafe.NewWriter(rawStderr)
 	app := newApp(stdout, stderr)
-	err := app.Run(interspersed(app, args))
+	if !completing(args) {
+		args = interspersed(app, args)
+	}
+	err := app.Run(args)
 	if err == nil {
 		return ExitOK
 	}

@@ -1,61 +1,95 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"sync"
 	"time"
 
-	"github.com/jedib0t/go-pretty/v6/progress"
+	"golang.org/x/term"
 
 	"github.com/kaudit/kaudit/audit"
+	"github.com/kaudit/kaudit/internal/termui"
 )
 
-// scanProgress shows a progress bar on a terminal and nothing otherwise.
+// scanProgress draws one progress line on stderr while hosts are
+// audited: done/total, hosts failed so far, elapsed time and, once a few
+// hosts have finished, an ETA (termui.Progress). Nothing is drawn when
+// stderr is not a terminal or with --quiet. Own code rather than a
+// library: go-pretty's progress (already a dependency) shows an ETA from
+// the first tick and has no failure count; the line itself is pure and
+// tested in termui.
 type scanProgress struct {
 	mu      sync.Mutex
-	pw      progress.Writer
-	tracker *progress.Tracker
+	tty     *os.File
+	state   termui.Progress
+	started time.Time
+	stop    chan struct{}
+	stopped chan struct{}
 }
 
-func newProgress(stderr io.Writer, total int) *scanProgress {
-	p := &scanProgress{}
+// progressInterval is how often the line is redrawn.
+const progressInterval = 200 * time.Millisecond
+
+func newProgress(stderr io.Writer, total int, quiet bool) *scanProgress {
+	p := &scanProgress{state: termui.Progress{Total: total}, started: time.Now()}
+	if u, ok := stderr.(interface{ Unwrap() io.Writer }); ok {
+		stderr = u.Unwrap() // the sanitizing writer: the bar draws on the terminal itself
+	}
 	f, ok := stderr.(*os.File)
-	if !ok || !isTerminal(f) || total == 0 {
+	if quiet || !ok || !termui.IsTerminal(f) || total == 0 {
 		return p
 	}
-	pw := progress.NewWriter()
-	pw.SetOutputWriter(stderr)
-	pw.SetAutoStop(false)
-	pw.SetTrackerLength(30)
-	pw.SetUpdateFrequency(100 * time.Millisecond)
-	pw.SetStyle(progress.StyleDefault)
-	pw.Style().Visibility.ETA = true
-	pw.Style().Visibility.Value = true
-	p.tracker = &progress.Tracker{Message: "scanning hosts", Total: int64(total), Units: progress.UnitsDefault}
-	pw.AppendTracker(p.tracker)
-	go pw.Render()
-	p.pw = pw
+	p.tty, p.stop, p.stopped = f, make(chan struct{}), make(chan struct{})
+	go p.loop()
 	return p
 }
 
-func (p *scanProgress) done(audit.Result) {
-	if p.tracker == nil {
-		return
+func (p *scanProgress) loop() {
+	defer close(p.stopped)
+	t := time.NewTicker(progressInterval)
+	defer t.Stop()
+	for {
+		p.draw()
+		select {
+		case <-p.stop:
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// draw rewrites the line in place (\r, then clear to the end of line).
+func (p *scanProgress) draw() {
+	width := 80
+	if w, _, err := term.GetSize(int(p.tty.Fd())); err == nil && w > 0 {
+		width = w
 	}
 	p.mu.Lock()
-	p.tracker.Increment(1)
+	st := p.state
+	p.mu.Unlock()
+	st.Elapsed = time.Since(p.started)
+	fmt.Fprintf(p.tty, "\r%s\x1b[K", st.Line(width-1))
+}
+
+// done counts one finished host.
+func (p *scanProgress) done(res audit.Result) {
+	p.mu.Lock()
+	p.state.Done++
+	if res.Err != nil {
+		p.state.Failed++
+	}
 	p.mu.Unlock()
 }
 
+// finish draws the final state and ends its line.
 func (p *scanProgress) finish() {
-	if p.pw == nil {
+	if p.tty == nil {
 		return
 	}
-	p.tracker.MarkAsDone()
-	time.Sleep(150 * time.Millisecond) // let the last frame render
-	p.pw.Stop()
-	for p.pw.IsRenderInProgress() {
-		time.Sleep(10 * time.Millisecond)
-	}
+	close(p.stop)
+	<-p.stopped
+	p.draw()
+	fmt.Fprintln(p.tty)
 }

@@ -22,14 +22,13 @@ import (
 
 // outputFlags are shared by every command that prints a report.
 func outputFlags() []cli.Flag {
-	return []cli.Flag{
+	return append([]cli.Flag{
 		&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "table", Usage: "report format: " + strings.Join(report.Formats(), ", ")},
 		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the report to `FILE` instead of stdout"},
 		&cli.StringFlag{Name: "fail-on", Value: "high", Usage: "exit 1 when a finding of this `SEVERITY` or higher fails (critical, high, medium, low, info)"},
 		&cli.BoolFlag{Name: "fail-on-unknown", Usage: "also exit 1 when a finding at or above --fail-on is unknown (not proven safe), e.g. a kernel kaudit cannot settle"},
-		&cli.BoolFlag{Name: "no-color", Usage: "never colour the table (also: NO_COLOR=1)"},
 		waiversFlag(),
-	}
+	}, termFlags()...)
 }
 
 // scanFlags tune the fan-out.
@@ -81,7 +80,7 @@ type options struct {
 	format, output string
 	failOn         rules.Severity
 	failOnUnknown  bool
-	color          bool
+	term           termOptions
 	concurrency    int
 	timeout        time.Duration
 	connectTimeout time.Duration
@@ -135,7 +134,7 @@ func scanHosts(parent context.Context, stderr io.Writer, hosts []inventory.Host,
 	defer stop()
 
 	started := time.Now()
-	prog := newProgress(stderr, len(hosts))
+	prog := newProgress(stderr, len(hosts), o.term.Quiet)
 	results := audit.Scan(ctx, hosts, audit.Options{
 		Concurrency:    o.concurrency,
 		Timeout:        o.timeout,
@@ -148,7 +147,7 @@ func scanHosts(parent context.Context, stderr io.Writer, hosts []inventory.Host,
 
 	r := &report.Report{
 		SchemaVersion: report.SchemaVersion,
-		ToolVersion:   version,
+		ToolVersion:   toolVersion(),
 		StartedAt:     started.UTC().Truncate(time.Millisecond),
 		DurationMS:    time.Since(started).Milliseconds(),
 		FailOn:        string(o.failOn),
@@ -174,7 +173,7 @@ func scanHosts(parent context.Context, stderr io.Writer, hosts []inventory.Host,
 // emit renders the report and turns it into an exit code.
 func emit(stdout io.Writer, r *report.Report, o options) error {
 	err := writeOutput(stdout, o.output, func(w io.Writer) error {
-		return report.Render(w, o.format, r, report.Options{Color: o.color})
+		return report.Render(w, o.format, r, report.Options{Color: o.term.Color, Width: o.term.Width, Verbose: o.term.Verbose})
 	})
 	if err != nil {
 		return err
@@ -227,6 +226,7 @@ func outputOptions(c *cli.Context, failOn string) (options, error) {
 		return o, usageErr("unknown --fail-on %q (critical, high, medium, low, info)", failOn)
 	}
 	o.failOn = sev
-	o.color = o.output == "" && o.format == "table" && !c.Bool("no-color") && os.Getenv("NO_COLOR") == "" && isTerminal(os.Stdout)
-	return o, nil
+	var err error
+	o.term, err = readTermFlags(c, c.App.Writer, o.output == "", o.format)
+	return o, err
 }

@@ -12,6 +12,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/jedib0t/go-pretty/v6/text"
 	"golang.org/x/term"
@@ -142,15 +143,27 @@ func Wrap(s string, width, indent int) []string {
 	return append(lines, line)
 }
 
-// cutWidth splits s after at most n columns (at least one rune).
+// cutWidth splits s after at most n columns (at least one rune),
+// preferring to break after a - . _ / , or : in the second half, so that
+// 4.18.0-477.27.1.el8_8.x86_64 breaks between its parts.
 func cutWidth(s string, n int) (string, string) {
-	used := 0
+	used, cut, soft := 0, len(s), -1
 	for i, r := range s {
 		w := StringWidth(string(r))
 		if used+w > n && i > 0 {
-			return s[:i], s[i:]
+			cut = i
+			break
 		}
 		used += w
+		if strings.ContainsRune("-._/,:", r) && used > n/2 {
+			soft = i + utf8.RuneLen(r)
+		}
 	}
-	return s, ""
+	if cut == len(s) {
+		return s, ""
+	}
+	if soft > 0 {
+		cut = soft
+	}
+	return s[:cut], s[cut:]
 }

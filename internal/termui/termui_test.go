@@ -93,6 +93,8 @@ func TestWrap(t *testing.T) {
 		{"abcdefghijkl mn", 5, 1, []string{"abcde", " fghi", " jkl", " mn"}},
 		{"no limit at all", 0, 3, []string{"no limit at all"}},
 		{"kafka-centos7-01: 128 → >= 4096", 20, 4, []string{"kafka-centos7-01:", "    128 → >= 4096"}},
+		{"4.18.0-477.27.1.el8_8.x86_64", 14, 0, []string{"4.18.0-477.27.", "1.el8_8.x86_64"}},
+		{"3.10.0-1160.95.1.el7.x86_64", 12, 0, []string{"3.10.0-1160.", "95.1.el7.", "x86_64"}},
 	} {
 		got := Wrap(c.in, c.width, c.indent)
 		if strings.Join(got, "|") != strings.Join(c.want, "|") {
