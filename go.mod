@@ -3,6 +3,7 @@ module github.com/kaudit/kaudit
 go 1.26.8
 
 require (
+	github.com/creack/pty v1.1.24
 	github.com/hashicorp/go-version v1.9.0
 	github.com/jedib0t/go-pretty/v6 v6.8.3
 	github.com/prometheus/client_model v0.6.3
