@@ -26,13 +26,13 @@ func (p Progress) ETA() (time.Duration, bool) {
 	return time.Duration(float64(p.Elapsed) / float64(p.Done) * float64(p.Total-p.Done)), true
 }
 
-// Round rounds a duration for people: tenths of a second below a minute
-// (6.1s), whole seconds above (2m13s).
-func Round(d time.Duration) time.Duration {
-	if d < time.Minute {
-		return d.Round(100 * time.Millisecond)
+// Duration formats a duration for people: tenths of a second below a
+// minute (0.4s, 6.1s, not 6.109074s), whole seconds above (2m13s).
+func Duration(d time.Duration) string {
+	if d < time.Minute-50*time.Millisecond {
+		return fmt.Sprintf("%.1fs", d.Seconds())
 	}
-	return d.Round(time.Second)
+	return d.Round(time.Second).String()
 }
 
 // Line is the progress line at most width columns wide:
@@ -41,9 +41,9 @@ func Round(d time.Duration) time.Duration {
 //
 // The bar gives way first when the width is short.
 func (p Progress) Line(width int) string {
-	parts := []string{fmt.Sprintf("%d/%d hosts", p.Done, p.Total), fmt.Sprintf("%d failed", p.Failed), Round(p.Elapsed).String()}
+	parts := []string{fmt.Sprintf("%d/%d hosts", p.Done, p.Total), fmt.Sprintf("%d failed", p.Failed), Duration(p.Elapsed)}
 	if eta, ok := p.ETA(); ok {
-		parts = append(parts, "ETA "+Round(eta).String())
+		parts = append(parts, "ETA "+Duration(eta))
 	}
 	tail := strings.Join(parts, " · ")
 	const head = "scanning "
