@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/kaudit/kaudit/audit/facts"
+	"github.com/kaudit/kaudit/internal/termsafe"
 	"github.com/kaudit/kaudit/report"
 	"github.com/kaudit/kaudit/rules"
 )
@@ -266,6 +267,11 @@ func writeText(out io.Writer, d *Diff, md bool) error {
 		}
 	}
 	table := func(header []string, rows [][]string) {
+		for _, r := range rows { // host names, rules, observed values, facts: a host's text
+			for i := range r {
+				r[i] = termsafe.Line(r[i])
+			}
+		}
 		if md {
 			fmt.Fprintf(ew, "| %s |\n|%s\n", strings.Join(header, " | "), strings.Repeat("---|", len(header)))
 			for _, r := range rows {
@@ -326,11 +332,11 @@ func writeText(out io.Writer, d *Diff, md bool) error {
 	}
 	heading("Hosts added", len(d.HostsAdded))
 	if len(d.HostsAdded) > 0 {
-		fmt.Fprintf(ew, "  %s\n", strings.Join(d.HostsAdded, ", "))
+		fmt.Fprintf(ew, "  %s\n", termsafe.Line(strings.Join(d.HostsAdded, ", ")))
 	}
 	heading("Hosts removed", len(d.HostsRemoved))
 	if len(d.HostsRemoved) > 0 {
-		fmt.Fprintf(ew, "  %s\n", strings.Join(d.HostsRemoved, ", "))
+		fmt.Fprintf(ew, "  %s\n", termsafe.Line(strings.Join(d.HostsRemoved, ", ")))
 	}
 	heading("Facts changed", len(d.Facts))
 	if len(d.Facts) > 0 {
