@@ -13,9 +13,8 @@ import (
 // truncation with "…". Cells are laid out as plain text and coloured
 // afterwards, line by line, so colour never changes the layout.
 type grid struct {
-	cols  []column
-	rows  [][]cell
-	short bool // the layout uses the short headers
+	cols []column
+	rows [][]cell
 }
 
 type column struct {
@@ -37,22 +36,22 @@ func plain(s string) cell { return cell{text: s} }
 func (g *grid) add(cells ...cell) { g.rows = append(g.rows, cells) }
 
 // widths fits the columns into width (0: no limit) and returns each
-// column's width and the gap between columns. Shrinking takes one column
+// column's width, the gap between columns, and whether the short headers
+// are used. Shrinking takes one column
 // at a time down by one, choosing the column that makes the fewest more
 // rows wrap (a row that already wraps may wrap further at no cost), the
 // widest among equals.
-func (g *grid) widths(width int) ([]int, int) {
+func (g *grid) widths(width int) ([]int, int, bool) {
 	ws := g.natural(false)
 	gaps := len(ws) - 1
 	if width <= 0 {
-		return ws, 2
+		return ws, 2, false
 	}
 	for _, gap := range []int{3, 2} {
 		if sum(ws)+gap*gaps <= width {
-			return ws, gap
+			return ws, gap, false
 		}
 	}
-	g.short = true
 	ws = g.natural(true)
 	for sum(ws)+gaps > width {
 		best, bestCost := -1, 0
@@ -70,7 +69,7 @@ func (g *grid) widths(width int) ([]int, int) {
 		}
 		ws[best]--
 	}
-	return ws, 1
+	return ws, 1, true
 }
 
 // natural is each column's width when nothing is shrunk.
@@ -122,10 +121,10 @@ func sum(xs []int) int {
 
 // render lays the grid out at width, header first.
 func (g *grid) render(width int, p palette) string {
-	ws, gap := g.widths(width)
+	ws, gap, short := g.widths(width)
 	head := make([]cell, len(g.cols))
 	for i := range g.cols {
-		head[i] = cell{text: g.head(i, g.short), paint: p.bold}
+		head[i] = cell{text: g.head(i, short), paint: p.bold}
 	}
 	var b strings.Builder
 	for _, row := range append([][]cell{head}, g.rows...) {

@@ -29,19 +29,9 @@ var ruleSections = []ruleSection{
 // the details are.
 func (t *termReport) brief(r *Report) {
 	for _, sec := range ruleSections {
-		groups := r.GroupByRule(sec.status)
-		if len(groups) == 0 {
-			if sec.status == rules.Fail {
-				t.title(sec.title)
-				t.b.WriteString(t.p.status(rules.Pass, "none: no rule fails on any audited host") + "\n")
-			}
-			continue
+		if groups := t.section(r, sec); len(groups) > 0 {
+			t.b.WriteString(briefGrid(groups, sec.status, t.p).render(t.width, t.p))
 		}
-		t.title(sec.title + " (" + strconv.Itoa(len(groups)) + ")")
-		if sec.note != "" {
-			t.prose(sec.note, 0, nil)
-		}
-		t.b.WriteString(briefGrid(groups, sec.status, t.p).render(t.width, t.p))
 	}
 	t.b.WriteString("\n")
 	t.parts([]cell{
@@ -49,6 +39,25 @@ func (t *termReport) brief(r *Report) {
 		{text: "kaudit explain RULE for the rationale and references", paint: t.p.faint},
 		{text: "-f html, markdown or json for a file to share", paint: t.p.faint},
 	}, 6)
+}
+
+// section writes a section's title and note and returns its groups; a
+// section with none is left out, except the failing rules, which then
+// say that none fails.
+func (t *termReport) section(r *Report, sec ruleSection) []RuleGroup {
+	groups := r.GroupByRule(sec.status)
+	if len(groups) == 0 {
+		if sec.status == rules.Fail {
+			t.title(sec.title)
+			t.b.WriteString(t.p.status(rules.Pass, "none: no rule fails on any audited host") + "\n")
+		}
+		return nil
+	}
+	t.title(sec.title + " (" + strconv.Itoa(len(groups)) + ")")
+	if sec.note != "" {
+		t.prose(sec.note, 0, nil)
+	}
+	return groups
 }
 
 // briefGrid is one line per rule: severity, rule, hosts affected, and the
@@ -102,19 +111,7 @@ const verboseIndent = 13
 // observed → expected, the reason, the fix and the rationale.
 func (t *termReport) verbose(r *Report) {
 	for _, sec := range ruleSections {
-		groups := r.GroupByRule(sec.status)
-		if len(groups) == 0 {
-			if sec.status == rules.Fail {
-				t.title(sec.title)
-				t.b.WriteString(t.p.status(rules.Pass, "none: no rule fails on any audited host") + "\n")
-			}
-			continue
-		}
-		t.title(sec.title + " (" + strconv.Itoa(len(groups)) + ")")
-		if sec.note != "" {
-			t.prose(sec.note, 0, nil)
-		}
-		for _, g := range groups {
+		for _, g := range t.section(r, sec) {
 			t.ruleDetail(g)
 		}
 	}
@@ -133,9 +130,11 @@ func (t *termReport) ruleDetail(g RuleGroup) {
 	}
 	t.detail("hosts", strconv.Itoa(len(g.Hosts))+": "+safe(hostList(g.Hosts, maxListedHosts)))
 	if g.Status != rules.Waived {
+		label := "observed" // on the first host's line only
 		for i, f := range g.Findings {
 			if s := observedExpected(f); s != "" {
-				t.detail(map[bool]string{true: "observed", false: ""}[i == 0], safe(g.Hosts[i])+": "+safe(s))
+				t.detail(label, safe(g.Hosts[i])+": "+safe(s))
+				label = ""
 			}
 		}
 	}
