@@ -15,7 +15,7 @@ import (
 func termFlags() []cli.Flag {
 	return append([]cli.Flag{
 		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "table: every host's observed value, the reason, the fix and the rationale per rule (default: one line per rule); demo: the whole fix plan"},
-		&cli.StringFlag{Name: "color", Value: "auto", Usage: "colour the table: auto (on a terminal, unless NO_COLOR is set; CLICOLOR_FORCE colours a pipe too), always, never"},
+		&cli.StringFlag{Name: "color", Value: "auto", Usage: "colour the table: `MODE` auto (on a terminal, unless NO_COLOR is set; CLICOLOR_FORCE=1 colours a pipe too), always or never"},
 		&cli.BoolFlag{Name: "no-color", Usage: "same as --color never"},
 	}, layoutFlags()...)
 }
@@ -24,8 +24,8 @@ func termFlags() []cli.Flag {
 // report (fix).
 func layoutFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.IntFlag{Name: "width", Usage: "lay the table and the plan out for `N` columns (default: $COLUMNS, else the terminal's width, else 100)"},
-		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress bar on stderr (it is only drawn when stderr is a terminal)"},
+		&cli.IntFlag{Name: "width", Usage: "lay the table and the plan out for `N` columns", DefaultText: "$COLUMNS, else the terminal's width, else 100"},
+		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress bar on stderr (drawn only when stderr is a terminal)"},
 	}
 }
 
