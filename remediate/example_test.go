@@ -22,7 +22,7 @@ func Example() {
 		Fix: &rules.Fix{KafkaProperties: map[string]string{"socket.listen.backlog.size": "4096"}, Restart: true},
 	}}
 	plan := remediate.PlanHost("broker-1", f, findings, remediate.Selector{})
-	remediate.RenderPlan(os.Stdout, []remediate.HostPlan{plan})
+	remediate.RenderPlan(os.Stdout, []remediate.HostPlan{plan}, remediate.PlanOptions{})
 	// Output:
 	// broker-1:
 	//   kafka-backlog-config: socket.listen.backlog.size (unset) → 4096 (persist only) [restart required]

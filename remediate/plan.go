@@ -34,20 +34,16 @@ const NICPersistPath = "/etc/udev/rules.d/99-kaudit-ethtool.rules"
 // sorts before 99-default.link (only the first matching .link applies).
 func LinkPath(iface string) string { return "/etc/systemd/network/10-kaudit-" + iface + ".link" }
 
-// Rule IDs the planner treats specially (DESIGN.md rule catalog).
+// Rule IDs and keys the planner treats specially: the syncookies gate and
+// the listen-backlog cross-check (the knowledge lives in package rules).
 const (
-	RuleKernel          = "kernel-synack-wscale"
-	ruleListenEffective = "listen-backlog-effective"
-)
-
-// Keys the planner treats specially.
-const (
-	keySyncookies   = "net.ipv4.tcp_syncookies"
-	keySomaxconn    = "net.core.somaxconn"
-	keySynBacklog   = "net.ipv4.tcp_max_syn_backlog"
-	propBacklog     = "socket.listen.backlog.size"
-	propRcvbuf      = "socket.receive.buffer.bytes"
-	kafkaDefBacklog = 50 // the JDK's backlog before KIP-764, and the config default after
+	ruleKernel          = rules.RuleKernelSynackWscale
+	ruleListenEffective = rules.RuleListenBacklogEffective
+	keySyncookies       = rules.KeySyncookies
+	keySomaxconn        = rules.KeySomaxconn
+	keySynBacklog       = rules.KeySynBacklog
+	propBacklog         = rules.PropBacklog
+	propRcvbuf          = rules.PropRcvbuf
 )
 
 // Trade-off texts, kept here so that tests and docs quote one source.
@@ -129,17 +125,20 @@ func (s Selector) Match(rule string) bool {
 // PlanHost turns one host's findings into changes, manual actions and
 // warnings. It is a pure function of its arguments.
 //
-// A finding contributes its Fix when it fails (or, for
-// kernel-synack-wscale, when it is unknown) and sel selects its rule.
-// Sysctl entries become sysctl changes (runtime and/or the managed file),
-// Kafka properties become server.properties edits (never
-// socket.listen.backlog.size below Kafka 3.2 / Confluent 7.2, never
-// socket.receive.buffer.bytes=-1, which is only offered as an
-// alternative), NIC entries become ring (capped at the NIC's maximum) and
-// offload changes (not for fixed features), Manual becomes a manual action.
+// A finding contributes its Fix when it fails (or, when the Fix says
+// WhenUnknown, as kernel-synack-wscale's does, when it is unknown) and sel
+// selects its rule. Sysctl entries become sysctl changes (runtime and/or
+// the managed file), Kafka properties become server.properties edits
+// (never socket.listen.backlog.size where rules.BacklogConfigurable says
+// no, never socket.receive.buffer.bytes=-1, which is only offered),
+// NIC entries become ring (capped at the NIC's maximum) and offload
+// changes (not for fixed features), Manual becomes a manual action, and
+// each Alternative marked Offer a manual action "alternative (not
+// applied)".
 //
-// net.ipv4.tcp_syncookies=0 is planned only while kernel-synack-wscale
-// fails or is unknown: on a fixed kernel cookies are the better defence.
+// net.ipv4.tcp_syncookies=0 is planned only while
+// rules.SyncookiesOffWarranted: on a fixed kernel cookies are the better
+// defence.
 // When it is planned, the backlog fixes other failing findings ask for
 // (somaxconn, tcp_max_syn_backlog, socket.listen.backlog.size) are planned
 // with it even when sel leaves their rules out, and a warning says so when
@@ -163,11 +162,11 @@ func PlanHost(host string, f *facts.Facts, findings []rules.Finding, sel Selecto
 	for _, fd := range findings {
 		p.byRule[fd.Rule] = fd
 	}
-	kf, ok := p.byRule[RuleKernel]
-	p.kernelAffected = ok && (kf.Status == rules.Fail || kf.Status == rules.Unknown)
+	var st rules.Status
+	p.kernelAffected, st = rules.SyncookiesOffWarranted(findings)
 	p.kernelStatus = "not evaluated"
-	if ok {
-		p.kernelStatus = string(kf.Status)
+	if st != "" {
+		p.kernelStatus = string(st)
 	}
 
 	for _, fd := range findings {
@@ -194,7 +193,7 @@ func actionable(fd rules.Finding) bool {
 	if fd.Fix == nil {
 		return false
 	}
-	return fd.Status == rules.Fail || (fd.Rule == RuleKernel && fd.Status == rules.Unknown)
+	return fd.Status == rules.Fail || (fd.Fix.WhenUnknown && fd.Status == rules.Unknown)
 }
 
 type planner struct {
@@ -259,8 +258,10 @@ func (p *planner) addFix(fd rules.Finding, pulled bool) {
 	if fx.Manual != "" {
 		p.addManual(fd.Rule, fx.Manual)
 	}
-	if fd.Rule == RuleKernel {
-		p.offerRcvbuf(fd)
+	for _, alt := range fx.Alternatives {
+		if alt.Offer {
+			p.offer(fd.Rule, alt)
+		}
 	}
 }
 
@@ -282,7 +283,7 @@ func (p *planner) addSysctl(rule, key, value string, pulled bool) {
 	if key == keySyncookies && value == "0" {
 		if !p.kernelAffected {
 			p.warn("not disabling SYN cookies (%s asks for %s=0): %s is %s, and on a fixed kernel cookies are the better defence against a full SYN queue",
-				rule, key, RuleKernel, p.kernelStatus)
+				rule, key, ruleKernel, p.kernelStatus)
 			return
 		}
 		p.syncookiesOff = true
@@ -316,7 +317,7 @@ func (p *planner) addSysctl(rule, key, value string, pulled bool) {
 func (p *planner) addProperty(fd rules.Finding, key, value string, pulled bool) {
 	rule := fd.Rule
 	if key == propRcvbuf && value == "-1" {
-		p.offerRcvbuf(fd)
+		p.offer(rule, rcvbufAlternative(fd.Fix))
 		return
 	}
 	k := p.f.Kafka
@@ -325,13 +326,12 @@ func (p *planner) addProperty(fd rules.Finding, key, value string, pulled bool) 
 		return
 	}
 	if key == propBacklog {
-		ok, known := backlogConfigurable(k)
-		if !known {
+		switch a, _ := rules.BacklogConfigurable(k); a {
+		case rules.AnswerUnknown:
 			p.addManual(rule, fmt.Sprintf("set %s=%s in server.properties if the broker is Apache Kafka ≥ 3.2 / Confluent Platform ≥ 7.2 (its version %q, distribution %q, could not be read)",
 				key, value, k.Version, k.Distribution))
 			return
-		}
-		if !ok {
+		case rules.AnswerNo:
 			// One "upgrade Kafka" per host: the Fix's own text where a
 			// rule has one (added with the Fix), else kaudit's, in finish.
 			if fd.Fix.Manual != "" {
@@ -365,91 +365,108 @@ func (p *planner) addProperty(fd rules.Finding, key, value string, pulled bool) 
 	r.to = to
 }
 
-func (p *planner) offerRcvbuf(fd rules.Finding) {
-	if p.offeredRcvbuf {
+// offer lists an alternative as a manual action, never applying it;
+// socket.receive.buffer.bytes=-1 is offered once per host, whichever rule
+// asks for it.
+func (p *planner) offer(rule string, alt rules.Alternative) {
+	if alt.KafkaProperties[propRcvbuf] == "-1" {
+		if p.offeredRcvbuf {
+			return
+		}
+		p.offeredRcvbuf = true
+	}
+	if alt.Text == "" {
+		p.addManual(rule, RcvbufAlternative)
 		return
 	}
-	p.offeredRcvbuf = true
-	if fd.Fix != nil {
-		for _, alt := range fd.Fix.Alternatives {
-			if strings.Contains(alt, propRcvbuf) {
-				p.addManual(fd.Rule, "alternative (not applied): "+alt)
-				return
+	p.addManual(rule, "alternative (not applied): "+alt.Text)
+}
+
+// rcvbufAlternative is fix's own socket.receive.buffer.bytes=-1
+// alternative, or one without a text (offer then uses RcvbufAlternative).
+func rcvbufAlternative(fix *rules.Fix) rules.Alternative {
+	if fix != nil {
+		for _, alt := range fix.Alternatives {
+			if alt.KafkaProperties[propRcvbuf] == "-1" {
+				return alt
 			}
 		}
 	}
-	p.addManual(fd.Rule, RcvbufAlternative)
+	return rules.Alternative{KafkaProperties: map[string]string{propRcvbuf: "-1"}}
 }
 
 func (p *planner) addNIC(rule, ifc, setting, value string) {
-	var nic *facts.NIC
-	for i := range p.f.NICs {
-		if p.f.NICs[i].Name == ifc {
-			nic = &p.f.NICs[i]
-		}
-	}
+	nic := p.findNIC(ifc)
 	if nic == nil {
 		p.warn("%s: interface %s is not in the gathered facts: %s %s not planned", rule, ifc, ifc, setting)
 		return
 	}
-	target := ifc + " " + setting
 	switch setting {
 	case "rx", "tx":
-		want, err := strconv.Atoi(value)
-		if err != nil || want <= 0 {
-			p.warn("%s: ring size %q for %s is not a positive number", rule, value, target)
-			return
-		}
-		if nic.Ring == nil {
-			reason := nic.RingErr
-			if reason == "" {
-				reason = "not read"
-			}
-			p.warn("%s: %s ring sizes are unavailable (%s): %s not planned", rule, ifc, reason, target)
-			return
-		}
-		cur, top := nic.Ring.RX, nic.Ring.RXMax
-		if setting == "tx" {
-			cur, top = nic.Ring.TX, nic.Ring.TXMax
-		}
-		if top <= 0 {
-			p.warn("%s: %s reports no %s ring maximum: %s not planned (kaudit never goes above the pre-set maximum)", rule, ifc, setting, target)
-			return
-		}
-		to := min(want, top)
-		if cur >= to {
-			return
-		}
-		p.mergeNIC(rule, target, strconv.Itoa(to), func(a, b string) string {
-			x, _ := strconv.Atoi(a)
-			y, _ := strconv.Atoi(b)
-			return strconv.Itoa(max(x, y))
-		})
+		p.addRing(rule, nic, setting, value)
 	default:
-		want := strings.ToLower(value)
-		if want != "on" && want != "off" {
-			p.warn("%s: offload %s wants %q, not on or off", rule, target, value)
-			return
-		}
-		feat, ok := nic.Features[setting]
-		if !ok {
-			p.warn("%s: %s does not report feature %s: not planned", rule, ifc, setting)
-			return
-		}
-		if feat.On == (want == "on") {
-			return
-		}
-		if feat.Fixed {
-			p.warn("%s: %s is fixed %s by the %s driver: it cannot be changed", rule, target, onOff(feat.On), driverName(nic))
-			return
-		}
-		p.mergeNIC(rule, target, want, func(a, b string) string {
-			if a == "on" || b == "on" {
-				return "on"
-			}
-			return "off"
-		})
+		p.addOffload(rule, nic, setting, value)
 	}
+}
+
+// addRing asks for a ring size, capped at the NIC's pre-set maximum.
+func (p *planner) addRing(rule string, nic *facts.NIC, setting, value string) {
+	ifc, target := nic.Name, nic.Name+" "+setting
+	want, err := strconv.Atoi(value)
+	if err != nil || want <= 0 {
+		p.warn("%s: ring size %q for %s is not a positive number", rule, value, target)
+		return
+	}
+	if nic.Ring == nil {
+		reason := nic.RingErr
+		if reason == "" {
+			reason = "not read"
+		}
+		p.warn("%s: %s ring sizes are unavailable (%s): %s not planned", rule, ifc, reason, target)
+		return
+	}
+	cur, top := ring(nic.Ring, setting)
+	if top <= 0 {
+		p.warn("%s: %s reports no %s ring maximum: %s not planned (kaudit never goes above the pre-set maximum)", rule, ifc, setting, target)
+		return
+	}
+	to := min(want, top)
+	if cur >= to {
+		return
+	}
+	p.mergeNIC(rule, target, strconv.Itoa(to), func(a, b string) string {
+		x, _ := strconv.Atoi(a)
+		y, _ := strconv.Atoi(b)
+		return strconv.Itoa(max(x, y))
+	})
+}
+
+// addOffload asks for an offload on or off, unless the driver fixes it.
+func (p *planner) addOffload(rule string, nic *facts.NIC, setting, value string) {
+	ifc, target := nic.Name, nic.Name+" "+setting
+	want := strings.ToLower(value)
+	if want != "on" && want != "off" {
+		p.warn("%s: offload %s wants %q, not on or off", rule, target, value)
+		return
+	}
+	feat, ok := nic.Features[setting]
+	if !ok {
+		p.warn("%s: %s does not report feature %s: not planned", rule, ifc, setting)
+		return
+	}
+	if feat.On == (want == "on") {
+		return
+	}
+	if feat.Fixed {
+		p.warn("%s: %s is fixed %s by the %s driver: it cannot be changed", rule, target, onOff(feat.On), driverName(nic))
+		return
+	}
+	p.mergeNIC(rule, target, want, func(a, b string) string {
+		if a == "on" || b == "on" {
+			return "on"
+		}
+		return "off"
+	})
 }
 
 func (p *planner) mergeNIC(rule, target, to string, pick func(a, b string) string) {
@@ -464,6 +481,35 @@ func (p *planner) mergeNIC(rule, target, to string, pick func(a, b string) strin
 
 // finish turns the requests into sorted changes and adds the cross-checks.
 func (p *planner) finish(plan *HostPlan) {
+	changes := p.sysctlChanges()
+	changes = append(changes, p.propertyChanges()...)
+	changes = append(changes, p.nicChanges()...)
+	sort.SliceStable(changes, func(i, j int) bool {
+		if changes[i].Kind != changes[j].Kind {
+			return changes[i].Kind < changes[j].Kind
+		}
+		return changes[i].Target < changes[j].Target
+	})
+	if changes != nil {
+		plan.Changes = changes
+	}
+
+	if len(p.upgrades) > 0 && !p.upgradeText {
+		p.addManual(strings.Join(p.upgrades, ","), fmt.Sprintf("upgrade Kafka to ≥ 3.2 (Confluent Platform ≥ 7.2): %s runs %s, where the listen backlog is fixed at %d (KIP-764)",
+			p.host, kafkaName(p.f.Kafka), rules.DefaultListenBacklog))
+	}
+	if p.syncookiesOff {
+		p.checkBacklog(changes)
+	}
+	plan.Manual = mergeManual(p.manual)
+	plan.Warnings = p.warnings
+}
+
+const pulledNote = "included because tcp_syncookies=0 drops SYNs once the listen backlog is full"
+
+// sysctlChanges are the sysctl requests that change the running value or
+// the managed file, and a warning for each file that would override it.
+func (p *planner) sysctlChanges() []Change {
 	f := p.f
 	var changes []Change
 	persistSet := map[string]string{}
@@ -489,52 +535,69 @@ func (p *planner) finish(plan *HostPlan) {
 			notes = append(notes, fmt.Sprintf("already %s now, but %s line %d sets %s for the next boot", from, pv.File, pv.Line, pv.Value))
 		}
 		if r.pulled {
-			notes = append(notes, "included because tcp_syncookies=0 drops SYNs once the listen backlog is full")
+			notes = append(notes, pulledNote)
 		}
-		switch key {
-		case keySyncookies:
-			notes = append(notes, SyncookiesTradeOff)
-			if p.kernelStatus == string(rules.Unknown) {
-				notes = append(notes, "planned because the kernel could not be settled as fixed")
-			}
-		case keySomaxconn:
-			if f.Kafka != nil && runtime {
-				c.RestartRequired = true
-				notes = append(notes, somaxconnRestartNote)
-			}
-		}
-		c.Note = strings.Join(notes, "\n")
+		c.Note = strings.Join(append(notes, p.sysctlNotes(&c)...), "\n")
 		changes = append(changes, c)
 	}
 	for _, o := range sysctld.Overriders(f.Persisted, persistSet, sysctld.ManagedPath) {
 		p.warn("%s: %s line %d sets %s and wins over %s at boot, so the change would revert on reboot: remove or change that line (kaudit edits only its own file)",
 			o.Key, o.File, o.Line, o.Value, sysctld.ManagedPath)
 	}
+	return changes
+}
 
+// sysctlNotes are the trade-offs of the two sysctls that need them; a
+// runtime somaxconn change needs a broker restart to reach its listener.
+func (p *planner) sysctlNotes(c *Change) []string {
+	switch c.Target {
+	case keySyncookies:
+		notes := []string{SyncookiesTradeOff}
+		if p.kernelStatus == string(rules.Unknown) {
+			notes = append(notes, "planned because the kernel could not be settled as fixed")
+		}
+		return notes
+	}
+	if rules.ReachesBrokerOnRestart(c.Target) && p.f.Kafka != nil && c.Runtime {
+		c.RestartRequired = true
+		return []string{somaxconnRestartNote}
+	}
+	return nil
+}
+
+// propertyChanges are the server.properties edits, and a warning when the
+// planned listen backlog would be capped by somaxconn.
+func (p *planner) propertyChanges() []Change {
+	var changes []Change
 	for _, key := range sortedKeys(p.prop) {
 		r := p.prop[key]
-		from := f.Kafka.Properties[key]
+		from := p.f.Kafka.Properties[key]
 		if strings.TrimSpace(from) == r.to {
 			continue
 		}
 		c := Change{
 			Host: p.host, Rule: strings.Join(r.rules, ","), Kind: KindKafkaProperty, Target: key,
-			From: from, To: r.to, Persist: true, PersistPath: f.Kafka.Config, RestartRequired: true,
+			From: from, To: r.to, Persist: true, PersistPath: p.f.Kafka.Config, RestartRequired: true,
 			Note: "read by the broker at start: restart it when convenient (kaudit never restarts it)",
 		}
 		if r.pulled {
-			c.Note = "included because tcp_syncookies=0 drops SYNs once the listen backlog is full\n" + c.Note
+			c.Note = pulledNote + "\n" + c.Note
 		}
 		if key == propBacklog {
 			if n, err := strconv.Atoi(r.to); err == nil {
-				if s, ok := p.somaxconnAfter(); ok && s < n {
+				if s, ok := p.somaxconnAfter(); ok && rules.EffectiveBacklog(n, s) < n {
 					p.warn("%s=%d will be capped at net.core.somaxconn=%d (effective backlog = min of the two)", propBacklog, n, s)
 				}
 			}
 		}
 		changes = append(changes, c)
 	}
+	return changes
+}
 
+// nicChanges are the ring and offload requests, each with where its
+// interface's settings are persisted.
+func (p *planner) nicChanges() []Change {
 	perIface := map[string]map[string]string{} // iface → setting → value
 	for _, target := range sortedKeys(p.nic) {
 		ifc, setting, _ := strings.Cut(target, " ")
@@ -545,69 +608,67 @@ func (p *planner) finish(plan *HostPlan) {
 	}
 	persistBy := map[string]nicPersistence{}
 	for _, ifc := range sortedKeys(perIface) {
-		for _, n := range f.NICs {
-			if n.Name == ifc {
-				persistBy[ifc] = p.nicPersistence(n, perIface[ifc])
-			}
+		if nic := p.findNIC(ifc); nic != nil {
+			persistBy[ifc] = p.nicPersistence(*nic, perIface[ifc])
 		}
 	}
+	var changes []Change
 	for _, target := range sortedKeys(p.nic) {
-		r := p.nic[target]
-		ifc, setting, _ := strings.Cut(target, " ")
+		ifc, _, _ := strings.Cut(target, " ")
 		var nic facts.NIC
-		for _, n := range f.NICs {
-			if n.Name == ifc {
-				nic = n
-			}
+		if n := p.findNIC(ifc); n != nil {
+			nic = *n
 		}
-		np := persistBy[ifc]
-		c := Change{
-			Host: p.host, Rule: strings.Join(r.rules, ","), Target: target, To: r.to,
-			Runtime: true, Persist: true, PersistPath: np.path, PersistMatch: np.match,
-		}
-		switch setting {
-		case "rx", "tx":
-			c.Kind = KindNICRing
-			cur, top := nic.Ring.RX, nic.Ring.RXMax
-			if setting == "tx" {
-				cur, top = nic.Ring.TX, nic.Ring.TXMax
-			}
-			if cur >= 0 {
-				c.From = strconv.Itoa(cur)
-			}
-			c.Note = "changing ring sizes resets the NIC on many drivers (a brief link drop)"
-			if r.to == strconv.Itoa(top) {
-				c.Note += fmt.Sprintf("\n%d is the NIC's pre-set maximum", top)
-			}
-		default:
-			c.Kind = KindNICOffload
-			c.From = onOff(nic.Features[setting].On)
-		}
-		if np.note != "" {
-			c.Note = strings.TrimPrefix(c.Note+"\n"+np.note, "\n")
-		}
-		changes = append(changes, c)
+		changes = append(changes, p.nicChange(target, nic, persistBy[ifc]))
 	}
+	return changes
+}
 
-	sort.SliceStable(changes, func(i, j int) bool {
-		if changes[i].Kind != changes[j].Kind {
-			return changes[i].Kind < changes[j].Kind
+func (p *planner) nicChange(target string, nic facts.NIC, np nicPersistence) Change {
+	r := p.nic[target]
+	_, setting, _ := strings.Cut(target, " ")
+	c := Change{
+		Host: p.host, Rule: strings.Join(r.rules, ","), Target: target, To: r.to,
+		Runtime: true, Persist: true, PersistPath: np.path, PersistMatch: np.match,
+	}
+	switch setting {
+	case "rx", "tx":
+		c.Kind = KindNICRing
+		cur, top := ring(nic.Ring, setting)
+		if cur >= 0 {
+			c.From = strconv.Itoa(cur)
 		}
-		return changes[i].Target < changes[j].Target
-	})
-	if changes != nil {
-		plan.Changes = changes
+		c.Note = "changing ring sizes resets the NIC on many drivers (a brief link drop)"
+		if r.to == strconv.Itoa(top) {
+			c.Note += fmt.Sprintf("\n%d is the NIC's pre-set maximum", top)
+		}
+	default:
+		c.Kind = KindNICOffload
+		c.From = onOff(nic.Features[setting].On)
 	}
+	if np.note != "" {
+		c.Note = strings.TrimPrefix(c.Note+"\n"+np.note, "\n")
+	}
+	return c
+}
 
-	if len(p.upgrades) > 0 && !p.upgradeText {
-		p.addManual(strings.Join(p.upgrades, ","), fmt.Sprintf("upgrade Kafka to ≥ 3.2 (Confluent Platform ≥ 7.2): %s runs %s, where the listen backlog is fixed at %d (KIP-764)",
-			p.host, kafkaName(f.Kafka), kafkaDefBacklog))
+// ring is the current size and pre-set maximum of the rx or tx ring.
+func ring(r *facts.Ring, setting string) (cur, top int) {
+	if setting == "tx" {
+		return r.TX, r.TXMax
 	}
-	if p.syncookiesOff {
-		p.checkBacklog(changes)
+	return r.RX, r.RXMax
+}
+
+// findNIC is the last gathered interface named ifc, nil when none is.
+func (p *planner) findNIC(ifc string) *facts.NIC {
+	var nic *facts.NIC
+	for i := range p.f.NICs {
+		if p.f.NICs[i].Name == ifc {
+			nic = &p.f.NICs[i]
+		}
 	}
-	plan.Manual = mergeManual(p.manual)
-	plan.Warnings = p.warnings
+	return nic
 }
 
 // mergeManual folds identical actions asked by several rules into one
@@ -645,9 +706,9 @@ func (p *planner) checkBacklog(changes []Change) {
 	}
 	var why string
 	switch {
-	case p.f.Kafka != nil && isFalse(backlogConfigurable(p.f.Kafka)):
+	case p.f.Kafka != nil && backlogFixed(p.f.Kafka):
 		why = fmt.Sprintf("%s fixes the listen backlog at %d (KIP-764): upgrade to Kafka ≥ 3.2 / Confluent Platform ≥ 7.2 and raise socket.listen.backlog.size and net.core.somaxconn",
-			kafkaName(p.f.Kafka), kafkaDefBacklog)
+			kafkaName(p.f.Kafka), rules.DefaultListenBacklog)
 	case !okAfter:
 		why = "kaudit cannot tell the broker's listen backlog (Kafka version or net.core.somaxconn unknown): check it with `ss -ltn` (Send-Q) and raise socket.listen.backlog.size and net.core.somaxconn"
 	default:
@@ -677,7 +738,7 @@ func (p *planner) effectiveBacklogNow() (int, bool) {
 	if !ok1 || !ok2 {
 		return 0, false
 	}
-	return min(kb, s), true
+	return rules.EffectiveBacklog(kb, s), true
 }
 
 func (p *planner) effectiveBacklogAfter() (int, bool) {
@@ -686,29 +747,18 @@ func (p *planner) effectiveBacklogAfter() (int, bool) {
 	if !ok1 || !ok2 {
 		return 0, false
 	}
-	return min(kb, s), true
+	return rules.EffectiveBacklog(kb, s), true
 }
 
 // kafkaBacklog is the backlog the broker asks for (now, or after the plan).
 func (p *planner) kafkaBacklog(after bool) (int, bool) {
 	k := p.f.Kafka
-	if k == nil {
-		return 0, false
+	if r, planned := p.prop[propBacklog]; after && planned && k != nil {
+		if a, _ := rules.BacklogConfigurable(k); a == rules.AnswerYes {
+			return atoi(r.to)
+		}
 	}
-	ok, known := backlogConfigurable(k)
-	if !known {
-		return 0, false
-	}
-	if !ok {
-		return kafkaDefBacklog, true
-	}
-	if r, planned := p.prop[propBacklog]; after && planned {
-		return atoi(r.to)
-	}
-	if v, set := k.Properties[propBacklog]; set {
-		return atoi(v)
-	}
-	return kafkaDefBacklog, true
+	return rules.RequestedBacklog(k)
 }
 
 func (p *planner) somaxconnAfter() (int, bool) {
@@ -718,41 +768,11 @@ func (p *planner) somaxconnAfter() (int, bool) {
 	return atoi(p.f.Sysctl[keySomaxconn])
 }
 
-// backlogConfigurable reports whether the broker honours
-// socket.listen.backlog.size: Apache Kafka ≥ 3.2, Confluent Platform ≥ 7.2
-// (CP 7.N ships AK 3.N, FACTS.md §2). known is false when the version or
-// the distribution cannot be read.
-func backlogConfigurable(k *facts.Kafka) (ok, known bool) {
-	major, minor, parsed := majorMinor(k.Version)
-	if !parsed {
-		return false, false
-	}
-	switch k.Distribution {
-	case "apache":
-		return major > 3 || (major == 3 && minor >= 2), true
-	case "confluent":
-		return major > 7 || (major == 7 && minor >= 2), true
-	}
-	return false, false
-}
-
-func isFalse(ok, known bool) bool { return known && !ok }
-
-func majorMinor(v string) (major, minor int, ok bool) {
-	parts := strings.SplitN(v, ".", 3)
-	if len(parts) < 2 {
-		return 0, 0, false
-	}
-	major, err1 := strconv.Atoi(parts[0])
-	digits := parts[1]
-	for i, c := range digits {
-		if c < '0' || c > '9' {
-			digits = digits[:i]
-			break
-		}
-	}
-	minor, err2 := strconv.Atoi(digits)
-	return major, minor, err1 == nil && err2 == nil
+// backlogFixed reports whether the broker is known to ignore
+// socket.listen.backlog.size.
+func backlogFixed(k *facts.Kafka) bool {
+	a, _ := rules.BacklogConfigurable(k)
+	return a == rules.AnswerNo
 }
 
 func kafkaName(k *facts.Kafka) string {
@@ -880,73 +900,95 @@ func (p *planner) nicPersistence(nic facts.NIC, set map[string]string) nicPersis
 	if ps == nil {
 		return udev
 	}
-	rule := p.nicRules(nic.Name)
 	switch ps.Mechanism {
 	case facts.PersistNetworkManager:
 		if np, ok := nmPersistence(nic, set); ok {
 			return np
 		}
-		var args []string
-		rings := false
-		for _, s := range sortedKeys(set) {
-			switch s {
-			case "rx", "tx":
-				rings = true
-				args = append(args, "ethtool.ring-"+s+" "+set[s])
-			default:
-				args = append(args, "ethtool.feature-"+s+" "+set[s])
-			}
-		}
-		action := fmt.Sprintf("%s is managed by NetworkManager (connection %q): kaudit persisted its settings in %s; to keep them in NetworkManager instead run `nmcli connection modify %s %s`, then remove %s's lines from %s",
-			nic.Name, ps.Connection, NICPersistPath, shellQuote(ps.Connection), strings.Join(args, " "), nic.Name, NICPersistPath)
-		if rings && !versionAtLeast(ps.NMVersion, 1, 26) {
-			action = fmt.Sprintf("%s is managed by NetworkManager %s (connection %q): kaudit persisted its settings in %s (NetworkManager takes ring sizes only from 1.26 on)",
-				nic.Name, orUnknown(ps.NMVersion), ps.Connection, NICPersistPath)
-		}
-		p.addManual(rule, action)
-		udev.note = fmt.Sprintf("%s is managed by NetworkManager (connection %q): persisted with the udev rule; ethtool settings in that connection, if any, win when it is activated", nic.Name, ps.Connection)
-		return udev
+		return p.nmFallback(nic, set)
 	case facts.PersistIfcfg:
-		if !rePersistFile.MatchString(ps.File) {
-			p.warn("%s: %s cannot be edited by kaudit (unusual characters in its path): persisting in %s", nic.Name, ps.File, NICPersistPath)
+		if !p.editable(nic, ps.File) {
 			return udev
 		}
 		if o := strings.TrimSpace(ps.EthtoolOpts); o != "" && !strings.HasPrefix(o, "-") {
-			p.addManual(rule, fmt.Sprintf("%s line %d sets ETHTOOL_OPTS in the legacy form (%q, options for ethtool -s): kaudit persisted %s's settings in %s; to keep them in %s, rewrite it as \"-s %s %s; -G %s ...; -K %s ...\"",
+			p.addManual(p.nicRules(nic.Name), fmt.Sprintf("%s line %d sets ETHTOOL_OPTS in the legacy form (%q, options for ethtool -s): kaudit persisted %s's settings in %s; to keep them in %s, rewrite it as \"-s %s %s; -G %s ...; -K %s ...\"",
 				ps.File, ps.Line, o, nic.Name, NICPersistPath, ps.File, nic.Name, o, nic.Name, nic.Name))
 			return udev
 		}
 		return nicPersistence{path: ps.File, note: fmt.Sprintf("persisted in ETHTOOL_OPTS of %s (other lines kept byte for byte): applied at the interface's next ifup", ps.File)}
 	case facts.PersistIfupdown:
-		if !rePersistFile.MatchString(ps.File) {
-			p.warn("%s: %s cannot be edited by kaudit (unusual characters in its path): persisting in %s", nic.Name, ps.File, NICPersistPath)
+		if !p.editable(nic, ps.File) {
 			return udev
 		}
 		return nicPersistence{path: ps.File, note: fmt.Sprintf("persisted as post-up lines in the \"iface %s\" stanza of %s (line %d; other lines kept byte for byte): applied at the interface's next ifup", nic.Name, ps.File, ps.Line)}
 	case facts.PersistSystemdLink:
-		if ps.File != "" {
-			var keys []string
-			for _, s := range sortedKeys(set) {
-				v := set[s]
-				if v == "on" || v == "off" {
-					v = map[string]string{"on": "true", "off": "false"}[v]
-				}
-				keys = append(keys, linkKeys[s]+"="+v)
-			}
-			p.addManual(rule, fmt.Sprintf("%s already matches %s and applies before any .link kaudit could add: kaudit persisted the settings in %s; to keep them in systemd instead add %s to its [Link] section, then remove %s's lines from %s",
-				ps.File, nic.Name, NICPersistPath, strings.Join(keys, " "), nic.Name, NICPersistPath))
-			return udev
-		}
-		if ps.MAC == "" || nic.Driver == "" || !reLinkIface.MatchString(nic.Name) || strings.ContainsAny(nic.Driver, " \t\n=\"'\\") {
-			return udev // a .link needs a stable match: MAC address and driver
-		}
-		return nicPersistence{
-			path:  LinkPath(nic.Name),
-			match: "MACAddress=" + ps.MAC + " Driver=" + nic.Driver,
-			note:  fmt.Sprintf("persisted in %s (matched by MAC address and driver): systemd applies it when the interface next appears (reboot, or udevadm trigger); if the NIC's driver is in the initramfs, rebuild it", LinkPath(nic.Name)),
-		}
+		return p.linkPersistence(nic, set)
 	}
 	return udev
+}
+
+// editable reports whether kaudit may edit file for nic, with a warning
+// when it may not.
+func (p *planner) editable(nic facts.NIC, file string) bool {
+	if rePersistFile.MatchString(file) {
+		return true
+	}
+	p.warn("%s: %s cannot be edited by kaudit (unusual characters in its path): persisting in %s", nic.Name, file, NICPersistPath)
+	return false
+}
+
+// nmFallback persists a NetworkManager interface with the udev rule and
+// says how to keep the settings in NetworkManager instead.
+func (p *planner) nmFallback(nic facts.NIC, set map[string]string) nicPersistence {
+	ps := nic.Persist
+	var args []string
+	rings := false
+	for _, s := range sortedKeys(set) {
+		switch s {
+		case "rx", "tx":
+			rings = true
+			args = append(args, "ethtool.ring-"+s+" "+set[s])
+		default:
+			args = append(args, "ethtool.feature-"+s+" "+set[s])
+		}
+	}
+	action := fmt.Sprintf("%s is managed by NetworkManager (connection %q): kaudit persisted its settings in %s; to keep them in NetworkManager instead run `nmcli connection modify %s %s`, then remove %s's lines from %s",
+		nic.Name, ps.Connection, NICPersistPath, shellQuote(ps.Connection), strings.Join(args, " "), nic.Name, NICPersistPath)
+	if rings && !versionAtLeast(ps.NMVersion, 1, 26) {
+		action = fmt.Sprintf("%s is managed by NetworkManager %s (connection %q): kaudit persisted its settings in %s (NetworkManager takes ring sizes only from 1.26 on)",
+			nic.Name, orUnknown(ps.NMVersion), ps.Connection, NICPersistPath)
+	}
+	p.addManual(p.nicRules(nic.Name), action)
+	return nicPersistence{path: NICPersistPath,
+		note: fmt.Sprintf("%s is managed by NetworkManager (connection %q): persisted with the udev rule; ethtool settings in that connection, if any, win when it is activated", nic.Name, ps.Connection)}
+}
+
+// linkPersistence persists in a systemd .link file of kaudit's own,
+// unless one of the host's already matches the interface (it would win).
+func (p *planner) linkPersistence(nic facts.NIC, set map[string]string) nicPersistence {
+	ps := nic.Persist
+	udev := nicPersistence{path: NICPersistPath}
+	if ps.File != "" {
+		var keys []string
+		for _, s := range sortedKeys(set) {
+			v := set[s]
+			if v == "on" || v == "off" {
+				v = map[string]string{"on": "true", "off": "false"}[v]
+			}
+			keys = append(keys, linkKeys[s]+"="+v)
+		}
+		p.addManual(p.nicRules(nic.Name), fmt.Sprintf("%s already matches %s and applies before any .link kaudit could add: kaudit persisted the settings in %s; to keep them in systemd instead add %s to its [Link] section, then remove %s's lines from %s",
+			ps.File, nic.Name, NICPersistPath, strings.Join(keys, " "), nic.Name, NICPersistPath))
+		return udev
+	}
+	if ps.MAC == "" || nic.Driver == "" || !reLinkIface.MatchString(nic.Name) || strings.ContainsAny(nic.Driver, " \t\n=\"'\\") {
+		return udev // a .link needs a stable match: MAC address and driver
+	}
+	return nicPersistence{
+		path:  LinkPath(nic.Name),
+		match: "MACAddress=" + ps.MAC + " Driver=" + nic.Driver,
+		note:  fmt.Sprintf("persisted in %s (matched by MAC address and driver): systemd applies it when the interface next appears (reboot, or udevadm trigger); if the NIC's driver is in the initramfs, rebuild it", LinkPath(nic.Name)),
+	}
 }
 
 // NMMatchPrefix starts Change.PersistMatch when a NIC setting is persisted
@@ -997,9 +1039,18 @@ func (p *planner) nicRules(ifc string) string {
 	return strings.Join(rs, ",")
 }
 
+var reMajorMinor = regexp.MustCompile(`^(\d+)\.(\d+)`)
+
+// versionAtLeast compares a NetworkManager version ("1.42.2-1.el9") with
+// major.minor.
 func versionAtLeast(v string, major, minor int) bool {
-	ma, mi, ok := majorMinor(v)
-	return ok && (ma > major || (ma == major && mi >= minor))
+	m := reMajorMinor.FindStringSubmatch(v)
+	if m == nil {
+		return false
+	}
+	ma, _ := strconv.Atoi(m[1])
+	mi, _ := strconv.Atoi(m[2])
+	return ma > major || (ma == major && mi >= minor)
 }
 
 func orUnknown(s string) string {

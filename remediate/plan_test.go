@@ -53,11 +53,16 @@ func hostFacts() *facts.Facts {
 
 func kernelFinding(status rules.Status) rules.Finding {
 	return rules.Finding{
-		Rule: RuleKernel, Status: status, Severity: rules.Critical,
+		Rule: ruleKernel, Status: status, Severity: rules.Critical,
 		Fix: &rules.Fix{
 			Summary: "disable SYN cookies until the kernel is upgraded",
 			Sysctl:  map[string]string{keySyncookies: "0"},
 			Manual:  "upgrade the kernel to a release with commit 909172a (Debian: 4.19.160-2 or later)",
+			// as rules' kernel-synack-wscale: planned while unknown; the
+			// socket.receive.buffer.bytes=-1 alternative offered (in the
+			// planner's words: no text of its own)
+			Alternatives: []rules.Alternative{{KafkaProperties: map[string]string{propRcvbuf: "-1"}, Restart: true, Offer: true}},
+			WhenUnknown:  true,
 		},
 	}
 }
@@ -186,7 +191,7 @@ func TestPlanHost(t *testing.T) {
 				f.Kafka.Version = "3.5.1"
 			},
 			findings: []rules.Finding{kernelFinding(rules.Unknown), somaxconnF, backlogCfgF, synBacklogF, buffersF},
-			sel:      Selector{Rules: []string{RuleKernel}},
+			sel:      Selector{Rules: []string{ruleKernel}},
 			check: func(t *testing.T, p HostPlan) {
 				c := find(p, KindSysctl, keySyncookies)
 				if c == nil || !strings.Contains(c.Note, "could not be settled") {
@@ -484,33 +489,6 @@ func TestChangesSorted(t *testing.T) {
 	}
 }
 
-func TestBacklogConfigurable(t *testing.T) {
-	for _, tc := range []struct {
-		version, dist string
-		ok, known     bool
-	}{
-		{"2.8.1", "apache", false, true},
-		{"3.1.2", "apache", false, true},
-		{"3.2.0", "apache", true, true},
-		{"3.10.0", "apache", true, true},
-		{"4.0.0", "apache", true, true},
-		{"5.5.1", "confluent", false, true}, // AK 2.5
-		{"6.2.0", "confluent", false, true}, // AK 2.8
-		{"7.1.3", "confluent", false, true}, // AK 3.1
-		{"7.2.0", "confluent", true, true},  // AK 3.2
-		{"7.9.0", "confluent", true, true},
-		{"8.0.0", "confluent", true, true},
-		{"3.2.0", "", false, false}, // AK 3.2 or CP 3.2 (AK 0.10.2)? cannot tell
-		{"", "apache", false, false},
-		{"garbage", "apache", false, false},
-	} {
-		ok, known := backlogConfigurable(&facts.Kafka{Version: tc.version, Distribution: tc.dist})
-		if ok != tc.ok || known != tc.known {
-			t.Errorf("%s %s: got %v,%v want %v,%v", tc.dist, tc.version, ok, known, tc.ok, tc.known)
-		}
-	}
-}
-
 func TestHigher(t *testing.T) {
 	for _, tc := range []struct {
 		a, b, want string
@@ -555,7 +533,7 @@ func TestRenderPlanGolden(t *testing.T) {
 	}{
 		{"fleet", []HostPlan{
 			PlanHost("broker-1.dc1", hostFacts(), allFindings(rules.Fail), Selector{}),
-			PlanHost("broker-2.dc1", newer, []rules.Finding{kernelFinding(rules.Unknown), somaxconnF, backlogCfgF, ringF}, Selector{Rules: []string{RuleKernel, "nic-ring"}}),
+			PlanHost("broker-2.dc1", newer, []rules.Finding{kernelFinding(rules.Unknown), somaxconnF, backlogCfgF, ringF}, Selector{Rules: []string{ruleKernel, "nic-ring"}}),
 			PlanHost("broker-3.dc1", clean, []rules.Finding{kernelFinding(rules.Pass)}, Selector{}),
 		}},
 		{"single-change", []HostPlan{
@@ -576,7 +554,7 @@ func TestRenderPlanGolden(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			RenderPlan(&buf, tc.plans)
+			RenderPlan(&buf, tc.plans, PlanOptions{})
 			golden := filepath.Join("testdata", "plan-"+tc.name+".golden")
 			if *update {
 				if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
@@ -703,5 +681,27 @@ func TestPlanNICPersistence(t *testing.T) {
 				t.Errorf("manual actions %q, want one with %q", nicManual, tc.manual)
 			}
 		})
+	}
+}
+
+// TestRenderPlanApplying: with Applying the closing "(run with --apply)"
+// line is left out, the rest of the text is the dry run's; "nothing to
+// change" is kept.
+func TestRenderPlanApplying(t *testing.T) {
+	plans := []HostPlan{{Host: "h1", Changes: []Change{{Host: "h1", Rule: "somaxconn", Kind: KindSysctl, Target: keySomaxconn, From: "128", To: "4096", Runtime: true}}}}
+	var dry, applying bytes.Buffer
+	RenderPlan(&dry, plans, PlanOptions{})
+	RenderPlan(&applying, plans, PlanOptions{Applying: true})
+	want := "h1:\n  somaxconn: net.core.somaxconn 128 → 4096 (runtime only)\n\n"
+	if applying.String() != want {
+		t.Errorf("applying:\n%q\nwant\n%q", applying.String(), want)
+	}
+	if !strings.HasPrefix(dry.String(), want) || !strings.HasSuffix(dry.String(), "nothing changed (run with --apply)\n") {
+		t.Errorf("dry run:\n%s", dry.String())
+	}
+	var none bytes.Buffer
+	RenderPlan(&none, []HostPlan{{Host: "h1", Changes: []Change{}}}, PlanOptions{Applying: true})
+	if none.String() != "h1: nothing to change\n\nnothing to change on 1 host; nothing changed\n" {
+		t.Errorf("nothing: %q", none.String())
 	}
 }

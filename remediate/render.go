@@ -33,8 +33,12 @@ func Summarize(plans []HostPlan) Summary {
 	return s
 }
 
-// PlanOptions tune RenderPlan's text.
+// PlanOptions change how RenderPlan words a plan.
 type PlanOptions struct {
+	// Applying: the plan is about to be applied, so the closing "N changes
+	// on M hosts …; nothing changed (run with --apply)" line is left out
+	// (the applier reports what it did). "nothing to change" stays.
+	Applying bool
 	// Width wraps each line at word boundaries with a hanging indent so
 	// that it fits this many terminal columns; 0 means no limit.
 	Width int
@@ -43,84 +47,90 @@ type PlanOptions struct {
 // RenderPlan writes plans as text for a human deciding whether to apply
 // them: per host each change ("rule: target from → to (runtime+persist)
 // [restart required]") with its note, what kaudit cannot fix, the
-// warnings, then one summary line. Nothing in it depends on the clock or
-// map order, so it is golden-tested.
-func RenderPlan(w io.Writer, plans []HostPlan) { RenderPlanOpts(w, plans, PlanOptions{}) }
-
-// RenderPlanOpts is RenderPlan with options. Every value that came from
-// a host (names, targets, from/to values, paths, notes quoting a host's
-// kernel or version) is made visible with termsafe before it is written.
-func RenderPlanOpts(w io.Writer, plans []HostPlan, opt PlanOptions) {
-	var b strings.Builder
-	// put writes s at indent, wrapped to the width with later lines at
-	// indent+hang.
-	put := func(indent, hang int, s string) {
-		pad := strings.Repeat(" ", indent)
-		width := 0
-		if opt.Width > 0 {
-			width = max(opt.Width-indent, termui.MinWidth/2)
-		}
-		for _, l := range termui.Wrap(s, width, hang) {
-			b.WriteString(pad + l + "\n")
-		}
-	}
-	ts := termsafe.Line
+// warnings, then one summary line. Every value that came from a host
+// (names, targets, from/to values, paths, notes quoting a host's kernel
+// or version) is made visible with termsafe before it is written. Nothing
+// in it depends on the clock or map order, so it is golden-tested.
+func RenderPlan(w io.Writer, plans []HostPlan, opts PlanOptions) {
+	pw := planWriter{width: opts.Width}
 	for i, p := range plans {
 		if i > 0 {
-			b.WriteString("\n")
+			pw.b.WriteString("\n")
 		}
-		if len(p.Changes) == 0 && len(p.Manual) == 0 && len(p.Warnings) == 0 {
-			put(0, 4, ts(p.Host)+": nothing to change")
-			continue
-		}
-		put(0, 4, ts(p.Host)+":")
-		for _, c := range p.Changes {
-			line := fmt.Sprintf("%s: %s %s → %s (%s)", c.Rule, ts(c.Target), ts(showFrom(c)), ts(showValue(c.To)), scope(c))
-			if c.RestartRequired {
-				line += " [restart required]"
-			}
-			put(2, 4, line)
-			if c.Persist && c.Kind != KindSysctl {
-				put(6, 2, "in "+ts(c.PersistPath))
-			}
-			if c.Note != "" {
-				for _, n := range strings.Split(c.Note, "\n") {
-					put(6, 2, ts(n))
-				}
-			}
-		}
-		if len(p.Manual) > 0 {
-			b.WriteString("  cannot fix automatically:\n")
-			for _, m := range p.Manual {
-				put(4, 4, ts(m.Rule)+": "+ts(m.Action))
-			}
-		}
-		if len(p.Warnings) > 0 {
-			b.WriteString("  warnings:\n")
-			for _, wn := range p.Warnings {
-				put(4, 4, ts(wn))
-			}
-		}
+		pw.host(p)
 	}
 	if len(plans) > 0 {
-		b.WriteString("\n")
+		pw.b.WriteString("\n")
 	}
-	put(0, 4, summaryLine(Summarize(plans), len(plans)))
-	io.WriteString(w, b.String())
+	s := Summarize(plans)
+	switch {
+	case s.Changes == 0:
+		pw.put(0, 4, fmt.Sprintf("nothing to change on %s; nothing changed", plural(len(plans), "host", "hosts")))
+	case !opts.Applying:
+		verb := "need"
+		if s.Restarts == 1 {
+			verb = "needs"
+		}
+		pw.put(0, 4, fmt.Sprintf("%s on %s, %d %s a broker restart; nothing changed (run with --apply)",
+			plural(s.Changes, "change", "changes"), plural(s.Hosts, "host", "hosts"), s.Restarts, verb))
+	}
+	io.WriteString(w, pw.b.String())
 }
 
-// summaryLine is the plan's last line: "68 changes on 6 hosts, 4 need a
-// broker restart; nothing changed (run with --apply)".
-func summaryLine(s Summary, hosts int) string {
-	if s.Changes == 0 {
-		return fmt.Sprintf("nothing to change on %s; nothing changed", plural(hosts, "host", "hosts"))
+// planWriter collects RenderPlan's lines, wrapped at width (0: no limit).
+type planWriter struct {
+	b     strings.Builder
+	width int
+}
+
+// put writes s at indent, wrapped to the width with later lines at
+// indent+hang.
+func (pw *planWriter) put(indent, hang int, s string) {
+	pad := strings.Repeat(" ", indent)
+	width := 0
+	if pw.width > 0 {
+		width = max(pw.width-indent, termui.MinWidth/2)
 	}
-	verb := "need"
-	if s.Restarts == 1 {
-		verb = "needs"
+	for _, l := range termui.Wrap(s, width, hang) {
+		pw.b.WriteString(pad + l + "\n")
 	}
-	return fmt.Sprintf("%s on %s, %d %s a broker restart; nothing changed (run with --apply)",
-		plural(s.Changes, "change", "changes"), plural(s.Hosts, "host", "hosts"), s.Restarts, verb)
+}
+
+// host writes one host's part of RenderPlan.
+func (pw *planWriter) host(p HostPlan) {
+	ts := termsafe.Line
+	if len(p.Changes) == 0 && len(p.Manual) == 0 && len(p.Warnings) == 0 {
+		pw.put(0, 4, ts(p.Host)+": nothing to change")
+		return
+	}
+	pw.put(0, 4, ts(p.Host)+":")
+	for _, c := range p.Changes {
+		line := fmt.Sprintf("%s: %s %s → %s (%s)", c.Rule, ts(c.Target), ts(showFrom(c)), ts(showValue(c.To)), scope(c))
+		if c.RestartRequired {
+			line += " [restart required]"
+		}
+		pw.put(2, 4, line)
+		if c.Persist && c.Kind != KindSysctl {
+			pw.put(6, 2, "in "+ts(c.PersistPath))
+		}
+		if c.Note != "" {
+			for _, n := range strings.Split(c.Note, "\n") {
+				pw.put(6, 2, ts(n))
+			}
+		}
+	}
+	if len(p.Manual) > 0 {
+		pw.b.WriteString("  cannot fix automatically:\n")
+		for _, m := range p.Manual {
+			pw.put(4, 4, ts(m.Rule)+": "+ts(m.Action))
+		}
+	}
+	if len(p.Warnings) > 0 {
+		pw.b.WriteString("  warnings:\n")
+		for _, wn := range p.Warnings {
+			pw.put(4, 4, ts(wn))
+		}
+	}
 }
 
 func scope(c Change) string {

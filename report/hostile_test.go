@@ -161,7 +161,7 @@ func TestHostileTextEveryRenderer(t *testing.T) {
 					plans = append(plans, remediate.PlanHost(h.Name, h.Facts, h.Findings, remediate.Selector{}))
 				}
 			}
-			remediate.RenderPlanOpts(&buf, plans, remediate.PlanOptions{Width: 80})
+			remediate.RenderPlan(&buf, plans, remediate.PlanOptions{Width: 80})
 			if c := rawControl(buf.String()); c != "" {
 				t.Fatalf("raw control character from a host in the plan: %s", c)
 			}

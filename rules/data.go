@@ -68,6 +68,9 @@ type Rule struct {
 	References []Reference `yaml:"references" json:"references"`
 	Thresholds []string    `yaml:"thresholds" json:"thresholds"` // profile keys the rule compares against
 	Fix        string      `yaml:"fix" json:"fix"`
+	// RestartGate: the rule must pass (or not apply) on every host of a
+	// cluster for a rolling restart to be called safe (RestartGateRules).
+	RestartGate bool `yaml:"restart_gate" json:"restart_gate,omitempty"`
 }
 
 type catalogDoc struct {
@@ -163,6 +166,11 @@ func parseKernels(name string, data []byte) (kernelTable, error) {
 		}
 		seen[s.Series] = true
 	}
+	for _, d := range t.Distros {
+		if d.FirstFixed != "" && !seen[d.KernelSeries] {
+			return t, fmt.Errorf("%s: distro %s %s: first_fixed %q needs a kernel_series with a stable first_fixed release", name, d.Distro, d.Release, d.FirstFixed)
+		}
+	}
 	return t, nil
 }
 
@@ -172,10 +180,23 @@ type cpMapping struct {
 	CP        string `yaml:"cp"`
 	AK        string `yaml:"ak"`
 	Confirmed bool   `yaml:"confirmed"`
+	// KIP764From is the first patch release of this CP minor with
+	// socket.listen.backlog.size backported ("7.1.7"); "" when none.
+	KIP764From string `yaml:"kip764_from"`
 }
 
 type confluentTable struct {
 	Mappings []cpMapping `yaml:"mappings"`
+}
+
+// row is the mapping of a CP major.minor, nil when it is not in the table.
+func (t confluentTable) row(minor string) *cpMapping {
+	for i := range t.Mappings {
+		if t.Mappings[i].CP == minor {
+			return &t.Mappings[i]
+		}
+	}
+	return nil
 }
 
 func parseConfluent(name string, data []byte) (confluentTable, error) {
@@ -191,6 +212,12 @@ func parseConfluent(name string, data []byte) (confluentTable, error) {
 			return t, fmt.Errorf("%s: mapping %d: cp %q and ak %q must be major.minor, each cp once", name, i+1, m.CP, m.AK)
 		}
 		seen[m.CP] = true
+		if m.KIP764From != "" {
+			v, ok := kafkaNumber(m.KIP764From)
+			if !ok || len(v.Segments()) < 3 || minorOf(v) != m.CP || v.String() != m.KIP764From {
+				return t, fmt.Errorf("%s: mapping %d (cp %s): kip764_from %q must be a patch release X.Y.Z of that cp line", name, i+1, m.CP, m.KIP764From)
+			}
+		}
 	}
 	// Monotonic: the verdict argument in kafka-backlog-hardcoded relies on it.
 	for i := 1; i < len(t.Mappings); i++ {

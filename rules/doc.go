@@ -17,6 +17,15 @@
 // properties, NIC settings) are data for the remediate package, and whose
 // manual parts (kernel or Kafka upgrades) are text with their alternatives.
 //
+// The Kafka and kernel knowledge other packages need has its one home here
+// (knowledge.go): BacklogConfigurable (does a broker honour
+// socket.listen.backlog.size, from confluent.yaml for Confluent Platform),
+// RequestedBacklog, EffectiveBacklog (min(backlog, somaxconn)),
+// DefaultListenBacklog, SyncookiesOffWarranted, RestartGateRules (the
+// catalog's restart_gate rules), and the rule-ID and sysctl/property key
+// constants. A Fix's Alternatives are typed (what they change, whether a
+// planner only offers them), so remediate plans from data, never from text.
+//
 // The heart is kernel-synack-wscale: KernelFixStatus decides whether the
 // running kernel has the fix from what the host shows (package changelog,
 // Ubuntu version_signature, Debian /proc/version, Amazon Linux and upstream

@@ -16,19 +16,19 @@ type evaluator func(c *evalCtx) Finding
 // evaluators maps every catalog ID to its check (TestCatalogEvaluators keeps
 // the two in step).
 var evaluators = map[string]evaluator{
-	"kernel-synack-wscale":     evalKernelSynackWscale,
-	"syncookies-fired":         evalSyncookiesFired,
-	"listen-overflows":         evalListenOverflows,
-	"kafka-backlog-hardcoded":  evalKafkaBacklogHardcoded,
-	"kafka-backlog-config":     evalKafkaBacklogConfig,
-	"listen-backlog-effective": evalListenBacklogEffective,
+	RuleKernelSynackWscale:     evalKernelSynackWscale,
+	RuleSyncookiesFired:        evalSyncookiesFired,
+	RuleListenOverflows:        evalListenOverflows,
+	RuleKafkaBacklogHardcoded:  evalKafkaBacklogHardcoded,
+	RuleKafkaBacklogConfig:     evalKafkaBacklogConfig,
+	RuleListenBacklogEffective: evalListenBacklogEffective,
 	"somaxconn":                evalSomaxconn,
 	"syn-backlog":              evalSynBacklog,
 	"tcp-timestamps":           evalTCPTimestamps,
 	"window-scaling":           evalWindowScaling,
 	"socket-buffers":           evalSocketBuffers,
 	"congestion-control":       evalCongestionControl,
-	"sysctl-persisted":         evalSysctlPersisted,
+	RuleSysctlPersisted:        evalSysctlPersisted,
 	"nic-ring":                 evalNICRing,
 	"nic-offload":              evalNICOffload,
 }
@@ -184,9 +184,9 @@ func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys
 // no rule checks them, but the tuning guide names them and reports show them.
 func SysctlKeys() []string {
 	keys := map[string]bool{
-		keySyncookies:              true,
-		keyTimestamps:              true,
-		keyWindowScaling:           true,
+		KeySyncookies:              true,
+		KeyTimestamps:              true,
+		KeyWindowScaling:           true,
 		"net.ipv4.tcp_tw_reuse":    true,
 		"net.ipv4.tcp_fin_timeout": true,
 	}

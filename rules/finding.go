@@ -1,5 +1,7 @@
 package rules
 
+import "encoding/json"
+
 // Status is a finding's verdict.
 type Status string
 
@@ -70,6 +72,30 @@ type Fix struct {
 	// Manual is set when kaudit cannot fix it itself (kernel, Kafka upgrade).
 	Manual string `json:"manual,omitempty"`
 	// Alternatives are other acceptable fixes, each with its trade-off.
-	Alternatives []string `json:"alternatives,omitempty"`
-	Restart      bool     `json:"restart_required,omitempty"`
+	Alternatives []Alternative `json:"alternatives,omitempty"`
+	Restart      bool          `json:"restart_required,omitempty"`
+	// WhenUnknown: the fix is worth planning while the finding is unknown
+	// too (the facts cannot rule the risk out), not only when it fails.
+	WhenUnknown bool `json:"-"`
+}
+
+// Alternative is another acceptable fix. Text says what it changes and its
+// trade-off, and is what reports show (its JSON form is the text alone);
+// the typed fields say what it would change, for the planner.
+type Alternative struct {
+	Text            string
+	Sysctl          map[string]string
+	KafkaProperties map[string]string
+	Restart         bool // needs a broker restart
+	// Offer: a planner lists it as a manual action and never applies it.
+	Offer bool
+}
+
+// MarshalJSON writes the alternative as its text.
+func (a Alternative) MarshalJSON() ([]byte, error) { return json.Marshal(a.Text) }
+
+// UnmarshalJSON reads the text form (the typed fields stay empty).
+func (a *Alternative) UnmarshalJSON(b []byte) error {
+	*a = Alternative{}
+	return json.Unmarshal(b, &a.Text)
 }

@@ -11,20 +11,13 @@ import (
 	"github.com/kaudit/kaudit/audit/facts"
 )
 
-type tri int
-
-const (
-	triUnknown tri = iota
-	triNo
-	triYes
-)
-
 // kafkaVer is what kaudit knows about the broker's Apache Kafka version.
 type kafkaVer struct {
-	desc      string // "Apache Kafka 2.8.1", "Confluent Platform 7.1.0 (Apache Kafka 3.1, confirmed mapping)"
-	atLeast32 tri    // the broker has KIP-764 (socket.listen.backlog.size)
-	reason    string // why atLeast32 holds (mapping argument) or why it is unknown
-	cpRow     *cpMapping
+	desc         string // "Apache Kafka 2.8.1", "Confluent Platform 7.1.0 (Apache Kafka 3.1, confirmed mapping)"
+	configurable Answer // the broker has KIP-764 (socket.listen.backlog.size)
+	reason       string // why configurable holds (mapping argument) or why it is unknown
+	apache       bool   // read as Apache Kafka (reason is "Apache Kafka X")
+	noVersion    bool   // the broker was found but its version not read
 }
 
 var kafkaVersionRE = regexp.MustCompile(`^(\d+(?:\.\d+)+)`)
@@ -42,6 +35,11 @@ func kafkaNumber(s string) (*version.Version, bool) {
 var ak32 = version.Must(version.NewVersion("3.2"))
 var cp72 = version.Must(version.NewVersion("7.2"))
 
+func minorOf(v *version.Version) string {
+	seg := v.Segments()
+	return fmt.Sprintf("%d.%d", seg[0], seg[1])
+}
+
 // ConfluentToApache maps a Confluent Platform version to the Apache Kafka
 // major.minor it ships, from confluent.yaml. ok is false when the CP minor is
 // not in the table; confirmed is false for rows marked [U].
@@ -50,51 +48,46 @@ func ConfluentToApache(cp string) (ak string, confirmed bool, ok bool) {
 	if !good {
 		return "", false, false
 	}
-	seg := v.Segments()
-	minor := fmt.Sprintf("%d.%d", seg[0], seg[1])
-	for _, m := range confluent.Mappings {
-		if m.CP == minor {
-			return m.AK, m.Confirmed, true
-		}
+	if row := confluent.row(minorOf(v)); row != nil {
+		return row.AK, row.Confirmed, true
 	}
 	return "", false, false
 }
 
-func apacheVerdict(v *version.Version) tri {
+func apacheVerdict(v *version.Version) Answer {
 	if v.GreaterThanOrEqual(ak32) {
-		return triYes
+		return AnswerYes
 	}
-	return triNo
+	return AnswerNo
 }
 
-// confluentVerdict decides AK ≥ 3.2 for a CP version, by the table row or,
-// for any CP version, by monotonicity around the confirmed rows 7.1 and 7.2.
-func confluentVerdict(raw string, v *version.Version) (tri, string, *cpMapping) {
-	seg := v.Segments()
-	minor := fmt.Sprintf("%d.%d", seg[0], seg[1])
-	var row *cpMapping
-	for i := range confluent.Mappings {
-		if confluent.Mappings[i].CP == minor {
-			row = &confluent.Mappings[i]
+// confluentVerdict decides KIP-764 for a CP version: a backport row
+// (kip764_from) first, then, for any CP version, monotonicity around the
+// confirmed rows 7.1 and 7.2.
+func (t confluentTable) verdict(raw string, v *version.Version) (Answer, string, *cpMapping) {
+	row := t.row(minorOf(v))
+	if row != nil && row.KIP764From != "" {
+		if from, ok := kafkaNumber(row.KIP764From); ok && v.GreaterThanOrEqual(from) {
+			return AnswerYes, fmt.Sprintf("Confluent Platform %s ships Apache Kafka %s with socket.listen.backlog.size backported (from CP %s)", raw, row.AK, row.KIP764From), row
 		}
 	}
-	t := triNo
+	a := AnswerNo
 	if v.GreaterThanOrEqual(cp72) {
-		t = triYes
+		a = AnswerYes
 	}
 	mono := "CP 7.1 = AK 3.1 and CP 7.2 = AK 3.2 are confirmed and Confluent's numbering is monotonic, so "
-	if t == triYes {
+	if a == AnswerYes {
 		mono += "any CP ≥ 7.2 ships AK ≥ 3.2 [D]"
 	} else {
 		mono += "any CP < 7.2 ships AK < 3.2 [D]"
 	}
 	switch {
 	case row == nil:
-		return t, fmt.Sprintf("Confluent Platform %s is not in the CP→AK table; %s", raw, mono), nil
+		return a, fmt.Sprintf("Confluent Platform %s is not in the CP→AK table; %s", raw, mono), nil
 	case row.Confirmed:
-		return t, fmt.Sprintf("Confluent Platform %s ships Apache Kafka %s (confirmed mapping)", raw, row.AK), row
+		return a, fmt.Sprintf("Confluent Platform %s ships Apache Kafka %s (confirmed mapping)", raw, row.AK), row
 	default:
-		return t, fmt.Sprintf("Confluent Platform %s ships Apache Kafka %s by the usual pattern (mapping unconfirmed [U]); the verdict does not depend on it: %s", raw, row.AK, mono), row
+		return a, fmt.Sprintf("Confluent Platform %s ships Apache Kafka %s by the usual pattern (mapping unconfirmed [U]); the verdict does not depend on it: %s", raw, row.AK, mono), row
 	}
 }
 
@@ -103,9 +96,20 @@ func (c *evalCtx) kafkaVersion() kafkaVer {
 	if k == nil {
 		return kafkaVer{reason: c.noKafka()}
 	}
+	kv := kafkaVersionOf(k)
+	if kv.noVersion {
+		kv.reason = c.notGathered(facts.SecKafka, fmt.Sprintf("Kafka broker found (pid %d) but its version", k.PID))
+	}
+	return kv
+}
+
+// kafkaVersionOf reads k's version with the shipped Confluent table.
+func kafkaVersionOf(k *facts.Kafka) kafkaVer { return confluent.kafkaVersion(k) }
+
+func (t confluentTable) kafkaVersion(k *facts.Kafka) kafkaVer {
 	raw := strings.TrimSuffix(strings.TrimSpace(k.Version), "-ccs")
 	if raw == "" {
-		return kafkaVer{reason: c.notGathered(facts.SecKafka, fmt.Sprintf("Kafka broker found (pid %d) but its version", k.PID))}
+		return kafkaVer{noVersion: true, reason: fmt.Sprintf("Kafka broker found (pid %d) but its version not gathered", k.PID)}
 	}
 	v, ok := kafkaNumber(raw)
 	if !ok || len(v.Segments()) < 2 {
@@ -113,10 +117,9 @@ func (c *evalCtx) kafkaVersion() kafkaVer {
 	}
 	switch strings.ToLower(k.Distribution) {
 	case "apache":
-		t := apacheVerdict(v)
-		return kafkaVer{desc: "Apache Kafka " + raw, atLeast32: t, reason: "Apache Kafka " + raw}
+		return kafkaVer{desc: "Apache Kafka " + raw, configurable: apacheVerdict(v), reason: "Apache Kafka " + raw, apache: true}
 	case "confluent":
-		t, why, row := confluentVerdict(raw, v)
+		a, why, row := t.verdict(raw, v)
 		desc := "Confluent Platform " + raw
 		if row != nil {
 			desc += " (Apache Kafka " + row.AK
@@ -125,13 +128,13 @@ func (c *evalCtx) kafkaVersion() kafkaVer {
 			}
 			desc += ")"
 		}
-		return kafkaVer{desc: desc, atLeast32: t, reason: why, cpRow: row}
+		return kafkaVer{desc: desc, configurable: a, reason: why}
 	}
 	// Distribution not recorded: settle only if both readings agree.
 	ta := apacheVerdict(v)
-	tc, _, _ := confluentVerdict(raw, v)
+	tc, _, _ := t.verdict(raw, v)
 	if ta == tc {
-		return kafkaVer{desc: "Kafka " + raw + " (distribution unknown)", atLeast32: ta,
+		return kafkaVer{desc: "Kafka " + raw + " (distribution unknown)", configurable: ta,
 			reason: "Kafka " + raw + " (distribution not recorded; read as Apache Kafka or as Confluent Platform, the verdict is the same)"}
 	}
 	return kafkaVer{desc: "Kafka " + raw + " (distribution unknown)",
@@ -155,9 +158,9 @@ func (c *evalCtx) kafkaBacklogProp() (int, bool) {
 	if !c.kafkaConfigRead() {
 		return 0, false
 	}
-	v, set := c.f.Kafka.Properties[propBacklog]
+	v, set := c.f.Kafka.Properties[PropBacklog]
 	if !set {
-		return kafkaDefBacklog, true
+		return DefaultListenBacklog, true
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(v))
 	return n, err == nil
@@ -188,14 +191,14 @@ func evalKafkaBacklogHardcoded(c *evalCtx) Finding {
 		return c.noKafkaFinding()
 	}
 	kv := c.kafkaVersion()
-	if kv.atLeast32 == triUnknown {
+	if kv.configurable == AnswerUnknown {
 		return unknown(kv.reason)
 	}
 	fd := Finding{Observed: kv.desc, Expected: "Apache Kafka ≥ 3.2 (Confluent Platform ≥ 7.2)"}
-	if kv.atLeast32 == triYes {
+	if kv.configurable == AnswerYes {
 		fd.Status = Pass
 		fd.Reason = kv.reason + " ≥ 3.2: the listen backlog is configurable (socket.listen.backlog.size, KIP-764)"
-		if strings.HasPrefix(kv.reason, "Confluent") || strings.HasPrefix(kv.reason, "Kafka") {
+		if !kv.apache {
 			fd.Reason = kv.reason + "; from 3.2 the listen backlog is configurable (socket.listen.backlog.size, KIP-764)"
 		}
 		return fd
@@ -209,9 +212,9 @@ func evalKafkaBacklogHardcoded(c *evalCtx) Finding {
 	fd.Fix = &Fix{
 		Summary: "upgrade Kafka to a release with socket.listen.backlog.size (KIP-764)",
 		Manual:  manual + ", then set socket.listen.backlog.size (see kafka-backlog-config)",
-		Alternatives: []string{
-			"until the upgrade: a kernel with commit 909172a makes the cookies harmless (see kernel-synack-wscale)",
-			"until the upgrade: net.ipv4.tcp_syncookies=0 (SYNs dropped when the 50-entry queue is full; clients retry with a connect delay)",
+		Alternatives: []Alternative{
+			{Text: "until the upgrade: a kernel with commit 909172a makes the cookies harmless (see kernel-synack-wscale)"},
+			{Text: "until the upgrade: net.ipv4.tcp_syncookies=0 (SYNs dropped when the 50-entry queue is full; clients retry with a connect delay)", Sysctl: map[string]string{KeySyncookies: "0"}},
 		},
 	}
 	return fd
@@ -222,10 +225,10 @@ func evalKafkaBacklogConfig(c *evalCtx) Finding {
 		return c.noKafkaFinding()
 	}
 	kv := c.kafkaVersion()
-	switch kv.atLeast32 {
-	case triUnknown:
+	switch kv.configurable {
+	case AnswerUnknown:
 		return unknown(kv.reason)
-	case triNo:
+	case AnswerNo:
 		return skip("Kafka < 3.2 ignores socket.listen.backlog.size; see kafka-backlog-hardcoded (" + kv.desc + ")")
 	}
 	if !c.kafkaConfigRead() {
@@ -233,18 +236,18 @@ func evalKafkaBacklogConfig(c *evalCtx) Finding {
 	}
 	target := c.p.ListenBacklog
 	fd := Finding{Expected: fmt.Sprintf(">= %d", target)}
-	raw, set := c.f.Kafka.Properties[propBacklog]
+	raw, set := c.f.Kafka.Properties[PropBacklog]
 	n, ok := c.kafkaBacklogProp()
 	switch {
 	case !ok:
-		return unknown(fmt.Sprintf("socket.listen.backlog.size=%q%s is not an integer", raw, c.propWhere(propBacklog)))
+		return unknown(fmt.Sprintf("socket.listen.backlog.size=%q%s is not an integer", raw, c.propWhere(PropBacklog)))
 	case !set:
-		fd.Observed = fmt.Sprintf("socket.listen.backlog.size unset (default %d)", kafkaDefBacklog)
+		fd.Observed = fmt.Sprintf("socket.listen.backlog.size unset (default %d)", DefaultListenBacklog)
 	default:
-		fd.Observed = fmt.Sprintf("socket.listen.backlog.size=%d%s", n, c.propWhere(propBacklog))
+		fd.Observed = fmt.Sprintf("socket.listen.backlog.size=%d%s", n, c.propWhere(PropBacklog))
 	}
 	capNote := ""
-	if s, _, ok := c.sysctlInt(keySomaxconn); ok && s < n {
+	if s, _, ok := c.sysctlInt(KeySomaxconn); ok && s < n {
 		capNote = fmt.Sprintf("; note: net.core.somaxconn=%d caps it, the effective backlog is min(%d, %d) = %d", s, n, s, s)
 	}
 	if n >= target {
@@ -256,7 +259,7 @@ func evalKafkaBacklogConfig(c *evalCtx) Finding {
 	fd.Reason = fmt.Sprintf("socket.listen.backlog.size %d < target %d: the broker's SYN and accept queues hold only %d pending connections, too few for a restart or leader election%s", n, target, n, capNote)
 	fd.Fix = &Fix{
 		Summary:         fmt.Sprintf("set socket.listen.backlog.size=%d in server.properties and restart the broker", target),
-		KafkaProperties: map[string]string{propBacklog: fmt.Sprint(target)},
+		KafkaProperties: map[string]string{PropBacklog: fmt.Sprint(target)},
 		Restart:         true,
 	}
 	return fd
@@ -269,15 +272,9 @@ func evalListenBacklogEffective(c *evalCtx) Finding {
 	if _, bad := c.f.Sections[facts.SecListeners]; bad && len(c.f.Listeners) == 0 {
 		return unknown(c.notGathered(facts.SecListeners, "listeners"))
 	}
-	port := c.kafkaPort()
-	var on []facts.Listener
-	for _, l := range c.f.Listeners {
-		if l.Port == port {
-			on = append(on, l)
-		}
-	}
+	on := c.kafkaListeners()
 	if len(on) == 0 {
-		r := fmt.Sprintf("no listener on port %d: broker down?", port)
+		r := fmt.Sprintf("no listener on port %d: broker down?", c.kafkaPort())
 		if c.f.Kafka == nil {
 			r += " (and no Kafka process found)"
 		}
@@ -299,29 +296,46 @@ func evalListenBacklogEffective(c *evalCtx) Finding {
 		return fd
 	}
 	fd.Status, fd.Severity = Fail, High
+	fd.Reason, fd.Fix = c.backlogLimits(fd.Observed, target)
+	return fd
+}
 
-	// Which side limits it: effective = min(requested, somaxconn) at listen() time.
+// kafkaListeners are the listeners on the Kafka port.
+func (c *evalCtx) kafkaListeners() []facts.Listener {
+	port := c.kafkaPort()
+	var on []facts.Listener
+	for _, l := range c.f.Listeners {
+		if l.Port == port {
+			on = append(on, l)
+		}
+	}
+	return on
+}
+
+// backlogLimits says which side limits a listener's effective backlog
+// (min(requested, somaxconn) at listen() time) below target, and the fix.
+func (c *evalCtx) backlogLimits(observed string, target int) (string, *Fix) {
 	fix := &Fix{Restart: true}
 	var limits []string
-	somax, _, somaxOK := c.sysctlInt(keySomaxconn)
+	somax, _, somaxOK := c.sysctlInt(KeySomaxconn)
 	if somaxOK && somax < target {
 		limits = append(limits, fmt.Sprintf("net.core.somaxconn=%d", somax))
-		fix.Sysctl = map[string]string{keySomaxconn: fmt.Sprint(max(target, c.p.Somaxconn))}
+		fix.Sysctl = map[string]string{KeySomaxconn: fmt.Sprint(max(target, c.p.Somaxconn))}
 	}
 	kv := c.kafkaVersion()
 	requested := "Kafka's requested backlog"
 	switch {
 	case c.f.Kafka == nil:
-	case kv.atLeast32 == triNo:
-		requested = "Kafka's hard-coded backlog 50 (before 3.2)"
+	case kv.configurable == AnswerNo:
+		requested = fmt.Sprintf("Kafka's hard-coded backlog %d (before 3.2)", DefaultListenBacklog)
 		limits = append(limits, requested)
 		fix.Manual = "upgrade Kafka to ≥ 3.2 and set socket.listen.backlog.size (see kafka-backlog-hardcoded)"
-	case kv.atLeast32 == triYes:
+	case kv.configurable == AnswerYes:
 		if n, ok := c.kafkaBacklogProp(); ok {
 			requested = fmt.Sprintf("socket.listen.backlog.size %d", n)
 			if n < target {
 				limits = append(limits, requested)
-				fix.KafkaProperties = map[string]string{propBacklog: fmt.Sprint(target)}
+				fix.KafkaProperties = map[string]string{PropBacklog: fmt.Sprint(target)}
 			}
 		}
 	}
@@ -329,18 +343,14 @@ func evalListenBacklogEffective(c *evalCtx) Finding {
 	if somaxOK {
 		somaxDesc = fmt.Sprintf("net.core.somaxconn %d", somax)
 	}
-	fd.Reason = fmt.Sprintf("%s < target %d: the kernel uses min(%s, %s), taken when the broker called listen()", fd.Observed, target, requested, somaxDesc)
-	switch {
-	case len(limits) > 0:
-		fd.Reason += "; limited by " + strings.Join(limits, " and ")
+	reason := fmt.Sprintf("%s < target %d: the kernel uses min(%s, %s), taken when the broker called listen()", observed, target, requested, somaxDesc)
+	if len(limits) > 0 {
 		fix.Summary = "raise " + strings.Join(limits, " and ") + ", then restart the broker so it listens again"
-	default:
-		fd.Reason += "; both look high enough now, so the broker has probably not been restarted since they were raised"
-		fix.Summary = "restart the broker so it listens with the current backlog settings"
-		if fix.Manual == "" {
-			fix.Manual = "restart the broker (one at a time) so its listener picks up the raised backlog"
-		}
+		return reason + "; limited by " + strings.Join(limits, " and "), fix
 	}
-	fd.Fix = fix
-	return fd
+	fix.Summary = "restart the broker so it listens with the current backlog settings"
+	if fix.Manual == "" {
+		fix.Manual = "restart the broker (one at a time) so its listener picks up the raised backlog"
+	}
+	return reason + "; both look high enough now, so the broker has probably not been restarted since they were raised", fix
 }

@@ -86,6 +86,30 @@ func firstFixedIn(series string) (string, bool) {
 	return "", false
 }
 
+// distroFirstFixed is, from kernels.yaml's distros, the first fixed build
+// of a distribution's kernel series (Ubuntu focal's 5.4.0-59.65) and the
+// upstream stable release that build carries (5.4.78).
+func distroFirstFixed(distro, series string) (d distroNote, upstream string, ok bool) {
+	for _, d := range kernels.Distros {
+		if d.Distro == distro && d.KernelSeries == series && d.FirstFixed != "" {
+			up, ok := firstFixedIn(series)
+			return d, up, ok
+		}
+	}
+	return distroNote{}, "", false
+}
+
+// uekFixedTag is the LTS tag of Oracle UEK's series (kernels.yaml distro
+// "ol") from which a UEK changelog carries the fix: "v5.4.78".
+func uekFixedTag() string {
+	for _, d := range kernels.Distros {
+		if up, ok := firstFixedIn(d.KernelSeries); d.Distro == "ol" && ok {
+			return "v" + up
+		}
+	}
+	return "the first fixed release of its series"
+}
+
 // kernelAnalysis is the full result behind KernelFixStatus.
 type kernelAnalysis struct {
 	status     string
@@ -99,9 +123,10 @@ type kernelAnalysis struct {
 
 // fixedRange says which kernels of this kind have the fix, for Expected.
 func (a kernelAnalysis) fixedRange() string {
+	if d, up, ok := distroFirstFixed(a.vendor, a.series); ok && a.vendor == "ubuntu" {
+		return "Ubuntu ≥ " + d.FirstFixed + " (upstream ≥ " + up + "), or ≥ " + kernels.Mainline
+	}
 	switch {
-	case a.vendor == "ubuntu" && a.series == "5.4":
-		return "Ubuntu ≥ 5.4.0-59.65 (upstream ≥ 5.4.78), or ≥ " + kernels.Mainline
 	case a.firstFixed != "" && a.vendor != "redhat" && a.vendor != "uek":
 		return "≥ " + a.firstFixed + " in the " + a.series + " series, or ≥ " + kernels.Mainline
 	}
@@ -110,13 +135,14 @@ func (a kernelAnalysis) fixedRange() string {
 
 // upgradeTarget says which kernel to move to, for Fix.Manual.
 func (a kernelAnalysis) upgradeTarget() string {
+	if d, up, ok := distroFirstFixed(a.vendor, a.series); ok && a.vendor == "ubuntu" {
+		return d.FirstFixed + " or later (upstream ≥ " + up + "), or any kernel ≥ " + kernels.Mainline
+	}
 	switch {
-	case a.vendor == "ubuntu" && a.series == "5.4":
-		return "5.4.0-59.65 or later (upstream ≥ 5.4.78), or any kernel ≥ " + kernels.Mainline
 	case a.vendor == "redhat":
 		return "a build whose changelog contains \"" + kernels.Title + "\", or a distribution kernel ≥ " + kernels.Mainline + " (RHEL 9's 5.14 has it)"
 	case a.vendor == "uek":
-		return "a UEK build whose changelog contains \"" + kernels.Title + "\" (LTS tag ≥ v5.4.78), or any kernel ≥ " + kernels.Mainline
+		return "a UEK build whose changelog contains \"" + kernels.Title + "\" (LTS tag ≥ " + uekFixedTag() + "), or any kernel ≥ " + kernels.Mainline
 	case a.firstFixed != "":
 		return "≥ " + a.firstFixed + " (first fixed in the " + a.series + " series), or any kernel ≥ " + kernels.Mainline
 	}
@@ -150,88 +176,29 @@ func KernelFixStatus(k facts.Kernel) (status string, reason string) {
 }
 
 func analyzeKernel(k facts.Kernel) kernelAnalysis {
-	a := kernelAnalysis{release: strings.TrimSpace(k.Release), status: KernelUnknown}
+	a := &kernelAnalysis{release: strings.TrimSpace(k.Release), status: KernelUnknown}
 	if a.release == "" {
 		a.reason = "kernel release not gathered"
-		return a
+		return *a
 	}
 	m := releaseRE.FindStringSubmatch(a.release)
 	if m == nil {
 		a.reason = fmt.Sprintf("kernel release %q is not X.Y[.Z]", a.release)
-		return a
+		return *a
 	}
 	a.series = m[1] + "." + m[2]
 	sub, suffix := m[3], m[4]
 	a.firstFixed, _ = firstFixedIn(a.series)
 	a.vendor = classifyVendor(k, suffix)
 	cl := k.Changelog
-
-	// (a) changelog evidence
-	if cl != nil && cl.HasFix {
-		a.status = KernelFixed
-		a.reason = fmt.Sprintf("kernel %s: changelog (%s) contains %q", a.release, clSource(cl, a.release), kernels.Title)
-		return a
+	if a.byChangelog(cl) || a.byBase(sub, suffix) {
+		return *a
 	}
-	if cl != nil && cl.LastLTSTag != "" {
-		if tm := ltsTagRE.FindStringSubmatch(cl.LastLTSTag); tm != nil {
-			tv, _ := parseKernelVersion(tm[1])
-			ts := seriesOf(tv)
-			if ff, ok := firstFixedIn(ts); ok {
-				fv, _ := parseKernelVersion(ff)
-				if tv.GreaterThanOrEqual(fv) {
-					a.status = KernelFixed
-					a.upstream = tm[1]
-					a.reason = fmt.Sprintf("kernel %s: changelog (%s) merged LTS tag %s ≥ v%s, which carries the fix", a.release, clSource(cl, a.release), cl.LastLTSTag, ff)
-					return a
-				}
-			} else if cmpSeries(ts, kernels.Mainline) >= 0 {
-				a.status = KernelFixed
-				a.reason = fmt.Sprintf("kernel %s: changelog (%s) merged LTS tag %s of a series ≥ %s", a.release, clSource(cl, a.release), cl.LastLTSTag, kernels.Mainline)
-				return a
-			}
-		}
+	upstream, done := a.byUpstream(k, sub, suffix)
+	if done {
+		return *a
 	}
-
-	// (b) base version
-	if cmpSeries(a.series, kernels.Mainline) >= 0 {
-		if a.series == kernels.Mainline && (sub == "" || sub == "0") && rcRE.MatchString(suffix) {
-			a.reason = fmt.Sprintf("kernel %s is a %s release candidate: the fix landed during the %s-rc cycle (for -rc4), so an rc build cannot be settled from its name", a.release, kernels.Mainline, kernels.Mainline)
-			return a
-		}
-		a.status = KernelFixed
-		a.reason = fmt.Sprintf("kernel %s: base version %s ≥ %s, which contains commit %s", a.release, a.series, kernels.Mainline, kernels.Commit[:7])
-		return a
-	}
-
-	// (c) upstream sublevel
-	upstream, how := upstreamSublevel(k, a, sub, suffix)
-	if upstream != "" {
-		a.upstream = upstream
-		uv, _ := parseKernelVersion(upstream)
-		if a.firstFixed != "" {
-			fv, _ := parseKernelVersion(a.firstFixed)
-			if uv.GreaterThanOrEqual(fv) {
-				a.status = KernelFixed
-				a.reason = fmt.Sprintf("kernel %s is built on upstream %s (%s) ≥ %s, the first fixed release of the %s series", a.release, upstream, how, a.firstFixed, a.series)
-			} else {
-				a.status = KernelAffected
-				a.reason = fmt.Sprintf("kernel %s is built on upstream %s (%s) < %s, the first fixed release of the %s series: it lacks commit %s", a.release, upstream, how, a.firstFixed, a.series, kernels.Commit[:7])
-			}
-			return a
-		}
-		if a.vendor == "vanilla" {
-			a.status = KernelAffected
-			if cmpSeries(a.series, kernels.OldestFixedSeries) < 0 {
-				a.reason = fmt.Sprintf("kernel %s: series %s is older than %s and no release of it has commit %s", a.release, a.series, kernels.OldestFixedSeries, kernels.Commit[:7])
-			} else {
-				a.reason = fmt.Sprintf("kernel %s: the %s series had ended before the fix was backported (Nov 2020), so no %s release has commit %s", a.release, a.series, a.series, kernels.Commit[:7])
-			}
-			return a
-		}
-		// vendor kernel on a series with no upstream fix: the vendor may have backported it.
-	}
-
-	// (d) vendor kernels whose sublevel cannot settle it. A changelog that
+	// Vendor kernels whose sublevel cannot settle it. A changelog that
 	// lists each backported upstream title (RPM kernels, Oracle UEK, Ubuntu)
 	// settles it by the title's absence too.
 	if cl != nil && (a.vendor == "redhat" || a.vendor == "uek" || a.vendor == "ubuntu") {
@@ -240,13 +207,97 @@ func analyzeKernel(k facts.Kernel) kernelAnalysis {
 		if cl.LastLTSTag != "" {
 			a.reason += fmt.Sprintf(" and its last merged LTS tag %s is below the first fixed release", cl.LastLTSTag)
 		}
-		return a
+		return *a
 	}
-	a.reason = unsettledReason(a, upstream, sub)
+	a.reason = unsettledReason(*a, upstream, sub)
 	if cl != nil {
 		a.reason += fmt.Sprintf("; its changelog (%s) lacks the title, but this vendor's changelog is not known to list every upstream title", clSource(cl, a.release))
 	}
-	return a
+	return *a
+}
+
+// byChangelog settles a kernel as fixed by its package changelog: the
+// fix title, or an Oracle UEK LTS tag at or above its series' first fixed
+// release (or of a series ≥ mainline).
+func (a *kernelAnalysis) byChangelog(cl *facts.KernelChangelog) bool {
+	if cl != nil && cl.HasFix {
+		a.status = KernelFixed
+		a.reason = fmt.Sprintf("kernel %s: changelog (%s) contains %q", a.release, clSource(cl, a.release), kernels.Title)
+		return true
+	}
+	if cl == nil || cl.LastLTSTag == "" {
+		return false
+	}
+	tm := ltsTagRE.FindStringSubmatch(cl.LastLTSTag)
+	if tm == nil {
+		return false
+	}
+	tv, _ := parseKernelVersion(tm[1])
+	ts := seriesOf(tv)
+	if ff, ok := firstFixedIn(ts); ok {
+		fv, _ := parseKernelVersion(ff)
+		if !tv.GreaterThanOrEqual(fv) {
+			return false
+		}
+		a.status = KernelFixed
+		a.upstream = tm[1]
+		a.reason = fmt.Sprintf("kernel %s: changelog (%s) merged LTS tag %s ≥ v%s, which carries the fix", a.release, clSource(cl, a.release), cl.LastLTSTag, ff)
+		return true
+	}
+	if cmpSeries(ts, kernels.Mainline) >= 0 {
+		a.status = KernelFixed
+		a.reason = fmt.Sprintf("kernel %s: changelog (%s) merged LTS tag %s of a series ≥ %s", a.release, clSource(cl, a.release), cl.LastLTSTag, kernels.Mainline)
+		return true
+	}
+	return false
+}
+
+// byBase settles a kernel whose base version X.Y is ≥ mainline: fixed,
+// except a mainline release candidate (unknown).
+func (a *kernelAnalysis) byBase(sub, suffix string) bool {
+	if cmpSeries(a.series, kernels.Mainline) < 0 {
+		return false
+	}
+	if a.series == kernels.Mainline && (sub == "" || sub == "0") && rcRE.MatchString(suffix) {
+		a.reason = fmt.Sprintf("kernel %s is a %s release candidate: the fix landed during the %s-rc cycle (for -rc4), so an rc build cannot be settled from its name", a.release, kernels.Mainline, kernels.Mainline)
+		return true
+	}
+	a.status = KernelFixed
+	a.reason = fmt.Sprintf("kernel %s: base version %s ≥ %s, which contains commit %s", a.release, a.series, kernels.Mainline, kernels.Commit[:7])
+	return true
+}
+
+// byUpstream compares a known upstream sublevel with the series' first
+// fixed release; a plain upstream build of a series that never got the
+// backport is affected. upstream is the sublevel found, if any.
+func (a *kernelAnalysis) byUpstream(k facts.Kernel, sub, suffix string) (upstream string, done bool) {
+	upstream, how := upstreamSublevel(k, *a, sub, suffix)
+	if upstream == "" {
+		return "", false
+	}
+	a.upstream = upstream
+	uv, _ := parseKernelVersion(upstream)
+	if a.firstFixed != "" {
+		fv, _ := parseKernelVersion(a.firstFixed)
+		if uv.GreaterThanOrEqual(fv) {
+			a.status = KernelFixed
+			a.reason = fmt.Sprintf("kernel %s is built on upstream %s (%s) ≥ %s, the first fixed release of the %s series", a.release, upstream, how, a.firstFixed, a.series)
+		} else {
+			a.status = KernelAffected
+			a.reason = fmt.Sprintf("kernel %s is built on upstream %s (%s) < %s, the first fixed release of the %s series: it lacks commit %s", a.release, upstream, how, a.firstFixed, a.series, kernels.Commit[:7])
+		}
+		return upstream, true
+	}
+	if a.vendor != "vanilla" {
+		return upstream, false // a vendor kernel on a series with no upstream fix: the vendor may have backported it
+	}
+	a.status = KernelAffected
+	if cmpSeries(a.series, kernels.OldestFixedSeries) < 0 {
+		a.reason = fmt.Sprintf("kernel %s: series %s is older than %s and no release of it has commit %s", a.release, a.series, kernels.OldestFixedSeries, kernels.Commit[:7])
+	} else {
+		a.reason = fmt.Sprintf("kernel %s: the %s series had ended before the fix was backported (Nov 2020), so no %s release has commit %s", a.release, a.series, a.series, kernels.Commit[:7])
+	}
+	return upstream, true
 }
 
 func clSource(cl *facts.KernelChangelog, release string) string {
@@ -319,6 +370,21 @@ func upstreamSublevel(k facts.Kernel, a kernelAnalysis, sub, suffix string) (ups
 	return "", ""
 }
 
+// ubuntuFixedNote is " (focal: fixed from 5.4.0-59.65, upstream 5.4.78)"
+// for every Ubuntu release with a confirmed first fixed build.
+func ubuntuFixedNote() string {
+	var notes []string
+	for _, d := range kernels.Distros {
+		if up, ok := firstFixedIn(d.KernelSeries); d.Distro == "ubuntu" && d.FirstFixed != "" && ok {
+			notes = append(notes, d.Release+": fixed from "+d.FirstFixed+", upstream "+up)
+		}
+	}
+	if len(notes) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(notes, "; ") + ")"
+}
+
 const probeHint = "or run the SYN-cookie probe (tcp_syncookies=2 in a throw-away network namespace, compare the client's and the server's window scale)"
 
 func unsettledReason(a kernelAnalysis, upstream, sub string) string {
@@ -329,14 +395,14 @@ func unsettledReason(a kernelAnalysis, upstream, sub string) string {
 		return fmt.Sprintf("%s kernel %s: Red Hat does not publish upstream sublevels and no changelog evidence either way is known [U]; run `rpm -q --changelog kernel-$(uname -r) | %s` %s",
 			strings.TrimPrefix(el, "."), a.release, grep, probeHint)
 	case "uek":
-		return fmt.Sprintf("Oracle UEK kernel %s: the %s sublevel never changes and the first fixed UEK build is not confirmed [U]; run `rpm -q --changelog kernel-uek-$(uname -r) | grep -e 'LTS tag' -e '%s'` (title present or LTS tag ≥ v5.4.78: fixed) %s",
-			a.release, a.series, kernels.Title, probeHint)
+		return fmt.Sprintf("Oracle UEK kernel %s: the %s sublevel never changes and the first fixed UEK build is not confirmed [U]; run `rpm -q --changelog kernel-uek-$(uname -r) | grep -e 'LTS tag' -e '%s'` (title present or LTS tag ≥ %s: fixed) %s",
+			a.release, a.series, kernels.Title, uekFixedTag(), probeHint)
 	case "ubuntu":
 		if upstream != "" {
 			return fmt.Sprintf("Ubuntu kernel %s: version_signature reports upstream %s, but the %s series has no fixed upstream release and Ubuntu keeps that field fixed for every ABI (bionic stays 4.15.18) [U]; search the package changelog (`apt changelog linux-image-$(uname -r) | %s`) %s",
 				a.release, upstream, a.series, grep, probeHint)
 		}
-		return fmt.Sprintf("Ubuntu kernel %s: uname -r does not carry the upstream sublevel and /proc/version_signature was not read; its last field settles it (focal: fixed from 5.4.0-59.65, upstream 5.4.78)", a.release)
+		return fmt.Sprintf("Ubuntu kernel %s: uname -r does not carry the upstream sublevel and /proc/version_signature was not read; its last field settles it%s", a.release, ubuntuFixedNote())
 	case "debian":
 		if upstream != "" {
 			return fmt.Sprintf("Debian kernel %s: built on upstream %s, but the %s series has no fixed upstream release and Debian may have backported it [U]; search the package changelog for %q %s",

@@ -5,17 +5,6 @@ import (
 	"strings"
 )
 
-const (
-	keySyncookies    = "net.ipv4.tcp_syncookies"
-	keyTimestamps    = "net.ipv4.tcp_timestamps"
-	keyWindowScaling = "net.ipv4.tcp_window_scaling"
-	keySomaxconn     = "net.core.somaxconn"
-	propRcvbuf       = "socket.receive.buffer.bytes"
-	propBacklog      = "socket.listen.backlog.size"
-	kafkaDefRcvbuf   = "102400"
-	kafkaDefBacklog  = 50
-)
-
 // exposure says whether the preconditions (b) and (c) of FACTS.md §1 hold.
 type exposure struct {
 	cookies     bool   // SYN cookies can fire (tcp_syncookies != 0)
@@ -26,7 +15,7 @@ type exposure struct {
 
 func (c *evalCtx) exposure() exposure {
 	var e exposure
-	switch v, _, ok := c.sysctl(keySyncookies); {
+	switch v, _, ok := c.sysctl(KeySyncookies); {
 	case !ok:
 		e.cookies, e.cookiesNote = true, "tcp_syncookies not read, assuming cookies can fire (the kernel default is 1)"
 	case v == "0":
@@ -43,7 +32,7 @@ func (c *evalCtx) exposure() exposure {
 	case !c.kafkaConfigRead():
 		e.rcvbuf, e.rcvbufNote = true, c.notGathered("kafka-config", "server.properties")+", assuming socket.receive.buffer.bytes is the default 102400 (SO_RCVBUF set)"
 	default:
-		v, set := k.Properties[propRcvbuf]
+		v, set := k.Properties[PropRcvbuf]
 		v = strings.TrimSpace(v)
 		switch {
 		case !set:
@@ -84,19 +73,39 @@ func evalKernelSynackWscale(c *evalCtx) Finding {
 		return fd
 	}
 
+	fd.Fix = kernelFix(a, exposed)
+	kernelVerdict(&fd, a, e)
+	return fd
+}
+
+// kernelFix is kernel-synack-wscale's fix: the kernel upgrade, with
+// tcp_syncookies=0 when the host is exposed, and the alternatives.
+func kernelFix(a kernelAnalysis, exposed bool) *Fix {
 	fix := &Fix{
 		Summary: "upgrade the kernel to one with commit 909172a",
 		Manual:  "upgrade the kernel to " + a.upgradeTarget(),
-		Alternatives: []string{
-			"net.ipv4.tcp_syncookies=0 together with a raised listen backlog (somaxconn and socket.listen.backlog.size): the talk's choice; trade-off: during a real SYN flood SYNs are dropped instead of answered with cookies, and clients retry with a connect delay",
-			"socket.receive.buffer.bytes=-1 (broker restart): the listener no longer sets SO_RCVBUF, removing the clamp the cookie path forgets; derived from the commit [D], not stated by the talk; the kernel then autotunes the receive buffer",
-		},
+		Alternatives: []Alternative{{
+			Text:   "net.ipv4.tcp_syncookies=0 together with a raised listen backlog (somaxconn and socket.listen.backlog.size): the talk's choice; trade-off: during a real SYN flood SYNs are dropped instead of answered with cookies, and clients retry with a connect delay",
+			Sysctl: map[string]string{KeySyncookies: "0"},
+		}, {
+			Text:            "socket.receive.buffer.bytes=-1 (broker restart): the listener no longer sets SO_RCVBUF, removing the clamp the cookie path forgets; derived from the commit [D], not stated by the talk; the kernel then autotunes the receive buffer",
+			KafkaProperties: map[string]string{PropRcvbuf: "-1"},
+			Restart:         true,
+			Offer:           true,
+		}},
+		WhenUnknown: true,
 	}
 	if exposed {
-		fix.Sysctl = map[string]string{keySyncookies: "0"}
+		fix.Sysctl = map[string]string{KeySyncookies: "0"}
 	}
-	fd.Fix = fix
+	return fix
+}
 
+// kernelVerdict sets the status, severity and reason of a kernel that is
+// not known to be fixed: fail when exposed, else warn (affected) or
+// unknown, never pass.
+func kernelVerdict(fd *Finding, a kernelAnalysis, e exposure) {
+	exposed := e.cookies && e.rcvbuf
 	var mitigation string
 	switch {
 	case !e.cookies:
@@ -124,7 +133,6 @@ func evalKernelSynackWscale(c *evalCtx) Finding {
 			fd.Reason = "cannot tell whether the kernel has commit 909172a, but " + mitigation + ". Why unknown: " + a.reason
 		}
 	}
-	return fd
 }
 
 func evalSyncookiesFired(c *evalCtx) Finding {
@@ -209,18 +217,18 @@ func evalListenOverflows(c *evalCtx) Finding {
 // backlogFix proposes the backlog changes that apply on this host.
 func (c *evalCtx) backlogFix(summary string) *Fix {
 	fix := &Fix{Summary: summary}
-	if n, _, ok := c.sysctlInt(keySomaxconn); ok && n < c.p.Somaxconn {
-		fix.Sysctl = map[string]string{keySomaxconn: fmt.Sprint(c.p.Somaxconn)}
+	if n, _, ok := c.sysctlInt(KeySomaxconn); ok && n < c.p.Somaxconn {
+		fix.Sysctl = map[string]string{KeySomaxconn: fmt.Sprint(c.p.Somaxconn)}
 		fix.Restart = true
 	}
 	kv := c.kafkaVersion()
 	switch {
-	case c.f.Kafka == nil || kv.atLeast32 == triUnknown:
-	case kv.atLeast32 == triNo:
+	case c.f.Kafka == nil || kv.configurable == AnswerUnknown:
+	case kv.configurable == AnswerNo:
 		fix.Manual = "upgrade Kafka to ≥ 3.2 so socket.listen.backlog.size can be raised (KIP-764)"
 	default:
 		if n, ok := c.kafkaBacklogProp(); ok && n < c.p.ListenBacklog {
-			fix.KafkaProperties = map[string]string{propBacklog: fmt.Sprint(c.p.ListenBacklog)}
+			fix.KafkaProperties = map[string]string{PropBacklog: fmt.Sprint(c.p.ListenBacklog)}
 			fix.Restart = true
 		}
 	}

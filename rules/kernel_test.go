@@ -90,15 +90,15 @@ func TestKernelExposureMatrix(t *testing.T) {
 					f := compliantHost()
 					f.Kernel = k
 					if ck == "unread" {
-						delete(f.Sysctl, keySyncookies)
+						delete(f.Sysctl, KeySyncookies)
 					} else {
-						f.Sysctl[keySyncookies] = ck
+						f.Sysctl[KeySyncookies] = ck
 					}
 					switch rb {
 					case "-1", "102400":
-						f.Kafka.Properties[propRcvbuf] = rb
+						f.Kafka.Properties[PropRcvbuf] = rb
 					case "unset":
-						delete(f.Kafka.Properties, propRcvbuf)
+						delete(f.Kafka.Properties, PropRcvbuf)
 					case "no-kafka":
 						f.Kafka = nil
 					case "config-unread":
@@ -133,7 +133,7 @@ func TestKernelExposureMatrix(t *testing.T) {
 							t.Fatalf("fixed kernel got a fix: %+v", fd.Fix)
 						}
 					case exposed:
-						if fd.Fix == nil || fd.Fix.Sysctl[keySyncookies] != "0" || !strings.Contains(fd.Fix.Manual, "upgrade the kernel") || len(fd.Fix.Alternatives) != 2 {
+						if fd.Fix == nil || fd.Fix.Sysctl[KeySyncookies] != "0" || !strings.Contains(fd.Fix.Manual, "upgrade the kernel") || len(fd.Fix.Alternatives) != 2 {
 							t.Fatalf("exposed host: fix %+v", fd.Fix)
 						}
 					default:

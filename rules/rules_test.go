@@ -172,19 +172,19 @@ func TestKafkaBacklogHardcoded(t *testing.T) {
 func TestKafkaBacklogConfig(t *testing.T) {
 	runRuleCases(t, "kafka-backlog-config", []ruleCase{
 		{name: "4096", status: Pass, reason: "socket.listen.backlog.size 4096 ≥ target 4096"},
-		{name: "unset default 50", mutate: func(f *facts.Facts) { delete(f.Kafka.Properties, propBacklog) }, status: Fail, sev: Medium, reason: "50 < target 4096",
+		{name: "unset default 50", mutate: func(f *facts.Facts) { delete(f.Kafka.Properties, PropBacklog) }, status: Fail, sev: Medium, reason: "50 < target 4096",
 			check: func(t *testing.T, fd Finding) {
-				if fd.Observed != "socket.listen.backlog.size unset (default 50)" || fd.Fix.KafkaProperties[propBacklog] != "4096" || !fd.Fix.Restart {
+				if fd.Observed != "socket.listen.backlog.size unset (default 50)" || fd.Fix.KafkaProperties[PropBacklog] != "4096" || !fd.Fix.Restart {
 					t.Errorf("observed %q fix %+v", fd.Observed, fd.Fix)
 				}
 			}},
-		{name: "1024 with line", mutate: func(f *facts.Facts) { f.Kafka.Properties[propBacklog] = "1024" }, status: Fail, sev: Medium, reason: "1024 < target 4096",
+		{name: "1024 with line", mutate: func(f *facts.Facts) { f.Kafka.Properties[PropBacklog] = "1024" }, status: Fail, sev: Medium, reason: "1024 < target 4096",
 			check: func(t *testing.T, fd Finding) {
 				if fd.Observed != "socket.listen.backlog.size=1024 (/opt/kafka/config/server.properties:12)" {
 					t.Errorf("observed %q", fd.Observed)
 				}
 			}},
-		{name: "profile lowered", mutate: func(f *facts.Facts) { f.Kafka.Properties[propBacklog] = "1024" }, profile: func(p *Profile) { p.ListenBacklog = 1024 }, status: Pass, reason: "≥ target 1024"},
+		{name: "profile lowered", mutate: func(f *facts.Facts) { f.Kafka.Properties[PropBacklog] = "1024" }, profile: func(p *Profile) { p.ListenBacklog = 1024 }, status: Pass, reason: "≥ target 1024"},
 		{name: "somaxconn caps it", mutate: func(f *facts.Facts) { f.Sysctl["net.core.somaxconn"] = "128" }, status: Pass, reason: "min(4096, 128) = 128"},
 		{name: "kafka 2.8 skip", mutate: func(f *facts.Facts) { f.Kafka.Version = "2.8.1" }, status: Skip, reason: "Kafka < 3.2 ignores socket.listen.backlog.size; see kafka-backlog-hardcoded"},
 		{name: "no kafka", mutate: func(f *facts.Facts) { f.Kafka = nil }, status: Skip, reason: "no Kafka broker found"},
@@ -193,7 +193,7 @@ func TestKafkaBacklogConfig(t *testing.T) {
 			f.Kafka.Properties = nil
 			f.Sections = secs(facts.SecKafkaConf, "denied", "/opt/kafka/config/server.properties: permission denied")
 		}, status: Unknown, reason: "server.properties not gathered: /opt/kafka/config/server.properties: permission denied"},
-		{name: "not an integer", mutate: func(f *facts.Facts) { f.Kafka.Properties[propBacklog] = "${BACKLOG}" }, status: Unknown, reason: "is not an integer"},
+		{name: "not an integer", mutate: func(f *facts.Facts) { f.Kafka.Properties[PropBacklog] = "${BACKLOG}" }, status: Unknown, reason: "is not an integer"},
 	})
 }
 
@@ -220,11 +220,11 @@ func TestListenBacklogEffective(t *testing.T) {
 			}},
 		{name: "both limit", mutate: func(f *facts.Facts) {
 			f.Sysctl["net.core.somaxconn"] = "128"
-			delete(f.Kafka.Properties, propBacklog)
+			delete(f.Kafka.Properties, PropBacklog)
 			f.Listeners[1].Backlog = 50
 		}, status: Fail, sev: High, reason: "limited by net.core.somaxconn=128 and socket.listen.backlog.size 50",
 			check: func(t *testing.T, fd Finding) {
-				if fd.Fix.Sysctl == nil || fd.Fix.KafkaProperties[propBacklog] != "4096" {
+				if fd.Fix.Sysctl == nil || fd.Fix.KafkaProperties[PropBacklog] != "4096" {
 					t.Errorf("fix %+v", fd.Fix)
 				}
 			}},
@@ -275,7 +275,7 @@ func TestSynBacklog(t *testing.T) {
 		{name: "1024 cookies on", mutate: func(f *facts.Facts) { f.Sysctl["net.ipv4.tcp_max_syn_backlog"] = "1024" }, status: Fail, sev: Low, reason: "raising it alone changes nothing"},
 		{name: "1024 cookies off", mutate: func(f *facts.Facts) {
 			f.Sysctl["net.ipv4.tcp_max_syn_backlog"] = "1024"
-			f.Sysctl[keySyncookies] = "0"
+			f.Sysctl[KeySyncookies] = "0"
 		}, status: Fail, sev: Low, reason: "tcp_syncookies=0 here, so it matters"},
 		{name: "3.10 formula", mutate: func(f *facts.Facts) {
 			f.Kernel = facts.Kernel{Release: "3.10.0-1160.el7.x86_64"}
@@ -297,21 +297,21 @@ func TestSynQueue34(t *testing.T) {
 func TestTCPTimestamps(t *testing.T) {
 	runRuleCases(t, "tcp-timestamps", []ruleCase{
 		{name: "1", status: Pass, reason: "enabled"},
-		{name: "2", mutate: func(f *facts.Facts) { f.Sysctl[keyTimestamps] = "2" }, status: Pass, reason: "without per-connection random offsets"},
-		{name: "0", mutate: func(f *facts.Facts) { f.Sysctl[keyTimestamps] = "0" }, status: Fail, sev: High, reason: "cookie connection loses its window scale",
+		{name: "2", mutate: func(f *facts.Facts) { f.Sysctl[KeyTimestamps] = "2" }, status: Pass, reason: "without per-connection random offsets"},
+		{name: "0", mutate: func(f *facts.Facts) { f.Sysctl[KeyTimestamps] = "0" }, status: Fail, sev: High, reason: "cookie connection loses its window scale",
 			check: func(t *testing.T, fd Finding) {
-				if fd.Fix.Sysctl[keyTimestamps] != "1" {
+				if fd.Fix.Sysctl[KeyTimestamps] != "1" {
 					t.Errorf("fix %+v", fd.Fix)
 				}
 			}},
-		{name: "missing", mutate: func(f *facts.Facts) { delete(f.Sysctl, keyTimestamps) }, status: Unknown, reason: "not readable"},
+		{name: "missing", mutate: func(f *facts.Facts) { delete(f.Sysctl, KeyTimestamps) }, status: Unknown, reason: "not readable"},
 	})
 }
 
 func TestWindowScaling(t *testing.T) {
 	runRuleCases(t, "window-scaling", []ruleCase{
 		{name: "1", status: Pass, reason: "enabled"},
-		{name: "0", mutate: func(f *facts.Facts) { f.Sysctl[keyWindowScaling] = "0" }, status: Fail, sev: High, reason: "64 KiB"},
+		{name: "0", mutate: func(f *facts.Facts) { f.Sysctl[KeyWindowScaling] = "0" }, status: Fail, sev: High, reason: "64 KiB"},
 		{name: "missing", mutate: func(f *facts.Facts) { f.Sysctl = nil }, status: Unknown, reason: "not gathered"},
 	})
 }
@@ -393,9 +393,9 @@ func TestSysctlPersisted(t *testing.T) {
 		{name: "syn backlog default unknown", mutate: func(f *facts.Facts) { delete(f.Persisted, "net.ipv4.tcp_max_syn_backlog") }, status: Warn, reason: "scales with memory"},
 		{name: "syncookies mitigation not persisted", mutate: func(f *facts.Facts) {
 			f.Kernel = facts.Kernel{Release: "3.10.0-1160.el7.x86_64"}
-			f.Sysctl[keySyncookies] = "0"
+			f.Sysctl[KeySyncookies] = "0"
 		}, status: Fail, reason: "net.ipv4.tcp_syncookies: runtime 0 not persisted: reverts to 1 at boot"},
-		{name: "syncookies 0 on fixed kernel is not checked", mutate: func(f *facts.Facts) { f.Sysctl[keySyncookies] = "0" }, status: Pass, reason: "survive"},
+		{name: "syncookies 0 on fixed kernel is not checked", mutate: func(f *facts.Facts) { f.Sysctl[KeySyncookies] = "0" }, status: Pass, reason: "survive"},
 		{name: "non-compliant runtime is left to its rule", mutate: func(f *facts.Facts) {
 			f.Sysctl["net.core.somaxconn"] = "128"
 			delete(f.Persisted, "net.core.somaxconn")

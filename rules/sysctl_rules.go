@@ -23,7 +23,7 @@ type sysctlTarget struct {
 const skMemMax = "212992" // SK_WMEM_MAX/SK_RMEM_MAX on 64-bit builds
 
 var sysctlTargets = []sysctlTarget{
-	{key: keySomaxconn, profileKey: "somaxconn", def: func(a kernelAnalysis, _ Profile) (string, bool, string) {
+	{key: KeySomaxconn, profileKey: "somaxconn", def: func(a kernelAnalysis, _ Profile) (string, bool, string) {
 		switch {
 		case a.series == "":
 			return "", false, "128 before Linux 5.4, 4096 from 5.4; the kernel version is not known"
@@ -35,8 +35,8 @@ var sysctlTargets = []sysctlTarget{
 	{key: "net.ipv4.tcp_max_syn_backlog", profileKey: "tcp_max_syn_backlog", def: func(kernelAnalysis, Profile) (string, bool, string) {
 		return "", false, "the kernel default scales with memory (at least 128)"
 	}},
-	{key: keyTimestamps, fixed: "1", def: fixedDef("1")},
-	{key: keyWindowScaling, fixed: "1", def: fixedDef("1")},
+	{key: KeyTimestamps, fixed: "1", def: fixedDef("1")},
+	{key: KeyWindowScaling, fixed: "1", def: fixedDef("1")},
 	{key: "net.core.rmem_max", profileKey: "rmem_max", def: fixedDef(skMemMax)},
 	{key: "net.core.wmem_max", profileKey: "wmem_max", def: fixedDef(skMemMax)},
 	{key: "net.ipv4.tcp_rmem", profileKey: "tcp_rmem_max", third: true, def: func(_ kernelAnalysis, p Profile) (string, bool, string) {
@@ -100,7 +100,7 @@ func (t sysctlTarget) ok(value string, p Profile) (bool, error) {
 	switch {
 	case t.str:
 		return value == t.wantStr(p), nil
-	case t.key == keyTimestamps: // 1 and 2 both enable timestamps
+	case t.key == KeyTimestamps: // 1 and 2 both enable timestamps
 		if value != "0" && value != "1" && value != "2" {
 			return false, fmt.Errorf("%s=%q is not 0, 1 or 2", t.key, value)
 		}
@@ -195,7 +195,7 @@ func checkSysctls(c *evalCtx, sev Severity, keys []string, why string) Finding {
 }
 
 func evalSomaxconn(c *evalCtx) Finding {
-	fd := checkSysctls(c, Medium, []string{keySomaxconn}, "the kernel caps every listen backlog at somaxconn, so the Kafka listener cannot queue more pending connections than this whatever it asks for; the broker picks up a new value only when it listens again (restart)")
+	fd := checkSysctls(c, Medium, []string{KeySomaxconn}, "the kernel caps every listen backlog at somaxconn, so the Kafka listener cannot queue more pending connections than this whatever it asks for; the broker picks up a new value only when it listens again (restart)")
 	if fd.Status == Pass {
 		fd.Reason = fmt.Sprintf("net.core.somaxconn ≥ %d: it does not cap a listen backlog up to the target", c.p.Somaxconn)
 	}
@@ -208,11 +208,11 @@ func evalSomaxconn(c *evalCtx) Finding {
 
 func evalSynBacklog(c *evalCtx) Finding {
 	a := c.kernel()
-	cookies, _, cookiesOK := c.sysctl(keySyncookies)
+	cookies, _, cookiesOK := c.sysctl(KeySyncookies)
 	var why string
 	switch {
 	case a.series != "" && cmpSeries(a.series, "4.4") < 0:
-		backlog := kafkaDefBacklog
+		backlog := DefaultListenBacklog
 		for _, l := range c.f.Listeners {
 			if l.Port == c.kafkaPort() {
 				backlog = l.Backlog
@@ -247,10 +247,10 @@ func synQueue34(backlog, tcpMaxSynBacklog int) int {
 }
 
 func evalTCPTimestamps(c *evalCtx) Finding {
-	fd := checkSysctls(c, High, []string{keyTimestamps}, "SYN cookies carry the window scale (and SACK) in the TCP timestamp option; without timestamps a cookie connection loses its window scale and is limited to a 64 KiB window")
+	fd := checkSysctls(c, High, []string{KeyTimestamps}, "SYN cookies carry the window scale (and SACK) in the TCP timestamp option; without timestamps a cookie connection loses its window scale and is limited to a 64 KiB window")
 	if fd.Status == Pass {
 		fd.Reason = "TCP timestamps are enabled, so SYN cookies can carry the window scale"
-		if v, _, _ := c.sysctl(keyTimestamps); v == "2" {
+		if v, _, _ := c.sysctl(KeyTimestamps); v == "2" {
 			fd.Reason += " (2: enabled without per-connection random offsets)"
 		}
 	}
@@ -258,7 +258,7 @@ func evalTCPTimestamps(c *evalCtx) Finding {
 }
 
 func evalWindowScaling(c *evalCtx) Finding {
-	fd := checkSysctls(c, High, []string{keyWindowScaling}, "without window scaling a TCP window cannot exceed 64 KiB, which caps every connection's throughput at 64 KiB per round trip")
+	fd := checkSysctls(c, High, []string{KeyWindowScaling}, "without window scaling a TCP window cannot exceed 64 KiB, which caps every connection's throughput at 64 KiB per round trip")
 	if fd.Status == Pass {
 		fd.Reason = "TCP window scaling is enabled"
 	}
@@ -302,32 +302,8 @@ func evalSysctlPersisted(c *evalCtx) Finding {
 	} else if !ok && c.f.Persisted == nil {
 		return unknown("persisted sysctl values (sysctl.conf, sysctl.d) not gathered")
 	}
+	pc := persistCheck{persisted: c.f.Persisted, fix: map[string]string{}}
 	a := c.kernel()
-	var fails, warns, good []string
-	fix := map[string]string{}
-	check := func(key, runtime string, compliant func(string) bool, expected string, def string, defKnown bool, defNote string) {
-		if ps, ok := c.f.Persisted[key]; ok {
-			where := fmt.Sprintf("%s:%d", ps.File, ps.Line)
-			if compliant(ps.Value) {
-				good = append(good, key+" ("+where+")")
-				return
-			}
-			fails = append(fails, fmt.Sprintf("%s: runtime %s, but %s sets %s at boot (want %s)", key, runtime, where, ps.Value, expected))
-			fix[key] = runtime
-			return
-		}
-		switch {
-		case defKnown && compliant(def):
-			good = append(good, key+" (kernel default "+def+")")
-		case defKnown:
-			fails = append(fails, fmt.Sprintf("%s: runtime %s not persisted: reverts to %s at boot (%s)", key, runtime, def, defNote))
-			fix[key] = runtime
-		default:
-			warns = append(warns, fmt.Sprintf("%s: runtime %s not persisted; the boot value is not known (%s)", key, runtime, defNote))
-			fix[key] = runtime
-		}
-	}
-	checked := 0
 	for _, t := range sysctlTargets {
 		v, _, found := c.sysctl(t.key)
 		if !found {
@@ -336,39 +312,76 @@ func evalSysctlPersisted(c *evalCtx) Finding {
 		if good, err := t.ok(v, c.p); err != nil || !good {
 			continue // the rule for this key reports it
 		}
-		checked++
 		def, known, note := t.def(a, c.p)
-		check(t.key, v, func(s string) bool { g, err := t.ok(s, c.p); return err == nil && g }, t.expected(c.p), def, known, note)
+		pc.check(t.key, v, func(s string) bool { g, err := t.ok(s, c.p); return err == nil && g }, t.expected(c.p), def, known, note)
 	}
 	// tcp_syncookies=0 is a mitigation only while the kernel is not known to be fixed.
-	if v, _, found := c.sysctl(keySyncookies); found && v == "0" && a.status != KernelFixed {
-		checked++
-		check(keySyncookies, v, func(s string) bool { return strings.TrimSpace(s) == "0" }, "0 (mitigation for kernel-synack-wscale)", "1", true, "kernel default")
+	if v, _, found := c.sysctl(KeySyncookies); found && v == "0" && a.status != KernelFixed {
+		pc.check(KeySyncookies, v, func(s string) bool { return strings.TrimSpace(s) == "0" }, "0 (mitigation for kernel-synack-wscale)", "1", true, "kernel default")
 	}
+	return pc.finding()
+}
+
+// persistCheck collects, key by key, whether a compliant runtime value
+// survives a reboot.
+type persistCheck struct {
+	persisted          map[string]facts.PersistedSysctl
+	fails, warns, good []string
+	fix                map[string]string
+	checked            int
+}
+
+// check one key: its persisted value, else the kernel default (def, when
+// defKnown), decides what it is at boot.
+func (pc *persistCheck) check(key, runtime string, compliant func(string) bool, expected string, def string, defKnown bool, defNote string) {
+	pc.checked++
+	if ps, ok := pc.persisted[key]; ok {
+		where := fmt.Sprintf("%s:%d", ps.File, ps.Line)
+		if compliant(ps.Value) {
+			pc.good = append(pc.good, key+" ("+where+")")
+			return
+		}
+		pc.fails = append(pc.fails, fmt.Sprintf("%s: runtime %s, but %s sets %s at boot (want %s)", key, runtime, where, ps.Value, expected))
+		pc.fix[key] = runtime
+		return
+	}
+	switch {
+	case defKnown && compliant(def):
+		pc.good = append(pc.good, key+" (kernel default "+def+")")
+	case defKnown:
+		pc.fails = append(pc.fails, fmt.Sprintf("%s: runtime %s not persisted: reverts to %s at boot (%s)", key, runtime, def, defNote))
+		pc.fix[key] = runtime
+	default:
+		pc.warns = append(pc.warns, fmt.Sprintf("%s: runtime %s not persisted; the boot value is not known (%s)", key, runtime, defNote))
+		pc.fix[key] = runtime
+	}
+}
+
+func (pc *persistCheck) finding() Finding {
 	fd := Finding{Expected: "every compliant runtime value also set at boot (sysctl.conf, sysctl.d) or equal to the kernel default"}
 	switch {
-	case checked == 0:
+	case pc.checked == 0:
 		return skip("no runtime sysctl value meets its target yet; the rules for each key report them")
-	case len(fails) > 0:
+	case len(pc.fails) > 0:
 		fd.Status, fd.Severity = Fail, Medium
-		fd.Observed = strings.Join(fails, "; ")
-		fd.Reason = strings.Join(fails, "; ") + ": the host loses these settings at the next reboot"
-		if len(warns) > 0 {
-			fd.Reason += " (also: " + strings.Join(warns, "; ") + ")"
+		fd.Observed = strings.Join(pc.fails, "; ")
+		fd.Reason = strings.Join(pc.fails, "; ") + ": the host loses these settings at the next reboot"
+		if len(pc.warns) > 0 {
+			fd.Reason += " (also: " + strings.Join(pc.warns, "; ") + ")"
 		}
-	case len(warns) > 0:
+	case len(pc.warns) > 0:
 		fd.Status, fd.Severity = Warn, Low
-		fd.Observed = strings.Join(warns, "; ")
-		fd.Reason = strings.Join(warns, "; ") + ": persist them to be sure they survive a reboot"
+		fd.Observed = strings.Join(pc.warns, "; ")
+		fd.Reason = strings.Join(pc.warns, "; ") + ": persist them to be sure they survive a reboot"
 	default:
 		fd.Status = Pass
-		fd.Observed = strings.Join(good, ", ")
-		fd.Reason = fmt.Sprintf("all %d compliant values survive a reboot", checked)
+		fd.Observed = strings.Join(pc.good, ", ")
+		fd.Reason = fmt.Sprintf("all %d compliant values survive a reboot", pc.checked)
 		return fd
 	}
 	fd.Fix = &Fix{
-		Summary: "persist the current values of " + strings.Join(sortedKeys(fix), ", ") + " in /etc/sysctl.d/99-kaudit.conf (and fix any later file that overrides them)",
-		Sysctl:  fix,
+		Summary: "persist the current values of " + strings.Join(sortedKeys(pc.fix), ", ") + " in /etc/sysctl.d/99-kaudit.conf (and fix any later file that overrides them)",
+		Sysctl:  pc.fix,
 	}
 	return fd
 }

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/kaudit/kaudit/audit/inventory"
-	"github.com/kaudit/kaudit/report/diff"
+	"github.com/kaudit/kaudit/whatif"
 )
 
 // An inventory value the loader accepts must be one the what-if accepts:
@@ -20,7 +20,7 @@ func TestAssumeAgreesWithWhatIf(t *testing.T) {
 	}
 	for _, v := range []string{"3.6.1", "3.6", "3.6.1.2", "3.6.1.2.3", "3", "apache:3.6.1", "Confluent:7.6.0", "confluent:7.6.0, 3.7.0",
 		"3.6.1,3.7.0", "kraft:3.6.1", "3.x", "3.-6.1", "+3.6.1", "3..1", "3.6.1,", ":3.6.1", " 3.6.1 ", "3.6.1 beta"} {
-		_, werr := diff.ParseAssumeKafka(v)
+		_, werr := whatif.ParseAssumeKafka(v)
 		if ierr := parse("assume_kafka", v); (ierr == nil) != (werr == nil) {
 			t.Errorf("assume_kafka %q: inventory %v, --assume-kafka %v", v, ierr, werr)
 		}
@@ -28,7 +28,7 @@ func TestAssumeAgreesWithWhatIf(t *testing.T) {
 	for _, v := range []string{"6.1.0", "5.15.0-91-generic", "3.10.0-1160.95.1.el7.x86_64", "6.1.0+rpt~1_x", "latest", "6.1 rc", "6/1",
 		"-6.1", strings.Repeat("6", 128), strings.Repeat("6", 129), "6.1.0#1"} {
 		if parse("assume_kernel", v) == nil {
-			if err := diff.ValidateKernelRelease(v); err != nil {
+			if err := whatif.ValidateKernelRelease(v); err != nil {
 				t.Errorf("assume_kernel %q accepted by the inventory, rejected by the what-if: %v", v, err)
 			}
 		}

@@ -62,13 +62,13 @@ _kaudit_zsh_autocomplete() {
 compdef _kaudit_zsh_autocomplete kaudit
 `
 
-func completionCommand() *cli.Command {
+func completionCommand(e env) *cli.Command {
 	return &cli.Command{
 		Name:      "completion",
 		Usage:     "print the shell completion script: source <(kaudit completion bash)  (also zsh, fish)",
 		ArgsUsage: "bash|zsh|fish",
 		Action: func(c *cli.Context) error {
-			return writeCompletion(c.App.Writer, c.App, c.Args().First())
+			return writeCompletion(e.stdout, c.App, c.Args().First())
 		},
 	}
 }

@@ -9,10 +9,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/kaudit/kaudit/internal/termsafe"
+	"github.com/kaudit/kaudit/pipeline"
 )
 
 // Exit codes: the one table, also printed in `kaudit --help`.
@@ -51,31 +53,42 @@ func usageErr(format string, args ...any) error {
 	return &exitError{code: ExitUsage, err: fmt.Errorf(format, args...)}
 }
 
-func newApp(stdout, stderr io.Writer) *cli.App {
+// usage makes err a usage error (exit 2).
+func usage(err error) error { return &exitError{code: ExitUsage, err: err} }
+
+// env is where a command reads and writes, and its clock.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	now            func() time.Time
+}
+
+func newApp(e env) *cli.App {
 	return &cli.App{
 		Name:    "kaudit",
 		Usage:   "audit Kafka broker hosts over SSH for the SYN-cookie / listen-backlog failure and its neighbours",
 		Version: toolVersion(),
 		Description: "kaudit gathers facts from every host of an inventory in one SSH session per host,\n" +
 			"evaluates a catalog of rules (kaudit rules), reports, and plans fixes.\n\n" + exitHelp,
-		Writer:          stdout,
-		ErrWriter:       stderr,
+		Reader:          e.stdin,
+		Writer:          e.stdout,
+		ErrWriter:       e.stderr,
 		HideHelpCommand: true,
 		// urfave/cli's own completion: --generate-bash-completion on every
 		// command; kaudit completion bash|zsh|fish prints the script.
 		EnableBashCompletion: true,
 		Commands: []*cli.Command{
-			scanCommand(),
-			demoCommand(),
-			fixCommand(),
-			rollbackCommand(),
-			rulesCommand(),
-			explainCommand(),
-			reportCommand(),
-			diffCommand(),
-			waiversCommand(),
-			whatifCommand(),
-			completionCommand(),
+			scanCommand(e),
+			demoCommand(e),
+			fixCommand(e),
+			rollbackCommand(e),
+			rulesCommand(e),
+			explainCommand(e),
+			reportCommand(e),
+			diffCommand(e),
+			waiversCommand(e),
+			whatifCommand(e),
+			completionCommand(e),
 		},
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
 			return &exitError{code: ExitUsage, err: err}
@@ -88,24 +101,38 @@ func main() {
 	os.Exit(run(os.Args, os.Stdout, os.Stderr))
 }
 
-// run runs kaudit. Everything written to stderr goes through termsafe:
-// error and warning lines quote what hosts said.
-func run(args []string, stdout, rawStderr io.Writer) int {
-	stderr := termsafe.NewWriter(rawStderr)
-	app := newApp(stdout, stderr)
-	if !completing(args) {
+func run(args []string, stdout, stderr io.Writer) int {
+	return runEnv(args, env{stdin: os.Stdin, stdout: stdout, stderr: stderr, now: time.Now})
+}
+
+// runEnv runs kaudit. Everything written to stderr goes through
+// termsafe: error and warning lines quote what hosts said.
+func runEnv(args []string, e env) int {
+	e.stderr = termsafe.NewWriter(e.stderr)
+	app := newApp(e)
+	if !completing(args) { // the completion flag must stay last
 		args = interspersed(app, args)
 	}
-	err := app.Run(args)
+	return exitCode(app.Run(args), e.stderr)
+}
+
+// exitCode is the one place an error becomes an exit code (and its
+// message a line on stderr).
+func exitCode(err error, stderr io.Writer) int {
 	if err == nil {
 		return ExitOK
 	}
 	var ee *exitError
-	if errors.As(err, &ee) {
+	var pe *pipeline.ProfileError
+	switch {
+	case errors.As(err, &ee):
 		if ee.err != nil {
 			fmt.Fprintf(stderr, "kaudit: error: %v\n", ee.err)
 		}
 		return ee.code
+	case errors.As(err, &pe): // an inventory error, found before connecting
+		fmt.Fprintf(stderr, "kaudit: error: %v\n", err)
+		return ExitUsage
 	}
 	fmt.Fprintf(stderr, "kaudit: error: %v\n", err)
 	return ExitUsage

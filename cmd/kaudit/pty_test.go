@@ -61,7 +61,7 @@ func TestDemoOnATerminal(t *testing.T) {
 	cmd := helper("demo")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); exitCode(err) != ExitFindings {
+	if err := cmd.Run(); procExit(err) != ExitFindings {
 		t.Fatalf("demo into a pipe: %v\n%s", err, stderr.String())
 	}
 	if stderr.Len() != 0 || strings.Contains(stdout.String(), "\x1b") {
@@ -100,7 +100,7 @@ func runOnPTY(t *testing.T, cols uint16, args ...string) string {
 	case <-time.After(10 * time.Second):
 		t.Fatal("pty output did not end")
 	}
-	if exitCode(werr) != ExitFindings {
+	if procExit(werr) != ExitFindings {
 		t.Fatalf("kaudit %v on a pty: %v\n%s", args, werr, buf.String())
 	}
 	return buf.String()
@@ -120,7 +120,7 @@ func lines(out string) []string {
 	return ls
 }
 
-func exitCode(err error) int {
+func procExit(err error) int {
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		return ee.ExitCode()

@@ -14,8 +14,8 @@ import (
 	"github.com/kaudit/kaudit/audit/inventory"
 	"github.com/kaudit/kaudit/internal/simhost"
 	"github.com/kaudit/kaudit/report"
-	"github.com/kaudit/kaudit/report/diff"
 	"github.com/kaudit/kaudit/rules"
+	"github.com/kaudit/kaudit/whatif"
 )
 
 func TestWhatifCommand(t *testing.T) {
@@ -38,7 +38,7 @@ func TestWhatifCommand(t *testing.T) {
 		t.Fatalf("exit %d %q %s", code, stdout, stderr)
 	}
 	data, _ := os.ReadFile(p)
-	var w diff.WhatIf
+	var w whatif.Result
 	if err := json.Unmarshal(data, &w); err != nil || w.Assume.Kafka != "3.6.1" || len(w.Clusters) == 0 {
 		t.Errorf("json: %v %+v", err, w)
 	}
@@ -64,10 +64,11 @@ func TestEmitWhatIfHook(t *testing.T) {
 	}
 	before, _ := json.Marshal(r)
 	var stdout, stderr bytes.Buffer
+	var a whatIfOpts
 	app := &cli.App{Writer: &stdout, ErrWriter: &stderr, Commands: []*cli.Command{{
-		Name: "x", Flags: whatIfFlags(),
+		Name: "x", Flags: a.flags(),
 		Action: func(c *cli.Context) error {
-			return emitWhatIf(c, r, options{profile: rules.DefaultProfile()}, nil)
+			return emitWhatIf(env{stdout: &stdout, stderr: &stderr}, r, a.assume(), rules.DefaultProfile(), nil)
 		},
 	}}}
 	if err := app.Run([]string{"kaudit", "x", "--assume-kernel", "6.1.0"}); err != nil {
@@ -245,10 +246,11 @@ func TestEmitWhatIfHookInventory(t *testing.T) {
 	}
 	hosts := []inventory.Host{{Name: r.Hosts[0].Name, AssumeKafka: "3.6.1"}}
 	var stdout, stderr bytes.Buffer
+	var a whatIfOpts
 	app := &cli.App{Writer: &stdout, ErrWriter: &stderr, Commands: []*cli.Command{{
-		Name: "x", Flags: whatIfFlags(),
+		Name: "x", Flags: a.flags(),
 		Action: func(c *cli.Context) error {
-			return emitWhatIf(c, r, options{profile: rules.DefaultProfile()}, hosts)
+			return emitWhatIf(env{stdout: &stdout, stderr: &stderr}, r, a.assume(), rules.DefaultProfile(), hosts)
 		},
 	}}}
 	if err := app.Run([]string{"kaudit", "x"}); err != nil {

@@ -121,13 +121,13 @@ type Skipped struct {
 func Split(p remediate.HostPlan, findings []rules.Finding) (apply []remediate.Change, skipped []Skipped) {
 	affected := false
 	for _, f := range findings {
-		if f.Rule == remediate.RuleKernel && (f.Status == rules.Fail || f.Status == rules.Unknown) {
+		if f.Rule == rules.RuleKernelSynackWscale && (f.Status == rules.Fail || f.Status == rules.Unknown) {
 			affected = true
 		}
 	}
 	for _, c := range p.Changes {
 		switch {
-		case c.Kind == remediate.KindSysctl && c.Target == "net.ipv4.tcp_syncookies" && c.To == "0" && !affected:
+		case c.Kind == remediate.KindSysctl && c.Target == rules.KeySyncookies && c.To == "0" && !affected:
 			skipped = append(skipped, Skipped{c, "not disabling SYN cookies: kernel-synack-wscale does not fail, and on a fixed kernel cookies are the better defence"})
 		case c.Kind == remediate.KindSysctl || c.Kind == remediate.KindKafkaProperty || isNIC(c.Kind):
 			apply = append(apply, c)

@@ -217,7 +217,7 @@ func sbHosts(names ...string) []Host {
 	var out []Host
 	for _, n := range names {
 		out = append(out, Host{Inv: inventory.Host{Name: n, Address: "192.0.2.1", User: "root", KafkaPort: 9092},
-			Findings: []rules.Finding{{Rule: remediate.RuleKernel, Status: rules.Pass}}, Plan: sbPlan(n)})
+			Findings: []rules.Finding{{Rule: rules.RuleKernelSynackWscale, Status: rules.Pass}}, Plan: sbPlan(n)})
 	}
 	return out
 }

@@ -195,7 +195,7 @@ func TestNICPersistSandbox(t *testing.T) {
 				t.Fatal(err)
 			}
 			h := Host{Inv: inventory.Host{Name: "h1", Address: "192.0.2.1", User: "root", KafkaPort: 9092},
-				Findings: []rules.Finding{{Rule: remediate.RuleKernel, Status: rules.Pass}}, Plan: nicPersistPlan("h1", tc.path, tc.match)}
+				Findings: []rules.Finding{{Rule: rules.RuleKernelSynackWscale, Status: rules.Pass}}, Plan: nicPersistPlan("h1", tc.path, tc.match)}
 			runID := fmt.Sprintf("20260101T000000Z-%08d", 100+i)
 			j, err := Apply(context.Background(), []Host{h}, Options{Runner: s, RunID: runID})
 			if err != nil {
@@ -300,7 +300,7 @@ func TestNICPersistNetworkManagerSandbox(t *testing.T) {
 		return s.read("h1", "/nic/nm/"+tUUID+"/ethtool.ring-rx") + " " + s.read("h1", "/nic/nm/"+tUUID+"/ethtool.feature-gro")
 	}
 	h := Host{Inv: inventory.Host{Name: "h1", Address: "192.0.2.1", User: "root", KafkaPort: 9092},
-		Findings: []rules.Finding{{Rule: remediate.RuleKernel, Status: rules.Pass}},
+		Findings: []rules.Finding{{Rule: rules.RuleKernelSynackWscale, Status: rules.Pass}},
 		Plan:     nicPersistPlan("h1", `NetworkManager connection "Wired connection 1"`, remediate.NMMatchPrefix+tUUID)}
 	const runID = "20260101T000000Z-00000300"
 	j, err := Apply(context.Background(), []Host{h}, Options{Runner: s, RunID: runID})

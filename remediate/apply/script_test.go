@@ -228,12 +228,12 @@ func TestSplit(t *testing.T) {
 		{Kind: remediate.KindKafkaProperty, Target: "socket.listen.backlog.size", To: "4096"},
 		{Kind: remediate.KindNICRing, Target: "eth0 rx", To: "4096"},
 	}}
-	fixed := []rules.Finding{{Rule: remediate.RuleKernel, Status: rules.Pass}}
+	fixed := []rules.Finding{{Rule: rules.RuleKernelSynackWscale, Status: rules.Pass}}
 	a, s := Split(p, fixed)
 	if len(a) != 3 || len(s) != 1 || s[0].Change.Target != "net.ipv4.tcp_syncookies" {
 		t.Errorf("fixed kernel: apply %+v skipped %+v", a, s)
 	}
-	affected := []rules.Finding{{Rule: remediate.RuleKernel, Status: rules.Fail}}
+	affected := []rules.Finding{{Rule: rules.RuleKernelSynackWscale, Status: rules.Fail}}
 	a, s = Split(p, affected)
 	if len(a) != 4 || len(s) != 0 {
 		t.Errorf("affected kernel: apply %+v skipped %+v", a, s)

@@ -92,35 +92,55 @@ func Set(src []byte, changes map[string]string, opts ...Option) (out []byte, edi
 	if strings.ContainsAny(o.comment, "\r\n") {
 		return nil, nil, fmt.Errorf("append comment %q: contains a line break", o.comment)
 	}
-	keys := make([]string, 0, len(changes))
-	for k, v := range changes {
-		if err := checkKey(k); err != nil {
-			return nil, nil, err
-		}
-		if err := checkValue(k, v); err != nil {
-			return nil, nil, err
-		}
-		keys = append(keys, k)
+	keys, err := checkChanges(changes)
+	if err != nil {
+		return nil, nil, err
 	}
-	sort.Strings(keys)
-
 	lines, err := scan(src)
 	if err != nil {
 		return nil, nil, err
 	}
+	out, edits, missing := editInPlace(src, lines, keys, changes)
+	if len(missing) > 0 {
+		out, edits, err = appendKeys(out, missing, changes, o.comment, edits)
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	sort.Slice(edits, func(i, j int) bool { return edits[i].Key < edits[j].Key })
+	if err := selfCheck(src, out, changes, len(missing)); err != nil {
+		return nil, nil, err
+	}
+	return out, edits, nil
+}
+
+// checkChanges validates every key and value and returns the keys sorted.
+func checkChanges(changes map[string]string) ([]string, error) {
+	keys := make([]string, 0, len(changes))
+	for k, v := range changes {
+		if err := Check(k, v); err != nil {
+			return nil, err
+		}
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys, nil
+}
+
+// editInPlace replaces the value of the last assignment of each key that
+// is in the file and differs; missing are the keys that are not there.
+func editInPlace(src []byte, lines []logical, keys []string, changes map[string]string) (out []byte, edits []Edit, missing []string) {
 	last := make(map[string]logical, len(lines))
 	for _, l := range lines {
 		last[l.key] = l
 	}
-
-	// In-place edits, applied from the end of the file backwards so that
-	// earlier offsets stay valid.
+	// Applied from the end of the file backwards so that earlier offsets
+	// stay valid.
 	type span struct {
 		start, end int
 		val        string
 	}
 	var spans []span
-	var missing []string
 	for _, k := range keys {
 		l, ok := last[k]
 		if !ok {
@@ -144,42 +164,37 @@ func Set(src []byte, changes map[string]string, opts ...Option) (out []byte, edi
 		tail := append([]byte(s.val), out[s.end:]...)
 		out = append(out[:s.start], tail...)
 	}
+	return out, edits, missing
+}
 
-	if len(missing) > 0 {
-		out, edits, err = appendKeys(out, missing, changes, o.comment, edits)
-		if err != nil {
-			return nil, nil, err
-		}
-	}
-	sort.Slice(edits, func(i, j int) bool { return edits[i].Key < edits[j].Key })
-
-	// Self-check: the result must read back with exactly the requested
-	// values and every other key unchanged.
+// selfCheck: the result must read back with exactly the requested values
+// and every other key unchanged.
+func selfCheck(src, out []byte, changes map[string]string, appended int) error {
 	before, err := Parse(src)
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
 	after, err := Parse(out)
 	if err != nil {
-		return nil, nil, fmt.Errorf("kaudit bug: edited file does not parse: %w", err)
+		return fmt.Errorf("kaudit bug: edited file does not parse: %w", err)
 	}
 	for k, e := range before {
 		if _, changed := changes[k]; changed {
 			continue
 		}
 		if a, ok := after[k]; !ok || a.Value != e.Value {
-			return nil, nil, fmt.Errorf("editing would change %s (line %d) from %q to %q; refusing", k, e.Line, e.Value, a.Value)
+			return fmt.Errorf("editing would change %s (line %d) from %q to %q; refusing", k, e.Line, e.Value, a.Value)
 		}
 	}
 	for k, v := range changes {
 		if a, ok := after[k]; !ok || a.Value != v {
-			return nil, nil, fmt.Errorf("editing %s: the file would read back %q instead of %q; refusing", k, a.Value, v)
+			return fmt.Errorf("editing %s: the file would read back %q instead of %q; refusing", k, a.Value, v)
 		}
 	}
-	if len(after) != len(before)+len(missing) {
-		return nil, nil, fmt.Errorf("kaudit bug: edited file has %d keys, want %d", len(after), len(before)+len(missing))
+	if len(after) != len(before)+appended {
+		return fmt.Errorf("kaudit bug: edited file has %d keys, want %d", len(after), len(before)+appended)
 	}
-	return out, edits, nil
+	return nil
 }
 
 func appendKeys(out []byte, missing []string, changes map[string]string, comment string, edits []Edit) ([]byte, []Edit, error) {
@@ -277,6 +292,8 @@ type logical struct {
 	needSep bool
 	// openAtEOF: the file ends while this line is still continued.
 	openAtEOF bool
+	// valIdx is where the value starts in the joined line (scan only).
+	valIdx int
 }
 
 type physical struct {
@@ -326,113 +343,134 @@ func scan(src []byte) ([]logical, error) {
 		if src[s] == '#' || src[s] == '!' {
 			continue // comment lines never continue
 		}
-		// Build the logical line: raw bytes (escapes kept) and, for each,
-		// its offset in src.
-		var buf []byte
-		var pos []int
 		first := i
-		lastPhys := i
-		open := false
-		from := s
-		for {
-			q := phys[lastPhys]
-			seg := src[from:q.contentEnd]
-			bs := 0
-			for j := len(seg) - 1; j >= 0 && seg[j] == '\\'; j-- {
-				bs++
-			}
-			cont := bs%2 == 1
-			n := len(seg)
-			if cont {
-				n-- // the continuation backslash is not part of the line
-			}
-			for j := 0; j < n; j++ {
-				buf = append(buf, seg[j])
-				pos = append(pos, from+j)
-			}
-			if !cont {
-				break
-			}
-			if lastPhys+1 >= len(phys) {
-				open = true
-				break
-			}
-			lastPhys++
-			from = phys[lastPhys].start
-			for from < phys[lastPhys].contentEnd && isWS(src[from]) {
-				from++
-			}
-		}
-		i = lastPhys
-		if len(buf) == 0 {
+		j := join(src, phys, i, s)
+		i = j.lastPhys
+		if len(j.buf) == 0 {
 			continue // only continuation backslashes: Properties.load skips it
 		}
-
-		// Key: up to the first unescaped '=', ':' or whitespace.
-		keyLen, valStart, hasSep, esc := 0, len(buf), false, false
-		for keyLen < len(buf) {
-			c := buf[keyLen]
-			if !esc && (c == '=' || c == ':') {
-				valStart, hasSep = keyLen+1, true
-				break
-			}
-			if !esc && isWS(c) {
-				valStart = keyLen + 1
-				break
-			}
-			if c == '\\' {
-				esc = !esc
-			} else {
-				esc = false
-			}
-			keyLen++
-		}
-		for valStart < len(buf) {
-			c := buf[valStart]
-			if !isWS(c) {
-				if !hasSep && (c == '=' || c == ':') {
-					hasSep = true
-				} else {
-					break
-				}
-			}
-			valStart++
-		}
-		key, err := unescape(buf[:keyLen])
+		l, err := parseLogical(j, first)
 		if err != nil {
-			return nil, fmt.Errorf("line %d: %w", first+1, err)
+			return nil, err
 		}
-		val, err := unescape(buf[valStart:])
-		if err != nil {
-			return nil, fmt.Errorf("line %d: %w", first+1, err)
-		}
-		l := logical{key: key, value: val, line: first + 1, end: phys[lastPhys].end, openAtEOF: open, needSep: keyLen == len(buf)}
-		// Where a new value goes.
-		if lastPhys > first {
-			// Across continuation lines the whole value goes, from just
-			// after the separator (and the whitespace that follows it on
-			// its line) to the end of the last physical line.
-			l.valStart = pos[valStart-1] + 1
-			l.valEnd = phys[lastPhys].contentEnd
-		} else {
-			if valStart < len(buf) {
-				l.valStart = pos[valStart]
-			} else {
-				l.valStart = pos[len(pos)-1] + 1
-			}
-			end := len(buf)
-			for end > valStart && isWS(buf[end-1]) {
-				end--
-			}
-			if end > valStart {
-				l.valEnd = pos[end-1] + 1
-			} else {
-				l.valEnd = l.valStart
-			}
-		}
+		l.end, l.openAtEOF = phys[j.lastPhys].end, j.open
+		l.valStart, l.valEnd = j.valueSpan(phys, first, l.valIdx)
 		out = append(out, l)
 	}
 	return out, nil
+}
+
+// joined is one logical line: its raw bytes (escapes kept), each byte's
+// offset in the source, its last physical line, and whether the file
+// ended while it was still continued.
+type joined struct {
+	buf      []byte
+	pos      []int
+	lastPhys int
+	open     bool
+}
+
+// join builds the logical line that starts at physical line i, offset from.
+func join(src []byte, phys []physical, i, from int) joined {
+	j := joined{lastPhys: i}
+	for {
+		q := phys[j.lastPhys]
+		seg := src[from:q.contentEnd]
+		bs := 0
+		for k := len(seg) - 1; k >= 0 && seg[k] == '\\'; k-- {
+			bs++
+		}
+		cont := bs%2 == 1
+		n := len(seg)
+		if cont {
+			n-- // the continuation backslash is not part of the line
+		}
+		for k := 0; k < n; k++ {
+			j.buf = append(j.buf, seg[k])
+			j.pos = append(j.pos, from+k)
+		}
+		if !cont {
+			return j
+		}
+		if j.lastPhys+1 >= len(phys) {
+			j.open = true
+			return j
+		}
+		j.lastPhys++
+		from = phys[j.lastPhys].start
+		for from < phys[j.lastPhys].contentEnd && isWS(src[from]) {
+			from++
+		}
+	}
+}
+
+// parseLogical splits a logical line into its key (up to the first
+// unescaped '=', ':' or whitespace) and value, both unescaped. first is
+// the index of its first physical line.
+func parseLogical(j joined, first int) (logical, error) {
+	buf := j.buf
+	keyLen, valStart, hasSep, esc := 0, len(buf), false, false
+	for keyLen < len(buf) {
+		c := buf[keyLen]
+		if !esc && (c == '=' || c == ':') {
+			valStart, hasSep = keyLen+1, true
+			break
+		}
+		if !esc && isWS(c) {
+			valStart = keyLen + 1
+			break
+		}
+		if c == '\\' {
+			esc = !esc
+		} else {
+			esc = false
+		}
+		keyLen++
+	}
+	for valStart < len(buf) {
+		c := buf[valStart]
+		if !isWS(c) {
+			if !hasSep && (c == '=' || c == ':') {
+				hasSep = true
+			} else {
+				break
+			}
+		}
+		valStart++
+	}
+	key, err := unescape(buf[:keyLen])
+	if err != nil {
+		return logical{}, fmt.Errorf("line %d: %w", first+1, err)
+	}
+	val, err := unescape(buf[valStart:])
+	if err != nil {
+		return logical{}, fmt.Errorf("line %d: %w", first+1, err)
+	}
+	return logical{key: key, value: val, line: first + 1, needSep: keyLen == len(buf), valIdx: valStart}, nil
+}
+
+// valueSpan is where a new value goes (logical.valStart, valEnd); valIdx
+// is the index in j.buf where the value starts.
+func (j joined) valueSpan(phys []physical, first, valIdx int) (start, end int) {
+	if j.lastPhys > first {
+		// Across continuation lines the whole value goes, from just
+		// after the separator (and the whitespace that follows it on
+		// its line) to the end of the last physical line.
+		return j.pos[valIdx-1] + 1, phys[j.lastPhys].contentEnd
+	}
+	if valIdx < len(j.buf) {
+		start = j.pos[valIdx]
+	} else {
+		start = j.pos[len(j.pos)-1] + 1
+	}
+	e := len(j.buf)
+	for e > valIdx && isWS(j.buf[e-1]) {
+		e--
+	}
+	if e > valIdx {
+		return start, j.pos[e-1] + 1
+	}
+	return start, start
 }
 
 // unescape applies Properties.loadConvert: \t \n \r \f, \uXXXX, and

@@ -257,104 +257,102 @@ func status(s rules.Status) string {
 	return string(s)
 }
 
-func writeText(out io.Writer, d *Diff, md bool) error {
-	ew := &errWriter{w: out}
-	heading := func(title string, n int) {
-		if md {
-			fmt.Fprintf(ew, "\n## %s (%d)\n\n", title, n)
-		} else {
-			fmt.Fprintf(ew, "\n%s (%d)\n", strings.ToUpper(title), n)
-		}
-	}
-	table := func(header []string, rows [][]string) {
-		for _, r := range rows { // host names, rules, observed values, facts: a host's text
-			for i := range r {
-				r[i] = termsafe.Line(r[i])
-			}
-		}
-		if md {
-			fmt.Fprintf(ew, "| %s |\n|%s\n", strings.Join(header, " | "), strings.Repeat("---|", len(header)))
-			for _, r := range rows {
-				for i := range r {
-					r[i] = strings.ReplaceAll(r[i], "|", `\|`)
-				}
-				fmt.Fprintf(ew, "| %s |\n", strings.Join(r, " | "))
-			}
-			return
-		}
-		tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
-		fmt.Fprintf(tw, "  %s\n", strings.Join(header, "\t"))
-		for _, r := range rows {
-			fmt.Fprintf(tw, "  %s\n", strings.Join(r, "\t"))
-		}
-		tw.Flush()
-	}
-	if md {
-		fmt.Fprintf(ew, "# kaudit diff\n\n")
-	} else {
-		fmt.Fprintf(ew, "kaudit diff\n")
-	}
-	sides := [][]string{
-		{"old", stamp(d.Old.StartedAt), fmt.Sprint(d.Old.Hosts), fmt.Sprint(d.Old.Audited), fmt.Sprint(d.Old.Fail), fmt.Sprint(d.Old.Score)},
-		{"new", stamp(d.New.StartedAt), fmt.Sprint(d.New.Hosts), fmt.Sprint(d.New.Audited), fmt.Sprint(d.New.Fail), fmt.Sprint(d.New.Score)},
-	}
-	if !md {
-		fmt.Fprintln(ew)
-	}
-	table([]string{"SCAN", "STARTED", "HOSTS", "AUDITED", "FAILING", "SCORE"}, sides)
+// textWriter writes the diff's headings and tables as plain text or
+// Markdown.
+type textWriter struct {
+	ew *errWriter
+	md bool
+}
 
-	changeRows := func(cs []Change) [][]string {
-		var rows [][]string
-		for _, c := range cs {
-			obs := c.NewObserved
-			if c.OldObserved != c.NewObserved && c.OldStatus != "" {
-				obs = orDash(c.OldObserved) + " → " + orDash(c.NewObserved)
+func (t textWriter) heading(title string, n int) {
+	if t.md {
+		fmt.Fprintf(t.ew, "\n## %s (%d)\n\n", title, n)
+	} else {
+		fmt.Fprintf(t.ew, "\n%s (%d)\n", strings.ToUpper(title), n)
+	}
+}
+
+func (t textWriter) table(header []string, rows [][]string) {
+	for _, r := range rows { // host names, rules, observed values, facts: a host's text
+		for i := range r {
+			r[i] = termsafe.Line(r[i])
+		}
+	}
+	if t.md {
+		fmt.Fprintf(t.ew, "| %s |\n|%s\n", strings.Join(header, " | "), strings.Repeat("---|", len(header)))
+		for _, r := range rows {
+			for i := range r {
+				r[i] = strings.ReplaceAll(r[i], "|", `\|`)
 			}
-			rows = append(rows, []string{c.Host, c.Rule, string(c.Severity), status(c.OldStatus) + " → " + status(c.NewStatus), oneLine(obs, 60)})
+			fmt.Fprintf(t.ew, "| %s |\n", strings.Join(r, " | "))
 		}
-		return rows
+		return
 	}
+	tw := tabwriter.NewWriter(t.ew, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "  %s\n", strings.Join(header, "\t"))
+	for _, r := range rows {
+		fmt.Fprintf(tw, "  %s\n", strings.Join(r, "\t"))
+	}
+	tw.Flush()
+}
+
+// section is a heading and, when rows is not empty, its table.
+func (t textWriter) section(title string, header []string, rows [][]string) {
+	t.heading(title, len(rows))
+	if len(rows) > 0 {
+		t.table(header, rows)
+	}
+}
+
+// hosts is a heading and the hosts on one line.
+func (t textWriter) hosts(title string, names []string) {
+	t.heading(title, len(names))
+	if len(names) > 0 {
+		fmt.Fprintf(t.ew, "  %s\n", termsafe.Line(strings.Join(names, ", ")))
+	}
+}
+
+func writeText(out io.Writer, d *Diff, md bool) error {
+	t := textWriter{ew: &errWriter{w: out}, md: md}
+	if md {
+		fmt.Fprintf(t.ew, "# kaudit diff\n\n")
+	} else {
+		fmt.Fprintf(t.ew, "kaudit diff\n\n")
+	}
+	t.table([]string{"SCAN", "STARTED", "HOSTS", "AUDITED", "FAILING", "SCORE"}, [][]string{sideRow("old", d.Old), sideRow("new", d.New)})
 	hdr := []string{"HOST", "RULE", "SEVERITY", "STATUS", "OBSERVED"}
-	sections := []struct {
-		title string
-		cs    []Change
-	}{
-		{"Newly failing", d.NewlyFailing},
-		{"Newly passing", d.NewlyPassing},
-		{"Still failing", d.StillFailing},
-		{"Other status changes", d.Other},
+	t.section("Newly failing", hdr, changeRows(d.NewlyFailing))
+	t.section("Newly passing", hdr, changeRows(d.NewlyPassing))
+	t.section("Still failing", hdr, changeRows(d.StillFailing))
+	t.section("Other status changes", hdr, changeRows(d.Other))
+	t.hosts("Hosts added", d.HostsAdded)
+	t.hosts("Hosts removed", d.HostsRemoved)
+	var facts, scores [][]string
+	for _, f := range d.Facts {
+		facts = append(facts, []string{f.Host, f.Fact, orDash(f.Old), orDash(f.New)})
 	}
-	for _, s := range sections {
-		heading(s.title, len(s.cs))
-		if len(s.cs) > 0 {
-			table(hdr, changeRows(s.cs))
+	t.section("Facts changed", []string{"HOST", "FACT", "OLD", "NEW"}, facts)
+	for _, s := range d.Scores {
+		scores = append(scores, []string{s.Host, fmt.Sprint(s.Old), fmt.Sprint(s.New), fmt.Sprintf("%+d", s.New-s.Old)})
+	}
+	t.section("Scores changed", []string{"HOST", "OLD", "NEW", "DELTA"}, scores)
+	return t.ew.err
+}
+
+func sideRow(name string, s Side) []string {
+	return []string{name, stamp(s.StartedAt), fmt.Sprint(s.Hosts), fmt.Sprint(s.Audited), fmt.Sprint(s.Fail), fmt.Sprint(s.Score)}
+}
+
+func changeRows(cs []Change) [][]string {
+	var rows [][]string
+	for _, c := range cs {
+		obs := c.NewObserved
+		if c.OldObserved != c.NewObserved && c.OldStatus != "" {
+			obs = orDash(c.OldObserved) + " → " + orDash(c.NewObserved)
 		}
+		rows = append(rows, []string{c.Host, c.Rule, string(c.Severity), status(c.OldStatus) + " → " + status(c.NewStatus), oneLine(obs, 60)})
 	}
-	heading("Hosts added", len(d.HostsAdded))
-	if len(d.HostsAdded) > 0 {
-		fmt.Fprintf(ew, "  %s\n", termsafe.Line(strings.Join(d.HostsAdded, ", ")))
-	}
-	heading("Hosts removed", len(d.HostsRemoved))
-	if len(d.HostsRemoved) > 0 {
-		fmt.Fprintf(ew, "  %s\n", termsafe.Line(strings.Join(d.HostsRemoved, ", ")))
-	}
-	heading("Facts changed", len(d.Facts))
-	if len(d.Facts) > 0 {
-		var rows [][]string
-		for _, f := range d.Facts {
-			rows = append(rows, []string{f.Host, f.Fact, orDash(f.Old), orDash(f.New)})
-		}
-		table([]string{"HOST", "FACT", "OLD", "NEW"}, rows)
-	}
-	heading("Scores changed", len(d.Scores))
-	if len(d.Scores) > 0 {
-		var rows [][]string
-		for _, s := range d.Scores {
-			rows = append(rows, []string{s.Host, fmt.Sprint(s.Old), fmt.Sprint(s.New), fmt.Sprintf("%+d", s.New-s.Old)})
-		}
-		table([]string{"HOST", "OLD", "NEW", "DELTA"}, rows)
-	}
-	return ew.err
+	return rows
 }
 
 func stamp(t time.Time) string {

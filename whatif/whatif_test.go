@@ -1,4 +1,4 @@
-package diff
+package whatif
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/kaudit/kaudit/audit/facts"
 	"github.com/kaudit/kaudit/report"
+	"github.com/kaudit/kaudit/report/diff"
 	"github.com/kaudit/kaudit/rules"
 )
 
@@ -66,7 +67,7 @@ func TestWhatIfUpgrade(t *testing.T) {
 		}
 	}
 
-	w, err := EvaluateWhatIf(r, Assume{Kernel: "6.1.0", Kafka: "3.6.1"}, nil)
+	w, err := Evaluate(r, Assume{Kernel: "6.1.0", Kafka: "3.6.1"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +119,7 @@ func TestWhatIfUpgrade(t *testing.T) {
 	}
 
 	// Both distributions upgraded: west is safe too, except for the host that could not be audited.
-	w, err = EvaluateWhatIf(r, Assume{Kafka: "3.6.1, confluent:7.6.0"}, nil)
+	w, err = Evaluate(r, Assume{Kafka: "3.6.1, confluent:7.6.0"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +138,7 @@ func TestWhatIfIntroduces(t *testing.T) {
 	if st := statusOf(t, r, "k", "somaxconn"); st != rules.Pass {
 		t.Fatalf("fixture: somaxconn %s", st)
 	}
-	w, err := EvaluateWhatIf(r, Assume{Kernel: "5.15.0"}, nil)
+	w, err := Evaluate(r, Assume{Kernel: "5.15.0"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +146,7 @@ func TestWhatIfIntroduces(t *testing.T) {
 		t.Errorf("introduces %q", got)
 	}
 	var b bytes.Buffer
-	if err := WriteWhatIf(&b, "table", w); err != nil {
+	if err := Write(&b, "table", w); err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range []string{"What if: kernel 5.15.0", "The upgrade would introduce (", "somaxconn  medium    pass → fail", "Safe to rolling-restart?", "NOT SAFE"} {
@@ -154,10 +155,10 @@ func TestWhatIfIntroduces(t *testing.T) {
 		}
 	}
 	b.Reset()
-	if err := WriteWhatIf(&b, "json", w); err != nil {
+	if err := Write(&b, "json", w); err != nil {
 		t.Fatal(err)
 	}
-	var back WhatIf
+	var back Result
 	if err := json.Unmarshal(b.Bytes(), &back); err != nil || len(back.Introduces) != len(w.Introduces) || len(back.Clusters) != 1 {
 		t.Errorf("json: %v %+v", err, back)
 	}
@@ -166,7 +167,7 @@ func TestWhatIfIntroduces(t *testing.T) {
 func TestWhatIfBadAssumptions(t *testing.T) {
 	r := whatIfReport()
 	for _, a := range []Assume{{Kernel: "latest"}, {Kernel: "6.1 rc"}, {Kernel: "6" + strings.Repeat("1", 128)}, {Kafka: "3"}, {Kafka: "kafka:3.6.1"}, {Kafka: "3.x"}, {Kafka: "3.6.1,3.7.0"}, {Kafka: "3.-6.1"}, {Kafka: "+3.6"}, {Kafka: "3.6.1,"}} {
-		if _, err := EvaluateWhatIf(r, a, nil); err == nil {
+		if _, err := Evaluate(r, a, nil); err == nil {
 			t.Errorf("%+v accepted", a)
 		}
 	}
@@ -215,7 +216,7 @@ func TestWhatIfPerHostPlan(t *testing.T) {
 		}
 	}
 	// east-2 is identical to east-1 but plans nothing: kept as it is.
-	for _, cs := range [][]Change{w.Fixes, w.Introduces, w.StillFailing, w.Other} {
+	for _, cs := range [][]diff.Change{w.Fixes, w.Introduces, w.StillFailing, w.Other} {
 		for _, c := range cs {
 			if c.Host == "east-2" {
 				t.Errorf("east-2 has no upgrade planned, yet %+v", c)
@@ -235,7 +236,7 @@ func TestWhatIfPerHostPlan(t *testing.T) {
 		t.Errorf("east %+v", east)
 	}
 	var b bytes.Buffer
-	if err := WriteWhatIf(&b, "table", w); err != nil {
+	if err := Write(&b, "table", w); err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range []string{
@@ -250,10 +251,10 @@ func TestWhatIfPerHostPlan(t *testing.T) {
 		}
 	}
 	b.Reset()
-	if err := WriteWhatIf(&b, "json", w); err != nil {
+	if err := Write(&b, "json", w); err != nil {
 		t.Fatal(err)
 	}
-	var back WhatIf
+	var back Result
 	if err := json.Unmarshal(b.Bytes(), &back); err != nil || !back.PerHost || len(back.Plans) != 2 || len(back.NoUpgrade) != 2 {
 		t.Errorf("json: %v %+v", err, back)
 	}
@@ -303,4 +304,12 @@ func equal(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+func keys(cs []diff.Change) []string {
+	out := []string{}
+	for _, c := range cs {
+		out = append(out, c.Host+"/"+c.Rule+":"+string(c.OldStatus)+">"+string(c.NewStatus))
+	}
+	return out
 }

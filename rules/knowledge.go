@@ -1,0 +1,117 @@
+package rules
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/kaudit/kaudit/audit/facts"
+)
+
+// Rule IDs other packages refer to (the catalog, catalog.yaml, is the
+// list of all of them; TestCatalogEvaluators keeps both in step).
+const (
+	RuleKernelSynackWscale     = "kernel-synack-wscale"
+	RuleSyncookiesFired        = "syncookies-fired"
+	RuleListenOverflows        = "listen-overflows"
+	RuleKafkaBacklogHardcoded  = "kafka-backlog-hardcoded"
+	RuleKafkaBacklogConfig     = "kafka-backlog-config"
+	RuleListenBacklogEffective = "listen-backlog-effective"
+	RuleSysctlPersisted        = "sysctl-persisted"
+)
+
+// Sysctl keys and server.properties keys the rules and the planner share.
+const (
+	KeySyncookies    = "net.ipv4.tcp_syncookies"
+	KeyTimestamps    = "net.ipv4.tcp_timestamps"
+	KeyWindowScaling = "net.ipv4.tcp_window_scaling"
+	KeySomaxconn     = "net.core.somaxconn"
+	KeySynBacklog    = "net.ipv4.tcp_max_syn_backlog"
+
+	PropRcvbuf  = "socket.receive.buffer.bytes"
+	PropBacklog = "socket.listen.backlog.size"
+)
+
+// DefaultListenBacklog is the listen backlog of a Kafka broker that does
+// not set socket.listen.backlog.size: the JDK's 50 before KIP-764 (Kafka
+// 3.2), and the config's default from then on (FACTS.md §2).
+const DefaultListenBacklog = 50
+
+// DefaultKafkaPort is the listener port assumed when the facts name none.
+const DefaultKafkaPort = 9092
+
+// Answer is a three-valued verdict: the facts may not settle a question.
+type Answer int
+
+// Answers.
+const (
+	AnswerUnknown Answer = iota
+	AnswerNo
+	AnswerYes
+)
+
+// BacklogConfigurable says whether the broker honours
+// socket.listen.backlog.size (KIP-764): Apache Kafka ≥ 3.2, Confluent
+// Platform by confluent.yaml. reason says how it was decided, or why it
+// cannot be. A nil broker or an unreadable version answers AnswerUnknown.
+func BacklogConfigurable(k *facts.Kafka) (Answer, string) {
+	if k == nil {
+		return AnswerUnknown, "no Kafka broker found"
+	}
+	kv := kafkaVersionOf(k)
+	return kv.configurable, kv.reason
+}
+
+// RequestedBacklog is the listen backlog the broker asks for in listen():
+// socket.listen.backlog.size when it honours it and sets it, else
+// DefaultListenBacklog. ok is false when that cannot be told (no broker,
+// version unknown, the property is not an integer).
+func RequestedBacklog(k *facts.Kafka) (n int, ok bool) {
+	a, _ := BacklogConfigurable(k)
+	switch a {
+	case AnswerUnknown:
+		return 0, false
+	case AnswerNo:
+		return DefaultListenBacklog, true
+	}
+	v, set := k.Properties[PropBacklog]
+	if !set {
+		return DefaultListenBacklog, true
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	return n, err == nil
+}
+
+// EffectiveBacklog is the backlog the kernel gives a listener that asked
+// for requested: capped at net.core.somaxconn (FACTS.md §2, §3).
+func EffectiveBacklog(requested, somaxconn int) int { return min(requested, somaxconn) }
+
+// RestartGateRules are the rules that must pass (or not apply) on every
+// host of a cluster for a rolling restart to be called safe (catalog
+// attribute restart_gate), in catalog order. The slice is fresh.
+func RestartGateRules() []string {
+	var out []string
+	for _, r := range catalog {
+		if r.RestartGate {
+			out = append(out, r.ID)
+		}
+	}
+	return out
+}
+
+// SyncookiesOffWarranted says whether net.ipv4.tcp_syncookies=0 is worth
+// its cost on a host: only while kernel-synack-wscale fails or is unknown
+// (on a fixed kernel cookies are the better defence against a full SYN
+// queue). status is that rule's status, "" when it is not in findings.
+func SyncookiesOffWarranted(findings []Finding) (ok bool, status Status) {
+	for _, f := range findings {
+		if f.Rule == RuleKernelSynackWscale {
+			status = f.Status
+		}
+	}
+	return status == Fail || status == Unknown, status
+}
+
+// ReachesBrokerOnRestart reports whether a runtime change of the sysctl
+// reaches a running broker only when it listens again: the listener keeps
+// the min(backlog, somaxconn) it started with.
+func ReachesBrokerOnRestart(key string) bool { return key == KeySomaxconn }

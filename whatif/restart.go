@@ -1,0 +1,82 @@
+package whatif
+
+import (
+	"sort"
+
+	"github.com/kaudit/kaudit/report"
+	"github.com/kaudit/kaudit/rules"
+)
+
+// RestartVerdict says whether a cluster (an inventory group) can be
+// rolling-restarted now and after the assumed upgrade: only when every
+// rules.RestartGateRules rule passes (or does not apply) on every host,
+// since the restart-storm failure needs all of them (the kernel bug,
+// cookies firing, a backlog too small to absorb the reconnects).
+type RestartVerdict struct {
+	Cluster       string   `json:"cluster"`
+	Hosts         []string `json:"hosts"`
+	SafeNow       bool     `json:"safe_now"`
+	SafeAfter     bool     `json:"safe_after"`
+	BlockersNow   []string `json:"blockers_now"` // "host: rule status"
+	BlockersAfter []string `json:"blockers_after"`
+}
+
+func restartVerdicts(now, after *report.Report, noUpgrade map[string]bool) []RestartVerdict {
+	clusters := map[string][]int{}
+	for i, h := range now.Hosts {
+		groups := h.Groups
+		if len(groups) == 0 {
+			groups = []string{"(ungrouped)"}
+		}
+		for _, g := range groups {
+			clusters[g] = append(clusters[g], i)
+		}
+	}
+	names := make([]string, 0, len(clusters))
+	for n := range clusters {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	gates := rules.RestartGateRules()
+	out := []RestartVerdict{}
+	for _, n := range names {
+		v := RestartVerdict{Cluster: n, BlockersNow: []string{}, BlockersAfter: []string{}}
+		for _, i := range clusters[n] {
+			v.Hosts = append(v.Hosts, now.Hosts[i].Name)
+			v.BlockersNow = append(v.BlockersNow, blockers(&now.Hosts[i], gates)...)
+			ba := blockers(&after.Hosts[i], gates)
+			if noUpgrade[now.Hosts[i].Name] {
+				for j := range ba {
+					ba[j] += " (no upgrade planned)"
+				}
+			}
+			v.BlockersAfter = append(v.BlockersAfter, ba...)
+		}
+		v.SafeNow, v.SafeAfter = len(v.BlockersNow) == 0, len(v.BlockersAfter) == 0
+		out = append(out, v)
+	}
+	return out
+}
+
+func blockers(h *report.Host, gates []string) []string {
+	if h.Error != nil {
+		return []string{h.Name + ": not audited (" + h.Error.Kind + ")"}
+	}
+	var out []string
+	for _, id := range gates {
+		found := false
+		for _, f := range h.Findings {
+			if f.Rule != id {
+				continue
+			}
+			found = true
+			if f.Status != rules.Pass && f.Status != rules.Skip {
+				out = append(out, h.Name+": "+id+" "+string(f.Status))
+			}
+		}
+		if !found {
+			out = append(out, h.Name+": "+id+" not evaluated")
+		}
+	}
+	return out
+}
