@@ -123,7 +123,7 @@ func safeHostError(e *HostError) *HostError {
 	if e == nil {
 		return nil
 	}
-	return &HostError{Kind: termsafe.Line(e.Kind), Message: termsafe.Block(e.Message)}
+	return &HostError{Kind: ErrorKind(termsafe.Line(string(e.Kind))), Message: termsafe.Block(e.Message)}
 }
 
 func renderHTML(w io.Writer, r *Report, _ Options) error {
@@ -191,7 +191,7 @@ func buildHTMLView(r *Report) htmlView {
 
 func matrixCell(h Host, findings map[string]rules.Finding, rule string) htmlCell {
 	if h.Error != nil {
-		return htmlCell{Class: "status-none", Text: "–", Title: termsafe.Line(h.Name + " not audited: " + h.Error.Kind)}
+		return htmlCell{Class: "status-none", Text: "–", Title: termsafe.Line(h.Name + " not audited: " + string(h.Error.Kind))}
 	}
 	f, ok := findings[rule]
 	if !ok {

@@ -145,7 +145,7 @@ func buildJUnit(r *Report) junitSuites {
 		if h.Error != nil {
 			s.Cases = append(s.Cases, junitTestCase{
 				Name: "connect", ClassName: class, Time: seconds(h.DurationMS),
-				Error: &junitProblem{Type: termsafe.Line(h.Error.Kind), Message: termsafe.Line(h.Error.Message), Text: termsafe.Block(h.Error.Message)},
+				Error: &junitProblem{Type: termsafe.Line(string(h.Error.Kind)), Message: termsafe.Line(h.Error.Message), Text: termsafe.Block(h.Error.Message)},
 			})
 		} else {
 			props = append(props,

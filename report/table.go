@@ -131,7 +131,7 @@ func renderTable(w io.Writer, r *Report, opt Options) error {
 	t.title("Hosts")
 	t.b.WriteString(hostsGrid(r, t.p).render(t.width, t.p))
 	for _, h := range errorHosts(r) {
-		t.prose(safe(h.Name)+": error "+safe(h.Error.Kind)+": "+safe(h.Error.Message), 4, t.p.red)
+		t.prose(safe(h.Name)+": error "+safe(string(h.Error.Kind))+": "+safe(h.Error.Message), 4, t.p.red)
 	}
 
 	if opt.Verbose {
