@@ -169,3 +169,23 @@ func TestCompletion(t *testing.T) {
 		t.Errorf("completion after a positional argument: exit %d\n%s", code, out)
 	}
 }
+
+// explain's prose takes the terminal's width ($COLUMNS here).
+func TestExplainWidth(t *testing.T) {
+	for _, cols := range []string{"60", "120"} {
+		t.Setenv("COLUMNS", cols)
+		code, out, _ := runCLI(t, "explain", "kernel-synack-wscale")
+		if code != 0 {
+			t.Fatalf("exit %d", code)
+		}
+		longest := 0
+		for _, l := range strings.Split(out, "\n") {
+			if !strings.Contains(l, "://") { // a reference's URL is never cut
+				longest = max(longest, termui.StringWidth(l))
+			}
+		}
+		if longest > atoi(t, cols) || longest < atoi(t, cols)-20 {
+			t.Errorf("COLUMNS=%s: longest line %d", cols, longest)
+		}
+	}
+}
