@@ -111,6 +111,7 @@ type htmlFinding struct {
 	Observed string
 	Expected string
 	Reason   string
+	Source   string // which evidence decided (rules.Source*), "" for most rules
 	Fix      string
 	Evidence []string
 }
@@ -207,6 +208,9 @@ func matrixCell(h Host, findings map[string]rules.Finding, rule string) htmlCell
 	if f.Reason != "" {
 		title += "\n" + f.Reason
 	}
+	if f.Source != "" {
+		title += "\ndecided by: " + f.Source
+	}
 	return htmlCell{
 		Class: "status-" + string(f.Status),
 		Text:  string(f.Status),
@@ -264,6 +268,7 @@ func buildHTMLHost(h *Host) htmlHost {
 			Observed: termsafe.Line(f.Observed),
 			Expected: termsafe.Line(f.Expected),
 			Reason:   termsafe.Block(f.Reason),
+			Source:   termsafe.Line(f.Source),
 		}
 		for _, e := range f.Evidence {
 			hf.Evidence = append(hf.Evidence, termsafe.Block(e))

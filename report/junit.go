@@ -219,6 +219,9 @@ func junitDetail(f rules.Finding) string {
 	if f.Reason != "" {
 		fmt.Fprintf(&b, "reason: %s\n", f.Reason)
 	}
+	if f.Source != "" {
+		fmt.Fprintf(&b, "decided by: %s\n", f.Source)
+	}
 	for _, e := range f.Evidence {
 		fmt.Fprintf(&b, "evidence: %s\n", e)
 	}
@@ -230,7 +233,7 @@ func junitDetail(f rules.Finding) string {
 
 // safeFinding is f with the text junitDetail shows made visible.
 func safeFinding(f rules.Finding) rules.Finding {
-	f.Title, f.Observed, f.Expected, f.Reason = termsafe.Line(f.Title), termsafe.Line(f.Observed), termsafe.Line(f.Expected), termsafe.Line(f.Reason)
+	f.Title, f.Observed, f.Expected, f.Reason, f.Source = termsafe.Line(f.Title), termsafe.Line(f.Observed), termsafe.Line(f.Expected), termsafe.Line(f.Reason), termsafe.Line(f.Source)
 	ev := make([]string, len(f.Evidence))
 	for i, e := range f.Evidence {
 		ev[i] = termsafe.Line(e)

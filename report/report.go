@@ -178,6 +178,9 @@ type RuleGroup struct {
 	Hosts    []string
 	Findings []rules.Finding // each host's finding, in the order of Hosts
 	Sample   rules.Finding   // the first host's finding, for observed/expected/reason
+	// Sources pairs each host with the evidence that decided its finding,
+	// for rules that name one (Finding.Source), in Hosts order.
+	Sources []HostSource
 }
 
 // GroupByRule collects findings with the given statuses by (rule, status,
@@ -208,6 +211,9 @@ func (r *Report) GroupByRule(statuses ...rules.Status) []RuleGroup {
 			}
 			out[i].Hosts = append(out[i].Hosts, h.Name)
 			out[i].Findings = append(out[i].Findings, f)
+			if f.Source != "" {
+				out[i].Sources = append(out[i].Sources, HostSource{Host: h.Name, Source: f.Source})
+			}
 		}
 	}
 	statusRank := map[rules.Status]int{rules.Fail: 0, rules.Unknown: 1, rules.Warn: 2, rules.Error: 3, rules.Waived: 4, rules.Skip: 5, rules.Pass: 6}

@@ -143,6 +143,9 @@ func (t *termReport) ruleDetail(g RuleGroup) {
 		reason, label = waiverNote(g.Sample), "waiver"
 	}
 	t.detail(label, safe(reason))
+	if src := sourceText(g); src != "" {
+		t.detail("source", safe(strings.TrimPrefix(src, "decided by: ")))
+	}
 	if f := g.Sample.Fix; f != nil && g.Status != rules.Waived {
 		fix := f.Summary
 		if f.Restart && !strings.Contains(strings.ToLower(fix), "restart") {

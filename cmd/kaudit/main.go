@@ -79,6 +79,7 @@ func newApp(e env) *cli.App {
 		EnableBashCompletion: true,
 		Commands: []*cli.Command{
 			scanCommand(e),
+			probeCommand(e),
 			demoCommand(e),
 			fixCommand(e),
 			rollbackCommand(e),

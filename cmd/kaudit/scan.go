@@ -21,6 +21,7 @@ import (
 type scanOptions struct {
 	limit  string
 	fanout fanoutOpts
+	probe  probeOpts
 	output outputOpts
 	whatIf whatIfOpts
 }
@@ -33,7 +34,7 @@ func scanCommand(e env) *cli.Command {
 		ArgsUsage: "INVENTORY",
 		Description: "INVENTORY is kaudit's YAML format or an Ansible YAML inventory (detected).\n" +
 			"Each host gets one SSH session running one read-only POSIX sh script.\n\n" + exitHelp,
-		Flags:  flags(limitFlag(&o.limit, scanLimitUsage), o.fanout.flags(), o.output.flags(), o.whatIf.flags()),
+		Flags:  flags(limitFlag(&o.limit, scanLimitUsage), o.fanout.flags(), o.probe.flags(true), o.output.flags(), o.whatIf.flags()),
 		Action: func(c *cli.Context) error { return runScan(c.Context, *o, c.Args().Slice(), e) },
 	}
 }
@@ -41,6 +42,9 @@ func scanCommand(e env) *cli.Command {
 func runScan(ctx context.Context, o scanOptions, args []string, e env) error {
 	eo, cfg, err := checkScan(o.output, o.fanout)
 	if err != nil {
+		return err
+	}
+	if cfg.Probe, err = o.probe.check(); err != nil {
 		return err
 	}
 	if len(args) != 1 {
