@@ -89,6 +89,7 @@ func newApp(e env) *cli.App {
 			diffCommand(e),
 			waiversCommand(e),
 			whatifCommand(e),
+			trustCommand(e),
 			completionCommand(e),
 		},
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {

@@ -53,7 +53,7 @@ func probeCommand(e env) *cli.Command {
 		Usage:       "audit every host like scan, and settle the SYN-cookie kernel bug by observation on each",
 		ArgsUsage:   "INVENTORY",
 		Description: "kaudit probe INVENTORY is kaudit scan --probe INVENTORY.\n\n" + probeHelp + "\n\n" + exitHelp,
-		Flags:       flags(limitFlag(&o.limit, scanLimitUsage), o.fanout.flags(), o.probe.flags(false), o.output.flags(), o.whatIf.flags()),
+		Flags:       flags(limitFlag(&o.limit, scanLimitUsage), o.fanout.flags(), o.probe.flags(false), o.output.flags(), o.whatIf.flags(), o.become.flags()),
 		Action:      func(c *cli.Context) error { return runScan(c.Context, *o, c.Args().Slice(), e) },
 	}
 }
