@@ -44,8 +44,10 @@ var layers = map[string][]string{
 	"internal/simhost":   {"audit/inventory", "internal/*"},
 	"internal/testfleet": {"audit/inventory", "internal/*"},
 	"internal":           {"internal/*"},
-	"docs":               {},
-	"test":               {}, // test-only packages: their imports are test imports
+	// bench: programs and benchmarks that drive the library, as a user would.
+	"bench": {"audit", "audit/facts", "audit/gather", "audit/inventory", "audit/parse", "pipeline", "rules", "report", "internal/simhost", "internal/*"},
+	"docs":  {},
+	"test":  {}, // test-only packages: their imports are test imports
 }
 
 // allowedBy is the rule for pkg (module-relative): the longest prefix.

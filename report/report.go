@@ -37,6 +37,7 @@ type Report struct {
 	Inventory     string    `json:"inventory,omitempty"`
 	FailOn        string    `json:"fail_on,omitempty"`
 	Interrupted   bool      `json:"interrupted,omitempty"`
+	Shard         string    `json:"shard,omitempty"` // K/N of scan --shard; merge wants each K once
 	Summary       Summary   `json:"summary"`
 	Hosts         []Host    `json:"hosts"`
 }

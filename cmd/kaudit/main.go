@@ -87,6 +87,7 @@ func newApp(e env) *cli.App {
 			explainCommand(e),
 			reportCommand(e),
 			diffCommand(e),
+			mergeCommand(e),
 			waiversCommand(e),
 			whatifCommand(e),
 			trustCommand(e),

@@ -20,6 +20,7 @@ import (
 // scanOptions are the flags of kaudit scan.
 type scanOptions struct {
 	limit  string
+	shard  shardOpts
 	fanout fanoutOpts
 	probe  probeOpts
 	become becomeOpts
@@ -36,7 +37,7 @@ func scanCommand(e env) *cli.Command {
 		Description: "INVENTORY is kaudit's YAML format, an Ansible inventory (YAML or INI, with group_vars/ and\n" +
 			"host_vars/), or the JSON of ansible-inventory --list; - reads it from stdin (detected).\n" +
 			"Each host gets one SSH session running one read-only POSIX sh script.\n\n" + exitHelp,
-		Flags:  flags(limitFlag(&o.limit, scanLimitUsage), o.fanout.flags(), o.probe.flags(true), o.output.flags(), o.whatIf.flags(), o.become.flags()),
+		Flags:  flags(limitFlag(&o.limit, scanLimitUsage), o.shard.flags(), o.fanout.flags(), o.probe.flags(true), o.output.flags(), o.whatIf.flags(), o.become.flags()),
 		Action: func(c *cli.Context) error { return runScan(c.Context, *o, c.Args().Slice(), e) },
 	}
 }
@@ -56,6 +57,10 @@ func runScan(ctx context.Context, o scanOptions, args []string, e env) error {
 	if err != nil {
 		return err
 	}
+	hosts, shard, err := o.shard.selectHosts(hosts)
+	if err != nil {
+		return err
+	}
 	runner, err := o.become.runner(e)
 	if err != nil {
 		return err
@@ -65,7 +70,7 @@ func runScan(ctx context.Context, o scanOptions, args []string, e env) error {
 	if err != nil {
 		return err
 	}
-	r.Inventory = inv.Path
+	r.Inventory, r.Shard = inv.Path, shard
 	if err := postScan(e, r, o.whatIf, o.output.waivers, cfg.Profile, hosts); err != nil {
 		return err
 	}
