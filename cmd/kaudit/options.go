@@ -1,12 +1,10 @@
 package main
 
 import (
-	"os"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
-	"golang.org/x/term"
 
 	"github.com/kaudit/kaudit/audit"
 	"github.com/kaudit/kaudit/audit/inventory"
@@ -54,7 +52,7 @@ func (o *fanoutOpts) flags() []cli.Flag {
 
 // config checks the fan-out flags and returns the scan's configuration.
 func (o fanoutOpts) config(failOn rules.Severity) (pipeline.Config, error) {
-	cfg := pipeline.Config{Concurrency: o.concurrency, Timeout: o.timeout, ConnectTimeout: o.connectTimeout, FailOn: failOn, ToolVersion: toolVersion()}
+	cfg := pipeline.Config{Concurrency: o.concurrency, Timeout: o.timeout, ConnectTimeout: o.connectTimeout, FailOn: failOn, ToolVersion: version}
 	if o.concurrency < 1 {
 		return cfg, usageErr("--concurrency must be at least 1")
 	}
@@ -78,10 +76,7 @@ func checkScan(out outputOpts, fan fanoutOpts) (emitOpts, pipeline.Config, error
 
 // loadProfile is --profile FILE, or the default profile without one.
 func loadProfile(file string) (rules.Profile, error) {
-	if file == "" {
-		return rules.DefaultProfile(), nil
-	}
-	prof, err := rules.LoadProfile(file)
+	prof, err := pipeline.LoadProfile(file)
 	if err != nil {
 		return prof, usage(err)
 	}
@@ -119,12 +114,8 @@ type emitOpts struct {
 // may take it from elsewhere), and decides the terminal layout (termOpts).
 func (o outputOpts) check(failOn string) (emitOpts, error) {
 	eo := emitOpts{format: o.format, output: o.output, failOnUnknown: o.failOnUnknown}
-	known := false
-	for _, f := range report.Formats() {
-		known = known || f == eo.format
-	}
-	if !known {
-		return eo, usageErr("unknown --format %q (known: %s)", eo.format, strings.Join(report.Formats(), ", "))
+	if err := oneOf("format", eo.format, report.Formats()); err != nil {
+		return eo, err
 	}
 	sev, ok := rules.ParseSeverity(failOn)
 	if !ok {
@@ -136,7 +127,15 @@ func (o outputOpts) check(failOn string) (emitOpts, error) {
 	return eo, err
 }
 
-func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
+// oneOf checks that --flag is one of the known values.
+func oneOf(flag, value string, known []string) error {
+	for _, k := range known {
+		if k == value {
+			return nil
+		}
+	}
+	return usageErr("unknown --%s %q (known: %s)", flag, value, strings.Join(known, ", "))
+}
 
 // loadInventory loads the INVENTORY argument and applies --limit; any
 // problem is a usage error (exit 2) before a single connection is made.
