@@ -8,6 +8,7 @@ import (
 	"github.com/jedib0t/go-pretty/v6/table"
 	"github.com/jedib0t/go-pretty/v6/text"
 
+	"github.com/kaudit/kaudit/internal/termui"
 	"github.com/kaudit/kaudit/rules"
 )
 
@@ -36,10 +37,11 @@ func RuleIDs() []string {
 }
 
 // WriteExplain writes a rule's rationale, its thresholds in the default
-// profile, its fix and its references, prose folded to 100 columns.
-func WriteExplain(w io.Writer, r rules.Rule) {
-	fmt.Fprintf(w, "%s — %s\nseverity: %s\n\n", r.ID, r.Title, r.Severity)
-	fmt.Fprintln(w, wrap(r.Rationale))
+// profile, its fix and its references, prose folded to width columns
+// (a reference's URL is never cut).
+func WriteExplain(w io.Writer, r rules.Rule, width int) {
+	fmt.Fprintf(w, "%s\nseverity: %s\n\n", strings.Join(termui.Wrap(r.ID+" — "+r.Title, width, 4), "\n"), r.Severity)
+	fmt.Fprintln(w, wrap(r.Rationale, width))
 	if len(r.Thresholds) > 0 {
 		p := rules.DefaultProfile()
 		fmt.Fprintln(w, "\nthresholds (default profile; override with --profile FILE or profile: in the inventory):")
@@ -48,19 +50,19 @@ func WriteExplain(w io.Writer, r rules.Rule) {
 		}
 	}
 	if r.Fix != "" {
-		fmt.Fprintf(w, "\nfix:\n%s\n", wrap(r.Fix))
+		fmt.Fprintf(w, "\nfix:\n%s\n", wrap(r.Fix, width))
 	}
 	if len(r.References) > 0 {
 		fmt.Fprintln(w, "\nreferences:")
 		for _, ref := range r.References {
-			fmt.Fprintf(w, "  - %s\n    %s\n", ref.Title, ref.URL)
+			fmt.Fprintf(w, "  - %s\n    %s\n", strings.Join(termui.Wrap(ref.Title, width-4, 0), "\n    "), ref.URL)
 		}
 	}
 }
 
-// wrap folds prose to 100 columns without trailing padding.
-func wrap(s string) string {
-	lines := strings.Split(text.WrapSoft(strings.TrimSpace(s), 100), "\n")
+// wrap folds prose to width columns without trailing padding.
+func wrap(s string, width int) string {
+	lines := strings.Split(text.WrapSoft(strings.TrimSpace(s), width), "\n")
 	for i, l := range lines {
 		lines[i] = strings.TrimRight(l, " ")
 	}

@@ -4,25 +4,55 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/kaudit/kaudit/internal/termsafe"
+	"github.com/kaudit/kaudit/internal/termui"
+
 	"github.com/kaudit/kaudit/remediate"
 	"github.com/kaudit/kaudit/remediate/apply"
 	"github.com/kaudit/kaudit/report"
 )
 
 // What fix, fix --apply and rollback print: the text of each step's
-// outcome, rendered from the values the steps return.
+// outcome, rendered from the values the steps return. Host names, values
+// and error text are made visible with termsafe (a host's text is
+// untrusted); plans are wrapped at a width (0: no limit).
 
 // WritePlan renders the fix plan of every audited host of r, after a line
-// for each host that was not audited (it has no plan).
-func WritePlan(w io.Writer, r *report.Report, sel remediate.Selector) {
+// for each host that was not audited (it has no plan), at width.
+func WritePlan(w io.Writer, r *report.Report, sel remediate.Selector, width int) {
 	ps, unaudited := Plans(r, sel)
-	writeUnaudited(w, unaudited)
-	remediate.RenderPlan(w, ps, remediate.PlanOptions{})
+	writeUnaudited(w, unaudited, width)
+	remediate.RenderPlan(w, ps, remediate.PlanOptions{Width: width})
 }
 
-func writeUnaudited(w io.Writer, hosts []report.Host) {
+// WritePlanSummary is the plan of r in one sentence ("Fix plan: 68
+// changes on 6 hosts, 4 need a broker restart, 19 manual actions", then
+// note), then hint (where the whole plan is) indented under it; both
+// wrapped at width.
+func WritePlanSummary(w io.Writer, r *report.Report, sel remediate.Selector, note, hint string, width int) {
+	ps, _ := Plans(r, sel)
+	s := remediate.Summarize(ps)
+	verb := "need"
+	if s.Restarts == 1 {
+		verb = "needs"
+	}
+	line := fmt.Sprintf("Fix plan: %s on %s, %d %s a broker restart, %s %s",
+		countOf(s.Changes, "change", "changes"), countOf(s.Hosts, "host", "hosts"), s.Restarts, verb,
+		countOf(s.Manual, "manual action", "manual actions"), note)
+	for _, l := range termui.Wrap(line, width, 4) {
+		fmt.Fprintln(w, l)
+	}
+	for _, l := range termui.Wrap(hint, width-4, 4) {
+		fmt.Fprintln(w, "    "+l)
+	}
+}
+
+func writeUnaudited(w io.Writer, hosts []report.Host, width int) {
 	for _, h := range hosts {
-		fmt.Fprintf(w, "%s: not audited (%s: %s): no plan\n", h.Name, h.Error.Kind, h.Error.Message)
+		line := fmt.Sprintf("%s: not audited (%s: %s): no plan", h.Name, h.Error.Kind, h.Error.Message)
+		for _, l := range termui.Wrap(termsafe.Line(line), width, 4) {
+			fmt.Fprintln(w, l)
+		}
 	}
 }
 
@@ -30,11 +60,11 @@ func writeUnaudited(w io.Writer, hosts []report.Host) {
 // WritePlan, without the plan's "nothing changed (run with --apply)", then
 // each change that apply skips, and when only skipped changes are left, a
 // line saying nothing will change.
-func WriteFixPlan(w io.Writer, fp *FixPlan) {
-	writeUnaudited(w, fp.Unaudited)
-	remediate.RenderPlan(w, fp.Plans, remediate.PlanOptions{Applying: true})
+func WriteFixPlan(w io.Writer, fp *FixPlan, width int) {
+	writeUnaudited(w, fp.Unaudited, width)
+	remediate.RenderPlan(w, fp.Plans, remediate.PlanOptions{Applying: true, Width: width})
 	for _, s := range fp.Skipped {
-		fmt.Fprintf(w, "%s: skipped %s %s → %s: %s\n", s.Host, s.Change.Kind, s.Change.Target, s.Change.To, s.Reason)
+		fmt.Fprintf(w, "%s: skipped %s %s → %s: %s\n", termsafe.Line(s.Host), s.Change.Kind, termsafe.Line(s.Change.Target), termsafe.Line(s.Change.To), termsafe.Line(s.Reason))
 	}
 	if fp.Changes == 0 && remediate.Summarize(fp.Plans).Changes > 0 { // the plan's summary line was left out
 		fmt.Fprintf(w, "no change kaudit applies on %s; nothing changed\n", countOf(len(fp.Plans), "audited host", "audited hosts"))
@@ -69,13 +99,13 @@ func WriteRun(w io.Writer, j *remediate.Journal) {
 }
 
 func writeHostRun(w io.Writer, hj remediate.HostJournal) {
-	fmt.Fprintf(w, "%s: %s\n", hj.Host, hj.Status)
+	fmt.Fprintf(w, "%s: %s\n", termsafe.Line(hj.Host), hj.Status)
 	for _, c := range hj.Changes {
 		from := c.From
 		if from == "" {
 			from = "(unset)"
 		}
-		fmt.Fprintf(w, "  %s %s: %s → %s", c.Kind, c.Target, from, c.To)
+		fmt.Fprintf(w, "  %s %s: %s → %s", c.Kind, termsafe.Line(c.Target), termsafe.Line(from), termsafe.Line(c.To))
 		if c.RestartRequired {
 			fmt.Fprint(w, " [broker restart required]")
 		}
@@ -86,10 +116,10 @@ func writeHostRun(w io.Writer, hj remediate.HostJournal) {
 		if b.Existed {
 			state = "sha256 " + b.SHA256 + ", copy " + b.Stored
 		}
-		fmt.Fprintf(w, "  backup %s (%s)\n", b.Path, state)
+		fmt.Fprintf(w, "  backup %s (%s)\n", termsafe.Line(b.Path), termsafe.Line(state))
 	}
 	if hj.Error != "" {
-		fmt.Fprintf(w, "  %s\n", hj.Error)
+		fmt.Fprintf(w, "  %s\n", termsafe.Block(hj.Error))
 	}
 }
 
@@ -99,10 +129,10 @@ func WriteRollback(w io.Writer, res []apply.RollbackResult) (failed int) {
 	for _, r := range res {
 		if r.Err != nil {
 			failed++
-			fmt.Fprintf(w, "%s: rollback FAILED: %v\n", r.Host, r.Err)
+			fmt.Fprintf(w, "%s: rollback FAILED: %s\n", termsafe.Line(r.Host), termsafe.Block(r.Err.Error()))
 			continue
 		}
-		fmt.Fprintf(w, "%s: rolled back (%s)\n", r.Host, r.Detail)
+		fmt.Fprintf(w, "%s: rolled back (%s)\n", termsafe.Line(r.Host), termsafe.Line(r.Detail))
 	}
 	return failed
 }

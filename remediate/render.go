@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/kaudit/kaudit/internal/termsafe"
+	"github.com/kaudit/kaudit/internal/termui"
 )
 
 // Summary counts what a set of plans would do.
@@ -36,71 +39,96 @@ type PlanOptions struct {
 	// on M hosts …; nothing changed (run with --apply)" line is left out
 	// (the applier reports what it did). "nothing to change" stays.
 	Applying bool
+	// Width wraps each line at word boundaries with a hanging indent so
+	// that it fits this many terminal columns; 0 means no limit.
+	Width int
 }
 
 // RenderPlan writes plans as text for a human deciding whether to apply
 // them: per host each change ("rule: target from → to (runtime+persist)
 // [restart required]") with its note, what kaudit cannot fix, the
-// warnings, then one summary line. Nothing in it depends on the clock or
-// map order, so it is golden-tested.
+// warnings, then one summary line. Every value that came from a host
+// (names, targets, from/to values, paths, notes quoting a host's kernel
+// or version) is made visible with termsafe before it is written. Nothing
+// in it depends on the clock or map order, so it is golden-tested.
 func RenderPlan(w io.Writer, plans []HostPlan, opts PlanOptions) {
-	var b strings.Builder
+	pw := planWriter{width: opts.Width}
 	for i, p := range plans {
 		if i > 0 {
-			b.WriteString("\n")
+			pw.b.WriteString("\n")
 		}
-		renderHost(&b, p)
+		pw.host(p)
 	}
 	if len(plans) > 0 {
-		b.WriteString("\n")
+		pw.b.WriteString("\n")
 	}
 	s := Summarize(plans)
 	switch {
 	case s.Changes == 0:
-		fmt.Fprintf(&b, "nothing to change on %s; nothing changed\n", plural(len(plans), "host", "hosts"))
+		pw.put(0, 4, fmt.Sprintf("nothing to change on %s; nothing changed", plural(len(plans), "host", "hosts")))
 	case !opts.Applying:
 		verb := "need"
 		if s.Restarts == 1 {
 			verb = "needs"
 		}
-		fmt.Fprintf(&b, "%s on %s, %d %s a broker restart; nothing changed (run with --apply)\n",
-			plural(s.Changes, "change", "changes"), plural(s.Hosts, "host", "hosts"), s.Restarts, verb)
+		pw.put(0, 4, fmt.Sprintf("%s on %s, %d %s a broker restart; nothing changed (run with --apply)",
+			plural(s.Changes, "change", "changes"), plural(s.Hosts, "host", "hosts"), s.Restarts, verb))
 	}
-	io.WriteString(w, b.String())
+	io.WriteString(w, pw.b.String())
 }
 
-// renderHost writes one host's part of RenderPlan.
-func renderHost(b *strings.Builder, p HostPlan) {
+// planWriter collects RenderPlan's lines, wrapped at width (0: no limit).
+type planWriter struct {
+	b     strings.Builder
+	width int
+}
+
+// put writes s at indent, wrapped to the width with later lines at
+// indent+hang.
+func (pw *planWriter) put(indent, hang int, s string) {
+	pad := strings.Repeat(" ", indent)
+	width := 0
+	if pw.width > 0 {
+		width = max(pw.width-indent, termui.MinWidth/2)
+	}
+	for _, l := range termui.Wrap(s, width, hang) {
+		pw.b.WriteString(pad + l + "\n")
+	}
+}
+
+// host writes one host's part of RenderPlan.
+func (pw *planWriter) host(p HostPlan) {
+	ts := termsafe.Line
 	if len(p.Changes) == 0 && len(p.Manual) == 0 && len(p.Warnings) == 0 {
-		fmt.Fprintf(b, "%s: nothing to change\n", p.Host)
+		pw.put(0, 4, ts(p.Host)+": nothing to change")
 		return
 	}
-	fmt.Fprintf(b, "%s:\n", p.Host)
+	pw.put(0, 4, ts(p.Host)+":")
 	for _, c := range p.Changes {
-		fmt.Fprintf(b, "  %s: %s %s → %s (%s)", c.Rule, c.Target, showFrom(c), showValue(c.To), scope(c))
+		line := fmt.Sprintf("%s: %s %s → %s (%s)", c.Rule, ts(c.Target), ts(showFrom(c)), ts(showValue(c.To)), scope(c))
 		if c.RestartRequired {
-			b.WriteString(" [restart required]")
+			line += " [restart required]"
 		}
-		b.WriteString("\n")
+		pw.put(2, 4, line)
 		if c.Persist && c.Kind != KindSysctl {
-			fmt.Fprintf(b, "      in %s\n", c.PersistPath)
+			pw.put(6, 2, "in "+ts(c.PersistPath))
 		}
 		if c.Note != "" {
 			for _, n := range strings.Split(c.Note, "\n") {
-				fmt.Fprintf(b, "      %s\n", n)
+				pw.put(6, 2, ts(n))
 			}
 		}
 	}
 	if len(p.Manual) > 0 {
-		b.WriteString("  cannot fix automatically:\n")
+		pw.b.WriteString("  cannot fix automatically:\n")
 		for _, m := range p.Manual {
-			fmt.Fprintf(b, "    %s: %s\n", m.Rule, m.Action)
+			pw.put(4, 4, ts(m.Rule)+": "+ts(m.Action))
 		}
 	}
 	if len(p.Warnings) > 0 {
-		b.WriteString("  warnings:\n")
+		pw.b.WriteString("  warnings:\n")
 		for _, wn := range p.Warnings {
-			fmt.Fprintf(b, "    %s\n", wn)
+			pw.put(4, 4, ts(wn))
 		}
 	}
 }

@@ -7,9 +7,19 @@ import (
 	"strings"
 )
 
-// Options tune a renderer. Color is only honoured by terminal formats.
+// Options tune a renderer; the terminal table honours all of them, the
+// file formats none. Renderers take them as given: no renderer reads the
+// environment or edits another's output.
 type Options struct {
+	// Color writes colour escape codes. Colour never carries meaning
+	// alone: every coloured word is also written out.
 	Color bool
+	// Width is the number of terminal columns to fit into: tables shrink
+	// their long columns, prose wraps. 0 means no limit.
+	Width int
+	// Verbose gives, per rule, every host's observed value, the reason,
+	// the fix and the rationale; the default is one line per rule.
+	Verbose bool
 }
 
 // Renderer writes a report in one format.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jedib0t/go-pretty/v6/text"
 
 	"github.com/kaudit/kaudit/rules"
 )
@@ -39,14 +42,19 @@ type goldenCase struct {
 	opt    Options
 }
 
-// goldenCases: one golden file per registered format, plus the coloured
-// terminal table.
+// goldenCases: one golden file per registered format, plus the terminal
+// table at 80, 120 and 200 columns, short and verbose, and coloured.
 func goldenCases() []goldenCase {
 	var cases []goldenCase
 	for _, f := range Formats() {
 		cases = append(cases, goldenCase{name: "report." + f, format: f})
 	}
-	return append(cases, goldenCase{name: "report.color.table", format: "table", opt: Options{Color: true}})
+	for _, w := range []int{80, 120, 200} {
+		cases = append(cases,
+			goldenCase{name: fmt.Sprintf("report.w%d.table", w), format: "table", opt: Options{Width: w}},
+			goldenCase{name: fmt.Sprintf("report.w%d.verbose.table", w), format: "table", opt: Options{Width: w, Verbose: true}})
+	}
+	return append(cases, goldenCase{name: "report.color.table", format: "table", opt: Options{Color: true, Width: 120}})
 }
 
 func TestGolden(t *testing.T) {
@@ -56,6 +64,13 @@ func TestGolden(t *testing.T) {
 			var buf bytes.Buffer
 			if err := Render(&buf, tc.format, r, tc.opt); err != nil {
 				t.Fatalf("render %s: %v", tc.format, err)
+			}
+			if tc.opt.Width > 0 {
+				for i, l := range strings.Split(text.StripEscape(buf.String()), "\n") {
+					if w := text.StringWidthWithoutEscSequences(l); w > tc.opt.Width {
+						t.Errorf("line %d is %d columns wide, more than %d: %q", i+1, w, tc.opt.Width, l)
+					}
+				}
 			}
 			path := filepath.Join("testdata", "golden", tc.name)
 			if *update {

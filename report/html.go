@@ -9,13 +9,16 @@ import (
 	"strings"
 
 	"github.com/kaudit/kaudit/audit/facts"
+	"github.com/kaudit/kaudit/internal/termsafe"
 	"github.com/kaudit/kaudit/rules"
 )
 
 func init() { Register("html", renderHTML) }
 
 // The page is one self-contained file: inline CSS, no script, nothing
-// fetched. html/template escapes every value from the report.
+// fetched. html/template escapes every value from the report, and every
+// string from a host is made visible with termsafe first (html/template
+// lets control characters and bidi overrides through).
 //
 //go:embed templates/report.html.tmpl
 var htmlTemplateText string
@@ -113,7 +116,16 @@ type htmlFinding struct {
 	Evidence []string
 }
 
-func hostAnchor(name string) string { return "host-" + name }
+func hostAnchor(name string) string { return "host-" + termsafe.Line(name) }
+
+// safeHostError is e with its text made visible (termsafe): html/template
+// escapes markup, not terminal controls or bidi overrides.
+func safeHostError(e *HostError) *HostError {
+	if e == nil {
+		return nil
+	}
+	return &HostError{Kind: ErrorKind(termsafe.Line(string(e.Kind))), Message: termsafe.Block(e.Message)}
+}
 
 func renderHTML(w io.Writer, r *Report, _ Options) error {
 	return htmlTemplate.Execute(w, buildHTMLView(r))
@@ -125,9 +137,9 @@ func buildHTMLView(r *Report) htmlView {
 	v := htmlView{
 		Title:        reportTitle,
 		Generated:    scanTime(r),
-		Tool:         orDash(r.ToolVersion),
+		Tool:         termsafe.Line(orDash(r.ToolVersion)),
 		Duration:     humanDuration(r.DurationMS),
-		Inventory:    r.Inventory,
+		Inventory:    termsafe.Line(r.Inventory),
 		FailOn:       r.FailOn,
 		Interrupted:  r.Interrupted,
 		VerdictLabel: label,
@@ -149,7 +161,7 @@ func buildHTMLView(r *Report) htmlView {
 	// Matrix: rules in the order findings carry them, one column per host.
 	byHost := make([]map[string]rules.Finding, len(r.Hosts))
 	for i, h := range r.Hosts {
-		v.MatrixHosts = append(v.MatrixHosts, htmlMatrixHost{Name: h.Name, Anchor: hostAnchor(h.Name), Error: h.Error != nil})
+		v.MatrixHosts = append(v.MatrixHosts, htmlMatrixHost{Name: termsafe.Line(h.Name), Anchor: hostAnchor(h.Name), Error: h.Error != nil})
 		byHost[i] = map[string]rules.Finding{}
 		for _, f := range h.Findings {
 			if _, dup := byHost[i][f.Rule]; !dup {
@@ -159,7 +171,7 @@ func buildHTMLView(r *Report) htmlView {
 	}
 	titles := ruleTitles(r)
 	for _, id := range ruleOrder(r) {
-		row := htmlRuleRow{ID: id, Title: titles[id]}
+		row := htmlRuleRow{ID: termsafe.Line(id), Title: termsafe.Line(titles[id])}
 		for i, h := range r.Hosts {
 			row.Cells = append(row.Cells, matrixCell(h, byHost[i], id))
 		}
@@ -180,11 +192,11 @@ func buildHTMLView(r *Report) htmlView {
 
 func matrixCell(h Host, findings map[string]rules.Finding, rule string) htmlCell {
 	if h.Error != nil {
-		return htmlCell{Class: "status-none", Text: "–", Title: h.Name + " not audited: " + string(h.Error.Kind)}
+		return htmlCell{Class: "status-none", Text: "–", Title: termsafe.Line(h.Name + " not audited: " + string(h.Error.Kind))}
 	}
 	f, ok := findings[rule]
 	if !ok {
-		return htmlCell{Class: "status-none", Text: "–", Title: "no finding for " + rule + " on " + h.Name}
+		return htmlCell{Class: "status-none", Text: "–", Title: termsafe.Line("no finding for " + rule + " on " + h.Name)}
 	}
 	title := fmt.Sprintf("%s on %s: %s (%s)", rule, h.Name, f.Status, f.Severity)
 	if f.Observed != "" {
@@ -202,25 +214,25 @@ func matrixCell(h Host, findings map[string]rules.Finding, rule string) htmlCell
 	return htmlCell{
 		Class: "status-" + string(f.Status),
 		Text:  string(f.Status),
-		Title: title,
+		Title: termsafe.Block(title),
 		Href:  "#" + findingAnchor(h.Name, rule),
 	}
 }
 
-func findingAnchor(host, rule string) string { return hostAnchor(host) + "-" + rule }
+func findingAnchor(host, rule string) string { return hostAnchor(host) + "-" + termsafe.Line(rule) }
 
 func buildHTMLHost(h *Host) htmlHost {
 	out := htmlHost{
-		Name:       h.Name,
+		Name:       termsafe.Line(h.Name),
 		Anchor:     hostAnchor(h.Name),
-		Address:    h.Address,
-		Groups:     strings.Join(h.Groups, ", "),
-		Error:      h.Error,
+		Address:    termsafe.Line(h.Address),
+		Groups:     termsafe.Line(strings.Join(h.Groups, ", ")),
+		Error:      safeHostError(h.Error),
 		Score:      h.Score,
 		Deductions: h.Deductions,
 		Duration:   humanDuration(h.DurationMS),
-		Kernel:     kernelRelease(h.Facts),
-		Kafka:      kafkaVersion(h.Facts),
+		Kernel:     termsafe.Line(kernelRelease(h.Facts)),
+		Kafka:      termsafe.Line(kafkaVersion(h.Facts)),
 		Backlog:    effectiveBacklog(h.Facts),
 	}
 	total := 0
@@ -238,27 +250,31 @@ func buildHTMLHost(h *Host) htmlHost {
 		out.ScoreClass = "good"
 	}
 	if f := h.Facts; f != nil {
-		out.OS = osDescription(f.Kernel)
+		out.OS = termsafe.Line(osDescription(f.Kernel))
 		if f.Kafka != nil && f.Kafka.Config != "" {
-			out.Kafka += " · " + f.Kafka.Config
+			out.Kafka += " · " + termsafe.Line(f.Kafka.Config)
 		}
-		out.Gaps = sectionGaps(f.Sections)
+		for _, gap := range sectionGaps(f.Sections) {
+			out.Gaps = append(out.Gaps, termsafe.Line(gap))
+		}
 	}
 	for _, f := range sortedFindings(h.Findings) {
 		hf := htmlFinding{
 			Anchor:   findingAnchor(h.Name, f.Rule),
-			Rule:     f.Rule,
-			Title:    f.Title,
+			Rule:     termsafe.Line(f.Rule),
+			Title:    termsafe.Line(f.Title),
 			Status:   string(f.Status),
 			Severity: string(f.Severity),
-			Observed: f.Observed,
-			Expected: f.Expected,
-			Reason:   f.Reason,
-			Source:   f.Source,
-			Evidence: f.Evidence,
+			Observed: termsafe.Line(f.Observed),
+			Expected: termsafe.Line(f.Expected),
+			Reason:   termsafe.Block(f.Reason),
+			Source:   termsafe.Line(f.Source),
+		}
+		for _, e := range f.Evidence {
+			hf.Evidence = append(hf.Evidence, termsafe.Block(e))
 		}
 		if f.Fix != nil && f.Status != rules.Pass {
-			hf.Fix = f.Fix.Summary
+			hf.Fix = termsafe.Block(f.Fix.Summary)
 			if f.Fix.Restart && !strings.Contains(strings.ToLower(f.Fix.Summary), "restart") {
 				hf.Fix += " (broker restart required)"
 			}

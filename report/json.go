@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"unicode/utf8"
+
+	"github.com/kaudit/kaudit/internal/termsafe"
 )
 
 func init() { Register("json", renderJSON) }
@@ -14,7 +17,10 @@ func init() { Register("json", renderJSON) }
 // renderJSON writes the report as json.Encoder with a two-space indent
 // would, byte for byte, but one host at a time: the document is never
 // built (and indented in a second copy) in memory whole, which for 10,000
-// hosts is ≈ 200 MB twice.
+// hosts is ≈ 200 MB twice. Every value is exact: encoding/json writes C0
+// controls as \u escapes, and DEL, C1 controls and bidi overrides, which
+// it leaves raw, are escaped too (escapeActing), so `cat report.json` on
+// a terminal shows them instead of obeying them.
 func renderJSON(w io.Writer, r *Report, _ Options) error {
 	head := *r
 	head.Hosts = nil
@@ -23,7 +29,7 @@ func renderJSON(w io.Writer, r *Report, _ Options) error {
 		return err
 	}
 	if r.Hosts == nil {
-		_, err := fmt.Fprintf(w, "%s\n", b)
+		_, err := fmt.Fprintf(w, "%s\n", escapeActing(b))
 		return err
 	}
 	tail := []byte("\"hosts\": null\n}")
@@ -31,7 +37,7 @@ func renderJSON(w io.Writer, r *Report, _ Options) error {
 		return fmt.Errorf("report: unexpected JSON layout (hosts is not the last field)")
 	}
 	bw := bufio.NewWriterSize(w, 64<<10)
-	bw.Write(b[:len(b)-len(tail)])
+	bw.Write(escapeActing(b[:len(b)-len(tail)]))
 	if len(r.Hosts) == 0 {
 		bw.WriteString("\"hosts\": []\n}\n")
 		return bw.Flush()
@@ -43,7 +49,7 @@ func renderJSON(w io.Writer, r *Report, _ Options) error {
 			return err
 		}
 		bw.WriteString("    ")
-		bw.Write(hb)
+		bw.Write(escapeActing(hb))
 		if i < len(r.Hosts)-1 {
 			bw.WriteString(",")
 		}
@@ -51,6 +57,29 @@ func renderJSON(w io.Writer, r *Report, _ Options) error {
 	}
 	bw.WriteString("  ]\n}\n")
 	return bw.Flush()
+}
+
+// escapeActing \u-escapes the characters termsafe.Acts names that the
+// encoder left raw. Outside strings JSON is printable ASCII, so every such
+// rune is inside a string, where \uXXXX means the same rune.
+func escapeActing(b []byte) []byte {
+	var out []byte
+	for i := 0; i < len(b); {
+		r, size := utf8.DecodeRune(b[i:])
+		if r >= 0x7f && termsafe.Acts(r) {
+			if out == nil {
+				out = append(make([]byte, 0, len(b)+16), b[:i]...)
+			}
+			out = fmt.Appendf(out, `\u%04x`, r)
+		} else if out != nil {
+			out = append(out, b[i:i+size]...)
+		}
+		i += size
+	}
+	if out == nil {
+		return b
+	}
+	return out
 }
 
 // Load reads a JSON report written by `kaudit scan --format json`.

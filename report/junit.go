@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/kaudit/kaudit/internal/termsafe"
 	"github.com/kaudit/kaudit/rules"
 )
 
@@ -131,26 +132,26 @@ func buildJUnit(r *Report) junitSuites {
 	for i := range r.Hosts {
 		h := &r.Hosts[i]
 		s := junitSuite{
-			Name:      h.Name,
+			Name:      termsafe.Line(h.Name),
 			Time:      seconds(h.DurationMS),
 			Timestamp: stamp,
-			Hostname:  h.Address,
+			Hostname:  termsafe.Line(h.Address),
 		}
-		class := "kaudit." + h.Name
-		props := []junitProp{{Name: "address", Value: h.Address}}
+		class := "kaudit." + termsafe.Line(h.Name)
+		props := []junitProp{{Name: "address", Value: termsafe.Line(h.Address)}}
 		if len(h.Groups) > 0 {
-			props = append(props, junitProp{Name: "groups", Value: strings.Join(h.Groups, ",")})
+			props = append(props, junitProp{Name: "groups", Value: termsafe.Line(strings.Join(h.Groups, ","))})
 		}
 		if h.Error != nil {
 			s.Cases = append(s.Cases, junitTestCase{
 				Name: "connect", ClassName: class, Time: seconds(h.DurationMS),
-				Error: &junitProblem{Type: string(h.Error.Kind), Message: h.Error.Message, Text: h.Error.Message},
+				Error: &junitProblem{Type: termsafe.Line(string(h.Error.Kind)), Message: termsafe.Line(h.Error.Message), Text: termsafe.Block(h.Error.Message)},
 			})
 		} else {
 			props = append(props,
 				junitProp{Name: "score", Value: fmt.Sprint(h.Score)},
-				junitProp{Name: "kernel", Value: kernelRelease(h.Facts)},
-				junitProp{Name: "kafka", Value: kafkaVersion(h.Facts)},
+				junitProp{Name: "kernel", Value: termsafe.Line(kernelRelease(h.Facts))},
+				junitProp{Name: "kafka", Value: termsafe.Line(kafkaVersion(h.Facts))},
 				junitProp{Name: "backlog", Value: effectiveBacklog(h.Facts)},
 			)
 			for _, f := range h.Findings {
@@ -177,19 +178,23 @@ func buildJUnit(r *Report) junitSuites {
 	return doc
 }
 
+// junitCase is one finding's testcase; every string from the finding is
+// made visible with termsafe (encoding/xml replaces C0 controls with
+// U+FFFD but lets DEL, C1 controls and bidi overrides through).
 func junitCase(class string, f rules.Finding) junitTestCase {
-	c := junitTestCase{Name: f.Rule, ClassName: class, Time: "0"}
+	reason := termsafe.Line(f.Reason)
+	c := junitTestCase{Name: termsafe.Line(f.Rule), ClassName: class, Time: "0"}
 	switch f.Status {
 	case rules.Fail:
-		c.Failure = &junitProblem{Type: string(f.Severity), Message: f.Reason, Text: junitDetail(f)}
+		c.Failure = &junitProblem{Type: string(f.Severity), Message: reason, Text: junitDetail(f)}
 	case rules.Unknown:
-		c.Failure = &junitProblem{Type: string(rules.Unknown), Message: "not proven safe: " + f.Reason, Text: junitDetail(f)}
+		c.Failure = &junitProblem{Type: string(rules.Unknown), Message: "not proven safe: " + reason, Text: junitDetail(f)}
 	case rules.Error:
-		c.Error = &junitProblem{Type: "rule-error", Message: f.Reason, Text: junitDetail(f)}
+		c.Error = &junitProblem{Type: "rule-error", Message: reason, Text: junitDetail(f)}
 	case rules.Skip:
-		c.Skipped = &junitSkipped{Message: f.Reason}
+		c.Skipped = &junitSkipped{Message: reason}
 	case rules.Waived:
-		c.Skipped = &junitSkipped{Message: "waived: " + waiverNote(f)}
+		c.Skipped = &junitSkipped{Message: "waived: " + termsafe.Line(waiverNote(f))}
 	case rules.Warn:
 		out := junitText("warn: " + junitDetail(f))
 		c.SystemOut = &out
@@ -199,6 +204,7 @@ func junitCase(class string, f rules.Finding) junitTestCase {
 
 // junitDetail is the body of a failure: what CI shows when it is expanded.
 func junitDetail(f rules.Finding) string {
+	f = safeFinding(f)
 	var b strings.Builder
 	if f.Title != "" {
 		fmt.Fprintf(&b, "%s\n", f.Title)
@@ -223,6 +229,22 @@ func junitDetail(f rules.Finding) string {
 		fmt.Fprintf(&b, "fix: %s\n", f.Fix.Summary)
 	}
 	return b.String()
+}
+
+// safeFinding is f with the text junitDetail shows made visible.
+func safeFinding(f rules.Finding) rules.Finding {
+	f.Title, f.Observed, f.Expected, f.Reason, f.Source = termsafe.Line(f.Title), termsafe.Line(f.Observed), termsafe.Line(f.Expected), termsafe.Line(f.Reason), termsafe.Line(f.Source)
+	ev := make([]string, len(f.Evidence))
+	for i, e := range f.Evidence {
+		ev[i] = termsafe.Line(e)
+	}
+	f.Evidence = ev
+	if f.Fix != nil {
+		fix := *f.Fix
+		fix.Summary = termsafe.Line(fix.Summary)
+		f.Fix = &fix
+	}
+	return f
 }
 
 // seconds formats milliseconds as JUnit's decimal seconds.

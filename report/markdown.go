@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/kaudit/kaudit/internal/termsafe"
 	"github.com/kaudit/kaudit/rules"
 )
 
@@ -165,12 +166,14 @@ func orQuestion(s string) string {
 	return s
 }
 
-// mdText escapes s for a Markdown table cell on one line: Markdown
+// mdText escapes s for a Markdown table cell on one line: control
+// characters, bidi overrides and invalid UTF-8 made visible (termsafe),
+// Markdown
 // punctuation is backslash-escaped (so text never turns into links, HTML or
 // emphasis) and newlines are folded. An underscore inside a word
 // (tcp_max_syn_backlog) is left alone: GFM does not emphasise it.
 func mdText(s string) string {
-	s = oneLine(s)
+	s = termsafe.Line(oneLine(s))
 	var b strings.Builder
 	rs := []rune(s)
 	for i, c := range rs {
@@ -192,7 +195,7 @@ func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) 
 
 // mdCode renders s as an inline code span safe inside a table cell.
 func mdCode(s string) string {
-	s = oneLine(s)
+	s = termsafe.Line(oneLine(s))
 	if s == "" {
 		return ""
 	}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kaudit/kaudit/internal/termsafe"
 	"github.com/kaudit/kaudit/rules"
 )
 
@@ -171,12 +172,14 @@ func (p *promWriter) flush() {
 	p.head, p.samples, p.seen = "", nil, nil
 }
 
-// promEscapeLabel escapes a label value (backslash, double quote, newline)
-// and replaces invalid UTF-8, which the format does not allow.
-var promLabelEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
+// promEscapeLabel makes a label value's control characters, bidi
+// overrides and invalid UTF-8 (which the format does not allow) visible
+// (termsafe, so a newline becomes the two characters \n), then escapes
+// backslash and double quote as the format asks.
+var promLabelEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`)
 
 func promEscapeLabel(s string) string {
-	return promLabelEscaper.Replace(strings.ToValidUTF8(s, "\uFFFD"))
+	return promLabelEscaper.Replace(termsafe.Line(s))
 }
 
 // promEscapeHelp escapes HELP text: backslash and newline.

@@ -150,14 +150,15 @@ func TestPrometheusLabelEscaping(t *testing.T) {
 		t.Fatal(err)
 	}
 	fams := parseProm(t, buf.String())
-	if v, ok := value(t, fams, "kaudit_rule_failed", map[string]string{"host": host, "rule": "somaxconn"}); !ok || v != 1 {
+	// Quote and backslash round-trip; the newline is made visible (termsafe).
+	if v, ok := value(t, fams, "kaudit_rule_failed", map[string]string{"host": `we"ird\host\nname`, "rule": "somaxconn"}); !ok || v != 1 {
 		t.Errorf("escaped host label did not round-trip: %v %v\n%s", v, ok, buf.String())
 	}
 	if n := len(fams["kaudit_rule_status"].GetMetric()); n != 1 {
 		t.Errorf("duplicate finding produced %d status series, want 1", n)
 	}
-	if _, ok := value(t, fams, "kaudit_host_up", map[string]string{"host": "bad\uFFFDutf8"}); !ok {
-		t.Error("invalid UTF-8 host name not replaced")
+	if _, ok := value(t, fams, "kaudit_host_up", map[string]string{"host": `bad\xffutf8`}); !ok {
+		t.Error("invalid UTF-8 host name not shown as \\xff")
 	}
 	if _, ok := fams["kaudit_scan_timestamp_seconds"]; ok {
 		t.Error("zero StartedAt must not produce a timestamp gauge")

@@ -190,7 +190,8 @@ type RuleGroup struct {
 	Status   rules.Status
 	Severity rules.Severity
 	Hosts    []string
-	Sample   rules.Finding // the first host's finding, for observed/expected/reason
+	Findings []rules.Finding // each host's finding, in the order of Hosts
+	Sample   rules.Finding   // the first host's finding, for observed/expected/reason
 	// Sources pairs each host with the evidence that decided its finding,
 	// for rules that name one (Finding.Source), in Hosts order.
 	Sources []HostSource
@@ -223,6 +224,7 @@ func (r *Report) GroupByRule(statuses ...rules.Status) []RuleGroup {
 				out = append(out, RuleGroup{Rule: f.Rule, Title: f.Title, Status: f.Status, Severity: f.Severity, Sample: f})
 			}
 			out[i].Hosts = append(out[i].Hosts, h.Name)
+			out[i].Findings = append(out[i].Findings, f)
 			if f.Source != "" {
 				out[i].Sources = append(out[i].Sources, HostSource{Host: h.Name, Source: f.Source})
 			}

@@ -6,9 +6,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/jedib0t/go-pretty/v6/table"
 	"github.com/jedib0t/go-pretty/v6/text"
 
+	"github.com/kaudit/kaudit/internal/termsafe"
+	"github.com/kaudit/kaudit/internal/termui"
 	"github.com/kaudit/kaudit/rules"
 )
 
@@ -20,8 +21,8 @@ func init() { Register("table", renderTable) }
 // Options.Color, and with Color false no escape code is ever written.
 type palette struct{ on bool }
 
-// paint colours each line on its own, so that the table borders between
-// the lines of a wrapped cell keep their colour.
+// paint colours each line on its own, so that a colour never runs past
+// the end of a line.
 func (p palette) paint(s string, c ...text.Color) string {
 	if !p.on || s == "" {
 		return s
@@ -62,58 +63,95 @@ func (p palette) status(st rules.Status, s string) string {
 
 func (p palette) bold(s string) string  { return p.paint(s, text.Bold) }
 func (p palette) faint(s string) string { return p.paint(s, text.Faint) }
+func (p palette) red(s string) string   { return p.paint(s, text.FgRed) }
 
-// renderTable writes the terminal report: a fleet summary line, one row
-// per host, failing findings grouped by rule, then the rules that could
-// not be proven safe.
+// safe is how every string reaches the terminal table: whitespace folded
+// onto one line, then anything a terminal would act on made visible.
+func safe(s string) string { return termsafe.Line(oneLine(s)) }
+
+// termReport writes the terminal report at a width.
+type termReport struct {
+	b     strings.Builder
+	p     palette
+	width int
+}
+
+// prose writes s wrapped at the width, later lines indented by indent.
+func (t *termReport) prose(s string, indent int, paint func(string) string) {
+	for _, l := range termui.Wrap(s, t.width, indent) {
+		if paint != nil {
+			l = paint(l)
+		}
+		t.b.WriteString(l + "\n")
+	}
+}
+
+// parts writes parts joined by " · ", breaking between parts (not inside
+// one) when the line would be wider than the width.
+func (t *termReport) parts(parts []cell, indent int) {
+	line, lineW := "", 0
+	for _, pt := range parts {
+		w := termui.StringWidth(pt.text)
+		s := pt.text
+		if pt.paint != nil {
+			s = pt.paint(s)
+		}
+		switch {
+		case line == "":
+			line, lineW = s, w
+		case t.width <= 0 || lineW+3+w <= t.width:
+			line, lineW = line+" · "+s, lineW+3+w
+		default:
+			t.b.WriteString(line + "\n")
+			line, lineW = strings.Repeat(" ", indent)+s, indent+w
+		}
+	}
+	t.b.WriteString(line + "\n")
+}
+
+func (t *termReport) title(s string) { t.b.WriteString("\n" + t.p.bold(s) + "\n") }
+
+// renderTable writes the terminal report: what was scanned, the fleet
+// summary, one row per host, then the rules that fail or could not be
+// proven safe: one line each by default, every host's detail with
+// Verbose.
 func renderTable(w io.Writer, r *Report, opt Options) error {
-	p := palette{on: opt.Color}
-	var b strings.Builder
-
-	b.WriteString(p.bold(reportTitle) + "\n")
-	fmt.Fprintf(&b, "scanned %s in %s by kaudit %s", scanTime(r), humanDuration(r.DurationMS), orDash(r.ToolVersion))
+	t := &termReport{p: palette{on: opt.Color}, width: opt.Width}
+	t.b.WriteString(t.p.bold(reportTitle) + "\n")
+	scanned := fmt.Sprintf("scanned %s in %s by kaudit %s", scanTime(r), humanDuration(r.DurationMS), safe(orDash(r.ToolVersion)))
 	if r.Inventory != "" {
-		fmt.Fprintf(&b, " · inventory %s", r.Inventory)
+		scanned += " · inventory " + safe(r.Inventory)
 	}
-	b.WriteString("\n")
+	t.prose(scanned, 4, nil)
 	if r.Interrupted {
-		b.WriteString(p.paint("scan interrupted: results are partial", text.FgRed) + "\n")
+		t.prose("scan interrupted: results are partial", 4, t.p.red)
 	}
-	b.WriteString(tableSummaryLine(r, p) + "\n\n")
+	t.parts(summaryParts(r, t.p), 4)
 
-	b.WriteString(p.bold("Hosts") + "\n")
-	b.WriteString(hostsTable(r, p) + "\n")
+	t.title("Hosts")
+	t.b.WriteString(hostsGrid(r, t.p).render(t.width, t.p))
+	for _, h := range errorHosts(r) {
+		t.prose(safe(h.Name)+": error "+safe(string(h.Error.Kind))+": "+safe(h.Error.Message), 4, t.p.red)
+	}
 
-	fails := r.GroupByRule(rules.Fail)
-	b.WriteString("\n" + p.bold("Failing rules") + "\n")
-	if len(fails) == 0 {
-		b.WriteString(p.status(rules.Pass, "none: no rule fails on any audited host") + "\n")
+	if opt.Verbose {
+		t.verbose(r)
 	} else {
-		b.WriteString(groupTable(fails, p, true) + "\n")
+		t.brief(r)
 	}
-
-	unknown := r.GroupByRule(rules.Unknown)
-	if len(unknown) > 0 {
-		b.WriteString("\n" + p.bold("Not proven safe (unknown)") + "\n")
-		b.WriteString("kaudit could not settle these rules from the facts it gathered: treat them as unsafe until checked.\n")
-		b.WriteString(groupTable(unknown, p, false) + "\n")
-	}
-	if waived := r.GroupByRule(rules.Waived); len(waived) > 0 {
-		b.WriteString("\n" + p.bold("Waived (accepted by a waiver: not in the score or exit code)") + "\n")
-		b.WriteString(groupTable(waived, p, false) + "\n")
-	}
-	b.WriteString(p.faint("Full reasons and fixes: --format json, markdown or html; rationale and references: kaudit explain RULE.") + "\n")
-	_, err := io.WriteString(w, b.String())
+	_, err := io.WriteString(w, t.b.String())
 	return err
 }
 
-// tableSummaryLine is the one-line fleet summary.
-func tableSummaryLine(r *Report, p palette) string {
+// summaryParts is the fleet summary, one part per fact.
+func summaryParts(r *Report, p palette) []cell {
 	s := r.Summary
-	var parts []string
-	parts = append(parts, fmt.Sprintf("%s, %d audited, %s",
-		plural(s.Hosts, "host", "hosts"), s.Audited, plural(s.Unreachable, "error", "errors")))
-	parts = append(parts, "fleet score "+p.bold(fleetScore(s)))
+	label, _ := verdict(r)
+	parts := []cell{
+		{text: label, paint: p.bold},
+		plain(fmt.Sprintf("%s, %d audited, %s", plural(s.Hosts, "host", "hosts"), s.Audited, plural(s.Unreachable, "error", "errors"))),
+		{text: "fleet score " + fleetScore(s), paint: p.bold},
+	}
 	var fails []string
 	for _, sev := range rules.Severities {
 		n := s.FailBySeverity[string(sev)]
@@ -123,178 +161,75 @@ func tableSummaryLine(r *Report, p palette) string {
 		}
 		fails = append(fails, item)
 	}
-	parts = append(parts, "failing: "+strings.Join(fails, ", "))
-	unk := fmt.Sprintf("%d unknown (not proven safe)", s.StatusCounts[string(rules.Unknown)])
+	// The failing counts are coloured item by item: measure them plain.
+	parts = append(parts, cell{text: "failing: " + text.StripEscape(strings.Join(fails, ", ")), paint: func(string) string {
+		return "failing: " + strings.Join(fails, ", ")
+	}})
+	unk := cell{text: fmt.Sprintf("%d unknown (not proven safe)", s.StatusCounts[string(rules.Unknown)])}
 	if s.StatusCounts[string(rules.Unknown)] > 0 {
-		unk = p.status(rules.Unknown, unk)
+		unk.paint = func(x string) string { return p.status(rules.Unknown, x) }
 	}
 	parts = append(parts, unk)
 	if n := s.StatusCounts[string(rules.Waived)]; n > 0 {
-		parts = append(parts, fmt.Sprintf("%d waived", n))
+		parts = append(parts, plain(fmt.Sprintf("%d waived", n)))
 	}
-	return strings.Join(parts, " · ")
+	return parts
 }
 
-func newTerminalTable() table.Writer {
-	t := table.NewWriter()
-	t.SetStyle(table.StyleLight)
-	return t
-}
-
-// hostsTable has one row per host; a host that could not be audited shows
-// its error kind and message across the fact columns.
-func hostsTable(r *Report, p palette) string {
-	t := newTerminalTable()
-	t.AppendHeader(table.Row{"host", "score", "crit", "high", "med", "low", "unknown", "kernel", "kafka", "backlog"})
+// hostsGrid has one row per host; a host that could not be audited says
+// so in its score column, and its error follows the table.
+func hostsGrid(r *Report, p palette) *grid {
+	g := &grid{cols: []column{
+		{head: "HOST", min: 12, wrap: true},
+		{head: "SCORE", right: true},
+		{head: "CRIT", right: true},
+		{head: "HIGH", right: true},
+		{head: "MED", right: true},
+		{head: "LOW", right: true},
+		{head: "UNKNOWN", short: "UNK", right: true},
+		{head: "KERNEL", min: 10, wrap: true},
+		{head: "KAFKA", min: 6, wrap: true},
+		{head: "BACKLOG", right: true},
+	}}
+	faint := cell{text: "0", paint: p.faint}
 	for i := range r.Hosts {
 		h := &r.Hosts[i]
 		if h.Error != nil {
-			// Wrapped so a long message does not stretch every column.
-			msg := p.paint(wrap("error "+string(h.Error.Kind)+": "+h.Error.Message, errorWidth), text.FgRed)
-			t.AppendRow(table.Row{h.Name, p.paint("-", text.FgRed), msg, msg, msg, msg, msg, msg, msg, msg},
-				table.RowConfig{AutoMerge: true, AutoMergeAlign: text.AlignLeft})
+			dash := plain("-")
+			g.add(plain(safe(h.Name)), cell{text: "error", paint: p.red}, dash, dash, dash, dash, dash, plain("not audited"), dash, dash)
 			continue
 		}
 		c := countHost(h)
-		unknown := p.faint("0")
+		unknown := faint
 		if c.Unknown > 0 {
-			unknown = p.status(rules.Unknown, strconv.Itoa(c.Unknown))
+			unknown = cell{text: strconv.Itoa(c.Unknown), paint: func(s string) string { return p.status(rules.Unknown, s) }}
 		}
-		t.AppendRow(table.Row{
-			h.Name,
-			scoreCell(h, c, p),
-			countCell(c, rules.Critical, p),
-			countCell(c, rules.High, p),
-			countCell(c, rules.Medium, p),
-			countCell(c, rules.Low, p),
-			unknown,
-			kernelRelease(h.Facts),
-			kafkaVersion(h.Facts),
-			effectiveBacklog(h.Facts),
-		})
+		g.add(plain(safe(h.Name)), scoreCell(h, c, p),
+			countCell(c, rules.Critical, p), countCell(c, rules.High, p), countCell(c, rules.Medium, p), countCell(c, rules.Low, p),
+			unknown, plain(safe(kernelRelease(h.Facts))), plain(safe(kafkaVersion(h.Facts))), plain(effectiveBacklog(h.Facts)))
 	}
-	t.SetColumnConfigs([]table.ColumnConfig{
-		{Number: 2, Align: text.AlignRight},
-		{Number: 3, Align: text.AlignRight},
-		{Number: 4, Align: text.AlignRight},
-		{Number: 5, Align: text.AlignRight},
-		{Number: 6, Align: text.AlignRight},
-		{Number: 7, Align: text.AlignRight},
-		{Number: 10, Align: text.AlignRight},
-	})
-	return t.Render()
+	return g
 }
 
 // scoreCell colours a host's score by its worst failure: green when
 // nothing fails and nothing is unknown.
-func scoreCell(h *Host, c hostCounts, p palette) string {
+func scoreCell(h *Host, c hostCounts, p palette) cell {
 	s := strconv.Itoa(h.Score)
 	switch {
 	case c.Fail[rules.Critical]+c.Fail[rules.High] > 0:
-		return p.severity(rules.High, s)
+		return cell{text: s, paint: p.red}
 	case c.failures() > 0 || c.Unknown > 0 || c.Error > 0:
-		return p.severity(rules.Medium, s)
+		return cell{text: s, paint: func(x string) string { return p.severity(rules.Medium, x) }}
 	}
-	return p.status(rules.Pass, s)
+	return cell{text: s, paint: func(x string) string { return p.status(rules.Pass, x) }}
 }
 
-func countCell(c hostCounts, sev rules.Severity, p palette) string {
+func countCell(c hostCounts, sev rules.Severity, p palette) cell {
 	n := c.Fail[sev]
 	if n == 0 {
-		return p.faint("0")
+		return cell{text: "0", paint: p.faint}
 	}
-	return p.severity(sev, strconv.Itoa(n))
-}
-
-// groupTable lists grouped findings, one row per group: the detail cell
-// holds the title, the sample observed → expected (withSample) and the
-// reason, word-wrapped so the table fits a ~120 column terminal.
-func groupTable(groups []RuleGroup, p palette, withSample bool) string {
-	t := newTerminalTable()
-	t.AppendHeader(table.Row{"severity", "rule", "hosts", "details"})
-	for _, g := range groups {
-		details := []string{p.bold(wrap(g.Title, detailWidth))}
-		if s := sampleText(g); withSample && s != "" {
-			details = append(details, wrap(clip(s, 2*detailWidth), detailWidth))
-		}
-		reason := g.Sample.Reason
-		if g.Status == rules.Waived {
-			reason = waiverNote(g.Sample)
-		}
-		if reason != "" {
-			details = append(details, p.faint(wrap(clip(reason, 3*detailWidth), detailWidth)))
-		}
-		if src := sourceText(g); src != "" {
-			details = append(details, wrap(src, detailWidth))
-		}
-		t.AppendRow(table.Row{
-			p.severity(g.Severity, string(g.Severity)),
-			g.Rule,
-			hostsCell(g.Hosts, hostsWidth),
-			strings.Join(details, "\n"),
-		})
-		t.AppendSeparator()
-	}
-	return t.Render()
-}
-
-const (
-	detailWidth = 60
-	hostsWidth  = 24
-	errorWidth  = 64
-)
-
-// clip shortens s to about max characters at a word boundary, marking the
-// cut: the table is for scanning; the full text is in json, markdown and
-// html, and in kaudit explain.
-func clip(s string, max int) string {
-	s = oneLine(s)
-	if len([]rune(s)) <= max {
-		return s
-	}
-	r := []rune(s)[:max]
-	if i := strings.LastIndexByte(string(r), ' '); i > max/2 {
-		return string(r)[:i] + " …"
-	}
-	return string(r) + "…"
-}
-
-// wrap folds whitespace and word-wraps s at width (a longer word is cut).
-func wrap(s string, width int) string {
-	return text.WrapSoft(oneLine(s), width)
-}
-
-// hostsCell is "N: a, b, c +M more" packed into lines of width, breaking
-// only between host names.
-func hostsCell(hosts []string, width int) string {
-	shown := hosts
-	if len(shown) > maxListedHosts {
-		shown = shown[:maxListedHosts]
-	}
-	tokens := []string{fmt.Sprintf("%d:", len(hosts))}
-	for i, h := range shown {
-		if i < len(shown)-1 {
-			h += ","
-		}
-		tokens = append(tokens, h)
-	}
-	if n := len(hosts) - len(shown); n > 0 {
-		tokens = append(tokens, fmt.Sprintf("+%d more", n))
-	}
-	var lines []string
-	line := ""
-	for _, tok := range tokens {
-		switch {
-		case line == "":
-			line = tok
-		case text.StringWidthWithoutEscSequences(line)+1+text.StringWidthWithoutEscSequences(tok) <= width:
-			line += " " + tok
-		default:
-			lines = append(lines, line)
-			line = tok
-		}
-	}
-	return strings.Join(append(lines, line), "\n")
+	return cell{text: strconv.Itoa(n), paint: func(s string) string { return p.severity(sev, s) }}
 }
 
 func orDash(s string) string {

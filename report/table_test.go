@@ -62,7 +62,7 @@ func TestTableColorIgnoresEnvironment(t *testing.T) {
 }
 
 func TestTableContent(t *testing.T) {
-	out := renderString(t, "table", loadFixture(t), Options{})
+	out := renderString(t, "table", loadFixture(t), Options{Verbose: true})
 	lines := strings.Split(out, "\n")
 	summary := ""
 	for _, l := range lines {
@@ -90,7 +90,7 @@ func TestTableContent(t *testing.T) {
 	}
 	row := func(host string) string {
 		for _, l := range lines {
-			if strings.Contains(l, " "+host+" ") {
+			if strings.HasPrefix(l, host+" ") {
 				return l
 			}
 		}
@@ -117,12 +117,14 @@ func TestTableHostTruncation(t *testing.T) {
 			Findings: []rules.Finding{{Rule: "somaxconn", Title: "somaxconn", Status: rules.Fail, Severity: rules.Medium, Observed: "128", Expected: ">= 4096"}}})
 	}
 	Summarize(r)
-	out := renderString(t, "table", r, Options{})
+	out := renderString(t, "table", r, Options{Verbose: true})
 	if !strings.Contains(out, "+3 more") {
 		t.Errorf("11 hosts should list 8 and +3 more:\n%s", out)
 	}
-	if n := strings.Count(out, "b09"); n != 1 {
-		t.Errorf("b09 appears %d times, want once (its host row, not the truncated group)", n)
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "  hosts ") && strings.Contains(l, "b09") {
+			t.Errorf("the group's host list should stop at b08: %q", l)
+		}
 	}
 	if got := hostList([]string{"a", "b", "c"}, 2); got != "a, b +1 more" {
 		t.Errorf("hostList = %q", got)
@@ -145,7 +147,7 @@ func TestTableAllPass(t *testing.T) {
 		t.Error("no unknown section expected")
 	}
 	// Backlog is read on the inventory's Kafka port; the smallest socket wins.
-	if !strings.Contains(out, " 4096 │") || strings.Contains(out, " 8192 ") {
+	if !strings.Contains(out, " 4096\n") || strings.Contains(out, " 8192") {
 		t.Errorf("backlog on port 9093 should be 4096:\n%s", out)
 	}
 }
@@ -161,19 +163,39 @@ func TestTablePaintPerLine(t *testing.T) {
 	}
 }
 
-func TestClip(t *testing.T) {
-	for _, c := range []struct {
-		in   string
-		max  int
-		want string
-	}{
-		{"short text", 40, "short text"},
-		{"the quick brown fox jumps over the lazy dog", 20, "the quick brown fox …"},
-		{"averyveryverylongwordwithoutspaces", 10, "averyveryv…"},
-		{"folds   \n  white space", 40, "folds white space"},
-	} {
-		if got := clip(c.in, c.max); got != c.want {
-			t.Errorf("clip(%q, %d) = %q, want %q", c.in, c.max, got, c.want)
+// -v carries what the old table carried and more: for every rule that
+// fails, is unknown or waived, its title, every host's observed →
+// expected, the reason, the fix and the rationale.
+func TestTableVerboseCarriesDetail(t *testing.T) {
+	r := loadFixture(t)
+	out := renderString(t, "table", r, Options{Verbose: true})
+	brief := renderString(t, "table", r, Options{})
+	for _, g := range r.GroupByRule(rules.Fail, rules.Unknown, rules.Waived) {
+		want := []string{g.Title, g.Sample.Reason}
+		if g.Status == rules.Waived {
+			want = []string{g.Title, waiverNote(g.Sample)}
 		}
+		for i, f := range g.Findings {
+			if s := observedExpected(f); s != "" && g.Status != rules.Waived {
+				want = append(want, g.Hosts[i]+": "+s)
+			}
+		}
+		if g.Sample.Fix != nil && g.Status != rules.Waived {
+			want = append(want, g.Sample.Fix.Summary)
+		}
+		if cr, ok := rules.Lookup(g.Rule); ok {
+			want = append(want, oneLine(cr.Rationale))
+		}
+		for _, w := range want {
+			if w != "" && !strings.Contains(out, oneLine(w)) {
+				t.Errorf("%s (%s): verbose table lacks %q", g.Rule, g.Status, w)
+			}
+		}
+		if g.Sample.Fix != nil && g.Sample.Fix.Summary != "" && strings.Contains(brief, g.Sample.Fix.Summary) {
+			t.Errorf("%s: the short table carries the fix %q: it belongs to -v", g.Rule, g.Sample.Fix.Summary)
+		}
+	}
+	if !strings.Contains(brief, "-v for every host's observed value") {
+		t.Error("the short table does not say where the details are")
 	}
 }

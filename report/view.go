@@ -206,16 +206,6 @@ func observedExpected(f rules.Finding) string {
 	return o + " → " + e
 }
 
-// sampleText is a group's sample observed → expected, naming the sample
-// host when the group spans several hosts (their values may differ).
-func sampleText(g RuleGroup) string {
-	s := observedExpected(g.Sample)
-	if s != "" && len(g.Hosts) > 1 {
-		s = g.Hosts[0] + ": " + s
-	}
-	return s
-}
-
 // failCounts is "1 critical, 3 high, 0 medium, ..." over every severity.
 func failCounts(s Summary) string {
 	parts := make([]string, 0, len(rules.Severities))

@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"os"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/kaudit/kaudit/internal/termui"
 	"github.com/kaudit/kaudit/pipeline"
 	"github.com/kaudit/kaudit/rules"
 )
@@ -27,6 +29,7 @@ func runExplain(_ context.Context, args []string, e env) error {
 	if !ok {
 		return usageErr("no rule %q (known: %s)", args[0], strings.Join(pipeline.RuleIDs(), ", "))
 	}
-	pipeline.WriteExplain(e.stdout, r)
+	out, _ := e.stdout.(*os.File)
+	pipeline.WriteExplain(e.stdout, r, termui.Width(0, os.Getenv, out)) // $COLUMNS, the terminal's, else 100
 	return nil
 }

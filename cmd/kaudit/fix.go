@@ -23,10 +23,11 @@ type fixOptions struct {
 	batch       int
 	maxFailures int
 	journalDir  string
+	term        termOpts // --width, --quiet
 }
 
 func fixCommand(e env) *cli.Command {
-	o := &fixOptions{}
+	o := &fixOptions{term: termOpts{stdout: e.stdout}}
 	return &cli.Command{
 		Name:        "fix",
 		Usage:       "scan, then print the remediation plan per host; --apply carries it out",
@@ -39,7 +40,7 @@ func fixCommand(e env) *cli.Command {
 			&cli.IntFlag{Name: "batch", Value: 1, Usage: "with --apply: hosts changed at once after the first (canary) host", Destination: &o.batch},
 			&cli.IntFlag{Name: "max-failures", Value: 0, Usage: "with --apply: start no further batch once more than `N` hosts failed", Destination: &o.maxFailures},
 			&cli.StringFlag{Name: "journal-dir", Usage: "with --apply: where the run journal is written (default ~/.local/state/kaudit/runs)", Destination: &o.journalDir},
-		}, o.ssh.flags(), o.become.flags()),
+		}, o.ssh.flags(), o.become.flags(), o.term.layoutFlags()),
 		Action: func(c *cli.Context) error { return runFix(c.Context, *o, c.Args().Slice(), e) },
 	}
 }
@@ -62,6 +63,10 @@ func runFix(ctx context.Context, o fixOptions, args []string, e env) error {
 	if err != nil {
 		return err
 	}
+	t, err := o.term.check(true, "plan")
+	if err != nil {
+		return err
+	}
 	_, hosts, err := loadInventory(args[0], o.limit)
 	if err != nil {
 		return err
@@ -80,16 +85,16 @@ func runFix(ctx context.Context, o fixOptions, args []string, e env) error {
 	}
 	defer runner.Close()
 	cfg.Runner = runner
-	r, err := scan(ctx, e, hosts, cfg)
+	r, err := scan(ctx, e, hosts, cfg, t.Quiet)
 	if err != nil {
 		return err
 	}
 	if r.Interrupted {
-		pipeline.WritePlan(e.stdout, r, sel)
+		pipeline.WritePlan(e.stdout, r, sel, t.Width)
 		return &exitError{code: ExitInterrupted, err: fmt.Errorf("interrupted while scanning: nothing changed")}
 	}
 	if !o.apply {
-		pipeline.WritePlan(e.stdout, r, sel)
+		pipeline.WritePlan(e.stdout, r, sel, t.Width)
 		return unauditedErr(r)
 	}
 	fp := pipeline.PlanFix(r, hosts, sel)
@@ -97,7 +102,7 @@ func runFix(ctx context.Context, o fixOptions, args []string, e env) error {
 		Runner: cfg.Runner, Timeout: cfg.Timeout, ConnectTimeout: cfg.ConnectTimeout,
 		Batch: o.batch, MaxFailures: o.maxFailures,
 	}
-	return applyFix(ctx, e, o, args[0], r, fp, acfg, jdir)
+	return applyFix(ctx, e, o, args[0], r, fp, acfg, jdir, t.Width)
 }
 
 func unauditedErr(r *report.Report) error {
@@ -117,8 +122,8 @@ func selector(list string) (remediate.Selector, error) {
 }
 
 // applyFix shows the plan, asks, and carries it out: fix --apply.
-func applyFix(ctx context.Context, e env, o fixOptions, invPath string, r *report.Report, fp *pipeline.FixPlan, cfg pipeline.ApplyConfig, jdir string) error {
-	pipeline.WriteFixPlan(e.stdout, fp)
+func applyFix(ctx context.Context, e env, o fixOptions, invPath string, r *report.Report, fp *pipeline.FixPlan, cfg pipeline.ApplyConfig, jdir string, width int) error {
+	pipeline.WriteFixPlan(e.stdout, fp, width)
 	if fp.Changes == 0 {
 		return unauditedErr(r)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/kaudit/kaudit/internal/termsafe"
 	"github.com/kaudit/kaudit/pipeline"
 )
 
@@ -45,9 +46,6 @@ func help(name string) string {
 
 // helpWithExit is help(name), a blank line and the EXIT STATUS table.
 func helpWithExit(name string) string { return help(name) + "\n\n" + help("exit") }
-
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "0.1.0-dev"
 
 // exitError carries an exit code out of a command.
 type exitError struct {
@@ -85,12 +83,15 @@ func newApp(e env) *cli.App {
 	return &cli.App{
 		Name:            "kaudit",
 		Usage:           "audit Kafka broker hosts over SSH for the SYN-cookie / listen-backlog failure and its neighbours",
-		Version:         version,
+		Version:         toolVersion(),
 		Description:     helpWithExit("app"),
 		Reader:          e.stdin,
 		Writer:          e.stdout,
 		ErrWriter:       e.stderr,
 		HideHelpCommand: true,
+		// urfave/cli's own completion: --generate-bash-completion on every
+		// command; kaudit completion bash|zsh|fish prints the script.
+		EnableBashCompletion: true,
 		Commands: []*cli.Command{
 			scanCommand(e),
 			probeCommand(e),
@@ -105,6 +106,7 @@ func newApp(e env) *cli.App {
 			waiversCommand(e),
 			whatifCommand(e),
 			trustCommand(e),
+			completionCommand(e),
 		},
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
 			return &exitError{code: ExitUsage, err: err}
@@ -121,9 +123,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return runEnv(args, env{stdin: os.Stdin, stdout: stdout, stderr: stderr, now: time.Now})
 }
 
+// runEnv runs kaudit. Everything written to stderr goes through
+// termsafe: error and warning lines quote what hosts said.
 func runEnv(args []string, e env) int {
+	e.stderr = termsafe.NewWriter(e.stderr)
 	app := newApp(e)
-	return exitCode(app.Run(interspersed(app, args)), e.stderr)
+	if !completing(args) { // the completion flag must stay last
+		args = interspersed(app, args)
+	}
+	return exitCode(app.Run(args), e.stderr)
 }
 
 // exitCode is the one place an error becomes an exit code (and its

@@ -10,7 +10,7 @@ import (
 
 // mergeCommand joins the JSON reports of a sharded scan into one.
 func mergeCommand(e env) *cli.Command {
-	o := &reportOptions{output: outputOpts{waivers: waiverOpts{now: e.now}}}
+	o := &reportOptions{output: outputOpts{waivers: waiverOpts{now: e.now}, term: termOpts{stdout: e.stdout}}}
 	fl := o.output.flags()
 	fl[0] = &cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "json", Usage: "report format: json (default), or any of kaudit report's", Destination: &o.output.format}
 	return &cli.Command{

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"strings"
 	"time"
 
@@ -10,7 +9,6 @@ import (
 	"github.com/kaudit/kaudit/audit"
 	"github.com/kaudit/kaudit/audit/inventory"
 	"github.com/kaudit/kaudit/audit/transport"
-	"github.com/kaudit/kaudit/internal/ui"
 	"github.com/kaudit/kaudit/pipeline"
 	"github.com/kaudit/kaudit/report"
 	"github.com/kaudit/kaudit/rules"
@@ -88,19 +86,19 @@ func loadProfile(file string) (rules.Profile, error) {
 // outputOpts are the flags of every command that prints a report.
 type outputOpts struct {
 	format, output, failOn string
-	failOnUnknown, noColor bool
+	failOnUnknown          bool
 	waivers                waiverOpts
+	term                   termOpts
 }
 
 func (o *outputOpts) flags() []cli.Flag {
-	return []cli.Flag{
+	return append([]cli.Flag{
 		&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "table", Usage: "report format: " + strings.Join(report.Formats(), ", "), Destination: &o.format},
 		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the report to `FILE` instead of stdout", Destination: &o.output},
 		&cli.StringFlag{Name: "fail-on", Value: "high", Usage: "exit 1 when a finding of this `SEVERITY` or higher fails (critical, high, medium, low, info)", Destination: &o.failOn},
 		&cli.BoolFlag{Name: "fail-on-unknown", Usage: "also exit 1 when a finding at or above --fail-on is unknown (not proven safe), e.g. a kernel kaudit cannot settle", Destination: &o.failOnUnknown},
-		&cli.BoolFlag{Name: "no-color", Usage: "never colour the table (also: NO_COLOR=1)", Destination: &o.noColor},
 		o.waivers.flag(),
-	}
+	}, o.term.flags()...)
 }
 
 // emitOpts are checked output flags: how to render a report and turn it
@@ -109,11 +107,11 @@ type emitOpts struct {
 	format, output string
 	failOn         rules.Severity
 	failOnUnknown  bool
-	color          bool
+	term           termOptions
 }
 
 // check validates --format and the --fail-on threshold (given: a command
-// may take it from elsewhere), and decides on colour.
+// may take it from elsewhere), and decides the terminal layout (termOpts).
 func (o outputOpts) check(failOn string) (emitOpts, error) {
 	eo := emitOpts{format: o.format, output: o.output, failOnUnknown: o.failOnUnknown}
 	if err := oneOf("format", eo.format, report.Formats()); err != nil {
@@ -124,8 +122,9 @@ func (o outputOpts) check(failOn string) (emitOpts, error) {
 		return eo, usageErr("unknown --fail-on %q (critical, high, medium, low, info)", failOn)
 	}
 	eo.failOn = sev
-	eo.color = eo.output == "" && eo.format == "table" && !o.noColor && os.Getenv("NO_COLOR") == "" && ui.IsTerminal(os.Stdout)
-	return eo, nil
+	var err error
+	eo.term, err = o.term.check(eo.output == "", eo.format)
+	return eo, err
 }
 
 // oneOf checks that --flag is one of the known values.

@@ -18,7 +18,7 @@ type reportOptions struct {
 // reportCommand re-renders a JSON scan (kaudit scan -f json) in any
 // registered format without connecting anywhere.
 func reportCommand(e env) *cli.Command {
-	o := &reportOptions{output: outputOpts{waivers: waiverOpts{now: e.now}}}
+	o := &reportOptions{output: outputOpts{waivers: waiverOpts{now: e.now}, term: termOpts{stdout: e.stdout}}}
 	return &cli.Command{
 		Name:        "report",
 		Usage:       "re-render an earlier JSON scan in any format (no SSH): kaudit report scan.json -f html -o report.html",

@@ -7,10 +7,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/kaudit/kaudit/audit"
 	"github.com/kaudit/kaudit/audit/inventory"
 	"github.com/kaudit/kaudit/audit/transport"
-	"github.com/kaudit/kaudit/internal/ui"
 	"github.com/kaudit/kaudit/pipeline"
 	"github.com/kaudit/kaudit/report"
 	"github.com/kaudit/kaudit/rules"
@@ -35,7 +33,7 @@ type reportOpts struct {
 }
 
 func newReportOpts(e env) reportOpts {
-	return reportOpts{output: outputOpts{waivers: waiverOpts{now: e.now}}}
+	return reportOpts{output: outputOpts{waivers: waiverOpts{now: e.now}, term: termOpts{stdout: e.stdout}}}
 }
 
 func (o *reportOpts) flags() []cli.Flag {
@@ -94,7 +92,7 @@ func runScan(ctx context.Context, o scanOptions, args []string, e env) error {
 // host), then --waivers (when set), then the report and its exit status.
 // The report is nil when it was not emitted.
 func scanAndEmit(ctx context.Context, e env, o reportOpts, eo emitOpts, cfg pipeline.Config, hosts []inventory.Host, inventory, shard string) (*report.Report, error) {
-	r, err := scan(ctx, e, hosts, cfg)
+	r, err := scan(ctx, e, hosts, cfg, eo.term.Quiet)
 	if err != nil {
 		return nil, err
 	}
@@ -115,9 +113,10 @@ func newRunner(e env) *transport.SSH {
 	return ssh
 }
 
-// scan runs pipeline.Scan over SSH with a progress bar on a terminal.
-// Ctrl-C stops the scan promptly and marks the report interrupted.
-func scan(ctx context.Context, e env, hosts []inventory.Host, cfg pipeline.Config) (*report.Report, error) {
+// scan runs pipeline.Scan over SSH with a progress bar on a terminal
+// (unless quiet). Ctrl-C stops the scan promptly and marks the report
+// interrupted.
+func scan(ctx context.Context, e env, hosts []inventory.Host, cfg pipeline.Config, quiet bool) (*report.Report, error) {
 	// Every host's profile before connecting anywhere: a bad override is
 	// an inventory error, not a per-host failure.
 	if _, err := pipeline.Profiles(hosts, cfg.Profile); err != nil {
@@ -128,17 +127,17 @@ func scan(ctx context.Context, e env, hosts []inventory.Host, cfg pipeline.Confi
 	}
 	ctx, stop := interruptible(ctx)
 	defer stop()
-	prog := ui.NewProgress(e.stderr, len(hosts), "scanning hosts")
-	cfg.Progress = func(audit.Result) { prog.Step() }
+	prog := newProgress(e.stderr, len(hosts), quiet)
+	cfg.Progress = prog.done
 	r, err := pipeline.Scan(ctx, hosts, cfg)
-	prog.Finish()
+	prog.finish()
 	return r, err
 }
 
 // emit renders the report and turns it into an exit code.
 func emit(stdout io.Writer, r *report.Report, o emitOpts) error {
 	err := writeOutput(stdout, o.output, func(w io.Writer) error {
-		return report.Render(w, o.format, r, report.Options{Color: o.color})
+		return report.Render(w, o.format, r, report.Options{Color: o.term.Color, Width: o.term.Width, Verbose: o.term.Verbose})
 	})
 	if err != nil {
 		return err

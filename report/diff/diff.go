@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/kaudit/kaudit/audit/facts"
+	"github.com/kaudit/kaudit/internal/termsafe"
 	"github.com/kaudit/kaudit/report"
 	"github.com/kaudit/kaudit/rules"
 )
@@ -272,6 +273,11 @@ func (t textWriter) heading(title string, n int) {
 }
 
 func (t textWriter) table(header []string, rows [][]string) {
+	for _, r := range rows { // host names, rules, observed values, facts: a host's text
+		for i := range r {
+			r[i] = termsafe.Line(r[i])
+		}
+	}
 	if t.md {
 		fmt.Fprintf(t.ew, "| %s |\n|%s\n", strings.Join(header, " | "), strings.Repeat("---|", len(header)))
 		for _, r := range rows {
@@ -302,7 +308,7 @@ func (t textWriter) section(title string, header []string, rows [][]string) {
 func (t textWriter) hosts(title string, names []string) {
 	t.heading(title, len(names))
 	if len(names) > 0 {
-		fmt.Fprintf(t.ew, "  %s\n", strings.Join(names, ", "))
+		fmt.Fprintf(t.ew, "  %s\n", termsafe.Line(strings.Join(names, ", ")))
 	}
 }
 

@@ -150,3 +150,27 @@ func TestWrite(t *testing.T) {
 		t.Errorf("null in JSON:\n%s", b.String())
 	}
 }
+
+// A host's text in a diff (kernel release, observed values) is shown,
+// never obeyed: termsafe, as in every report format.
+func TestWriteHostileText(t *testing.T) {
+	old, new := load(t, "old.json"), load(t, "new.json")
+	for i := range new.Hosts {
+		if f := new.Hosts[i].Facts; f != nil {
+			f.Kernel.Release += "\x1b]0;pwned\a\u202e"
+		}
+		for j := range new.Hosts[i].Findings {
+			new.Hosts[i].Findings[j].Observed += "\x1b[2J"
+		}
+	}
+	for _, format := range []string{"table", "markdown"} {
+		var buf bytes.Buffer
+		if err := Write(&buf, format, Compare(old, new)); err != nil {
+			t.Fatal(err)
+		}
+		out := buf.String()
+		if strings.ContainsAny(out, "\x1b\a\u202e") || !strings.Contains(out, `\x1b]0;pwned\a\u202e`) || !strings.Contains(out, `\x1b[2J`) {
+			t.Errorf("%s: hostile text not made visible:\n%q", format, out)
+		}
+	}
+}
