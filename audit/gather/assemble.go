@@ -40,6 +40,7 @@ var sectionParsers = []struct {
 	{facts.SecNetstat, false, (*assembler).netstat},
 	{facts.SecListeners, false, (*assembler).listeners},
 	{facts.SecKafka, true, (*assembler).kafka}, // and kafka-config
+	{facts.SecFeasible, false, (*assembler).feasibility},
 	{facts.SecNICs, true, (*assembler).nics},
 	{facts.SecEvidence, false, (*assembler).evidence},
 }
@@ -166,6 +167,10 @@ func (a *assembler) nics(s remote.Section) {
 			a.f.NICs = append(a.f.NICs, n)
 		}
 	}
+}
+
+func (a *assembler) feasibility(s remote.Section) {
+	a.f.Feasibility = parse.Feasibility(s.Body)
 }
 
 func (a *assembler) evidence(s remote.Section) {
