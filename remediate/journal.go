@@ -83,7 +83,7 @@ type Backup struct {
 
 // RuntimeValue records a running setting before and after the run.
 type RuntimeValue struct {
-	Kind   string `json:"kind,omitempty"` // KindSysctl, KindNICRing, KindNICOffload
+	Kind   ChangeKind `json:"kind,omitempty"` // KindSysctl, KindNICRing, KindNICOffload ("" in old journals: KindSysctl)
 	Key    string `json:"key"`            // sysctl key or "eth0 rx"
 	Before string `json:"before"`
 	After  string `json:"after"`

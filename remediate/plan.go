@@ -15,13 +15,19 @@ import (
 	"github.com/kaudit/kaudit/rules"
 )
 
+// ChangeKind is what a change changes; its string is the JSON "kind".
+type ChangeKind string
+
 // Change kinds.
 const (
-	KindSysctl        = "sysctl"
-	KindKafkaProperty = "kafka-property"
-	KindNICRing       = "nic-ring"
-	KindNICOffload    = "nic-offload"
+	KindSysctl        ChangeKind = "sysctl"
+	KindKafkaProperty ChangeKind = "kafka-property"
+	KindNICRing       ChangeKind = "nic-ring"
+	KindNICOffload    ChangeKind = "nic-offload"
 )
+
+// IsNIC reports whether k is a NIC ring or offload change.
+func (k ChangeKind) IsNIC() bool { return k == KindNICRing || k == KindNICOffload }
 
 // NICPersistPath is where ring and offload settings are persisted when
 // the host's own mechanism cannot be used (facts.NIC.Persist): a udev
@@ -61,7 +67,7 @@ type Change struct {
 	// Rule is the rule that asked for the change; when several rules ask
 	// for the same target, their IDs sorted and joined with ",".
 	Rule            string `json:"rule"`
-	Kind            string `json:"kind"`   // KindSysctl, KindKafkaProperty, KindNICRing, KindNICOffload
+	Kind            ChangeKind `json:"kind"`
 	Target          string `json:"target"` // sysctl key, property key, or "eth0 rx" / "eth0 gro"
 	From            string `json:"from"`   // "" when unknown (or, for a property, unset)
 	To              string `json:"to"`
@@ -91,7 +97,10 @@ type HostPlan struct {
 	Host     string   `json:"host"`
 	Changes  []Change `json:"changes"`
 	Manual   []Manual `json:"manual,omitempty"`
-	Warnings []string `json:"warnings,omitempty"`
+	// Infeasible: what the rules ask for that this host does not allow
+	// (facts.Feasibility); not planned.
+	Infeasible []Infeasible `json:"cannot_apply,omitempty"`
+	Warnings   []string     `json:"warnings,omitempty"`
 }
 
 // RestartRequired reports whether any change needs a broker restart.
@@ -104,9 +113,14 @@ func (p HostPlan) RestartRequired() bool {
 	return false
 }
 
-// Selector chooses which findings' fixes to plan.
+// Selector chooses which findings' fixes to plan, and how.
 type Selector struct {
 	Rules []string // rule IDs; empty means all
+	// RuntimeOnlyOK: a change whose running value can be set but whose
+	// persistence cannot (no udev rules directory, a read-only
+	// /etc/sysctl.d) is planned runtime only, saying so, instead of being
+	// listed as impossible here.
+	RuntimeOnlyOK bool
 }
 
 // Match reports whether the rule is selected.
@@ -153,6 +167,8 @@ func PlanHost(host string, f *facts.Facts, findings []rules.Finding, sel Selecto
 		nic:     map[string]*request{},
 		seenMan: map[Manual]bool{},
 		seenWrn: map[string]bool{},
+
+		runtimeOnlyOK: sel.RuntimeOnlyOK,
 	}
 	plan := HostPlan{Host: host, Changes: []Change{}}
 	if f == nil {
@@ -214,6 +230,8 @@ type planner struct {
 	seenMan           map[Manual]bool
 	warnings          []string
 	seenWrn           map[string]bool
+	runtimeOnlyOK     bool
+	infeasible        []Infeasible
 }
 
 // request is one target asked for by one or more rules.
@@ -490,9 +508,15 @@ func (p *planner) finish(plan *HostPlan) {
 		}
 		return changes[i].Target < changes[j].Target
 	})
-	if changes != nil {
-		plan.Changes = changes
+	for _, c := range changes {
+		c, no := p.feasible(c)
+		if no != nil {
+			p.infeasible = append(p.infeasible, *no)
+			continue
+		}
+		plan.Changes = append(plan.Changes, c)
 	}
+	plan.Infeasible = p.infeasible
 
 	if len(p.upgrades) > 0 && !p.upgradeText {
 		p.addManual(strings.Join(p.upgrades, ","), fmt.Sprintf("upgrade Kafka to ≥ 3.2 (Confluent Platform ≥ 7.2): %s runs %s, where the listen backlog is fixed at %d (KIP-764)",

@@ -107,24 +107,18 @@ type Skipped struct {
 }
 
 // Split returns the changes of a plan that Apply carries out and those it
-// skips: unknown kinds, and — a second guard behind
-// the planner — net.ipv4.tcp_syncookies=0 unless kernel-synack-wscale
-// fails or is unknown in findings.
+// skips: unknown kinds, and — a second guard behind the planner —
+// net.ipv4.tcp_syncookies=0 unless rules.SyncookiesOffWarranted.
 func Split(p remediate.HostPlan, findings []rules.Finding) (apply []remediate.Change, skipped []Skipped) {
-	affected := false
-	for _, f := range findings {
-		if f.Rule == rules.RuleKernelSynackWscale && (f.Status == rules.Fail || f.Status == rules.Unknown) {
-			affected = true
-		}
-	}
+	affected, _ := rules.SyncookiesOffWarranted(findings)
 	for _, c := range p.Changes {
 		switch {
 		case c.Kind == remediate.KindSysctl && c.Target == rules.KeySyncookies && c.To == "0" && !affected:
 			skipped = append(skipped, Skipped{c, "not disabling SYN cookies: kernel-synack-wscale does not fail, and on a fixed kernel cookies are the better defence"})
-		case c.Kind == remediate.KindSysctl || c.Kind == remediate.KindKafkaProperty || isNIC(c.Kind):
+		case c.Kind == remediate.KindSysctl || c.Kind == remediate.KindKafkaProperty || c.Kind.IsNIC():
 			apply = append(apply, c)
 		default:
-			skipped = append(skipped, Skipped{c, "unknown change kind " + c.Kind})
+			skipped = append(skipped, Skipped{c, "unknown change kind " + string(c.Kind)})
 		}
 	}
 	return apply, skipped

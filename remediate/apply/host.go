@@ -79,7 +79,7 @@ func runApply(ctx context.Context, h Host, opt Options, rec *journal, prep *prep
 	case runErr == nil && rs.Find("done") != nil:
 		return "", false
 	case f != nil:
-		return fmt.Sprintf("step %s failed: %s%s", f.Step, f.Text(), stderrTail(out)), changedAnything(rs, f.Step)
+		return fmt.Sprintf("step %s failed: %s%s", f.Step, f.Text(), stderrTail(out)), changedAnything(rs, f.Step, prep.params.ChangeSteps())
 	case runErr != nil:
 		return "apply: " + runErr.Error(), true
 	}
@@ -87,14 +87,14 @@ func runApply(ctx context.Context, h Host, opt Options, rec *journal, prep *prep
 }
 
 // changedAnything reports whether the apply script may have changed
-// something before failing at step failed: only the running-value and
-// file steps (changesHost) change anything.
-func changedAnything(rs remote.Results, failed string) bool {
-	if changesHost(failed) {
+// something before failing at step failed: only its StepChange steps
+// change anything.
+func changedAnything(rs remote.Results, failed string, steps map[string]StepKind) bool {
+	if steps[failed] == StepChange {
 		return true
 	}
 	for _, r := range rs {
-		if changesHost(r.Step) {
+		if steps[r.Step] == StepChange {
 			return true
 		}
 	}

@@ -54,8 +54,8 @@ func parseManifest(runID string, rs remote.Results) (backups []remediate.Backup,
 				b.Stored = RunDir(runID) + "/" + f[1]
 			}
 			backups = append(backups, b)
-		case remediate.KindSysctl, remediate.KindNICRing, remediate.KindNICOffload:
-			runtime = append(runtime, remediate.RuntimeValue{Kind: f[0], Key: f[2], Before: f[3], After: f[4]})
+		case string(remediate.KindSysctl), string(remediate.KindNICRing), string(remediate.KindNICOffload):
+			runtime = append(runtime, remediate.RuntimeValue{Kind: remediate.ChangeKind(f[0]), Key: f[2], Before: f[3], After: f[4]})
 		default:
 			return nil, nil, fmt.Errorf("manifest: unknown record %q", f[0])
 		}

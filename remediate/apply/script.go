@@ -126,7 +126,8 @@ type ReadParams struct {
 // NICRead is one NIC setting to read: Kind remediate.KindNICRing or
 // KindNICOffload, Target "eth0 rx" / "eth0 gro".
 type NICRead struct {
-	Kind, Target string
+	Kind   remediate.ChangeKind
+	Target string
 }
 
 // ReadScript renders the read step: for each file "file <i> ok
@@ -196,7 +197,7 @@ type FileWrite struct {
 
 // RuntimeWrite is one running sysctl the apply step sets.
 type RuntimeWrite struct {
-	Kind   string // "" or remediate.KindSysctl: Key is a sysctl; KindNICRing, KindNICOffload: Key is "eth0 rx"
+	Kind   remediate.ChangeKind // "" or remediate.KindSysctl: Key is a sysctl; KindNICRing, KindNICOffload: Key is "eth0 rx"
 	Key    string
 	Before string // folded value when read
 	To     string // folded
@@ -357,7 +358,7 @@ func (p ApplyParams) writeManifest(b *strings.Builder) {
 		}
 	}
 	for i, r := range p.Runtime {
-		fmt.Fprintf(b, "printf '%%s\\n' %s\n", q(runtimeKind(r.Kind)+"\t"+runtimeStep(r.Kind, i)+"\t"+r.Key+"\t"+r.Before+"\t"+r.To))
+		fmt.Fprintf(b, "printf '%%s\\n' %s\n", q(string(runtimeKind(r.Kind))+"\t"+runtimeStep(r.Kind, i)+"\t"+r.Key+"\t"+r.Before+"\t"+r.To))
 	}
 	b.WriteString("} > \"$RUN\"/manifest || fail backup-manifest \"cannot write $RUN/manifest\"\n")
 }
@@ -559,7 +560,7 @@ func (p RollbackParams) writeRestoreRuntime(b *strings.Builder) error {
 }
 
 // checkRuntime validates one running value of any kind.
-func checkRuntime(kind, key, before, to string) error {
+func checkRuntime(kind remediate.ChangeKind, key, before, to string) error {
 	if isNIC(kind) {
 		if _, _, err := nicTarget(kind, key); err != nil {
 			return err
@@ -581,7 +582,7 @@ func checkRuntime(kind, key, before, to string) error {
 	return CheckSysctlValue(key, to)
 }
 
-func runtimeKind(kind string) string {
+func runtimeKind(kind remediate.ChangeKind) remediate.ChangeKind {
 	if kind == "" {
 		return remediate.KindSysctl
 	}
@@ -591,16 +592,31 @@ func runtimeKind(kind string) string {
 // fileStep names the apply script's step that writes file i: file-<i>.
 func fileStep(i int) string { return "file-" + strconv.Itoa(i) }
 
-// reChangeStep matches the apply script's steps that change the host:
-// runtimeStep's and fileStep's names, exactly.
-var reChangeStep = regexp.MustCompile(`^(sysctl|nic|file)-[0-9]+$`)
+// StepKind is what one step of the apply script does.
+type StepKind int
 
-// changesHost reports whether apply-script step changes the host (a
-// running value or a file), as opposed to the checks and backups before.
-func changesHost(step string) bool { return reChangeStep.MatchString(step) }
+// Step kinds: only a StepChange step changes the host.
+const (
+	StepPrepare StepKind = iota // tools, run directory, checks, backups, manifest
+	StepChange                  // sets a running value or replaces a file
+)
+
+// ChangeSteps are the names of the apply script's steps that change the
+// host (a running value, a file), from the same names the script uses:
+// a step not in it is a check or a backup before any change.
+func (p ApplyParams) ChangeSteps() map[string]StepKind {
+	steps := map[string]StepKind{}
+	for i, r := range p.Runtime {
+		steps[runtimeStep(r.Kind, i)] = StepChange
+	}
+	for i := range p.Files {
+		steps[fileStep(i)] = StepChange
+	}
+	return steps
+}
 
 // runtimeStep names running value i: sysctl-<i> or nic-<i>.
-func runtimeStep(kind string, i int) string {
+func runtimeStep(kind remediate.ChangeKind, i int) string {
 	if isNIC(kind) {
 		return "nic-" + strconv.Itoa(i)
 	}
@@ -609,7 +625,7 @@ func runtimeStep(kind string, i int) string {
 
 // readRuntime sets v to the current value (folded), failing step when it
 // cannot be read. The key is validated.
-func readRuntime(kind, key, step string) string {
+func readRuntime(kind remediate.ChangeKind, key, step string) string {
 	if isNIC(kind) {
 		iface, setting, _ := nicTarget(kind, key)
 		return fmt.Sprintf("v=$(%s)\n[ -n \"$v\" ] || fail %s %s\n", nicGet(kind, iface, setting), step, q("cannot read "+key+" with ethtool"))
@@ -618,7 +634,7 @@ func readRuntime(kind, key, step string) string {
 }
 
 // readRuntimeQuiet sets v to the current value, empty when unreadable.
-func readRuntimeQuiet(kind, key string) string {
+func readRuntimeQuiet(kind remediate.ChangeKind, key string) string {
 	if isNIC(kind) {
 		iface, setting, _ := nicTarget(kind, key)
 		return fmt.Sprintf("v=$(%s)\n", nicGet(kind, iface, setting))
@@ -627,7 +643,7 @@ func readRuntimeQuiet(kind, key string) string {
 }
 
 // writeRuntime is the command that sets a running value.
-func writeRuntime(kind, key, v string) string {
+func writeRuntime(kind remediate.ChangeKind, key, v string) string {
 	if isNIC(kind) {
 		iface, setting, _ := nicTarget(kind, key)
 		return nicSet(kind, iface, setting, v) + " >/dev/null"
