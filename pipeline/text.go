@@ -17,7 +17,7 @@ import (
 func WritePlan(w io.Writer, r *report.Report, sel remediate.Selector) {
 	ps, unaudited := Plans(r, sel)
 	writeUnaudited(w, unaudited)
-	remediate.RenderPlan(w, ps, remediate.PlanOptions{})
+	remediate.RenderPlan(w, ps, remediate.PlanOptions{Unaudited: len(unaudited)})
 }
 
 func writeUnaudited(w io.Writer, hosts []report.Host) {
@@ -32,7 +32,7 @@ func writeUnaudited(w io.Writer, hosts []report.Host) {
 // line saying nothing will change.
 func WriteFixPlan(w io.Writer, fp *FixPlan) {
 	writeUnaudited(w, fp.Unaudited)
-	remediate.RenderPlan(w, fp.Plans, remediate.PlanOptions{Applying: true})
+	remediate.RenderPlan(w, fp.Plans, remediate.PlanOptions{Applying: true, Unaudited: len(fp.Unaudited)})
 	for _, s := range fp.Skipped {
 		fmt.Fprintf(w, "%s: skipped %s %s → %s: %s\n", s.Host, s.Change.Kind, s.Change.Target, s.Change.To, s.Reason)
 	}

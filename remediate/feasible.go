@@ -24,7 +24,7 @@ type Infeasible struct {
 
 // runtimeOnlyNote starts the note of a change whose persistence was
 // dropped because the user accepted runtime-only changes.
-const runtimeOnlyNote = "runtime only (--runtime-only-ok): not persisted, it reverts at the next reboot"
+const runtimeOnlyNote = "runtime only (--runtime-only-ok): not persisted"
 
 // feasible decides, from the host's facts.Feasibility, whether c can be
 // made here. It returns the change to plan (possibly without its
@@ -65,7 +65,7 @@ func (p *planner) feasible(c Change) (Change, *Infeasible) {
 		return no(fmt.Sprintf("cannot persist: %s", why), "add "+persistWhat(c)+" to your provisioning")
 	case p.runtimeOnlyOK:
 		c.Persist, c.PersistPath, c.PersistMatch = false, "", ""
-		c.Note = strings.TrimPrefix(c.Note+"\n"+runtimeOnlyNote+" ("+why+"): add "+persistWhat(c)+" to your provisioning", "\n")
+		c.Note = strings.TrimPrefix(c.Note+"\n"+runtimeOnlyNote+", "+why+"; it reverts at the next reboot: add "+persistWhat(c)+" to your provisioning", "\n")
 		return c, nil
 	}
 	return no(fmt.Sprintf("cannot persist: %s", why),
@@ -90,11 +90,8 @@ func persistWhat(c Change) string {
 	if c.Kind == KindSysctl {
 		return c.Target + " = " + c.To
 	}
-	if c.Kind == KindNICRing || c.Kind == KindNICOffload {
-		if c.PersistPath == NICPersistPath {
-			return fmt.Sprintf("%s %s (there is no udev rules directory for kaudit's rule)", c.Target, c.To)
-		}
-		return fmt.Sprintf("%s %s", c.Target, c.To)
+	if c.Kind.IsNIC() {
+		return c.Target + " " + c.To
 	}
 	return c.Target + "=" + c.To
 }
@@ -119,7 +116,7 @@ func dirWritable(fs *facts.Feasibility, dir string) (why string, ok bool) {
 	case dir == "" || !known:
 		return "", true
 	case !d.Exists && dir == path.Dir(NICPersistPath):
-		return "no udev rules directory (" + dir + " does not exist)", false
+		return "no udev: " + dir + " does not exist", false
 	case !d.Exists:
 		return dir + " does not exist", false
 	case d.ReadOnly:

@@ -84,9 +84,9 @@ type Backup struct {
 // RuntimeValue records a running setting before and after the run.
 type RuntimeValue struct {
 	Kind   ChangeKind `json:"kind,omitempty"` // KindSysctl, KindNICRing, KindNICOffload ("" in old journals: KindSysctl)
-	Key    string `json:"key"`            // sysctl key or "eth0 rx"
-	Before string `json:"before"`
-	After  string `json:"after"`
+	Key    string     `json:"key"`            // sysctl key or "eth0 rx"
+	Before string     `json:"before"`
+	After  string     `json:"after"`
 }
 
 var runIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)

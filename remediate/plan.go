@@ -66,16 +66,16 @@ type Change struct {
 	Host string `json:"host"`
 	// Rule is the rule that asked for the change; when several rules ask
 	// for the same target, their IDs sorted and joined with ",".
-	Rule            string `json:"rule"`
+	Rule            string     `json:"rule"`
 	Kind            ChangeKind `json:"kind"`
-	Target          string `json:"target"` // sysctl key, property key, or "eth0 rx" / "eth0 gro"
-	From            string `json:"from"`   // "" when unknown (or, for a property, unset)
-	To              string `json:"to"`
-	Runtime         bool   `json:"runtime"` // the running value changes now
-	Persist         bool   `json:"persist"` // a file changes so that it survives a reboot or restart
-	PersistPath     string `json:"persist_path,omitempty"`
-	RestartRequired bool   `json:"restart_required,omitempty"` // takes effect for the broker only after a broker restart (kaudit never restarts it)
-	Note            string `json:"note,omitempty"`             // trade-offs and caveats, one per line
+	Target          string     `json:"target"` // sysctl key, property key, or "eth0 rx" / "eth0 gro"
+	From            string     `json:"from"`   // "" when unknown (or, for a property, unset)
+	To              string     `json:"to"`
+	Runtime         bool       `json:"runtime"` // the running value changes now
+	Persist         bool       `json:"persist"` // a file changes so that it survives a reboot or restart
+	PersistPath     string     `json:"persist_path,omitempty"`
+	RestartRequired bool       `json:"restart_required,omitempty"` // takes effect for the broker only after a broker restart (kaudit never restarts it)
+	Note            string     `json:"note,omitempty"`             // trade-offs and caveats, one per line
 
 	// PersistMatch is, for a systemd .link file (LinkPath), its [Match]
 	// keys, space-separated: "MACAddress=52:54:00:aa:bb:cc Driver=ixgbe";
@@ -94,9 +94,9 @@ type Manual struct {
 
 // HostPlan is everything kaudit would do, and would not do, on one host.
 type HostPlan struct {
-	Host     string   `json:"host"`
-	Changes  []Change `json:"changes"`
-	Manual   []Manual `json:"manual,omitempty"`
+	Host    string   `json:"host"`
+	Changes []Change `json:"changes"`
+	Manual  []Manual `json:"manual,omitempty"`
 	// Infeasible: what the rules ask for that this host does not allow
 	// (facts.Feasibility); not planned.
 	Infeasible []Infeasible `json:"cannot_apply,omitempty"`

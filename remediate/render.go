@@ -12,6 +12,7 @@ type Summary struct {
 	Hosts    int // hosts with at least one change
 	Restarts int // hosts with at least one change that needs a broker restart
 	Manual   int // manual actions
+	Cannot   int // changes the hosts do not allow (HostPlan.Infeasible)
 }
 
 // Summarize counts plans.
@@ -20,6 +21,7 @@ func Summarize(plans []HostPlan) Summary {
 	for _, p := range plans {
 		s.Changes += len(p.Changes)
 		s.Manual += len(p.Manual)
+		s.Cannot += len(p.Infeasible)
 		if len(p.Changes) > 0 {
 			s.Hosts++
 		}
@@ -36,6 +38,10 @@ type PlanOptions struct {
 	// on M hosts …; nothing changed (run with --apply)" line is left out
 	// (the applier reports what it did). "nothing to change" stays.
 	Applying bool
+	// Unaudited is the number of hosts that could not be audited (they
+	// have no plan): the summary says so instead of counting them as
+	// having nothing to change.
+	Unaudited int
 }
 
 // RenderPlan writes plans as text for a human deciding whether to apply
@@ -55,23 +61,36 @@ func RenderPlan(w io.Writer, plans []HostPlan, opts PlanOptions) {
 		b.WriteString("\n")
 	}
 	s := Summarize(plans)
+	var tail string
+	if s.Cannot > 0 {
+		tail += fmt.Sprintf("; %s cannot be applied on %s (listed above, with what to do instead)", plural(s.Cannot, "change", "changes"), hostsWord(plans))
+	}
+	if opts.Unaudited > 0 {
+		tail += fmt.Sprintf("; %s not audited: no plan for %s", plural(opts.Unaudited, "host", "hosts"), map[bool]string{true: "it", false: "them"}[opts.Unaudited == 1])
+	}
+	hosts := plural(len(plans), "host", "hosts")
+	if opts.Unaudited > 0 {
+		hosts = plural(len(plans), "audited host", "audited hosts")
+	}
 	switch {
 	case s.Changes == 0:
-		fmt.Fprintf(&b, "nothing to change on %s; nothing changed\n", plural(len(plans), "host", "hosts"))
+		fmt.Fprintf(&b, "nothing to change on %s%s; nothing changed\n", hosts, tail)
 	case !opts.Applying:
 		verb := "need"
 		if s.Restarts == 1 {
 			verb = "needs"
 		}
-		fmt.Fprintf(&b, "%s on %s, %d %s a broker restart; nothing changed (run with --apply)\n",
-			plural(s.Changes, "change", "changes"), plural(s.Hosts, "host", "hosts"), s.Restarts, verb)
+		fmt.Fprintf(&b, "%s on %s, %d %s a broker restart%s; nothing changed (run with --apply)\n",
+			plural(s.Changes, "change", "changes"), plural(s.Hosts, "host", "hosts"), s.Restarts, verb, tail)
+	case tail != "":
+		fmt.Fprintf(&b, "%s\n", strings.TrimPrefix(tail, "; "))
 	}
 	io.WriteString(w, b.String())
 }
 
 // renderHost writes one host's part of RenderPlan.
 func renderHost(b *strings.Builder, p HostPlan) {
-	if len(p.Changes) == 0 && len(p.Manual) == 0 && len(p.Warnings) == 0 {
+	if len(p.Changes) == 0 && len(p.Manual) == 0 && len(p.Warnings) == 0 && len(p.Infeasible) == 0 {
 		fmt.Fprintf(b, "%s: nothing to change\n", p.Host)
 		return
 	}
@@ -89,6 +108,12 @@ func renderHost(b *strings.Builder, p HostPlan) {
 			for _, n := range strings.Split(c.Note, "\n") {
 				fmt.Fprintf(b, "      %s\n", n)
 			}
+		}
+	}
+	if len(p.Infeasible) > 0 {
+		b.WriteString("  cannot apply on this host (not planned):\n")
+		for _, c := range p.Infeasible {
+			fmt.Fprintf(b, "    %s: %s → %s: %s\n      instead: %s\n", c.Rule, c.Target, showValue(c.To), c.Reason, c.Instead)
 		}
 	}
 	if len(p.Manual) > 0 {
@@ -131,6 +156,18 @@ func showValue(v string) string {
 		return fmt.Sprintf("%q", v)
 	}
 	return v
+}
+
+// hostsWord is "this host" or "these hosts": the hosts whose plan lists
+// changes they do not allow.
+func hostsWord(plans []HostPlan) string {
+	n := 0
+	for _, p := range plans {
+		if len(p.Infeasible) > 0 {
+			n++
+		}
+	}
+	return plural(n, "host", "hosts")
 }
 
 func plural(n int, one, many string) string {
