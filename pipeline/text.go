@@ -103,6 +103,9 @@ func WriteRollback(w io.Writer, res []apply.RollbackResult) (failed int) {
 			continue
 		}
 		fmt.Fprintf(w, "%s: rolled back (%s)\n", r.Host, r.Detail)
+		for _, k := range r.Kept {
+			fmt.Fprintf(w, "  kept: %s\n", k)
+		}
 	}
 	return failed
 }

@@ -29,6 +29,8 @@ type rollbackOptions struct {
 	concurrency    int
 	timeout        time.Duration
 	connectTimeout time.Duration
+	// force: overwrite what changed since the run.
+	force bool
 }
 
 func rollbackCommand(e env) *cli.Command {
@@ -50,6 +52,7 @@ func rollbackCommand(e env) *cli.Command {
 			&cli.StringFlag{Name: "run", Usage: "the `RUN-ID` printed by fix --apply", Destination: &o.run},
 			&cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "do not ask for confirmation", Destination: &o.yes},
 			&cli.StringFlag{Name: "journal-dir", Usage: "where fix --apply wrote the journal (default ~/.local/state/kaudit/runs)", Destination: &o.journalDir},
+			&cli.BoolFlag{Name: "force", Usage: "also restore files and running values that changed since the run (by default they are kept and listed)", Destination: &o.force},
 			&cli.BoolFlag{Name: "from-hosts", Usage: "the local journal is lost: rebuild it from the manifests the run left on the hosts (/var/lib/kaudit/runs/RUN-ID/manifest)", Destination: &o.fromHosts},
 		}, limitFlag(&o.limit, "only hosts matching `PATTERN` (as for scan)"), []cli.Flag{
 			&cli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Value: 8, Usage: "hosts restored at once", Destination: &o.concurrency},
@@ -81,6 +84,7 @@ func runRollback(ctx context.Context, o rollbackOptions, args []string, e env) e
 	cfg := pipeline.RollbackConfig{
 		JournalPath: filepath.Join(dir, o.run+".json"),
 		Concurrency: o.concurrency, Timeout: o.timeout, ConnectTimeout: o.connectTimeout,
+		Force: o.force,
 	}
 	j, err := loadRun(ctx, e, o, dir, hosts, cfg)
 	if err != nil {

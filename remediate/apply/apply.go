@@ -80,6 +80,9 @@ type Options struct {
 	// SysctlKeys are the keys the re-gather reads (rules.SysctlKeys()
 	// when nil); the planned keys are always added.
 	SysctlKeys []string
+	// Force (Rollback only): restore files and running values even when
+	// they changed since the run.
+	Force bool
 	// Log receives one line per host event (nil: discarded). Called from
 	// several goroutines, serialized by Apply.
 	Log func(line string)

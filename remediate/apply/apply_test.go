@@ -550,3 +550,58 @@ func TestRollbackApplyOwner(t *testing.T) {
 		}
 	}
 }
+
+// A file and a running value changed after the run are kept by a
+// rollback (and said so), everything else is restored; Force overwrites
+// them. The journal holds the hash each file had after writing.
+func TestRollbackKeepsLaterEdits(t *testing.T) {
+	s := newSandbox(t, "h1")
+	before := snapshot(s, "h1")
+	jpath := filepath.Join(t.TempDir(), "run.json")
+	const run = "20260101T000000Z-0000000a"
+	j, err := Apply(context.Background(), sbHosts("h1"), Options{Runner: s, RunID: run, JournalPath: jpath})
+	if err != nil || j.Host("h1").Status != remediate.StatusVerified {
+		t.Fatalf("apply: %+v %v", j.Host("h1"), err)
+	}
+	for _, b := range j.Host("h1").Backups {
+		if got := SHA256([]byte(s.read("h1", b.Path))); b.Written != got {
+			t.Errorf("%s: journal written_sha256 %q, file has %s", b.Path, b.Written, got)
+		}
+	}
+	// After the run: someone edits the managed sysctl file and sets
+	// somaxconn by hand.
+	edited := "net.core.somaxconn = 8192\n"
+	s.write(t, "h1", "/etc/sysctl.d/99-kaudit.conf", edited)
+	s.write(t, "h1", "/proc/sys/net/core/somaxconn", "8192\n")
+	loaded, err := remediate.LoadJournal(jpath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv := []inventory.Host{sbHosts("h1")[0].Inv}
+	res, err := Rollback(context.Background(), inv, loaded, Options{Runner: s, JournalPath: jpath})
+	if err != nil || len(res) != 1 || res[0].Err != nil {
+		t.Fatalf("rollback: %+v %v", res, err)
+	}
+	if res[0].Detail != "4 restored, 1 removed, 2 kept" || len(res[0].Kept) != 2 ||
+		!strings.Contains(res[0].Kept[0], "/etc/sysctl.d/99-kaudit.conf changed since run "+run) ||
+		!strings.Contains(res[0].Kept[1], "net.core.somaxconn is 8192, not the 4096 run "+run+" set") ||
+		!strings.Contains(res[0].Kept[0], "--force") {
+		t.Errorf("rollback: %q kept %q", res[0].Detail, res[0].Kept)
+	}
+	if got := s.read("h1", "/etc/sysctl.d/99-kaudit.conf"); got != edited {
+		t.Errorf("edited file overwritten: %q", got)
+	}
+	if got := strings.TrimSpace(s.read("h1", "/proc/sys/net/core/somaxconn")); got != "8192" {
+		t.Errorf("hand-set somaxconn overwritten: %q", got)
+	}
+	if got := s.read("h1", sbProps); !strings.HasPrefix(got, "# Broker config\n") || strings.Contains(got, "kaudit") {
+		t.Errorf("server.properties not restored: %q", got)
+	}
+	res, _ = Rollback(context.Background(), inv, loaded, Options{Runner: s, Force: true})
+	if res[0].Err != nil || res[0].Detail != "1 restored, 1 removed, 5 unchanged" {
+		t.Errorf("rollback --force: %+v", res[0])
+	}
+	if got := snapshot(s, "h1"); got != before {
+		t.Errorf("after rollback --force:\n%s\nwant\n%s", got, before)
+	}
+}

@@ -75,6 +75,7 @@ func runApply(ctx context.Context, h Host, opt Options, rec *journal, prep *prep
 	if out != nil {
 		rs = remote.ParseResults(out.Stdout, marker)
 	}
+	recordWritten(h.Inv.Name, rec, rs, len(prep.params.Files))
 	switch f := rs.FirstFailure(); {
 	case runErr == nil && rs.Find("done") != nil:
 		return "", false
@@ -84,6 +85,18 @@ func runApply(ctx context.Context, h Host, opt Options, rec *journal, prep *prep
 		return "apply: " + runErr.Error(), true
 	}
 	return "apply: the script did not finish" + stderrTail(out), true
+}
+
+// recordWritten journals the hash each file step read back after
+// writing (Backup.Written), for the files the script got to.
+func recordWritten(name string, rec *journal, rs remote.Results, files int) {
+	rec.update(name, func(hj *remediate.HostJournal) {
+		for i := 0; i < files && i < len(hj.Backups); i++ {
+			if r := rs.Find(fileStep(i)); r != nil && r.OK && len(r.Detail) == 1 && reSHA.MatchString(r.Detail[0]) {
+				hj.Backups[i].Written = r.Detail[0]
+			}
+		}
+	})
 }
 
 // changedAnything reports whether the apply script may have changed
@@ -110,6 +123,9 @@ func restore(ctx context.Context, h Host, opt Options, rec *journal, why string)
 	// Restore even when interrupted: a half-applied host is worse.
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opt.Timeout)
 	defer cancel()
+	// Force: the host is restored within its own run, nobody edited it
+	// since; a value a failed step left half-set must be restored too.
+	opt.Force = true
 	res, err := rollbackHost(rctx, h.Inv, opt, rec.j.RunID, hj)
 	if err != nil {
 		rec.update(name, func(j *remediate.HostJournal) {
