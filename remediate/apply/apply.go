@@ -217,6 +217,9 @@ func Apply(ctx context.Context, hosts []Host, opt Options) (*remediate.Journal, 
 			return nil, err // before any change: refuse to run without a journal
 		}
 	}
+	// ctx ending (Ctrl-C) starts no further host; a host in flight
+	// finishes the step it is in under its own deadlines, then is verified
+	// or restored (applyHost), never left half-applied.
 	out := fanout.Run(ctx, len(todo), fanout.Options{Canary: true, Batch: opt.Batch, StopAfter: opt.MaxFailures + 1},
 		func(i int) bool { return applyHost(ctx, todo[i], opt, rec) })
 	if out.Stopped {

@@ -10,8 +10,15 @@ import (
 
 // applyHost runs one host through read, apply, verify (and restore on
 // failure). It reports whether the host ended verified or unchanged.
+//
+// When ctx ends (Ctrl-C), the step in progress is not cut: every step runs
+// under its own deadline (opt.Timeout), a host not yet changed is left
+// unchanged ("interrupted before any change"), and one whose apply script
+// ran is verified and, on failure, restored.
 func applyHost(ctx context.Context, h Host, opt Options, rec *journal) bool {
 	name := h.Inv.Name
+	interrupted := ctx
+	ctx = context.WithoutCancel(ctx)
 	changes, _ := Split(h.Plan, h.Findings)
 	fail := func(status remediate.HostStatus, msg string) bool {
 		rec.update(name, func(hj *remediate.HostJournal) { hj.Status = status; hj.Error = msg })
@@ -27,6 +34,9 @@ func applyHost(ctx context.Context, h Host, opt Options, rec *journal) bool {
 	prep, err := prepare(opt.RunID, changes, st)
 	if err != nil {
 		return fail(remediate.StatusUnchanged, "nothing changed: "+err.Error())
+	}
+	if interrupted.Err() != nil {
+		return fail(remediate.StatusUnchanged, "nothing changed: interrupted before any change")
 	}
 	rec.update(name, func(hj *remediate.HostJournal) { hj.Backups = prep.backups; hj.Runtime = prep.runtime })
 	if len(prep.params.Files) == 0 && len(prep.params.Runtime) == 0 {
