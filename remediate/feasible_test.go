@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/kaudit/kaudit/audit/facts"
@@ -93,5 +94,25 @@ func TestPlanFeasibilityGolden(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A host that could not be audited is never counted as "nothing to
+// change".
+func TestRenderPlanUnaudited(t *testing.T) {
+	plans := []HostPlan{{Host: "b1", Changes: []Change{}}, {Host: "b2", Changes: []Change{}}}
+	for _, tc := range []struct {
+		opts PlanOptions
+		want string
+	}{
+		{PlanOptions{}, "nothing to change on 2 hosts; nothing changed\n"},
+		{PlanOptions{Unaudited: 1}, "nothing to change on 2 audited hosts; 1 host not audited: no plan for it; nothing changed\n"},
+		{PlanOptions{Unaudited: 3, Applying: true}, "nothing to change on 2 audited hosts; 3 hosts not audited: no plan for them; nothing changed\n"},
+	} {
+		var buf bytes.Buffer
+		RenderPlan(&buf, plans, tc.opts)
+		if got := buf.String(); !strings.HasSuffix(got, "\n\n"+tc.want) {
+			t.Errorf("%+v: summary\n%q\nwant\n%q", tc.opts, got, tc.want)
+		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -603,5 +604,44 @@ func TestRollbackKeepsLaterEdits(t *testing.T) {
 	}
 	if got := snapshot(s, "h1"); got != before {
 		t.Errorf("after rollback --force:\n%s\nwant\n%s", got, before)
+	}
+}
+
+// The atomic replace keeps the replaced file's extended attributes (as it
+// would its SELinux context, security.selinux, where SELinux is on), mode
+// and owner; so does the restore. Tested with a user xattr.
+func TestReplaceKeepsXattrs(t *testing.T) {
+	s := newSandbox(t, "h1")
+	p := s.path("h1", sbProps)
+	if err := syscall.Setxattr(p, "user.kaudit-test", []byte("ctx-1"), 0); err != nil {
+		t.Skipf("no user xattrs on %s: %v", p, err)
+	}
+	get := func() string {
+		buf := make([]byte, 64)
+		n, err := syscall.Getxattr(p, "user.kaudit-test", buf)
+		if err != nil {
+			return "<" + err.Error() + ">"
+		}
+		return string(buf[:n])
+	}
+	j, err := Apply(context.Background(), sbHosts("h1"), Options{Runner: s, RunID: "20260101T000000Z-0000000b"})
+	if err != nil || j.Host("h1").Status != remediate.StatusVerified {
+		t.Fatalf("apply: %+v %v", j.Host("h1"), err)
+	}
+	if !strings.Contains(s.read("h1", sbProps), "socket.listen.backlog.size=4096") {
+		t.Fatal("server.properties not edited")
+	}
+	if got := get(); got != "ctx-1" {
+		t.Errorf("xattr after the replace: %q, want ctx-1", got)
+	}
+	res, err := Rollback(context.Background(), []inventory.Host{sbHosts("h1")[0].Inv}, j, Options{Runner: s})
+	if err != nil || res[0].Err != nil {
+		t.Fatalf("rollback: %+v %v", res, err)
+	}
+	if got := get(); got != "ctx-1" {
+		t.Errorf("xattr after the restore: %q, want ctx-1", got)
+	}
+	if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != 0o640 {
+		t.Errorf("mode after the restore: %v %v, want 0640", fi.Mode(), err)
 	}
 }
