@@ -126,3 +126,20 @@ func dirWritable(fs *facts.Feasibility, dir string) (why string, ok bool) {
 	}
 	return "", true
 }
+
+// checkSELinux warns when SELinux enforces and chcon is missing while the
+// plan replaces files: the replace copies the old file's xattrs (its
+// context among them) with cp --preserve=xattr only, so check the
+// contexts afterwards (ls -Z).
+func (p *planner) checkSELinux(changes []Change) {
+	fs := p.f.Feasibility
+	if fs == nil || fs.SELinux != "enforcing" || fs.Chcon {
+		return
+	}
+	for _, c := range changes {
+		if c.Persist && persistDir(c) != "" {
+			p.warn("SELinux is enforcing and chcon is not installed: kaudit keeps the SELinux context of the files it replaces through cp --preserve=xattr only; check them with ls -Z after the run")
+			return
+		}
+	}
+}

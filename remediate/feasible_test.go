@@ -59,6 +59,7 @@ func TestPlanFeasibilityGolden(t *testing.T) {
 			f.Dirs["/opt/kafka/config"] = facts.Dir{Exists: true, Mode: "dr-xr-xr-x", Mount: "/", FSType: "ext4"}
 		}, Selector{}},
 		{"no-feasibility-facts", nil, Selector{}},
+		{"selinux-no-chcon", func(f *facts.Feasibility) { f.SELinux = "enforcing" }, Selector{}},
 	}
 	for _, sh := range shapes {
 		t.Run(sh.name, func(t *testing.T) {

@@ -517,6 +517,7 @@ func (p *planner) finish(plan *HostPlan) {
 		plan.Changes = append(plan.Changes, c)
 	}
 	plan.Infeasible = p.infeasible
+	p.checkSELinux(plan.Changes)
 
 	if len(p.upgrades) > 0 && !p.upgradeText {
 		p.addManual(strings.Join(p.upgrades, ","), fmt.Sprintf("upgrade Kafka to ≥ 3.2 (Confluent Platform ≥ 7.2): %s runs %s, where the listen backlog is fixed at %d (KIP-764)",
