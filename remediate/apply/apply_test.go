@@ -398,7 +398,8 @@ func TestJournalFromHosts(t *testing.T) {
 	s := newSandbox(t, "h1", "h2")
 	before := snapshot(s, "h1")
 	const id = "20260101T000000Z-00000007"
-	if _, err := Apply(context.Background(), sbHosts("h1"), Options{Runner: s, RunID: id}); err != nil {
+	local, err := Apply(context.Background(), sbHosts("h1"), Options{Runner: s, RunID: id})
+	if err != nil {
 		t.Fatal(err)
 	}
 	inv := []inventory.Host{sbHosts("h1")[0].Inv, sbHosts("h2")[0].Inv}
@@ -408,6 +409,13 @@ func TestJournalFromHosts(t *testing.T) {
 	}
 	if len(j.Hosts) != 1 || j.Hosts[0].Host != "h1" || len(j.Hosts[0].Backups) != 3 || len(j.Hosts[0].Runtime) != 4 {
 		t.Fatalf("rebuilt journal: %+v", j.Hosts)
+	}
+	// The manifest holds the hash of each file after writing, as the
+	// local journal does.
+	for i, b := range j.Hosts[0].Backups {
+		if want := local.Host("h1").Backups[i].Written; b.Written != want || want == "" {
+			t.Errorf("%s: rebuilt written_sha256 %q, local journal %q", b.Path, b.Written, want)
+		}
 	}
 	res, err := Rollback(context.Background(), inv, j, Options{Runner: s})
 	if err != nil || len(res) != 1 || res[0].Err != nil {
