@@ -22,6 +22,9 @@ type Facts struct {
 	Evidence  Evidence                    `json:"evidence"`
 	// Feasibility is what this host lets kaudit change (nil: not gathered).
 	Feasibility *Feasibility `json:"feasibility,omitempty"`
+	// Probe is the SYN-cookie window-scale probe's outcome (kaudit scan
+	// --probe); nil when it was not asked for.
+	Probe *Probe `json:"probe,omitempty"`
 	// Sections maps a gather section name to its status when it was not
 	// fully successful: missing tool, permission denied, error text.
 	Sections map[string]SectionStatus `json:"sections,omitempty"`

@@ -78,6 +78,7 @@ func newApp(e env) *cli.App {
 		HideHelpCommand: true,
 		Commands: []*cli.Command{
 			scanCommand(e),
+			probeCommand(e),
 			demoCommand(e),
 			fixCommand(e),
 			rollbackCommand(e),
@@ -87,6 +88,7 @@ func newApp(e env) *cli.App {
 			diffCommand(e),
 			waiversCommand(e),
 			whatifCommand(e),
+			trustCommand(e),
 		},
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
 			return &exitError{code: ExitUsage, err: err}

@@ -25,6 +25,9 @@ type Host struct {
 	Fault       Fault
 	// Sections overrides a section's state ("denied", "missing", …).
 	Sections map[string]string
+	// Probe is how the kernel answers kaudit's SYN-cookie probe (nil: the
+	// login has no root, the probe is skipped); see probe.go.
+	Probe *ProbeAnswer
 }
 
 // Kafka is the broker process as the script would see it.
