@@ -72,6 +72,17 @@ func (p *planner) feasible(c Change) (Change, *Infeasible) {
 		"add "+persistWhat(c)+" to your provisioning; or rerun with --runtime-only-ok to set the running value now without persisting it")
 }
 
+// keep is c as far as the host allows it (feasible); a zero Change, with
+// the reason recorded in p.infeasible, when it allows none of it.
+func (p *planner) keep(c Change) Change {
+	c, no := p.feasible(c)
+	if no != nil {
+		p.infeasible = append(p.infeasible, *no)
+		return Change{}
+	}
+	return c
+}
+
 // persistDir is the directory a change's persistence writes in ("" for a
 // NetworkManager connection: nmcli writes it).
 func persistDir(c Change) string {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/kaudit/kaudit/audit/facts"
+	"github.com/kaudit/kaudit/rules"
 )
 
 // feasibleHost is hostFacts with feasibility facts: a host where every
@@ -114,6 +115,23 @@ func TestRenderPlanUnaudited(t *testing.T) {
 		RenderPlan(&buf, plans, tc.opts)
 		if got := buf.String(); !strings.HasSuffix(got, "\n\n"+tc.want) {
 			t.Errorf("%+v: summary\n%q\nwant\n%q", tc.opts, got, tc.want)
+		}
+	}
+}
+
+// A file that would override kaudit's sysctl file at boot is worth a
+// warning only for what kaudit persists: not on a read-only /etc/sysctl.d.
+func TestOverriderWarningOnlyWhenPersisted(t *testing.T) {
+	for _, ro := range []bool{false, true} {
+		f := feasibleHost()
+		f.Persisted[keySomaxconn] = facts.PersistedSysctl{Value: "128", File: "/etc/sysctl.conf", Line: 3}
+		if ro {
+			f.Feasibility.Dirs["/etc/sysctl.d"] = facts.Dir{Exists: true, Mode: "drwxr-xr-x", Mount: "/etc/sysctl.d", FSType: "ext4", ReadOnly: true}
+		}
+		p := PlanHost("b1", f, []rules.Finding{somaxconnF}, Selector{})
+		warned := strings.Contains(strings.Join(p.Warnings, "\n"), "/etc/sysctl.conf line 3 sets 128 and wins over")
+		if warned == ro {
+			t.Errorf("read-only sysctl.d %v: warnings %q", ro, p.Warnings)
 		}
 	}
 }

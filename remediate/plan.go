@@ -508,14 +508,15 @@ func (p *planner) finish(plan *HostPlan) {
 		}
 		return changes[i].Target < changes[j].Target
 	})
-	for _, c := range changes {
-		c, no := p.feasible(c)
-		if no != nil {
-			p.infeasible = append(p.infeasible, *no)
-			continue
-		}
-		plan.Changes = append(plan.Changes, c)
+	if changes != nil {
+		plan.Changes = changes
 	}
+	sort.SliceStable(p.infeasible, func(i, j int) bool {
+		if p.infeasible[i].Kind != p.infeasible[j].Kind {
+			return p.infeasible[i].Kind < p.infeasible[j].Kind
+		}
+		return p.infeasible[i].Target < p.infeasible[j].Target
+	})
 	plan.Infeasible = p.infeasible
 	p.checkSELinux(plan.Changes)
 
@@ -553,7 +554,6 @@ func (p *planner) sysctlChanges() []Change {
 		}
 		if persist {
 			c.PersistPath = sysctld.ManagedPath
-			persistSet[key] = r.to
 		}
 		var notes []string
 		if !runtime && persisted {
@@ -563,6 +563,12 @@ func (p *planner) sysctlChanges() []Change {
 			notes = append(notes, pulledNote)
 		}
 		c.Note = strings.Join(append(notes, p.sysctlNotes(&c)...), "\n")
+		if c = p.keep(c); c.Kind == "" {
+			continue // the host does not allow it: listed in Infeasible
+		}
+		if c.Persist {
+			persistSet[key] = r.to
+		}
 		changes = append(changes, c)
 	}
 	for _, o := range sysctld.Overriders(f.Persisted, persistSet, sysctld.ManagedPath) {
@@ -615,7 +621,9 @@ func (p *planner) propertyChanges() []Change {
 				}
 			}
 		}
-		changes = append(changes, c)
+		if c = p.keep(c); c.Kind != "" {
+			changes = append(changes, c)
+		}
 	}
 	return changes
 }
@@ -644,7 +652,9 @@ func (p *planner) nicChanges() []Change {
 		if n := p.findNIC(ifc); n != nil {
 			nic = *n
 		}
-		changes = append(changes, p.nicChange(target, nic, persistBy[ifc]))
+		if c := p.keep(p.nicChange(target, nic, persistBy[ifc])); c.Kind != "" {
+			changes = append(changes, c)
+		}
 	}
 	return changes
 }
