@@ -40,7 +40,7 @@ var sectionParsers = []struct {
 	{facts.SecNetstat, false, (*assembler).netstat},
 	{facts.SecListeners, false, (*assembler).listeners},
 	{facts.SecKafka, true, (*assembler).kafka}, // and kafka-config
-	{facts.SecFeasible, false, (*assembler).feasibility},
+	{facts.SecFeasible, true, (*assembler).feasibility},
 	{facts.SecNICs, true, (*assembler).nics},
 	{facts.SecEvidence, false, (*assembler).evidence},
 }
@@ -169,8 +169,17 @@ func (a *assembler) nics(s remote.Section) {
 	}
 }
 
+// feasibility is optional: without the section (a host simulated by an
+// older fake) the planner plans as before it existed, and nothing is
+// noted; a section that came back other than "ok" is noted.
 func (a *assembler) feasibility(s remote.Section) {
-	a.f.Feasibility = parse.Feasibility(s.Body)
+	switch {
+	case s.Name == "":
+	case s.State != "ok":
+		a.note(facts.SecFeasible, s.State, s.Body)
+	default:
+		a.f.Feasibility = parse.Feasibility(s.Body)
+	}
 }
 
 func (a *assembler) evidence(s remote.Section) {
