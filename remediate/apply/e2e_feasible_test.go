@@ -6,7 +6,9 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -112,6 +114,22 @@ func TestFeasibilityShapes(t *testing.T) {
 	code, planOK, _ := c.run("fix", inv, "--runtime-only-ok")
 	if code != 0 || !strings.Contains(hostBlock(planOK, "noudev"), "eth0 gro off → on (runtime only)") || !strings.Contains(hostBlock(planOK, "rosysctl"), "net.core.somaxconn 128 → 4096 (runtime only)") {
 		t.Errorf("fix --runtime-only-ok: exit %d\n%s", code, planOK)
+	}
+
+	// A host that cannot be audited (nothing listens on its SSH port) is
+	// named in the plan, never counted as having nothing to change.
+	raw, err := os.ReadFile(inv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	invGone := filepath.Join(t.TempDir(), "inventory.yaml")
+	if err := os.WriteFile(invGone, append(raw, []byte("  gone: {address: "+f.Host("ok1").Addr+", port: 1}\n")...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, planGone, _ := c.run("fix", invGone, "--rules", "window-scaling")
+	if code != 3 || !strings.Contains(planGone, "gone: not audited (unreachable: ") ||
+		!strings.Contains(planGone, "nothing to change on 4 audited hosts; 1 host not audited: no plan for it; nothing changed") {
+		t.Errorf("fix with an unreachable host: exit %d, want 3\n%s", code, planGone)
 	}
 
 	// 2. Apply: every feasible change on every host, verified.
