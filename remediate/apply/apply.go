@@ -12,15 +12,23 @@
 //     which is saved before anything changes;
 //  3. apply: one script run creates /var/lib/kaudit/runs/<run id>/,
 //     checks that nothing changed since the read, backs up every file
-//     (cp -p, SHA-256 checked) and running value, then sets the running
-//     values through /proc/sys and replaces the files atomically
-//     (temporary file in the same directory, SHA-256 checked, mv);
+//     (a copy keeping mode, owner, times and xattrs — the SELinux context
+//     among them —, SHA-256 checked) and running value, then sets the
+//     running values through /proc/sys and replaces the files atomically
+//     (temporary file in the same directory made as such a copy, SHA-256
+//     checked, mv), journalling the hash each file has after writing;
 //  4. verify: the host is gathered again (audit.Scan) and every change
 //     must read back (running value, boot-time value through
 //     facts.Persisted, property in the file);
 //  5. any failure after the first change restores the host from the
 //     backups (files byte for byte, running values) and stops further
 //     batches once more than MaxFailures hosts failed.
+//
+// Only the changes of the plan are made: what a host does not allow was
+// left out by the planner (remediate.HostPlan.Infeasible), so it cannot
+// fail the host. When ctx ends (Ctrl-C) no further host starts and the
+// hosts in flight finish (applyHost). Rollback restores only what still
+// is as the run left it (RollbackScript; Options.Force overrides).
 //
 // Every value that reaches a script is validated (remediate's validators,
 // and the stricter checks in this package) and single-quoted with
