@@ -21,16 +21,24 @@ import (
 
 const udevRulesFile = "/etc/udev/rules.d/99-kaudit-ethtool.rules"
 
-// shape is one host's ground truth beyond state: GRO and the udev rule.
+// shape is one host's ground truth beyond state: GRO, the udev rule,
+// and server.properties' mode, owner and a user xattr (what an SELinux
+// context would be, where SELinux is on).
 type shape struct {
 	state
-	gro, udev, rmemMax string
+	gro, udev, rmemMax, propsMeta string
 }
+
+// xattrPy reads (one argument) or sets (two) the user.kaudit-test xattr.
+const xattrPy = `import os, sys
+if len(sys.argv) > 2: os.setxattr(sys.argv[1], "user.kaudit-test", sys.argv[2].encode())
+else: print(os.getxattr(sys.argv[1], "user.kaudit-test").decode())`
 
 func readShape(t *testing.T, h *testfleet.Host) shape {
 	t.Helper()
+	meta := strings.TrimSpace(h.Exec(t, "stat", "-c", "%a %u:%g", h.KafkaConfig)) + " " + strings.TrimSpace(h.Exec(t, "python3", "-c", xattrPy, h.KafkaConfig))
 	return shape{state: read(t, h), gro: feature(t, h, "generic-receive-offload"), udev: sha(t, h, udevRulesFile),
-		rmemMax: strings.TrimSpace(h.Exec(t, "cat", "/proc/sys/net/core/rmem_max"))}
+		rmemMax: strings.TrimSpace(h.Exec(t, "cat", "/proc/sys/net/core/rmem_max")), propsMeta: meta}
 }
 
 // hostBlock is host's part of a rendered plan: from "host:" to the next
@@ -71,6 +79,10 @@ func TestFeasibilityShapes(t *testing.T) {
 	f := testfleet.Start(t, specs)
 	for _, h := range f.Hosts {
 		h.Exec(t, "ethtool", "-K", "eth0", "gro", "off")
+		// server.properties with an unusual mode and owner and an xattr:
+		// the replace and the restore must keep all three.
+		h.Exec(t, "sh", "-c", `chown 1234:5678 "$1" && chmod 604 "$1"`, "sh", h.KafkaConfig)
+		h.Exec(t, "python3", "-c", xattrPy, h.KafkaConfig, "ctx-"+h.Spec.Name)
 	}
 	f.Host("rosysctl").Exec(t, "sh", "-c", "mount --bind /etc/sysctl.d /etc/sysctl.d && mount -o remount,bind,ro /etc/sysctl.d")
 	inv := inventoryWithIfaces(t, f)
@@ -154,7 +166,8 @@ func TestFeasibilityShapes(t *testing.T) {
 		after[h.Spec.Name] = readShape(t, h)
 		t.Logf("AFTER %s: %+v", h.Spec.Name, after[h.Spec.Name])
 		a := after[h.Spec.Name]
-		if a.somaxconn != "4096" || a.synBacklog != "8192" || a.gro != "on" || a.propsSHA == before[h.Spec.Name].propsSHA || a.rmemMax != before[h.Spec.Name].rmemMax {
+		if a.somaxconn != "4096" || a.synBacklog != "8192" || a.gro != "on" || a.propsSHA == before[h.Spec.Name].propsSHA || a.rmemMax != before[h.Spec.Name].rmemMax ||
+			a.propsMeta != before[h.Spec.Name].propsMeta || a.propsMeta != "604 1234:5678 ctx-"+h.Spec.Name {
 			t.Errorf("%s after apply: %+v", h.Spec.Name, a)
 		}
 	}
