@@ -83,6 +83,17 @@ func (p *planner) keep(c Change) Change {
 	return c
 }
 
+// cannot reports whether the host does not allow the change of target:
+// then the plan's after-values must not count on it.
+func (p *planner) cannot(kind ChangeKind, target string) bool {
+	for _, no := range p.infeasible {
+		if no.Kind == kind && no.Target == target {
+			return true
+		}
+	}
+	return false
+}
+
 // persistDir is the directory a change's persistence writes in ("" for a
 // NetworkManager connection: nmcli writes it).
 func persistDir(c Change) string {

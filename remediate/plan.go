@@ -788,7 +788,7 @@ func (p *planner) effectiveBacklogAfter() (int, bool) {
 // kafkaBacklog is the backlog the broker asks for (now, or after the plan).
 func (p *planner) kafkaBacklog(after bool) (int, bool) {
 	k := p.f.Kafka
-	if r, planned := p.prop[propBacklog]; after && planned && k != nil {
+	if r, planned := p.prop[propBacklog]; after && planned && k != nil && !p.cannot(KindKafkaProperty, propBacklog) {
 		if a, _ := rules.BacklogConfigurable(k); a == rules.AnswerYes {
 			return atoi(r.to)
 		}
@@ -797,7 +797,7 @@ func (p *planner) kafkaBacklog(after bool) (int, bool) {
 }
 
 func (p *planner) somaxconnAfter() (int, bool) {
-	if r, ok := p.sysctl[keySomaxconn]; ok {
+	if r, ok := p.sysctl[keySomaxconn]; ok && !p.cannot(KindSysctl, keySomaxconn) {
 		return atoi(r.to)
 	}
 	return atoi(p.f.Sysctl[keySomaxconn])
