@@ -132,6 +132,16 @@ func TestPlanFix(t *testing.T) {
 	if fp.Changing != 6 || len(fp.Skipped) != 0 || fp.Changes != planned || planned == 0 {
 		t.Errorf("changes %d of %d planned on %d hosts, skipped %+v", fp.Changes, planned, fp.Changing, fp.Skipped)
 	}
+	// The host that could not be audited is named, with why, and never
+	// counted as having nothing to change.
+	var plan, applying strings.Builder
+	pipeline.WritePlan(&plan, r, remediate.Selector{Rules: []string{"window-scaling"}}, 0)
+	pipeline.WriteFixPlan(&applying, pipeline.PlanFix(r, f.Hosts, remediate.Selector{Rules: []string{"window-scaling"}}), 0)
+	for _, out := range []string{plan.String(), applying.String()} {
+		if !strings.HasPrefix(out, "kafka-down-08: not audited (unreachable: ") || !strings.HasSuffix(out, "nothing to change on 7 audited hosts; 1 host not audited: no plan for it; nothing changed\n") {
+			t.Errorf("plan with an unaudited host:\n%s", out)
+		}
+	}
 	// --rules narrows the plan.
 	fp = pipeline.PlanFix(r, f.Hosts, remediate.Selector{Rules: []string{"somaxconn"}})
 	if fp.Changing != 3 {

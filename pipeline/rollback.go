@@ -26,12 +26,14 @@ type RollbackConfig struct {
 	Concurrency    int              // hosts restored at once
 	Timeout        time.Duration
 	ConnectTimeout time.Duration
+	// Force overwrites what changed since the run (else kept, and said).
+	Force bool
 }
 
 func (c RollbackConfig) options() apply.Options {
 	return apply.Options{
 		Runner: c.Runner, Timeout: c.Timeout, ConnectTimeout: c.ConnectTimeout,
-		Batch: c.Concurrency, JournalPath: c.JournalPath,
+		Batch: c.Concurrency, JournalPath: c.JournalPath, Force: c.Force,
 	}
 }
 

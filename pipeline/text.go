@@ -22,7 +22,7 @@ import (
 func WritePlan(w io.Writer, r *report.Report, sel remediate.Selector, width int) {
 	ps, unaudited := Plans(r, sel)
 	writeUnaudited(w, unaudited, width)
-	remediate.RenderPlan(w, ps, remediate.PlanOptions{Width: width})
+	remediate.RenderPlan(w, ps, remediate.PlanOptions{Width: width, Unaudited: len(unaudited)})
 }
 
 // WritePlanSummary is the plan of r in one sentence ("Fix plan: 68
@@ -62,7 +62,7 @@ func writeUnaudited(w io.Writer, hosts []report.Host, width int) {
 // line saying nothing will change.
 func WriteFixPlan(w io.Writer, fp *FixPlan, width int) {
 	writeUnaudited(w, fp.Unaudited, width)
-	remediate.RenderPlan(w, fp.Plans, remediate.PlanOptions{Applying: true, Width: width})
+	remediate.RenderPlan(w, fp.Plans, remediate.PlanOptions{Applying: true, Width: width, Unaudited: len(fp.Unaudited)})
 	for _, s := range fp.Skipped {
 		fmt.Fprintf(w, "%s: skipped %s %s → %s: %s\n", termsafe.Line(s.Host), s.Change.Kind, termsafe.Line(s.Change.Target), termsafe.Line(s.Change.To), termsafe.Line(s.Reason))
 	}
@@ -133,6 +133,9 @@ func WriteRollback(w io.Writer, res []apply.RollbackResult) (failed int) {
 			continue
 		}
 		fmt.Fprintf(w, "%s: rolled back (%s)\n", termsafe.Line(r.Host), termsafe.Line(r.Detail))
+		for _, k := range r.Kept {
+			fmt.Fprintf(w, "  kept: %s\n", termsafe.Line(k))
+		}
 	}
 	return failed
 }

@@ -24,6 +24,14 @@
 //   - manual actions: kernel and Kafka upgrades, a missing
 //     server.properties, and alternatives kaudit does not apply by default.
 //
+// Only what the host allows is planned (feasible.go, from
+// facts.Feasibility): a /proc/sys entry without its write bit (net.core
+// buffer limits in a container's network namespace, rules.HostWideOnly),
+// a persistence directory that is missing, not writable or on a read-only
+// mount. Such a change is listed in HostPlan.Infeasible with the reason
+// and what to do instead; with Selector.RuntimeOnlyOK a change that can
+// be set but not persisted is planned runtime only, its note saying so.
+//
 // The kernel bug (FACTS.md §1) shapes the plan: net.ipv4.tcp_syncookies=0
 // is planned only while kernel-synack-wscale fails or is unknown, always
 // with its trade-off in the change's note (SYNs are dropped instead of

@@ -79,14 +79,18 @@ type Backup struct {
 	Mode    string `json:"mode,omitempty"`   // octal permission bits, e.g. "0644"
 	Owner   string `json:"owner,omitempty"`  // "user:group"
 	Stored  string `json:"stored,omitempty"` // the copy on the host, under HostRunsDir/<run id>/
+	// Written is the SHA-256 of the file as kaudit left it, read back on
+	// the host after writing ("" : not written). A rollback restores the
+	// file only while it still has this hash: a later edit is kept.
+	Written string `json:"written_sha256,omitempty"`
 }
 
 // RuntimeValue records a running setting before and after the run.
 type RuntimeValue struct {
-	Kind   string `json:"kind,omitempty"` // KindSysctl, KindNICRing, KindNICOffload
-	Key    string `json:"key"`            // sysctl key or "eth0 rx"
-	Before string `json:"before"`
-	After  string `json:"after"`
+	Kind   ChangeKind `json:"kind,omitempty"` // KindSysctl, KindNICRing, KindNICOffload ("" in old journals: KindSysctl)
+	Key    string     `json:"key"`            // sysctl key or "eth0 rx"
+	Before string     `json:"before"`
+	After  string     `json:"after"`
 }
 
 var runIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)

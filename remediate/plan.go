@@ -15,13 +15,19 @@ import (
 	"github.com/kaudit/kaudit/rules"
 )
 
+// ChangeKind is what a change changes; its string is the JSON "kind".
+type ChangeKind string
+
 // Change kinds.
 const (
-	KindSysctl        = "sysctl"
-	KindKafkaProperty = "kafka-property"
-	KindNICRing       = "nic-ring"
-	KindNICOffload    = "nic-offload"
+	KindSysctl        ChangeKind = "sysctl"
+	KindKafkaProperty ChangeKind = "kafka-property"
+	KindNICRing       ChangeKind = "nic-ring"
+	KindNICOffload    ChangeKind = "nic-offload"
 )
+
+// IsNIC reports whether k is a NIC ring or offload change.
+func (k ChangeKind) IsNIC() bool { return k == KindNICRing || k == KindNICOffload }
 
 // NICPersistPath is where ring and offload settings are persisted when
 // the host's own mechanism cannot be used (facts.NIC.Persist): a udev
@@ -60,16 +66,16 @@ type Change struct {
 	Host string `json:"host"`
 	// Rule is the rule that asked for the change; when several rules ask
 	// for the same target, their IDs sorted and joined with ",".
-	Rule            string `json:"rule"`
-	Kind            string `json:"kind"`   // KindSysctl, KindKafkaProperty, KindNICRing, KindNICOffload
-	Target          string `json:"target"` // sysctl key, property key, or "eth0 rx" / "eth0 gro"
-	From            string `json:"from"`   // "" when unknown (or, for a property, unset)
-	To              string `json:"to"`
-	Runtime         bool   `json:"runtime"` // the running value changes now
-	Persist         bool   `json:"persist"` // a file changes so that it survives a reboot or restart
-	PersistPath     string `json:"persist_path,omitempty"`
-	RestartRequired bool   `json:"restart_required,omitempty"` // takes effect for the broker only after a broker restart (kaudit never restarts it)
-	Note            string `json:"note,omitempty"`             // trade-offs and caveats, one per line
+	Rule            string     `json:"rule"`
+	Kind            ChangeKind `json:"kind"`
+	Target          string     `json:"target"` // sysctl key, property key, or "eth0 rx" / "eth0 gro"
+	From            string     `json:"from"`   // "" when unknown (or, for a property, unset)
+	To              string     `json:"to"`
+	Runtime         bool       `json:"runtime"` // the running value changes now
+	Persist         bool       `json:"persist"` // a file changes so that it survives a reboot or restart
+	PersistPath     string     `json:"persist_path,omitempty"`
+	RestartRequired bool       `json:"restart_required,omitempty"` // takes effect for the broker only after a broker restart (kaudit never restarts it)
+	Note            string     `json:"note,omitempty"`             // trade-offs and caveats, one per line
 
 	// PersistMatch is, for a systemd .link file (LinkPath), its [Match]
 	// keys, space-separated: "MACAddress=52:54:00:aa:bb:cc Driver=ixgbe";
@@ -88,10 +94,13 @@ type Manual struct {
 
 // HostPlan is everything kaudit would do, and would not do, on one host.
 type HostPlan struct {
-	Host     string   `json:"host"`
-	Changes  []Change `json:"changes"`
-	Manual   []Manual `json:"manual,omitempty"`
-	Warnings []string `json:"warnings,omitempty"`
+	Host    string   `json:"host"`
+	Changes []Change `json:"changes"`
+	Manual  []Manual `json:"manual,omitempty"`
+	// Infeasible: what the rules ask for that this host does not allow
+	// (facts.Feasibility); not planned.
+	Infeasible []Infeasible `json:"cannot_apply,omitempty"`
+	Warnings   []string     `json:"warnings,omitempty"`
 }
 
 // RestartRequired reports whether any change needs a broker restart.
@@ -104,9 +113,14 @@ func (p HostPlan) RestartRequired() bool {
 	return false
 }
 
-// Selector chooses which findings' fixes to plan.
+// Selector chooses which findings' fixes to plan, and how.
 type Selector struct {
 	Rules []string // rule IDs; empty means all
+	// RuntimeOnlyOK: a change whose running value can be set but whose
+	// persistence cannot (no udev rules directory, a read-only
+	// /etc/sysctl.d) is planned runtime only, saying so, instead of being
+	// listed as impossible here.
+	RuntimeOnlyOK bool
 }
 
 // Match reports whether the rule is selected.
@@ -153,6 +167,8 @@ func PlanHost(host string, f *facts.Facts, findings []rules.Finding, sel Selecto
 		nic:     map[string]*request{},
 		seenMan: map[Manual]bool{},
 		seenWrn: map[string]bool{},
+
+		runtimeOnlyOK: sel.RuntimeOnlyOK,
 	}
 	plan := HostPlan{Host: host, Changes: []Change{}}
 	if f == nil {
@@ -214,6 +230,8 @@ type planner struct {
 	seenMan           map[Manual]bool
 	warnings          []string
 	seenWrn           map[string]bool
+	runtimeOnlyOK     bool
+	infeasible        []Infeasible
 }
 
 // request is one target asked for by one or more rules.
@@ -493,6 +511,14 @@ func (p *planner) finish(plan *HostPlan) {
 	if changes != nil {
 		plan.Changes = changes
 	}
+	sort.SliceStable(p.infeasible, func(i, j int) bool {
+		if p.infeasible[i].Kind != p.infeasible[j].Kind {
+			return p.infeasible[i].Kind < p.infeasible[j].Kind
+		}
+		return p.infeasible[i].Target < p.infeasible[j].Target
+	})
+	plan.Infeasible = p.infeasible
+	p.checkSELinux(plan.Changes)
 
 	if len(p.upgrades) > 0 && !p.upgradeText {
 		p.addManual(strings.Join(p.upgrades, ","), fmt.Sprintf("upgrade Kafka to ≥ 3.2 (Confluent Platform ≥ 7.2): %s runs %s, where the listen backlog is fixed at %d (KIP-764)",
@@ -528,7 +554,6 @@ func (p *planner) sysctlChanges() []Change {
 		}
 		if persist {
 			c.PersistPath = sysctld.ManagedPath
-			persistSet[key] = r.to
 		}
 		var notes []string
 		if !runtime && persisted {
@@ -538,6 +563,12 @@ func (p *planner) sysctlChanges() []Change {
 			notes = append(notes, pulledNote)
 		}
 		c.Note = strings.Join(append(notes, p.sysctlNotes(&c)...), "\n")
+		if c = p.keep(c); c.Kind == "" {
+			continue // the host does not allow it: listed in Infeasible
+		}
+		if c.Persist {
+			persistSet[key] = r.to
+		}
 		changes = append(changes, c)
 	}
 	for _, o := range sysctld.Overriders(f.Persisted, persistSet, sysctld.ManagedPath) {
@@ -590,7 +621,9 @@ func (p *planner) propertyChanges() []Change {
 				}
 			}
 		}
-		changes = append(changes, c)
+		if c = p.keep(c); c.Kind != "" {
+			changes = append(changes, c)
+		}
 	}
 	return changes
 }
@@ -619,7 +652,9 @@ func (p *planner) nicChanges() []Change {
 		if n := p.findNIC(ifc); n != nil {
 			nic = *n
 		}
-		changes = append(changes, p.nicChange(target, nic, persistBy[ifc]))
+		if c := p.keep(p.nicChange(target, nic, persistBy[ifc])); c.Kind != "" {
+			changes = append(changes, c)
+		}
 	}
 	return changes
 }
@@ -753,7 +788,7 @@ func (p *planner) effectiveBacklogAfter() (int, bool) {
 // kafkaBacklog is the backlog the broker asks for (now, or after the plan).
 func (p *planner) kafkaBacklog(after bool) (int, bool) {
 	k := p.f.Kafka
-	if r, planned := p.prop[propBacklog]; after && planned && k != nil {
+	if r, planned := p.prop[propBacklog]; after && planned && k != nil && !p.cannot(KindKafkaProperty, propBacklog) {
 		if a, _ := rules.BacklogConfigurable(k); a == rules.AnswerYes {
 			return atoi(r.to)
 		}
@@ -762,7 +797,7 @@ func (p *planner) kafkaBacklog(after bool) (int, bool) {
 }
 
 func (p *planner) somaxconnAfter() (int, bool) {
-	if r, ok := p.sysctl[keySomaxconn]; ok {
+	if r, ok := p.sysctl[keySomaxconn]; ok && !p.cannot(KindSysctl, keySomaxconn) {
 		return atoi(r.to)
 	}
 	return atoi(p.f.Sysctl[keySomaxconn])

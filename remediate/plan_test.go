@@ -88,7 +88,7 @@ func allFindings(kernel rules.Status) []rules.Finding {
 	return []rules.Finding{kernelFinding(kernel), somaxconnF, effectiveF, hardcodedF, synBacklogF, buffersF, persistedF, ringF, offloadF}
 }
 
-func find(p HostPlan, kind, target string) *Change {
+func find(p HostPlan, kind ChangeKind, target string) *Change {
 	for i := range p.Changes {
 		if p.Changes[i].Kind == kind && p.Changes[i].Target == target {
 			return &p.Changes[i]

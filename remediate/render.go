@@ -15,6 +15,7 @@ type Summary struct {
 	Hosts    int // hosts with at least one change
 	Restarts int // hosts with at least one change that needs a broker restart
 	Manual   int // manual actions
+	Cannot   int // changes the hosts do not allow (HostPlan.Infeasible)
 }
 
 // Summarize counts plans.
@@ -23,6 +24,7 @@ func Summarize(plans []HostPlan) Summary {
 	for _, p := range plans {
 		s.Changes += len(p.Changes)
 		s.Manual += len(p.Manual)
+		s.Cannot += len(p.Infeasible)
 		if len(p.Changes) > 0 {
 			s.Hosts++
 		}
@@ -42,6 +44,10 @@ type PlanOptions struct {
 	// Width wraps each line at word boundaries with a hanging indent so
 	// that it fits this many terminal columns; 0 means no limit.
 	Width int
+	// Unaudited is the number of hosts that could not be audited (they
+	// have no plan): the summary says so instead of counting them as
+	// having nothing to change.
+	Unaudited int
 }
 
 // RenderPlan writes plans as text for a human deciding whether to apply
@@ -63,16 +69,29 @@ func RenderPlan(w io.Writer, plans []HostPlan, opts PlanOptions) {
 		pw.b.WriteString("\n")
 	}
 	s := Summarize(plans)
+	var tail string
+	if s.Cannot > 0 {
+		tail += fmt.Sprintf("; %s cannot be applied on %s (listed above, with what to do instead)", plural(s.Cannot, "change", "changes"), hostsWord(plans))
+	}
+	if opts.Unaudited > 0 {
+		tail += fmt.Sprintf("; %s not audited: no plan for %s", plural(opts.Unaudited, "host", "hosts"), map[bool]string{true: "it", false: "them"}[opts.Unaudited == 1])
+	}
+	hosts := plural(len(plans), "host", "hosts")
+	if opts.Unaudited > 0 {
+		hosts = plural(len(plans), "audited host", "audited hosts")
+	}
 	switch {
 	case s.Changes == 0:
-		pw.put(0, 4, fmt.Sprintf("nothing to change on %s; nothing changed", plural(len(plans), "host", "hosts")))
+		pw.put(0, 4, fmt.Sprintf("nothing to change on %s%s; nothing changed", hosts, tail))
 	case !opts.Applying:
 		verb := "need"
 		if s.Restarts == 1 {
 			verb = "needs"
 		}
-		pw.put(0, 4, fmt.Sprintf("%s on %s, %d %s a broker restart; nothing changed (run with --apply)",
-			plural(s.Changes, "change", "changes"), plural(s.Hosts, "host", "hosts"), s.Restarts, verb))
+		pw.put(0, 4, fmt.Sprintf("%s on %s, %d %s a broker restart%s; nothing changed (run with --apply)",
+			plural(s.Changes, "change", "changes"), plural(s.Hosts, "host", "hosts"), s.Restarts, verb, tail))
+	case tail != "":
+		pw.put(0, 4, strings.TrimPrefix(tail, "; "))
 	}
 	io.WriteString(w, pw.b.String())
 }
@@ -99,7 +118,7 @@ func (pw *planWriter) put(indent, hang int, s string) {
 // host writes one host's part of RenderPlan.
 func (pw *planWriter) host(p HostPlan) {
 	ts := termsafe.Line
-	if len(p.Changes) == 0 && len(p.Manual) == 0 && len(p.Warnings) == 0 {
+	if len(p.Changes) == 0 && len(p.Manual) == 0 && len(p.Warnings) == 0 && len(p.Infeasible) == 0 {
 		pw.put(0, 4, ts(p.Host)+": nothing to change")
 		return
 	}
@@ -117,6 +136,13 @@ func (pw *planWriter) host(p HostPlan) {
 			for _, n := range strings.Split(c.Note, "\n") {
 				pw.put(6, 2, ts(n))
 			}
+		}
+	}
+	if len(p.Infeasible) > 0 {
+		pw.b.WriteString("  cannot apply on this host (not planned):\n")
+		for _, c := range p.Infeasible {
+			pw.put(4, 4, fmt.Sprintf("%s: %s → %s: %s", c.Rule, ts(c.Target), ts(showValue(c.To)), ts(c.Reason)))
+			pw.put(6, 2, "instead: "+ts(c.Instead))
 		}
 	}
 	if len(p.Manual) > 0 {
@@ -159,6 +185,18 @@ func showValue(v string) string {
 		return fmt.Sprintf("%q", v)
 	}
 	return v
+}
+
+// hostsWord is "this host" or "these hosts": the hosts whose plan lists
+// changes they do not allow.
+func hostsWord(plans []HostPlan) string {
+	n := 0
+	for _, p := range plans {
+		if len(p.Infeasible) > 0 {
+			n++
+		}
+	}
+	return plural(n, "host", "hosts")
 }
 
 func plural(n int, one, many string) string {

@@ -115,3 +115,15 @@ func SyncookiesOffWarranted(findings []Finding) (ok bool, status Status) {
 // reaches a running broker only when it listens again: the listener keeps
 // the min(backlog, somaxconn) it started with.
 func ReachesBrokerOnRestart(key string) bool { return key == KeySomaxconn }
+
+// HostWideOnly reports whether a sysctl belongs to the initial network
+// namespace alone: inside any other (a container's) it is read-only (mode
+// 0444, a write fails with EPERM), so it can only be set on the node that
+// runs the container (FACTS §8, Containers).
+func HostWideOnly(key string) bool {
+	switch key {
+	case "net.core.rmem_max", "net.core.wmem_max", "net.core.rmem_default", "net.core.wmem_default":
+		return true
+	}
+	return false
+}

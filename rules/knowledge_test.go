@@ -187,3 +187,14 @@ func TestAlternativeJSON(t *testing.T) {
 		t.Fatalf("round trip: %v %+v", err, back)
 	}
 }
+
+func TestHostWideOnly(t *testing.T) {
+	for key, want := range map[string]bool{
+		"net.core.rmem_max": true, "net.core.wmem_max": true, "net.core.rmem_default": true, "net.core.wmem_default": true,
+		"net.core.somaxconn": false, "net.ipv4.tcp_rmem": false, "net.ipv4.tcp_syncookies": false,
+	} {
+		if got := HostWideOnly(key); got != want {
+			t.Errorf("HostWideOnly(%s) = %v, want %v", key, got, want)
+		}
+	}
+}

@@ -20,6 +20,8 @@ type Facts struct {
 	Kafka     *Kafka                      `json:"kafka"`
 	NICs      []NIC                       `json:"nics"`
 	Evidence  Evidence                    `json:"evidence"`
+	// Feasibility is what this host lets kaudit change (nil: not gathered).
+	Feasibility *Feasibility `json:"feasibility,omitempty"`
 	// Probe is the SYN-cookie window-scale probe's outcome (kaudit scan
 	// --probe); nil when it was not asked for.
 	Probe *Probe `json:"probe,omitempty"`
@@ -41,6 +43,7 @@ const (
 	SecKafkaConf = "kafka-config"
 	SecNICs      = "nics"
 	SecEvidence  = "evidence"
+	SecFeasible  = "feasibility"
 )
 
 // SectionStatus says why a section is incomplete.
@@ -164,4 +167,49 @@ type Feature struct {
 // Evidence holds kernel log lines that show SYN floods on this host.
 type Evidence struct {
 	SynFlood []string `json:"syn_flood,omitempty"` // "Possible SYN flooding on port ..." lines (most recent last)
+}
+
+// Feasibility is what kaudit's changes need on this host, read without
+// changing anything: the gather script's "feasibility" section.
+type Feasibility struct {
+	// SysctlModes: dotted key → the permission string of its /proc/sys
+	// entry as ls -l prints it ("-rw-r--r--"). Root ignores these bits for
+	// access checks but the kernel does not: an entry without the owner's
+	// write bit (0444) refuses every write, e.g. net.core.rmem_max inside a
+	// non-initial network namespace.
+	SysctlModes map[string]string `json:"sysctl_modes,omitempty"`
+	// NetNS compares /proc/self/ns/net with /proc/1/ns/net: NetNSSameAsInit
+	// or NetNSOther; "" when either is unreadable. PID 1 may be a
+	// container's own init, so "same" does not prove the initial namespace.
+	NetNS string `json:"netns,omitempty"`
+	// Dirs: the directories kaudit may write in (sysctl.d, udev rules,
+	// NetworkManager, ifcfg, ifupdown, systemd .link, server.properties'
+	// directory), by path.
+	Dirs map[string]Dir `json:"dirs,omitempty"`
+	// SELinux is "enforcing", "permissive" (/sys/fs/selinux/enforce), or
+	// "" when there is no selinuxfs.
+	SELinux string `json:"selinux,omitempty"`
+	// Chcon: the chcon tool is present (SELinux contexts can be copied).
+	Chcon bool `json:"chcon,omitempty"`
+}
+
+// NetNS values.
+const (
+	NetNSSameAsInit = "same-as-pid1"
+	NetNSOther      = "other-than-pid1"
+)
+
+// Dir is one directory kaudit may write in.
+type Dir struct {
+	Exists bool   `json:"exists"`
+	Mode   string `json:"mode,omitempty"` // ls -l permission string, "drwxr-xr-x"
+	// Writable: test -w said yes for the login user (true for root on a
+	// writable mount, whatever the mode).
+	Writable bool `json:"writable"`
+	// Mount is the mount point the directory is on (longest prefix in
+	// /proc/mounts), FSType its type ("overlay", "ext4"), ReadOnly its
+	// "ro" option.
+	Mount    string `json:"mount,omitempty"`
+	FSType   string `json:"fstype,omitempty"`
+	ReadOnly bool   `json:"read_only,omitempty"`
 }

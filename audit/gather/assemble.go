@@ -40,6 +40,7 @@ var sectionParsers = []struct {
 	{facts.SecNetstat, false, (*assembler).netstat},
 	{facts.SecListeners, false, (*assembler).listeners},
 	{facts.SecKafka, true, (*assembler).kafka}, // and kafka-config
+	{facts.SecFeasible, true, (*assembler).feasibility},
 	{facts.SecNICs, true, (*assembler).nics},
 	{facts.SecEvidence, false, (*assembler).evidence},
 }
@@ -165,6 +166,19 @@ func (a *assembler) nics(s remote.Section) {
 			n.RingErr, n.FeatErr = "ethtool not installed", "ethtool not installed"
 			a.f.NICs = append(a.f.NICs, n)
 		}
+	}
+}
+
+// feasibility is optional: without the section (a host simulated by an
+// older fake) the planner plans as before it existed, and nothing is
+// noted; a section that came back other than "ok" is noted.
+func (a *assembler) feasibility(s remote.Section) {
+	switch {
+	case s.Name == "":
+	case s.State != "ok":
+		a.note(facts.SecFeasible, s.State, s.Body)
+	default:
+		a.f.Feasibility = parse.Feasibility(s.Body)
 	}
 }
 

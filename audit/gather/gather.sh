@@ -160,6 +160,29 @@ else
 	printf 'path=%s\n' "$conf"; e kafka-config absent
 fi
 
+b feasibility
+# What kaudit's changes need here, read only. The mode of each /proc/sys
+# entry (root passes test -w whatever the mode; the kernel still refuses a
+# write to a 0444 entry), the net namespace of this shell and of PID 1, the
+# directories kaudit writes in, every mount (ro or rw, type), SELinux.
+for k in $SYSCTLS; do
+	p=/proc/sys/$(printf '%s' "$k" | tr . /)
+	[ -e "$p" ] && printf 'mode %s %s\n' "$k" "$(ls -ldn "$p" 2>/dev/null | cut -c1-10)"
+done
+printf 'netns-self %s\n' "$(readlink /proc/self/ns/net 2>/dev/null)"
+printf 'netns-init %s\n' "$(readlink /proc/1/ns/net 2>/dev/null)"
+fdir() {
+	if [ -d "$1" ]; then w=no; [ -w "$1" ] && w=yes; printf 'dir %s %s %s\n' "$w" "$(ls -ldn "$1" 2>/dev/null | cut -c1-10)" "$1"
+	elif [ -e "$1" ]; then printf 'dir notdir - %s\n' "$1"
+	else printf 'dir absent - %s\n' "$1"; fi
+}
+for d in /etc /etc/sysctl.d /etc/udev/rules.d /etc/NetworkManager/system-connections /etc/sysconfig/network-scripts /etc/network /etc/systemd/network; do fdir "$d"; done
+case "$conf" in /*/*) fdir "${conf%/*}" ;; esac
+[ -r /proc/mounts ] && awk '{ split($4, o, ","); print "mount", o[1], $3, $2 }' /proc/mounts
+if [ -r /sys/fs/selinux/enforce ]; then printf 'selinux %s\n' "$(cat /sys/fs/selinux/enforce 2>/dev/null)"; fi
+have chcon && echo 'tool chcon'
+e feasibility
+
 b nics
 # npersist IF: what persists the interface's settings, read-only and cheap:
 # its MAC, NetworkManager (state, connection name and UUID), an ifcfg file (its

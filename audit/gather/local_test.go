@@ -62,6 +62,16 @@ func TestScriptOnThisMachine(t *testing.T) {
 			if f.Kernel.Distro == "" {
 				t.Errorf("distro not read from os-release")
 			}
+			// Feasibility: the mode of each entry as the kernel reports it.
+			fi, err := os.Stat("/proc/sys/net/core/somaxconn")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f.Feasibility == nil || f.Feasibility.SysctlModes["net.core.somaxconn"] != fi.Mode().String() {
+				t.Errorf("feasibility %+v, want net.core.somaxconn mode %s", f.Feasibility, fi.Mode())
+			} else if _, ok := f.Feasibility.SysctlModes["net.no_such.key"]; ok || f.Feasibility.Dirs["/etc"].Mount == "" {
+				t.Errorf("feasibility: absent key has a mode, or /etc has no mount: %+v", f.Feasibility)
+			}
 			// TcpExt counters: compare a counter that only grows.
 			raw, _ := os.ReadFile("/proc/net/netstat")
 			if !strings.Contains(string(raw), "TcpExt:") {

@@ -24,6 +24,8 @@ type fixOptions struct {
 	maxFailures int
 	journalDir  string
 	term        termOpts // --width, --quiet
+	// runtimeOnlyOK: plan runtime-only what cannot be persisted on a host.
+	runtimeOnlyOK bool
 }
 
 func fixCommand(e env) *cli.Command {
@@ -40,6 +42,7 @@ func fixCommand(e env) *cli.Command {
 			&cli.IntFlag{Name: "batch", Value: 1, Usage: "with --apply: hosts changed at once after the first (canary) host", Destination: &o.batch},
 			&cli.IntFlag{Name: "max-failures", Value: 0, Usage: "with --apply: start no further batch once more than `N` hosts failed", Destination: &o.maxFailures},
 			&cli.StringFlag{Name: "journal-dir", Usage: "with --apply: where the run journal is written (default ~/.local/state/kaudit/runs)", Destination: &o.journalDir},
+			&cli.BoolFlag{Name: "runtime-only-ok", Usage: "plan a change whose running value can be set but whose persistence cannot (no udev rules dir, read-only /etc/sysctl.d) as runtime only, instead of listing it as impossible on that host", Destination: &o.runtimeOnlyOK},
 		}, o.ssh.flags(), o.become.flags(), o.term.layoutFlags()),
 		Action: func(c *cli.Context) error { return runFix(c.Context, *o, c.Args().Slice(), e) },
 	}
@@ -53,6 +56,7 @@ func runFix(ctx context.Context, o fixOptions, args []string, e env) error {
 	if err != nil {
 		return err
 	}
+	sel.RuntimeOnlyOK = o.runtimeOnlyOK
 	if o.batch < 1 {
 		return usageErr("--batch must be at least 1")
 	}

@@ -22,7 +22,7 @@ type rollbackOptions struct {
 	fromHosts  bool
 	limit      string
 	ssh        sshConfigOpts
-	cfg        pipeline.RollbackConfig // Concurrency, Timeout, ConnectTimeout
+	cfg        pipeline.RollbackConfig // Concurrency, Timeout, ConnectTimeout, Force
 }
 
 func rollbackCommand(e env) *cli.Command {
@@ -36,6 +36,7 @@ func rollbackCommand(e env) *cli.Command {
 			&cli.StringFlag{Name: "run", Usage: "the `RUN-ID` printed by fix --apply", Destination: &o.run},
 			&cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "do not ask for confirmation", Destination: &o.yes},
 			&cli.StringFlag{Name: "journal-dir", Usage: "where fix --apply wrote the journal (default ~/.local/state/kaudit/runs)", Destination: &o.journalDir},
+			&cli.BoolFlag{Name: "force", Usage: "also restore files and running values that changed since the run (by default they are kept and listed)", Destination: &o.cfg.Force},
 			&cli.BoolFlag{Name: "from-hosts", Usage: "the local journal is lost: rebuild it from the manifests the run left on the hosts (/var/lib/kaudit/runs/RUN-ID/manifest)", Destination: &o.fromHosts},
 		}, limitFlag(&o.limit, "only hosts matching `PATTERN` (as for scan)"), []cli.Flag{
 			&cli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Value: pipeline.DefaultRollbackConcurrency, Usage: "hosts restored at once", Destination: &o.cfg.Concurrency},

@@ -90,6 +90,9 @@ type HostSpec struct {
 	// NoEthtool / NoSS hide ethtool / ss inside the host (overlay whiteouts,
 	// so `command -v` fails and the binary cannot be run by any path).
 	NoEthtool, NoSS bool
+	// NoUdevRules: the host has no /etc/udev/rules.d (minimal hosts and
+	// containers have no udev).
+	NoUdevRules bool
 	// Users are extra login users besides root. They log in with the
 	// fleet's key (the one authorized_keys file serves every user), have
 	// HOME /tmp, UID 2000+i and group nogroup. A Shell that is a script
@@ -520,6 +523,22 @@ func (h *Host) privateDir(p string) error {
 	return syscall.Setxattr(up, "trusted.overlay.opaque", []byte("y"), 0)
 }
 
+// whiteout hides p inside the host, whatever the machine has there (an
+// overlay whiteout: a 0/0 character device in the upper dir).
+func (h *Host) whiteout(p string) error {
+	up, err := h.hostPath(p)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(up), 0o755); err != nil {
+		return err
+	}
+	if err := syscall.Mknod(up, syscall.S_IFCHR, 0); err != nil {
+		return fmt.Errorf("whiteout %s: %w", up, err)
+	}
+	return nil
+}
+
 func (h *Host) prepare() error {
 	f := h.fleet
 	h.Home = filepath.Join(h.Dir, "home")
@@ -596,6 +615,12 @@ func (h *Host) prepare() error {
 
 	// sysctl configuration: private, empty unless the spec says otherwise.
 	for _, d := range []string{"/etc/sysctl.d", "/usr/lib/sysctl.d", "/etc/udev/rules.d"} {
+		if d == "/etc/udev/rules.d" && h.Spec.NoUdevRules {
+			if err := h.whiteout(d); err != nil {
+				return err
+			}
+			continue
+		}
 		if err := h.privateDir(d); err != nil {
 			return err
 		}

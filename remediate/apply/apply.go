@@ -12,15 +12,23 @@
 //     which is saved before anything changes;
 //  3. apply: one script run creates /var/lib/kaudit/runs/<run id>/,
 //     checks that nothing changed since the read, backs up every file
-//     (cp -p, SHA-256 checked) and running value, then sets the running
-//     values through /proc/sys and replaces the files atomically
-//     (temporary file in the same directory, SHA-256 checked, mv);
+//     (a copy keeping mode, owner, times and xattrs — the SELinux context
+//     among them —, SHA-256 checked) and running value, then sets the
+//     running values through /proc/sys and replaces the files atomically
+//     (temporary file in the same directory made as such a copy, SHA-256
+//     checked, mv), journalling the hash each file has after writing;
 //  4. verify: the host is gathered again (audit.Scan) and every change
 //     must read back (running value, boot-time value through
 //     facts.Persisted, property in the file);
 //  5. any failure after the first change restores the host from the
 //     backups (files byte for byte, running values) and stops further
 //     batches once more than MaxFailures hosts failed.
+//
+// Only the changes of the plan are made: what a host does not allow was
+// left out by the planner (remediate.HostPlan.Infeasible), so it cannot
+// fail the host. When ctx ends (Ctrl-C) no further host starts and the
+// hosts in flight finish (applyHost). Rollback restores only what still
+// is as the run left it (RollbackScript; Options.Force overrides).
 //
 // Every value that reaches a script is validated (remediate's validators,
 // and the stricter checks in this package) and single-quoted with
@@ -80,6 +88,9 @@ type Options struct {
 	// SysctlKeys are the keys the re-gather reads (rules.SysctlKeys()
 	// when nil); the planned keys are always added.
 	SysctlKeys []string
+	// Force (Rollback only): restore files and running values even when
+	// they changed since the run.
+	Force bool
 	// Log receives one line per host event (nil: discarded). Called from
 	// several goroutines, serialized by Apply.
 	Log func(line string)
@@ -107,24 +118,18 @@ type Skipped struct {
 }
 
 // Split returns the changes of a plan that Apply carries out and those it
-// skips: unknown kinds, and — a second guard behind
-// the planner — net.ipv4.tcp_syncookies=0 unless kernel-synack-wscale
-// fails or is unknown in findings.
+// skips: unknown kinds, and — a second guard behind the planner —
+// net.ipv4.tcp_syncookies=0 unless rules.SyncookiesOffWarranted.
 func Split(p remediate.HostPlan, findings []rules.Finding) (apply []remediate.Change, skipped []Skipped) {
-	affected := false
-	for _, f := range findings {
-		if f.Rule == rules.RuleKernelSynackWscale && (f.Status == rules.Fail || f.Status == rules.Unknown) {
-			affected = true
-		}
-	}
+	affected, _ := rules.SyncookiesOffWarranted(findings)
 	for _, c := range p.Changes {
 		switch {
 		case c.Kind == remediate.KindSysctl && c.Target == rules.KeySyncookies && c.To == "0" && !affected:
 			skipped = append(skipped, Skipped{c, "not disabling SYN cookies: kernel-synack-wscale does not fail, and on a fixed kernel cookies are the better defence"})
-		case c.Kind == remediate.KindSysctl || c.Kind == remediate.KindKafkaProperty || isNIC(c.Kind):
+		case c.Kind == remediate.KindSysctl || c.Kind == remediate.KindKafkaProperty || c.Kind.IsNIC():
 			apply = append(apply, c)
 		default:
-			skipped = append(skipped, Skipped{c, "unknown change kind " + c.Kind})
+			skipped = append(skipped, Skipped{c, "unknown change kind " + string(c.Kind)})
 		}
 	}
 	return apply, skipped
@@ -220,6 +225,9 @@ func Apply(ctx context.Context, hosts []Host, opt Options) (*remediate.Journal, 
 			return nil, err // before any change: refuse to run without a journal
 		}
 	}
+	// ctx ending (Ctrl-C) starts no further host; a host in flight
+	// finishes the step it is in under its own deadlines, then is verified
+	// or restored (applyHost), never left half-applied.
 	out := fanout.Run(ctx, len(todo), fanout.Options{Canary: true, Batch: opt.Batch, StopAfter: opt.MaxFailures + 1},
 		func(i int) bool { return applyHost(ctx, todo[i], opt, rec) })
 	if out.Stopped {

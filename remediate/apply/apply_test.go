@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -385,7 +386,7 @@ func TestChangedSinceReadRefused(t *testing.T) {
 	}
 	rs := remote.ParseResults(out.Stdout, p.params.Marker)
 	f := rs.FirstFailure()
-	if f == nil || f.Step != "check-file-0" || changedAnything(rs, f.Step) {
+	if f == nil || f.Step != "check-file-0" || changedAnything(rs, f.Step, p.params.ChangeSteps()) {
 		t.Errorf("results %+v", rs)
 	}
 	if got := snapshot(s, "h1"); got != before {
@@ -397,7 +398,8 @@ func TestJournalFromHosts(t *testing.T) {
 	s := newSandbox(t, "h1", "h2")
 	before := snapshot(s, "h1")
 	const id = "20260101T000000Z-00000007"
-	if _, err := Apply(context.Background(), sbHosts("h1"), Options{Runner: s, RunID: id}); err != nil {
+	local, err := Apply(context.Background(), sbHosts("h1"), Options{Runner: s, RunID: id})
+	if err != nil {
 		t.Fatal(err)
 	}
 	inv := []inventory.Host{sbHosts("h1")[0].Inv, sbHosts("h2")[0].Inv}
@@ -407,6 +409,13 @@ func TestJournalFromHosts(t *testing.T) {
 	}
 	if len(j.Hosts) != 1 || j.Hosts[0].Host != "h1" || len(j.Hosts[0].Backups) != 3 || len(j.Hosts[0].Runtime) != 4 {
 		t.Fatalf("rebuilt journal: %+v", j.Hosts)
+	}
+	// The manifest holds the hash of each file after writing, as the
+	// local journal does.
+	for i, b := range j.Hosts[0].Backups {
+		if want := local.Host("h1").Backups[i].Written; b.Written != want || want == "" {
+			t.Errorf("%s: rebuilt written_sha256 %q, local journal %q", b.Path, b.Written, want)
+		}
 	}
 	res, err := Rollback(context.Background(), inv, j, Options{Runner: s})
 	if err != nil || len(res) != 1 || res[0].Err != nil {
@@ -548,5 +557,99 @@ func TestRollbackApplyOwner(t *testing.T) {
 		if strings.Contains(tc.want, "fail") && strings.Contains(all, "restore-") {
 			t.Errorf("owner %q: restored beside a running apply script", tc.owner)
 		}
+	}
+}
+
+// A file and a running value changed after the run are kept by a
+// rollback (and said so), everything else is restored; Force overwrites
+// them. The journal holds the hash each file had after writing.
+func TestRollbackKeepsLaterEdits(t *testing.T) {
+	s := newSandbox(t, "h1")
+	before := snapshot(s, "h1")
+	jpath := filepath.Join(t.TempDir(), "run.json")
+	const run = "20260101T000000Z-0000000a"
+	j, err := Apply(context.Background(), sbHosts("h1"), Options{Runner: s, RunID: run, JournalPath: jpath})
+	if err != nil || j.Host("h1").Status != remediate.StatusVerified {
+		t.Fatalf("apply: %+v %v", j.Host("h1"), err)
+	}
+	for _, b := range j.Host("h1").Backups {
+		if got := SHA256([]byte(s.read("h1", b.Path))); b.Written != got {
+			t.Errorf("%s: journal written_sha256 %q, file has %s", b.Path, b.Written, got)
+		}
+	}
+	// After the run: someone edits the managed sysctl file and sets
+	// somaxconn by hand.
+	edited := "net.core.somaxconn = 8192\n"
+	s.write(t, "h1", "/etc/sysctl.d/99-kaudit.conf", edited)
+	s.write(t, "h1", "/proc/sys/net/core/somaxconn", "8192\n")
+	loaded, err := remediate.LoadJournal(jpath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv := []inventory.Host{sbHosts("h1")[0].Inv}
+	res, err := Rollback(context.Background(), inv, loaded, Options{Runner: s, JournalPath: jpath})
+	if err != nil || len(res) != 1 || res[0].Err != nil {
+		t.Fatalf("rollback: %+v %v", res, err)
+	}
+	if res[0].Detail != "4 restored, 1 removed, 2 kept" || len(res[0].Kept) != 2 ||
+		!strings.Contains(res[0].Kept[0], "/etc/sysctl.d/99-kaudit.conf changed since run "+run) ||
+		!strings.Contains(res[0].Kept[1], "net.core.somaxconn is 8192, not the 4096 run "+run+" set") ||
+		!strings.Contains(res[0].Kept[0], "--force") {
+		t.Errorf("rollback: %q kept %q", res[0].Detail, res[0].Kept)
+	}
+	if got := s.read("h1", "/etc/sysctl.d/99-kaudit.conf"); got != edited {
+		t.Errorf("edited file overwritten: %q", got)
+	}
+	if got := strings.TrimSpace(s.read("h1", "/proc/sys/net/core/somaxconn")); got != "8192" {
+		t.Errorf("hand-set somaxconn overwritten: %q", got)
+	}
+	if got := s.read("h1", sbProps); !strings.HasPrefix(got, "# Broker config\n") || strings.Contains(got, "kaudit") {
+		t.Errorf("server.properties not restored: %q", got)
+	}
+	res, _ = Rollback(context.Background(), inv, loaded, Options{Runner: s, Force: true})
+	if res[0].Err != nil || res[0].Detail != "1 restored, 1 removed, 5 unchanged" {
+		t.Errorf("rollback --force: %+v", res[0])
+	}
+	if got := snapshot(s, "h1"); got != before {
+		t.Errorf("after rollback --force:\n%s\nwant\n%s", got, before)
+	}
+}
+
+// The atomic replace keeps the replaced file's extended attributes (as it
+// would its SELinux context, security.selinux, where SELinux is on), mode
+// and owner; so does the restore. Tested with a user xattr.
+func TestReplaceKeepsXattrs(t *testing.T) {
+	s := newSandbox(t, "h1")
+	p := s.path("h1", sbProps)
+	if err := syscall.Setxattr(p, "user.kaudit-test", []byte("ctx-1"), 0); err != nil {
+		t.Skipf("no user xattrs on %s: %v", p, err)
+	}
+	get := func() string {
+		buf := make([]byte, 64)
+		n, err := syscall.Getxattr(p, "user.kaudit-test", buf)
+		if err != nil {
+			return "<" + err.Error() + ">"
+		}
+		return string(buf[:n])
+	}
+	j, err := Apply(context.Background(), sbHosts("h1"), Options{Runner: s, RunID: "20260101T000000Z-0000000b"})
+	if err != nil || j.Host("h1").Status != remediate.StatusVerified {
+		t.Fatalf("apply: %+v %v", j.Host("h1"), err)
+	}
+	if !strings.Contains(s.read("h1", sbProps), "socket.listen.backlog.size=4096") {
+		t.Fatal("server.properties not edited")
+	}
+	if got := get(); got != "ctx-1" {
+		t.Errorf("xattr after the replace: %q, want ctx-1", got)
+	}
+	res, err := Rollback(context.Background(), []inventory.Host{sbHosts("h1")[0].Inv}, j, Options{Runner: s})
+	if err != nil || res[0].Err != nil {
+		t.Fatalf("rollback: %+v %v", res, err)
+	}
+	if got := get(); got != "ctx-1" {
+		t.Errorf("xattr after the restore: %q, want ctx-1", got)
+	}
+	if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != 0o640 {
+		t.Errorf("mode after the restore: %v %v, want 0640", fi.Mode(), err)
 	}
 }

@@ -303,12 +303,14 @@ func TestApplyVerifyRollback(t *testing.T) {
 		c.t = t
 		h := f.Host("b2")
 		addComment(t, h)
-		// /etc/sysctl.d read-only inside the host only (its own mount namespace).
-		h.Exec(t, "sh", "-c", "mount --bind /etc/sysctl.d /etc/sysctl.d && mount -o remount,bind,ro /etc/sysctl.d")
+		// The managed sysctl file cannot be renamed into place (a planned
+		// change fails: a read-only /etc/sysctl.d is seen by the gather
+		// now and not planned at all, TestFeasibilityShapes).
+		failRename(t, h)
 		before := read(t, h)
 		code, out, _ := c.run("fix", inv, "--limit", "b2", "--rules", e2eRules, "--apply", "--yes", "--journal-dir", jdir)
 		if code != 4 {
-			t.Fatalf("fix --apply on a read-only /etc/sysctl.d: exit %d, want 4", code)
+			t.Fatalf("fix --apply with a failing rename: exit %d, want 4", code)
 		}
 		m := runRE.FindStringSubmatch(out)
 		if m == nil {
@@ -339,8 +341,8 @@ func TestCanaryAndMaxFailures(t *testing.T) {
 	inv := f.Inventory(t)
 	jdir := t.TempDir()
 	c := cli{t: t, bin: bin, home: t.TempDir()}
-	// The canary (c1, first in the inventory) cannot persist.
-	f.Host("c1").Exec(t, "sh", "-c", "mount --bind /etc/sysctl.d /etc/sysctl.d && mount -o remount,bind,ro /etc/sysctl.d")
+	// The canary (c1, first in the inventory) fails to persist.
+	failRename(t, f.Host("c1"))
 	before := map[string]state{}
 	for _, h := range f.Hosts {
 		before[h.Spec.Name] = read(t, h)
@@ -404,6 +406,20 @@ func TestCanaryAndMaxFailures(t *testing.T) {
 }
 
 const sysctldHeader = "# Managed by kaudit"
+
+// failRename makes renaming a file onto /etc/sysctl.d/99-kaudit.conf fail
+// inside h, as on a disk error: an mv in /usr/local/bin, first in the
+// PATH sshd gives the session, that refuses that target and runs the
+// real mv otherwise.
+func failRename(t *testing.T, h *testfleet.Host) {
+	t.Helper()
+	h.Exec(t, "sh", "-c", `mkdir -p /usr/local/bin && cat > /usr/local/bin/mv <<'EOF'
+#!/bin/sh
+for a; do case "$a" in /etc/sysctl.d/99-kaudit.conf) echo "mv: cannot move to $a: Input/output error" >&2; exit 1 ;; esac; done
+exec /bin/mv "$@"
+EOF
+chmod 755 /usr/local/bin/mv`)
+}
 
 // inventoryWithIfaces is f.Inventory plus interfaces: [eth0] (the test
 // hosts have no default route, so kaudit would find no NIC by itself).

@@ -10,8 +10,15 @@ import (
 
 // applyHost runs one host through read, apply, verify (and restore on
 // failure). It reports whether the host ended verified or unchanged.
+//
+// When ctx ends (Ctrl-C), the step in progress is not cut: every step runs
+// under its own deadline (opt.Timeout), a host not yet changed is left
+// unchanged ("interrupted before any change"), and one whose apply script
+// ran is verified and, on failure, restored.
 func applyHost(ctx context.Context, h Host, opt Options, rec *journal) bool {
 	name := h.Inv.Name
+	interrupted := ctx
+	ctx = context.WithoutCancel(ctx)
 	changes, _ := Split(h.Plan, h.Findings)
 	fail := func(status remediate.HostStatus, msg string) bool {
 		rec.update(name, func(hj *remediate.HostJournal) { hj.Status = status; hj.Error = msg })
@@ -27,6 +34,9 @@ func applyHost(ctx context.Context, h Host, opt Options, rec *journal) bool {
 	prep, err := prepare(opt.RunID, changes, st)
 	if err != nil {
 		return fail(remediate.StatusUnchanged, "nothing changed: "+err.Error())
+	}
+	if interrupted.Err() != nil {
+		return fail(remediate.StatusUnchanged, "nothing changed: interrupted before any change")
 	}
 	rec.update(name, func(hj *remediate.HostJournal) { hj.Backups = prep.backups; hj.Runtime = prep.runtime })
 	if len(prep.params.Files) == 0 && len(prep.params.Runtime) == 0 {
@@ -75,26 +85,39 @@ func runApply(ctx context.Context, h Host, opt Options, rec *journal, prep *prep
 	if out != nil {
 		rs = remote.ParseResults(out.Stdout, marker)
 	}
+	recordWritten(h.Inv.Name, rec, rs, len(prep.params.Files))
 	switch f := rs.FirstFailure(); {
 	case runErr == nil && rs.Find("done") != nil:
 		return "", false
 	case f != nil:
-		return fmt.Sprintf("step %s failed: %s%s", f.Step, f.Text(), stderrTail(out)), changedAnything(rs, f.Step)
+		return fmt.Sprintf("step %s failed: %s%s", f.Step, f.Text(), stderrTail(out)), changedAnything(rs, f.Step, prep.params.ChangeSteps())
 	case runErr != nil:
 		return "apply: " + runErr.Error(), true
 	}
 	return "apply: the script did not finish" + stderrTail(out), true
 }
 
+// recordWritten journals the hash each file step read back after
+// writing (Backup.Written), for the files the script got to.
+func recordWritten(name string, rec *journal, rs remote.Results, files int) {
+	rec.update(name, func(hj *remediate.HostJournal) {
+		for i := 0; i < files && i < len(hj.Backups); i++ {
+			if r := rs.Find(fileStep(i)); r != nil && r.OK && len(r.Detail) == 1 && reSHA.MatchString(r.Detail[0]) {
+				hj.Backups[i].Written = r.Detail[0]
+			}
+		}
+	})
+}
+
 // changedAnything reports whether the apply script may have changed
-// something before failing at step failed: only the running-value and
-// file steps (changesHost) change anything.
-func changedAnything(rs remote.Results, failed string) bool {
-	if changesHost(failed) {
+// something before failing at step failed: only its StepChange steps
+// change anything.
+func changedAnything(rs remote.Results, failed string, steps map[string]StepKind) bool {
+	if steps[failed] == StepChange {
 		return true
 	}
 	for _, r := range rs {
-		if changesHost(r.Step) {
+		if steps[r.Step] == StepChange {
 			return true
 		}
 	}
@@ -110,6 +133,9 @@ func restore(ctx context.Context, h Host, opt Options, rec *journal, why string)
 	// Restore even when interrupted: a half-applied host is worse.
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opt.Timeout)
 	defer cancel()
+	// Force: the host is restored within its own run, nobody edited it
+	// since; a value a failed step left half-set must be restored too.
+	opt.Force = true
 	res, err := rollbackHost(rctx, h.Inv, opt, rec.j.RunID, hj)
 	if err != nil {
 		rec.update(name, func(j *remediate.HostJournal) {

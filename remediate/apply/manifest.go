@@ -3,6 +3,7 @@ package apply
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -54,8 +55,14 @@ func parseManifest(runID string, rs remote.Results) (backups []remediate.Backup,
 				b.Stored = RunDir(runID) + "/" + f[1]
 			}
 			backups = append(backups, b)
-		case remediate.KindSysctl, remediate.KindNICRing, remediate.KindNICOffload:
-			runtime = append(runtime, remediate.RuntimeValue{Kind: f[0], Key: f[2], Before: f[3], After: f[4]})
+		case "written":
+			i, err := strconv.Atoi(f[1])
+			if err != nil || i < 0 || i >= len(backups) || !reSHA.MatchString(f[2]) {
+				return nil, nil, fmt.Errorf("manifest: malformed written record %q", strings.Join(f, " "))
+			}
+			backups[i].Written = f[2]
+		case string(remediate.KindSysctl), string(remediate.KindNICRing), string(remediate.KindNICOffload):
+			runtime = append(runtime, remediate.RuntimeValue{Kind: remediate.ChangeKind(f[0]), Key: f[2], Before: f[3], After: f[4]})
 		default:
 			return nil, nil, fmt.Errorf("manifest: unknown record %q", f[0])
 		}

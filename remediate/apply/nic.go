@@ -31,7 +31,7 @@ var featureNames = map[string]string{
 
 // nicTarget splits and validates "eth0 rx" / "eth0 gro" for kind, or a
 // NetworkManager connection's setting "nm:<UUID> rx" (nmKey).
-func nicTarget(kind, target string) (iface, setting string, err error) {
+func nicTarget(kind remediate.ChangeKind, target string) (iface, setting string, err error) {
 	iface, setting, ok := strings.Cut(target, " ")
 	nm := strings.HasPrefix(iface, nmPrefix) && reUUID.MatchString(strings.TrimPrefix(iface, nmPrefix))
 	if !ok || (!nm && (!safe.Iface(iface) || strings.HasPrefix(iface, nmPrefix) || iface == "." || iface == "..")) {
@@ -54,7 +54,7 @@ func nicTarget(kind, target string) (iface, setting string, err error) {
 
 // checkNICValue validates a ring size or on/off (or, in a NetworkManager
 // connection, "unset").
-func checkNICValue(kind, target, v string) error {
+func checkNICValue(kind remediate.ChangeKind, target, v string) error {
 	if v == nmUnset && strings.HasPrefix(target, nmPrefix) {
 		return nil
 	}
@@ -73,7 +73,7 @@ func checkNICValue(kind, target, v string) error {
 
 // nicGet is a shell command printing the current value of a NIC setting
 // ("$E" is the ethtool path found by the script).
-func nicGet(kind, iface, setting string) string {
+func nicGet(kind remediate.ChangeKind, iface, setting string) string {
 	if uuid, ok := strings.CutPrefix(iface, nmPrefix); ok {
 		return fmt.Sprintf(`x=$(nmcli -g %s connection show %s 2>/dev/null) && case "$x" in ''|--|ignore|default) echo %s ;; *) printf '%%s\n' "$x" ;; esac`,
 			nmProperty(kind, setting), q(uuid), nmUnset)
@@ -86,7 +86,7 @@ func nicGet(kind, iface, setting string) string {
 }
 
 // nicSet is a shell command setting a NIC value.
-func nicSet(kind, iface, setting, v string) string {
+func nicSet(kind remediate.ChangeKind, iface, setting, v string) string {
 	if uuid, ok := strings.CutPrefix(iface, nmPrefix); ok {
 		if v == nmUnset {
 			v = ""
@@ -105,7 +105,8 @@ var reNICRule = regexp.MustCompile(`^ACTION=="add", SUBSYSTEM=="net", KERNEL=="(
 
 // NICSetting is one persisted NIC setting.
 type NICSetting struct {
-	Kind, Iface, Setting, Value string
+	Kind                  remediate.ChangeKind
+	Iface, Setting, Value string
 	// Path is the file it is persisted in (remediate.Change.PersistPath;
 	// "": remediate.NICPersistPath), Match the .link match
 	// (remediate.Change.PersistMatch).
@@ -200,13 +201,11 @@ var reUUID = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4
 func nmKey(uuid, setting string) string { return nmPrefix + uuid + " " + setting }
 
 // nmProperty is the nmcli property of a setting.
-func nmProperty(kind, setting string) string {
+func nmProperty(kind remediate.ChangeKind, setting string) string {
 	if kind == remediate.KindNICRing {
 		return "ethtool.ring-" + setting
 	}
 	return "ethtool.feature-" + setting
 }
 
-func isNIC(kind string) bool {
-	return kind == remediate.KindNICRing || kind == remediate.KindNICOffload
-}
+func isNIC(kind remediate.ChangeKind) bool { return kind.IsNIC() }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -18,8 +19,11 @@ import (
 // RollbackResult is one host's outcome of Rollback.
 type RollbackResult struct {
 	Host   string
-	Detail string // per-item summary: "2 restored, 1 removed, 3 unchanged"
-	Err    error
+	Detail string // per-item summary: "2 restored, 1 removed, 3 unchanged, 1 kept"
+	// Kept: each file or running value left alone because it changed
+	// since the run, and how to overwrite it anyway.
+	Kept []string
+	Err  error
 }
 
 // Restore step outcomes: the detail of a restore-* result line.
@@ -27,11 +31,13 @@ const (
 	restoredItem  = "restored"
 	removedItem   = "removed"
 	unchangedItem = "unchanged"
+	keptItem      = "kept"
 )
 
 // restored counts a restore's items by outcome.
 type restored struct {
-	Restored, Removed, Unchanged int
+	Restored, Removed, Unchanged, Kept int
+	kept                               []string // what each kept item is, and why
 }
 
 // changed reports whether the restore changed anything on the host.
@@ -44,7 +50,7 @@ func (c restored) String() string {
 	for _, p := range []struct {
 		n    int
 		what string
-	}{{c.Restored, restoredItem}, {c.Removed, removedItem}, {c.Unchanged, unchangedItem}} {
+	}{{c.Restored, restoredItem}, {c.Removed, removedItem}, {c.Unchanged, unchangedItem}, {c.Kept, keptItem}} {
 		if p.n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", p.n, p.what))
 		}
@@ -52,9 +58,17 @@ func (c restored) String() string {
 	return strings.Join(parts, ", ")
 }
 
-// count adds one ok restore step's detail.
-func (c *restored) count(detail string) {
-	switch detail {
+// count adds one ok restore step's detail; what names the item of a
+// "kept" one.
+func (c *restored) count(detail []string, what func(current string) string) {
+	if len(detail) == 1 && what != nil {
+		if cur, ok := strings.CutPrefix(detail[0], keptItem+" "); ok {
+			c.Kept++
+			c.kept = append(c.kept, what(cur))
+			return
+		}
+	}
+	switch strings.Join(detail, " ") {
 	case restoredItem:
 		c.Restored++
 	case removedItem:
@@ -95,7 +109,7 @@ func Rollback(ctx context.Context, inv []inventory.Host, j *remediate.Journal, o
 		res, err := rollbackHost(ctx, byName[hj.Host], opt, j.RunID, hj)
 		rec.update(hj.Host, func(x *remediate.HostJournal) { rolledBack(x, res, err) })
 		mu.Lock()
-		out = append(out, RollbackResult{Host: hj.Host, Detail: res.String(), Err: err})
+		out = append(out, RollbackResult{Host: hj.Host, Detail: res.String(), Kept: res.kept, Err: err})
 		mu.Unlock()
 		return err == nil
 	})
@@ -117,6 +131,9 @@ func rolledBack(x *remediate.HostJournal, res restored, err error) {
 		x.Status = remediate.StatusRolledBack
 		x.Error = "rolled back by kaudit rollback (" + res.String() + ")"
 	}
+	if len(res.kept) > 0 && err == nil {
+		x.Error += "; kept (changed since the run): " + strings.Join(res.kept, "; ")
+	}
 }
 
 // applyWait is how long (seconds) a restore waits for a still running
@@ -130,7 +147,7 @@ func applyWait(timeout time.Duration) int {
 // did.
 func rollbackHost(ctx context.Context, h inventory.Host, opt Options, runID string, hj remediate.HostJournal) (restored, error) {
 	marker := NewMarker()
-	script, err := RollbackScript(RollbackParams{Marker: marker, RunID: runID, Backups: hj.Backups, Runtime: hj.Runtime, Wait: applyWait(opt.Timeout)})
+	script, err := RollbackScript(RollbackParams{Marker: marker, RunID: runID, Backups: hj.Backups, Runtime: hj.Runtime, Wait: applyWait(opt.Timeout), Force: opt.Force})
 	if err != nil {
 		return restored{}, err
 	}
@@ -141,13 +158,14 @@ func rollbackHost(ctx context.Context, h inventory.Host, opt Options, runID stri
 	rs := remote.ParseResults(out.Stdout, marker)
 	var counts restored
 	var fails []string
+	items := keptItems(runID, hj)
 	for _, r := range rs {
 		switch {
 		case r.Step == "done":
 		case !r.OK:
 			fails = append(fails, r.Step+": "+r.Text())
 		default:
-			counts.count(r.Text())
+			counts.count(r.Detail, items[r.Step])
 		}
 	}
 	if len(fails) > 0 {
@@ -157,4 +175,32 @@ func rollbackHost(ctx context.Context, h inventory.Host, opt Options, runID stri
 		return counts, errors.New("the restore script did not finish" + stderrTail(out))
 	}
 	return counts, nil
+}
+
+// keptItems says, per restore step, what a "kept" item is: which file or
+// running value changed since the run, and how to overwrite it anyway.
+func keptItems(runID string, hj remediate.HostJournal) map[string]func(string) string {
+	again := "kaudit rollback --run " + runID + " --force overwrites it"
+	m := map[string]func(string) string{}
+	for i, bk := range hj.Backups {
+		m["restore-file-"+strconv.Itoa(i)] = func(cur string) string {
+			if cur == "gone" {
+				return fmt.Sprintf("%s was removed since run %s: left as it is (%s)", bk.Path, runID, again)
+			}
+			return fmt.Sprintf("%s changed since run %s (sha256 %s, kaudit wrote %s): left as it is; merge by hand, or %s", bk.Path, runID, short(cur), short(bk.Written), again)
+		}
+	}
+	for i, r := range hj.Runtime {
+		m["restore-"+runtimeStep(r.Kind, i)] = func(cur string) string {
+			return fmt.Sprintf("%s is %s, not the %s run %s set: left as it is (was %s before the run; %s)", r.Key, cur, r.After, runID, r.Before, again)
+		}
+	}
+	return m
+}
+
+func short(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12] + "…"
+	}
+	return sha
 }

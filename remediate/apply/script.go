@@ -101,6 +101,17 @@ export LC_ALL
 ` + remote.SayFunc + `sha() { s=$(sha256sum < "$1") || return 1; printf '%s\n' "${s%% *}"; }
 `
 
+// copyFunc is cpa SRC DST: a copy that keeps SRC's mode, owner, times
+// and extended attributes (security.selinux among them: an atomic replace
+// must not leave the temporary file's context), falling back to cp -p
+// where cp has no --preserve (busybox) or the file system no xattrs; then,
+// where SELinux is on and chcon exists, DST gets SRC's context explicitly.
+const copyFunc = `cpa() {
+  cp --preserve=mode,ownership,timestamps,xattr "$1" "$2" 2>/dev/null || cp -p "$1" "$2" || return 1
+  if [ -e /sys/fs/selinux/enforce ] && command -v chcon >/dev/null 2>&1; then chcon --reference="$1" "$2" || return 1; fi
+}
+`
+
 // ApplyOwner is the file in RunDir that names the apply script's shell
 // while it runs: "<pid> <start time>" (field 22 of /proc/<pid>/stat, so a
 // reused PID is not mistaken for it). The script removes it when it
@@ -126,7 +137,8 @@ type ReadParams struct {
 // NICRead is one NIC setting to read: Kind remediate.KindNICRing or
 // KindNICOffload, Target "eth0 rx" / "eth0 gro".
 type NICRead struct {
-	Kind, Target string
+	Kind   remediate.ChangeKind
+	Target string
 }
 
 // ReadScript renders the read step: for each file "file <i> ok
@@ -196,7 +208,7 @@ type FileWrite struct {
 
 // RuntimeWrite is one running sysctl the apply step sets.
 type RuntimeWrite struct {
-	Kind   string // "" or remediate.KindSysctl: Key is a sysctl; KindNICRing, KindNICOffload: Key is "eth0 rx"
+	Kind   remediate.ChangeKind // "" or remediate.KindSysctl: Key is a sysctl; KindNICRing, KindNICOffload: Key is "eth0 rx"
 	Key    string
 	Before string // folded value when read
 	To     string // folded
@@ -293,6 +305,7 @@ func (p ApplyParams) writeHead(b *strings.Builder, nics bool) {
 	b.WriteString("M=" + q(p.Marker) + "\n")
 	b.WriteString("RUN=" + q(RunDir(p.RunID)) + "\n")
 	b.WriteString(prelude)
+	b.WriteString(copyFunc)
 	b.WriteString(`for c in sha256sum base64 cp mv rm mkdir chmod cat tr; do command -v "$c" >/dev/null 2>&1 || fail tools "$c not found on the host"; done` + "\n")
 	if nics {
 		b.WriteString(`E=$(command -v ethtool) || fail tools "ethtool not found on the host"` + "\n")
@@ -338,7 +351,7 @@ func (p ApplyParams) writeBackups(b *strings.Builder) {
 			continue
 		}
 		fmt.Fprintf(b, "f=%s; bk=\"$RUN\"/%s\n", q(f.Path), BackupName(i))
-		fmt.Fprintf(b, `cp -p "$f" "$bk" || fail %s "cannot copy $f to $bk"`+"\n", step)
+		fmt.Fprintf(b, `cpa "$f" "$bk" || fail %s "cannot copy $f to $bk"`+"\n", step)
 		fmt.Fprintf(b, `[ "$(sha "$bk")" = %s ] || fail %s "backup $bk does not match $f"`+"\n", q(f.OldSHA), step)
 		fmt.Fprintf(b, "say %s ok \"$bk\"\n", step)
 	}
@@ -357,7 +370,7 @@ func (p ApplyParams) writeManifest(b *strings.Builder) {
 		}
 	}
 	for i, r := range p.Runtime {
-		fmt.Fprintf(b, "printf '%%s\\n' %s\n", q(runtimeKind(r.Kind)+"\t"+runtimeStep(r.Kind, i)+"\t"+r.Key+"\t"+r.Before+"\t"+r.To))
+		fmt.Fprintf(b, "printf '%%s\\n' %s\n", q(string(runtimeKind(r.Kind))+"\t"+runtimeStep(r.Kind, i)+"\t"+r.Key+"\t"+r.Before+"\t"+r.To))
 	}
 	b.WriteString("} > \"$RUN\"/manifest || fail backup-manifest \"cannot write $RUN/manifest\"\n")
 }
@@ -395,8 +408,9 @@ func (p ApplyParams) writeFiles(b *strings.Builder) {
 		fmt.Fprintf(b, "f=%s; t=%s\n", q(f.Path), q(tmp))
 		fmt.Fprintf(b, `rm -f "$t" || fail %s "cannot remove $t"`+"\n", step)
 		if f.Existed {
-			// cp -p first: the new file keeps the old one's mode and owner.
-			fmt.Fprintf(b, `cp -p "$f" "$t" || { rm -f "$t"; fail %s "cannot create $t"; }`+"\n", step)
+			// A copy first: the new file keeps the old one's mode, owner
+			// and xattrs (SELinux context); writing into it keeps them.
+			fmt.Fprintf(b, `cpa "$f" "$t" || { rm -f "$t"; fail %s "cannot create $t"; }`+"\n", step)
 		} else {
 			fmt.Fprintf(b, `( set -C; : > "$t" ) || { rm -f "$t"; fail %s "cannot create $t"; }`+"\n", step)
 			fmt.Fprintf(b, `chmod %s "$t" || { rm -f "$t"; fail %s "cannot chmod $t"; }`+"\n", f.Mode, step)
@@ -406,7 +420,11 @@ func (p ApplyParams) writeFiles(b *strings.Builder) {
 		b.WriteString(p.Delim + "\n")
 		fmt.Fprintf(b, `[ "$(sha "$t")" = %s ] || { rm -f "$t"; fail %s "$t does not hold what was sent"; }`+"\n", q(sum), step)
 		fmt.Fprintf(b, `mv -f "$t" "$f" || { rm -f "$t"; fail %s "cannot rename $t to $f"; }`+"\n", step)
-		fmt.Fprintf(b, "say %s ok %s\n", step, sum)
+		// The hash after writing, read back, in the manifest too: a
+		// rollback leaves the file alone once it no longer has it.
+		fmt.Fprintf(b, `w=$(sha "$f") || fail %s "cannot read $f back"`+"\n", step)
+		fmt.Fprintf(b, `printf 'written\t%d\t%%s\t-\t-\n' "$w" >> "$RUN"/manifest || fail %s "cannot write $RUN/manifest"`+"\n", i, step)
+		fmt.Fprintf(b, "say %s ok \"$w\"\n", step)
 	}
 }
 
@@ -436,6 +454,10 @@ type RollbackParams struct {
 	// after the restore. When it is still running after Wait seconds the
 	// script restores nothing and fails (step apply-running).
 	Wait int
+	// Force restores a file or running value even when it changed since
+	// the run (it no longer has Backup.Written / RuntimeValue.After);
+	// without it such an item is left alone and reported "kept".
+	Force bool
 }
 
 // RollbackScript renders the restore of one host from a run's backups.
@@ -444,13 +466,17 @@ type RollbackParams struct {
 // recorded value, is left alone ("unchanged"). Otherwise a file is
 // restored from its copy in RunDir (the copy's SHA-256 checked first,
 // then the restored file's), a file that did not exist is removed, a
-// running value is written back. Unlike the apply script it goes on after
-// a failing step, so that as much as possible is restored.
+// running value is written back — unless, without Force, it changed
+// since the run: a file that no longer has the hash the run wrote
+// (Backup.Written), a running value no longer at the value the run set
+// (RuntimeValue.After) is left alone ("kept", with its current hash or
+// value). Unlike the apply script it goes on after a failing step, so
+// that as much as possible is restored.
 //
 // Steps: apply-running (only when the run's apply script did not finish:
 // detail the seconds waited for it to end), restore-file-<i>,
-// restore-sysctl-<i> (detail "unchanged",
-// "restored" or "removed"), done (detail: "ok" or "failed").
+// restore-sysctl-<i>, restore-nic-<i> (detail "unchanged", "restored",
+// "removed" or "kept CURRENT"), done (detail: "ok" or "failed").
 func RollbackScript(p RollbackParams) ([]byte, error) {
 	if !remote.ValidMarker(p.Marker) {
 		return nil, fmt.Errorf("rollback: bad marker %q", p.Marker)
@@ -462,6 +488,7 @@ func RollbackScript(p RollbackParams) ([]byte, error) {
 	b.WriteString("M=" + q(p.Marker) + "\n")
 	b.WriteString("RUN=" + q(RunDir(p.RunID)) + "\n")
 	b.WriteString(prelude)
+	b.WriteString(copyFunc)
 	b.WriteString("rc=ok\n")
 	b.WriteString(`soft() { say "$1" fail "$2"; rc=failed; }` + "\n")
 	b.WriteString(`for c in sha256sum cp mv rm cat tr; do command -v "$c" >/dev/null 2>&1 || fail tools "$c not found on the host"; done` + "\n")
@@ -504,8 +531,22 @@ func (p RollbackParams) writeRestoreFile(b *strings.Builder, i int, bk remediate
 	}
 	step := q("restore-file-" + strconv.Itoa(i))
 	fmt.Fprintf(b, "f=%s\n", q(bk.Path))
+	// edited: the file no longer is what the run wrote (kept unless Force).
+	edited := "false"
+	if bk.Written != "" && !p.Force {
+		if !reSHA.MatchString(bk.Written) {
+			return fmt.Errorf("rollback: %s: bad written sha256 %q", bk.Path, bk.Written)
+		}
+		edited = fmt.Sprintf(`! { [ -f "$f" ] && [ ! -L "$f" ] && [ "$(sha "$f")" = %s ]; }`, q(bk.Written))
+	}
+	kept := fmt.Sprintf(`say %s ok "kept $(sha "$f" 2>/dev/null || echo gone)"`, step)
 	if !bk.Existed {
-		fmt.Fprintf(b, `if [ -e "$f" ] || [ -L "$f" ]; then rm -f "$f" && say %s ok removed || soft %s "cannot remove $f"; else say %s ok unchanged; fi`+"\n", step, step, step)
+		fmt.Fprintf(b, `if ! [ -e "$f" ] && ! [ -L "$f" ]; then say %s ok unchanged
+elif %s; then %s
+elif rm -f "$f"; then say %s ok removed
+else soft %s "cannot remove $f"
+fi
+`, step, edited, kept, step, step)
 		return nil
 	}
 	if !reSHA.MatchString(bk.SHA256) {
@@ -522,22 +563,23 @@ func (p RollbackParams) writeRestoreFile(b *strings.Builder, i int, bk remediate
 	tmp := dir + "." + base + ".kaudit-restore-" + p.RunID
 	fmt.Fprintf(b, "bk=%s; t=%s; want=%s\n", q(stored), q(tmp), q(bk.SHA256))
 	fmt.Fprintf(b, `if [ -f "$f" ] && [ ! -L "$f" ] && [ "$(sha "$f")" = "$want" ]; then say %s ok unchanged
+elif %s; then %s
 elif [ ! -f "$bk" ]; then soft %s "backup $bk is missing: $f not restored"
 elif [ "$(sha "$bk")" != "$want" ]; then soft %s "backup $bk does not match the recorded sha256: $f not restored"
-elif ! { rm -f "$t" && cp -p "$bk" "$t"; }; then rm -f "$t"; soft %s "cannot create $t"
+elif ! { rm -f "$t" && cpa "$bk" "$t"; }; then rm -f "$t"; soft %s "cannot create $t"
 elif [ "$(sha "$t")" != "$want" ]; then rm -f "$t"; soft %s "$t does not match the backup"
 elif ! mv -f "$t" "$f"; then rm -f "$t"; soft %s "cannot rename $t to $f"
 elif [ "$(sha "$f")" != "$want" ]; then soft %s "$f does not match the backup after restoring"
 else say %s ok restored
 fi
-`, step, step, step, step, step, step, step, step)
+`, step, edited, kept, step, step, step, step, step, step, step)
 	return nil
 }
 
 // writeRestoreRuntime writes the restore of each running value.
 func (p RollbackParams) writeRestoreRuntime(b *strings.Builder) error {
 	for _, r := range p.Runtime {
-		if err := checkRuntime(r.Kind, r.Key, r.Before, r.Before); err != nil {
+		if err := checkRuntime(r.Kind, r.Key, r.Before, r.After); err != nil {
 			return err
 		}
 		if isNIC(r.Kind) {
@@ -550,6 +592,10 @@ func (p RollbackParams) writeRestoreRuntime(b *strings.Builder) error {
 		fmt.Fprintf(b, "want=%s\n", q(r.Before))
 		b.WriteString(readRuntimeQuiet(r.Kind, r.Key))
 		fmt.Fprintf(b, "if [ \"$v\" = \"$want\" ]; then say %s ok unchanged\n", step)
+		if !p.Force {
+			// Changed since the run (no longer what it set): kept.
+			fmt.Fprintf(b, "elif [ \"$v\" != %s ]; then say %s ok \"kept $v\"\n", q(r.After), step)
+		}
 		fmt.Fprintf(b, "elif ! %s; then soft %s %s\n", writeRuntime(r.Kind, r.Key, r.Before), step, q("cannot set "+r.Key))
 		b.WriteString("else ")
 		b.WriteString(readRuntimeQuiet(r.Kind, r.Key))
@@ -559,7 +605,7 @@ func (p RollbackParams) writeRestoreRuntime(b *strings.Builder) error {
 }
 
 // checkRuntime validates one running value of any kind.
-func checkRuntime(kind, key, before, to string) error {
+func checkRuntime(kind remediate.ChangeKind, key, before, to string) error {
 	if isNIC(kind) {
 		if _, _, err := nicTarget(kind, key); err != nil {
 			return err
@@ -581,7 +627,7 @@ func checkRuntime(kind, key, before, to string) error {
 	return CheckSysctlValue(key, to)
 }
 
-func runtimeKind(kind string) string {
+func runtimeKind(kind remediate.ChangeKind) remediate.ChangeKind {
 	if kind == "" {
 		return remediate.KindSysctl
 	}
@@ -591,16 +637,31 @@ func runtimeKind(kind string) string {
 // fileStep names the apply script's step that writes file i: file-<i>.
 func fileStep(i int) string { return "file-" + strconv.Itoa(i) }
 
-// reChangeStep matches the apply script's steps that change the host:
-// runtimeStep's and fileStep's names, exactly.
-var reChangeStep = regexp.MustCompile(`^(sysctl|nic|file)-[0-9]+$`)
+// StepKind is what one step of the apply script does.
+type StepKind int
 
-// changesHost reports whether apply-script step changes the host (a
-// running value or a file), as opposed to the checks and backups before.
-func changesHost(step string) bool { return reChangeStep.MatchString(step) }
+// Step kinds: only a StepChange step changes the host.
+const (
+	StepPrepare StepKind = iota // tools, run directory, checks, backups, manifest
+	StepChange                  // sets a running value or replaces a file
+)
+
+// ChangeSteps are the names of the apply script's steps that change the
+// host (a running value, a file), from the same names the script uses:
+// a step not in it is a check or a backup before any change.
+func (p ApplyParams) ChangeSteps() map[string]StepKind {
+	steps := map[string]StepKind{}
+	for i, r := range p.Runtime {
+		steps[runtimeStep(r.Kind, i)] = StepChange
+	}
+	for i := range p.Files {
+		steps[fileStep(i)] = StepChange
+	}
+	return steps
+}
 
 // runtimeStep names running value i: sysctl-<i> or nic-<i>.
-func runtimeStep(kind string, i int) string {
+func runtimeStep(kind remediate.ChangeKind, i int) string {
 	if isNIC(kind) {
 		return "nic-" + strconv.Itoa(i)
 	}
@@ -609,7 +670,7 @@ func runtimeStep(kind string, i int) string {
 
 // readRuntime sets v to the current value (folded), failing step when it
 // cannot be read. The key is validated.
-func readRuntime(kind, key, step string) string {
+func readRuntime(kind remediate.ChangeKind, key, step string) string {
 	if isNIC(kind) {
 		iface, setting, _ := nicTarget(kind, key)
 		return fmt.Sprintf("v=$(%s)\n[ -n \"$v\" ] || fail %s %s\n", nicGet(kind, iface, setting), step, q("cannot read "+key+" with ethtool"))
@@ -618,7 +679,7 @@ func readRuntime(kind, key, step string) string {
 }
 
 // readRuntimeQuiet sets v to the current value, empty when unreadable.
-func readRuntimeQuiet(kind, key string) string {
+func readRuntimeQuiet(kind remediate.ChangeKind, key string) string {
 	if isNIC(kind) {
 		iface, setting, _ := nicTarget(kind, key)
 		return fmt.Sprintf("v=$(%s)\n", nicGet(kind, iface, setting))
@@ -627,7 +688,7 @@ func readRuntimeQuiet(kind, key string) string {
 }
 
 // writeRuntime is the command that sets a running value.
-func writeRuntime(kind, key, v string) string {
+func writeRuntime(kind remediate.ChangeKind, key, v string) string {
 	if isNIC(kind) {
 		iface, setting, _ := nicTarget(kind, key)
 		return nicSet(kind, iface, setting, v) + " >/dev/null"

@@ -217,7 +217,8 @@ func TestParseResults(t *testing.T) {
 	if f := rs.FirstFailure(); f == nil || f.Step != "sysctl-0" || f.Text() != "cannot write net.core.somaxconn" {
 		t.Errorf("first failure %+v", f)
 	}
-	if !changedAnything(rs, "sysctl-0") || changedAnything(rs[2:], "backup-file-0") {
+	steps := ApplyParams{Runtime: []RuntimeWrite{{Key: "net.core.somaxconn"}}}.ChangeSteps()
+	if !changedAnything(rs, "sysctl-0", steps) || changedAnything(rs[2:], "backup-file-0", steps) {
 		t.Error("changedAnything")
 	}
 }
@@ -377,4 +378,26 @@ func TestNICScripts(t *testing.T) {
 		t.Fatal(err)
 	}
 	shSyntax(t, rs)
+}
+
+func TestChangeSteps(t *testing.T) {
+	p := ApplyParams{
+		Runtime: []RuntimeWrite{{Key: "net.core.somaxconn"}, {Kind: remediate.KindNICOffload, Key: "eth0 gro"}},
+		Files:   []FileWrite{{Path: "/etc/sysctl.d/99-kaudit.conf"}},
+	}
+	want := map[string]StepKind{"sysctl-0": StepChange, "nic-1": StepChange, "file-0": StepChange}
+	got := p.ChangeSteps()
+	if len(got) != len(want) {
+		t.Fatalf("ChangeSteps = %v, want %v", got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: %v, want %v", k, got[k], v)
+		}
+	}
+	for _, step := range []string{"check-file-0", "backup-sysctl-0", "rundir", "done", "sysctl-7"} {
+		if got[step] == StepChange {
+			t.Errorf("%s counted as a change", step)
+		}
+	}
 }

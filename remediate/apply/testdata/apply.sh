@@ -8,6 +8,10 @@ export LC_ALL
 say() { printf '%s\t%s\t%s\t%s\n' "$M" "$1" "$2" "$3"; }
 fail() { say "$1" fail "$2"; exit 0; }
 sha() { s=$(sha256sum < "$1") || return 1; printf '%s\n' "${s%% *}"; }
+cpa() {
+  cp --preserve=mode,ownership,timestamps,xattr "$1" "$2" 2>/dev/null || cp -p "$1" "$2" || return 1
+  if [ -e /sys/fs/selinux/enforce ] && command -v chcon >/dev/null 2>&1; then chcon --reference="$1" "$2" || return 1; fi
+}
 for c in sha256sum base64 cp mv rm mkdir chmod cat tr; do command -v "$c" >/dev/null 2>&1 || fail tools "$c not found on the host"; done
 mkdir -p '/var/lib/kaudit/runs' || fail rundir "cannot create /var/lib/kaudit/runs"
 mkdir "$RUN" || fail rundir "cannot create $RUN (a run with this id exists already?)"
@@ -31,7 +35,7 @@ v=$(printf '%s' "$v" | tr '\t\n' '  '); v=$(echo $v)
 say 'check-sysctl-1' ok -
 # 2. backups
 f='/opt/kafka/config/server.properties'; bk="$RUN"/file-0
-cp -p "$f" "$bk" || fail 'backup-file-0' "cannot copy $f to $bk"
+cpa "$f" "$bk" || fail 'backup-file-0' "cannot copy $f to $bk"
 [ "$(sha "$bk")" = 'fe3209d6d4f51935b391288a43df48d9ddece1a992597ae53387ca16611a9179' ] || fail 'backup-file-0' "backup $bk does not match $f"
 say 'backup-file-0' ok "$bk"
 say 'backup-file-1' ok absent
@@ -59,14 +63,16 @@ say 'sysctl-1' ok "$v"
 # 4. files: temporary file in the same directory, checked, renamed
 f='/opt/kafka/config/server.properties'; t='/opt/kafka/config/.server.properties.kaudit-20260102T030405Z-1a2b3c4d'
 rm -f "$t" || fail 'file-0' "cannot remove $t"
-cp -p "$f" "$t" || { rm -f "$t"; fail 'file-0' "cannot create $t"; }
+cpa "$f" "$t" || { rm -f "$t"; fail 'file-0' "cannot create $t"; }
 base64 -d > "$t" <<'KAUDIT_00000000000000000000eof1' || { rm -f "$t"; fail 'file-0' "cannot write $t"; }
 IyBpdCdzICRIT01FIGBpZGAgJChyZWJvb3QpCmE9MQpzb2NrZXQubGlzdGVuLmJhY2tsb2cuc2l6
 ZT00MDk2Cg==
 KAUDIT_00000000000000000000eof1
 [ "$(sha "$t")" = '0d9807e9257ed76ebe0619555b6f7ddb0a665b3be18bf29d32c7dbf9bc39c698' ] || { rm -f "$t"; fail 'file-0' "$t does not hold what was sent"; }
 mv -f "$t" "$f" || { rm -f "$t"; fail 'file-0' "cannot rename $t to $f"; }
-say 'file-0' ok 0d9807e9257ed76ebe0619555b6f7ddb0a665b3be18bf29d32c7dbf9bc39c698
+w=$(sha "$f") || fail 'file-0' "cannot read $f back"
+printf 'written\t0\t%s\t-\t-\n' "$w" >> "$RUN"/manifest || fail 'file-0' "cannot write $RUN/manifest"
+say 'file-0' ok "$w"
 f='/etc/sysctl.d/99-kaudit.conf'; t='/etc/sysctl.d/.99-kaudit.conf.kaudit-20260102T030405Z-1a2b3c4d'
 rm -f "$t" || fail 'file-1' "cannot remove $t"
 ( set -C; : > "$t" ) || { rm -f "$t"; fail 'file-1' "cannot create $t"; }
@@ -76,6 +82,8 @@ bmV0LmNvcmUuc29tYXhjb25uID0gNDA5Ngo=
 KAUDIT_00000000000000000000eof1
 [ "$(sha "$t")" = 'f36b9fc912c26c61c3e24dc759130032c68cf32cee22e5d4e3ade65ad4e56d43' ] || { rm -f "$t"; fail 'file-1' "$t does not hold what was sent"; }
 mv -f "$t" "$f" || { rm -f "$t"; fail 'file-1' "cannot rename $t to $f"; }
-say 'file-1' ok f36b9fc912c26c61c3e24dc759130032c68cf32cee22e5d4e3ade65ad4e56d43
+w=$(sha "$f") || fail 'file-1' "cannot read $f back"
+printf 'written\t1\t%s\t-\t-\n' "$w" >> "$RUN"/manifest || fail 'file-1' "cannot write $RUN/manifest"
+say 'file-1' ok "$w"
 rm -f "$RUN"/apply.owner
 say done ok -

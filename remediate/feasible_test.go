@@ -1,0 +1,137 @@
+package remediate
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kaudit/kaudit/audit/facts"
+	"github.com/kaudit/kaudit/rules"
+)
+
+// feasibleHost is hostFacts with feasibility facts: a host where every
+// /proc/sys entry is writable and every directory kaudit writes in
+// exists on a writable mount.
+func feasibleHost() *facts.Facts {
+	f := hostFacts()
+	modes := map[string]string{}
+	for k := range f.Sysctl {
+		modes[k] = "-rw-r--r--"
+	}
+	rw := facts.Dir{Exists: true, Mode: "drwxr-xr-x", Writable: true, Mount: "/", FSType: "ext4"}
+	f.Feasibility = &facts.Feasibility{
+		SysctlModes: modes,
+		Dirs: map[string]facts.Dir{
+			"/etc": rw, "/etc/sysctl.d": rw, "/etc/udev/rules.d": rw, "/etc/systemd/network": rw,
+			"/opt/kafka/config": rw,
+		},
+	}
+	return f
+}
+
+// The planner on facts for each shape of issue 12 (golden plans): a host
+// whose net.core buffer limits are read-only (a container's network
+// namespace), one without a udev rules directory (with and without
+// --runtime-only-ok), one with a read-only /etc/sysctl.d, one whose
+// server.properties directory is read-only, and a healthy one; plus the
+// summary beside a host that could not be audited.
+func TestPlanFeasibilityGolden(t *testing.T) {
+	shapes := []struct {
+		name string
+		edit func(f *facts.Feasibility)
+		sel  Selector
+	}{
+		{"healthy", func(*facts.Feasibility) {}, Selector{}},
+		{"container", func(f *facts.Feasibility) {
+			f.SysctlModes["net.core.rmem_max"] = "-r--r--r--"
+			f.NetNS = facts.NetNSSameAsInit
+		}, Selector{}},
+		{"no-udev", func(f *facts.Feasibility) { f.Dirs["/etc/udev/rules.d"] = facts.Dir{Mount: "/", FSType: "ext4"} }, Selector{}},
+		{"no-udev-runtime-ok", func(f *facts.Feasibility) { f.Dirs["/etc/udev/rules.d"] = facts.Dir{Mount: "/", FSType: "ext4"} }, Selector{RuntimeOnlyOK: true}},
+		{"ro-sysctld", func(f *facts.Feasibility) {
+			f.Dirs["/etc/sysctl.d"] = facts.Dir{Exists: true, Mode: "drwxr-xr-x", Mount: "/etc/sysctl.d", FSType: "ext4", ReadOnly: true}
+		}, Selector{}},
+		{"ro-sysctld-runtime-ok", func(f *facts.Feasibility) {
+			f.Dirs["/etc/sysctl.d"] = facts.Dir{Exists: true, Mode: "drwxr-xr-x", Mount: "/etc/sysctl.d", FSType: "ext4", ReadOnly: true}
+		}, Selector{RuntimeOnlyOK: true}},
+		{"ro-kafka-config", func(f *facts.Feasibility) {
+			f.Dirs["/opt/kafka/config"] = facts.Dir{Exists: true, Mode: "dr-xr-xr-x", Mount: "/", FSType: "ext4"}
+		}, Selector{}},
+		{"no-feasibility-facts", nil, Selector{}},
+		{"selinux-no-chcon", func(f *facts.Feasibility) { f.SELinux = "enforcing" }, Selector{}},
+	}
+	for _, sh := range shapes {
+		t.Run(sh.name, func(t *testing.T) {
+			f := feasibleHost()
+			f.Kafka.Version = "3.6.1" // socket.listen.backlog.size is configurable
+			if sh.edit == nil {
+				f.Feasibility = nil // as before the gather read them: everything planned
+			} else {
+				sh.edit(f.Feasibility)
+			}
+			p := PlanHost("b1", f, append(allFindings("pass"), backlogCfgF), sh.sel)
+			var buf bytes.Buffer
+			RenderPlan(&buf, []HostPlan{p}, PlanOptions{Unaudited: map[bool]int{true: 1}[sh.name == "healthy"]})
+			golden := filepath.Join("testdata", "feasible-"+sh.name+".golden")
+			if *update {
+				if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(buf.Bytes(), want) {
+				t.Errorf("differs from %s (go test -run TestPlanFeasibilityGolden -update)\n--- got ---\n%s\n--- want ---\n%s", golden, buf.Bytes(), want)
+			}
+			// An impossible change is never planned.
+			for _, no := range p.Infeasible {
+				for _, c := range p.Changes {
+					if c.Target == no.Target {
+						t.Errorf("%s is both planned and impossible", c.Target)
+					}
+				}
+			}
+		})
+	}
+}
+
+// A host that could not be audited is never counted as "nothing to
+// change".
+func TestRenderPlanUnaudited(t *testing.T) {
+	plans := []HostPlan{{Host: "b1", Changes: []Change{}}, {Host: "b2", Changes: []Change{}}}
+	for _, tc := range []struct {
+		opts PlanOptions
+		want string
+	}{
+		{PlanOptions{}, "nothing to change on 2 hosts; nothing changed\n"},
+		{PlanOptions{Unaudited: 1}, "nothing to change on 2 audited hosts; 1 host not audited: no plan for it; nothing changed\n"},
+		{PlanOptions{Unaudited: 3, Applying: true}, "nothing to change on 2 audited hosts; 3 hosts not audited: no plan for them; nothing changed\n"},
+	} {
+		var buf bytes.Buffer
+		RenderPlan(&buf, plans, tc.opts)
+		if got := buf.String(); !strings.HasSuffix(got, "\n\n"+tc.want) {
+			t.Errorf("%+v: summary\n%q\nwant\n%q", tc.opts, got, tc.want)
+		}
+	}
+}
+
+// A file that would override kaudit's sysctl file at boot is worth a
+// warning only for what kaudit persists: not on a read-only /etc/sysctl.d.
+func TestOverriderWarningOnlyWhenPersisted(t *testing.T) {
+	for _, ro := range []bool{false, true} {
+		f := feasibleHost()
+		f.Persisted[keySomaxconn] = facts.PersistedSysctl{Value: "128", File: "/etc/sysctl.conf", Line: 3}
+		if ro {
+			f.Feasibility.Dirs["/etc/sysctl.d"] = facts.Dir{Exists: true, Mode: "drwxr-xr-x", Mount: "/etc/sysctl.d", FSType: "ext4", ReadOnly: true}
+		}
+		p := PlanHost("b1", f, []rules.Finding{somaxconnF}, Selector{})
+		warned := strings.Contains(strings.Join(p.Warnings, "\n"), "/etc/sysctl.conf line 3 sets 128 and wins over")
+		if warned == ro {
+			t.Errorf("read-only sysctl.d %v: warnings %q", ro, p.Warnings)
+		}
+	}
+}
