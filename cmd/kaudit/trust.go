@@ -9,7 +9,6 @@ import (
 
 	"github.com/kaudit/kaudit/audit/transport"
 	"github.com/kaudit/kaudit/audit/trust"
-	"github.com/kaudit/kaudit/internal/ui"
 )
 
 // trustOptions are the flags of kaudit trust.
@@ -57,7 +56,8 @@ func runTrust(ctx context.Context, o trustOptions, args []string, e env) error {
 	}
 	stop() // Ctrl-C at the question ends kaudit at once: nothing is written before the answer
 	if n := trust.Pending(entries); n > 0 {
-		ok, err := confirmTrust(e, o.yes, n)
+		ok, err := ask(e, o.yes, fmt.Sprintf("\nRecord these %d new host keys in known_hosts?", n),
+			usageErr("%d new host keys and no terminal to confirm on: nothing was written; check the fingerprints above and run again with --yes", n))
 		if err != nil {
 			return err
 		}
@@ -74,16 +74,4 @@ func runTrust(ctx context.Context, o trustOptions, args []string, e env) error {
 		return &exitError{code: ExitUnaudited, err: fmt.Errorf("%d of %d host keys are not trusted (see above)", bad, len(entries))}
 	}
 	return nil
-}
-
-// confirmTrust asks once, on the terminal, before anything is written.
-func confirmTrust(e env, yes bool, n int) (bool, error) {
-	if yes {
-		return true, nil
-	}
-	ok, asked := ui.Ask(e.stdin, e.stderr, fmt.Sprintf("\nRecord these %d new host keys in known_hosts?", n))
-	if !asked {
-		return false, usageErr("%d new host keys and no terminal to confirm on: nothing was written; check the fingerprints above and run again with --yes", n)
-	}
-	return ok, nil
 }
