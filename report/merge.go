@@ -15,6 +15,21 @@ type Source struct {
 	Report *Report
 }
 
+// MergeFiles loads the JSON reports at paths (kaudit scan --shard K/N
+// -f json, one per K) and merges them (Merge). The first file that cannot
+// be loaded is the error.
+func MergeFiles(paths []string) (*Report, error) {
+	srcs := make([]Source, 0, len(paths))
+	for _, p := range paths {
+		r, err := Load(p)
+		if err != nil {
+			return nil, err
+		}
+		srcs = append(srcs, Source{Path: p, Report: r})
+	}
+	return Merge(srcs)
+}
+
 // Merge joins the reports of the shards of one scan (kaudit scan --shard
 // K/N, one run per K) into the fleet's report: the hosts of all shards
 // ordered by name, the summary and scores recomputed, the earliest start

@@ -1,6 +1,10 @@
 package report
 
 import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -72,5 +76,32 @@ func TestMergeUnsharded(t *testing.T) {
 	got, err := Merge([]Source{{"a", shardReport("", time.Now(), 1, "x")}, {"b", shardReport("", time.Now(), 1, "y")}})
 	if err != nil || len(got.Hosts) != 2 {
 		t.Fatalf("Merge = %v, %v", got, err)
+	}
+}
+
+// MergeFiles merges what it loads, and names the file it cannot load.
+func TestMergeFiles(t *testing.T) {
+	dir := t.TempDir()
+	var paths []string
+	for i, r := range []*Report{shardReport("1/2", time.Now(), 1, "y"), shardReport("0/2", time.Now(), 1, "x")} {
+		p := filepath.Join(dir, fmt.Sprintf("shard-%d.json", i))
+		var b bytes.Buffer
+		if err := Render(&b, "json", r, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, b.Bytes(), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	got, err := MergeFiles(paths)
+	if err != nil || len(got.Hosts) != 2 || got.Hosts[0].Name != "x" || got.Shard != "" {
+		t.Fatalf("MergeFiles = %+v, %v", got, err)
+	}
+	if _, err := MergeFiles(append(paths, filepath.Join(dir, "missing.json"))); err == nil || !strings.Contains(err.Error(), "missing.json") {
+		t.Errorf("a missing file: %v", err)
+	}
+	if _, err := MergeFiles(paths[:1]); err == nil || !strings.Contains(err.Error(), "shard 0/2 missing") {
+		t.Errorf("one shard of two: %v", err)
 	}
 }

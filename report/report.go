@@ -154,6 +154,17 @@ func Summarize(r *Report) {
 	r.Summary = s
 }
 
+// FailOnFor is the --fail-on threshold a saved report is judged by when it
+// is rendered again (kaudit report, merge): the one the scan recorded,
+// unless flag was given explicitly (set) or nothing valid was recorded;
+// then flag.
+func (r *Report) FailOnFor(flag string, set bool) string {
+	if _, ok := rules.ParseSeverity(r.FailOn); ok && !set {
+		return r.FailOn
+	}
+	return flag
+}
+
 // WorstFailure is the highest severity among failing findings, "" if none.
 func (r *Report) WorstFailure() rules.Severity { return r.Worst(rules.Fail) }
 

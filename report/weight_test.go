@@ -44,3 +44,24 @@ func TestFinding(t *testing.T) {
 		}
 	}
 }
+
+// A re-rendered report keeps the threshold its scan recorded unless
+// --fail-on is given; a missing or bogus record falls back to the flag.
+func TestFailOnFor(t *testing.T) {
+	for _, c := range []struct {
+		recorded, flag string
+		set            bool
+		want           string
+	}{
+		{"critical", "high", false, "critical"},
+		{"critical", "low", true, "low"},
+		{"", "high", false, "high"},
+		{"bogus", "high", false, "high"},
+		{"bogus", "bogus2", true, "bogus2"},
+	} {
+		r := &Report{FailOn: c.recorded}
+		if got := r.FailOnFor(c.flag, c.set); got != c.want {
+			t.Errorf("recorded %q, flag %q (set %v): %q, want %q", c.recorded, c.flag, c.set, got, c.want)
+		}
+	}
+}

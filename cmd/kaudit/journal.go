@@ -27,20 +27,27 @@ func journalDir(flag string) (string, error) {
 	return dir, nil
 }
 
-// confirm asks question on a terminal, saying so on stdout when the
-// answer is no; without a terminal it refuses (exit 2) unless yes.
-func confirm(e env, yes bool, question, flagHint string) (bool, error) {
+// ask asks question on the terminal (yes: it does not ask); without a
+// terminal the answer is refusal, an error (fix, rollback, trust).
+func ask(e env, yes bool, question string, refusal error) (bool, error) {
 	if yes {
 		return true, nil
 	}
 	ok, asked := ui.Ask(e.stdin, e.stderr, question)
 	if !asked {
-		return false, usageErr("%s: stdin is not a terminal, so kaudit cannot ask: add --yes to go ahead; nothing changed", flagHint)
-	}
-	if !ok {
-		fmt.Fprintln(e.stdout, "not confirmed: nothing changed")
+		return false, refusal
 	}
 	return ok, nil
+}
+
+// confirm is ask for fix --apply and rollback, saying so on stdout when
+// the answer is no; without a terminal it refuses (exit 2) unless yes.
+func confirm(e env, yes bool, question, flagHint string) (bool, error) {
+	ok, err := ask(e, yes, question, usageErr("%s: stdin is not a terminal, so kaudit cannot ask: add --yes to go ahead; nothing changed", flagHint))
+	if err == nil && !ok {
+		fmt.Fprintln(e.stdout, "not confirmed: nothing changed")
+	}
+	return ok, err
 }
 
 // interruptible is ctx, also ended by Ctrl-C (SIGINT) or SIGTERM: a scan

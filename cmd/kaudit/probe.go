@@ -8,16 +8,6 @@ import (
 	"github.com/kaudit/kaudit/audit/probe"
 )
 
-const probeHelp = "The probe settles kernel-synack-wscale by observation. On each host, as root (directly or\n" +
-	"through become: sudo), one more SSH session runs the host's own python3 (RHEL 8: platform-python)\n" +
-	"inside a throw-away network namespace: tcp_syncookies=2 there only, a listener with SO_RCVBUF\n" +
-	"set as the broker sets it (socket.receive.buffer.bytes, default 102400; also 65536 and the host's\n" +
-	"rmem_max), a loopback client; it compares the window scale the client was told with the one\n" +
-	"the accepted socket uses and sends 384 KiB through. Nothing is written to disk, the namespace dies\n" +
-	"with the process, the host's own tcp_syncookies is never written (kernels where it is not per\n" +
-	"namespace, 3.10 / RHEL 7, are never probed). Without root the probe is skipped (unknown, \"needs\n" +
-	"root (become)\"). Verdict sources, strongest first: probe, changelog, version table."
-
 // probeOpts are the probe's flags: --probe (scan only) and --probe-budget.
 type probeOpts struct {
 	on     bool
@@ -52,7 +42,7 @@ func probeCommand(e env) *cli.Command {
 		Name:        "probe",
 		Usage:       "audit every host like scan, and settle the SYN-cookie kernel bug by observation on each",
 		ArgsUsage:   "INVENTORY",
-		Description: "kaudit probe INVENTORY is kaudit scan --probe INVENTORY.\n\n" + probeHelp + "\n\n" + help("exit"),
+		Description: helpWithExit("probe"),
 		Flags:       o.flags(false),
 		Action:      func(c *cli.Context) error { return runScan(c.Context, *o, c.Args().Slice(), e) },
 	}

@@ -6,7 +6,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/kaudit/kaudit/report"
-	"github.com/kaudit/kaudit/rules"
 )
 
 // reportOptions are the flags of kaudit report.
@@ -45,11 +44,7 @@ func runReport(_ context.Context, o reportOptions, args []string, e env) error {
 
 // renderReport renders a loaded (or merged) report as kaudit report does.
 func renderReport(o reportOptions, r *report.Report, e env) error {
-	failOn := o.output.failOn
-	if _, ok := rules.ParseSeverity(r.FailOn); ok && !o.failOnSet {
-		failOn = r.FailOn
-	}
-	eo, err := o.output.check(failOn)
+	eo, err := o.output.check(r.FailOnFor(o.output.failOn, o.failOnSet))
 	if err != nil {
 		return err
 	}
