@@ -199,6 +199,34 @@ func (t confluentTable) row(minor string) *cpMapping {
 	return nil
 }
 
+// backports lists the first CP release of every line with KIP-764
+// backported: "CP 6.1.11+, 6.2.10+, 7.0.9+, 7.1.7+".
+func (t confluentTable) backports() string {
+	var out []string
+	for _, m := range t.Mappings {
+		if m.KIP764From != "" {
+			out = append(out, m.KIP764From+"+")
+		}
+	}
+	if len(out) == 0 {
+		return "no backport"
+	}
+	return "CP " + strings.Join(out, ", ")
+}
+
+// backportFor is the first release of the CP line of version v that has
+// KIP-764 backported, "" when that line has none (or v is no version).
+func (t confluentTable) backportFor(v string) string {
+	n, ok := kafkaNumber(strings.TrimSuffix(strings.TrimSpace(v), "-ccs"))
+	if !ok || len(n.Segments()) < 2 {
+		return ""
+	}
+	if row := t.row(minorOf(n)); row != nil {
+		return row.KIP764From
+	}
+	return ""
+}
+
 func parseConfluent(name string, data []byte) (confluentTable, error) {
 	var t confluentTable
 	if err := decodeStrict(name, data, &t); err != nil {

@@ -313,3 +313,30 @@ func keys(cs []diff.Change) []string {
 	}
 	return out
 }
+
+// TestWhatIfConfluentBackport: a patch upgrade within CP 7.1 to 7.1.7 (with
+// socket.listen.backlog.size backported, FACTS §8) is enough: the what-if
+// passes kafka-backlog-hardcoded, checks the property (8192 here) and
+// re-listens with min(8192, somaxconn 4096); 7.1.6 is not.
+func TestWhatIfConfluentBackport(t *testing.T) {
+	for _, c := range []struct {
+		to   string
+		want rules.Status
+	}{{"7.1.7", rules.Pass}, {"7.1.6", rules.Fail}} {
+		r := &report.Report{SchemaVersion: 1, Hosts: []report.Host{host("w", "west", "6.1.0-13-amd64", "7.1.5", "confluent", "4096", "4096")}}
+		report.Summarize(r)
+		w, err := Evaluate(r, Assume{Kafka: "confluent:" + c.to}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, rule := range []string{rules.RuleKafkaBacklogHardcoded, rules.RuleListenBacklogEffective} {
+			if got := statusOf(t, w.After, "w", rule); got != c.want {
+				t.Errorf("CP %s: %s %s, want %s", c.to, rule, got, c.want)
+			}
+		}
+		cfg := statusOf(t, w.After, "w", rules.RuleKafkaBacklogConfig)
+		if (c.want == rules.Pass) != (cfg == rules.Pass) {
+			t.Errorf("CP %s: kafka-backlog-config %s", c.to, cfg)
+		}
+	}
+}
