@@ -22,8 +22,8 @@ func TestBacklogConfigurable(t *testing.T) {
 		{"3.10.0", "apache", AnswerYes},
 		{"4.0.0", "apache", AnswerYes},
 		{"0.10.2.1", "apache", AnswerNo},
-		{"5.5.1", "confluent", AnswerNo},  // AK 2.5
-		{"6.2.0", "confluent", AnswerNo},  // AK 2.8
+		{"5.5.1", "confluent", AnswerNo},   // AK 2.5
+		{"6.2.0", "confluent", AnswerNo},   // AK 2.8
 		{"6.1.10", "confluent", AnswerNo},  // before Confluent's KIP-764 backport
 		{"6.1.11", "confluent", AnswerYes}, // the backport (FACTS §8)
 		{"7.1.3", "confluent", AnswerNo},   // AK 3.1
