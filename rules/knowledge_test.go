@@ -109,7 +109,7 @@ func TestEffectiveBacklog(t *testing.T) {
 }
 
 func TestRestartGateRules(t *testing.T) {
-	want := []string{RuleKernelSynackWscale, RuleSyncookiesFired, RuleKafkaBacklogHardcoded, RuleListenBacklogEffective}
+	want := []string{RuleKernelSynackWscale, RuleSyncookiesFired, RuleKafkaBacklogHardcoded, RuleListenBacklogEffective, RuleReconnectStorm}
 	got := RestartGateRules()
 	if len(got) != len(want) {
 		t.Fatalf("got %v, want %v", got, want)
