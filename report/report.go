@@ -74,13 +74,20 @@ type Deduction struct {
 	Points   int    `json:"points"`
 }
 
-// Weights are the points a failing finding of each severity costs.
-var Weights = map[rules.Severity]int{
-	rules.Critical: 40,
-	rules.High:     20,
-	rules.Medium:   10,
-	rules.Low:      4,
-	rules.Info:     0,
+// Weight is the points a failing finding of severity sev costs: critical
+// 40, high 20, medium 10, low 4, info (and anything else) 0.
+func Weight(sev rules.Severity) int {
+	switch sev {
+	case rules.Critical:
+		return 40
+	case rules.High:
+		return 20
+	case rules.Medium:
+		return 10
+	case rules.Low:
+		return 4
+	}
+	return 0
 }
 
 // ScoreHost fills h.Score and h.Deductions from h.Findings: 100 minus the
@@ -96,7 +103,7 @@ func ScoreHost(h *Host) {
 		if f.Status != rules.Fail {
 			continue
 		}
-		w := Weights[f.Severity]
+		w := Weight(f.Severity)
 		if w == 0 {
 			continue
 		}

@@ -151,7 +151,32 @@ func (p *parser) add(line int, field, format string, args ...any) {
 
 // Parse validates data read from file (the name is used in errors).
 func Parse(file string, data []byte) (Waivers, error) {
+	root, err := decode(file, data)
+	if err != nil {
+		return nil, err
+	}
 	p := &parser{file: file}
+	var out Waivers
+	if list := p.top(root); list != nil {
+		for i, e := range list.Content {
+			if w, ok := p.entry(fmt.Sprintf("waivers[%d]", i), e); ok {
+				out = append(out, w)
+			}
+		}
+	}
+	if len(p.errs) > 0 {
+		sort.SliceStable(p.errs, func(i, j int) bool { return p.errs[i].Line < p.errs[j].Line })
+		errs := make([]error, len(p.errs))
+		for i, e := range p.errs {
+			errs[i] = e
+		}
+		return nil, errors.Join(errs...)
+	}
+	return out, nil
+}
+
+// decode is the file's one YAML document, its root node.
+func decode(file string, data []byte) (*yaml.Node, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
@@ -168,50 +193,38 @@ func Parse(file string, data []byte) (Waivers, error) {
 	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
 		root = root.Content[0]
 	}
-	var list *yaml.Node
+	return root, nil
+}
+
+// top is the list of entries under the file's one key, waivers: (a bare
+// list is accepted too); nil, with the problems added, when there is none.
+func (p *parser) top(root *yaml.Node) *yaml.Node {
 	switch root.Kind {
 	case yaml.SequenceNode:
-		list = root
+		return root
 	case yaml.MappingNode:
-		for i := 0; i+1 < len(root.Content); i += 2 {
-			k, v := root.Content[i], root.Content[i+1]
-			if k.Value != "waivers" {
-				p.add(k.Line, k.Value, "unknown top-level key (the file has one key, waivers:)")
-				continue
-			}
-			if v.Kind == yaml.ScalarNode && v.Tag == "!!null" {
-				list = &yaml.Node{Kind: yaml.SequenceNode}
-				continue
-			}
-			if v.Kind != yaml.SequenceNode {
-				p.add(v.Line, "waivers", "expected a list of entries, got %s", kindName(v))
-				continue
-			}
-			list = v
-		}
-		if list == nil && len(p.errs) == 0 {
-			p.add(root.Line, "", "no waivers: key")
-		}
 	default:
 		p.add(root.Line, "", "expected waivers: followed by a list of entries, got %s", kindName(root))
+		return nil
 	}
-	var out Waivers
-	if list != nil {
-		for i, e := range list.Content {
-			if w, ok := p.entry(fmt.Sprintf("waivers[%d]", i), e); ok {
-				out = append(out, w)
-			}
+	var list *yaml.Node
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], root.Content[i+1]
+		switch {
+		case k.Value != "waivers":
+			p.add(k.Line, k.Value, "unknown top-level key (the file has one key, waivers:)")
+		case v.Kind == yaml.ScalarNode && v.Tag == "!!null":
+			list = &yaml.Node{Kind: yaml.SequenceNode}
+		case v.Kind != yaml.SequenceNode:
+			p.add(v.Line, "waivers", "expected a list of entries, got %s", kindName(v))
+		default:
+			list = v
 		}
 	}
-	if len(p.errs) > 0 {
-		sort.SliceStable(p.errs, func(i, j int) bool { return p.errs[i].Line < p.errs[j].Line })
-		errs := make([]error, len(p.errs))
-		for i, e := range p.errs {
-			errs[i] = e
-		}
-		return nil, errors.Join(errs...)
+	if list == nil && len(p.errs) == 0 {
+		p.add(root.Line, "", "no waivers: key")
 	}
-	return out, nil
+	return list
 }
 
 func kindName(n *yaml.Node) string {
@@ -245,38 +258,7 @@ func (p *parser) entry(field string, n *yaml.Node) (Waiver, bool) {
 			continue
 		}
 		seen[k.Value] = true
-		switch k.Value {
-		case "rule":
-			if s, ok := p.str(f, v); ok {
-				if _, known := rules.Lookup(s); !known {
-					p.add(v.Line, f, "unknown rule %q%s", s, didYouMean(s, ruleIDs()))
-				}
-				w.Rule = s
-			}
-		case "hosts":
-			w.Hosts = p.list(f, v)
-			for _, h := range w.Hosts {
-				if _, err := path.Match(h, ""); err != nil {
-					p.add(v.Line, f, "bad glob %q", h)
-				}
-			}
-		case "groups":
-			w.Groups = p.list(f, v)
-		case "reason":
-			w.Reason, _ = p.str(f, v)
-		case "owner":
-			w.Owner, _ = p.str(f, v)
-		case "expires":
-			if s, ok := p.str(f, v); ok {
-				t, err := time.Parse(DateLayout, s)
-				if err != nil {
-					p.add(v.Line, f, "expected a date YYYY-MM-DD, got %q", s)
-				}
-				w.Expires = t
-			}
-		default:
-			p.add(k.Line, f, "unknown key%s (known: %s)", didYouMean(k.Value, knownKeys), strings.Join(knownKeys, ", "))
-		}
+		p.field(&w, f, k, v)
 	}
 	if !seen["rule"] {
 		p.add(n.Line, field, "rule is required")
@@ -290,6 +272,42 @@ func (p *parser) entry(field string, n *yaml.Node) (Waiver, bool) {
 		p.add(n.Line, field, "hosts or groups is required (write hosts: [\"*\"] to waive a rule fleet-wide)")
 	}
 	return w, len(p.errs) == before
+}
+
+// field reads one key k of an entry (named f in errors) into w.
+func (p *parser) field(w *Waiver, f string, k, v *yaml.Node) {
+	switch k.Value {
+	case "rule":
+		if s, ok := p.str(f, v); ok {
+			if _, known := rules.Lookup(s); !known {
+				p.add(v.Line, f, "unknown rule %q%s", s, didYouMean(s, ruleIDs()))
+			}
+			w.Rule = s
+		}
+	case "hosts":
+		w.Hosts = p.list(f, v)
+		for _, h := range w.Hosts {
+			if _, err := path.Match(h, ""); err != nil {
+				p.add(v.Line, f, "bad glob %q", h)
+			}
+		}
+	case "groups":
+		w.Groups = p.list(f, v)
+	case "reason":
+		w.Reason, _ = p.str(f, v)
+	case "owner":
+		w.Owner, _ = p.str(f, v)
+	case "expires":
+		if s, ok := p.str(f, v); ok {
+			t, err := time.Parse(DateLayout, s)
+			if err != nil {
+				p.add(v.Line, f, "expected a date YYYY-MM-DD, got %q", s)
+			}
+			w.Expires = t
+		}
+	default:
+		p.add(k.Line, f, "unknown key%s (known: %s)", didYouMean(k.Value, knownKeys), strings.Join(knownKeys, ", "))
+	}
 }
 
 func (p *parser) str(field string, v *yaml.Node) (string, bool) {

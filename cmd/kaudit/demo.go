@@ -1,17 +1,27 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/kaudit/kaudit/audit/transport"
 	"github.com/kaudit/kaudit/internal/simhost"
+	"github.com/kaudit/kaudit/pipeline"
 	"github.com/kaudit/kaudit/remediate"
 )
 
-func demoCommand() *cli.Command {
+// demoOptions are the flags of kaudit demo: scan's, but no --limit (the
+// fleet is fixed).
+type demoOptions struct {
+	fanout fanoutOpts
+	output outputOpts
+	whatIf whatIfOpts
+}
+
+func demoCommand(e env) *cli.Command {
+	o := &demoOptions{output: outputOpts{waivers: waiverOpts{now: e.now}}}
 	return &cli.Command{
 		Name:  "demo",
 		Usage: "scan a simulated fleet of 8 broker hosts over real SSH on 127.0.0.1 (no root, nothing to install)",
@@ -19,36 +29,38 @@ func demoCommand() *cli.Command {
 			"Kafka 2.8.1 and SYN cookies firing, Ubuntu 20.04 on a fixed 5.4, a compliant Debian 12 with\n" +
 			"Kafka 3.6, Confluent 7.1 on RHEL 8, ...) plus one unreachable host, writes a throw-away\n" +
 			"known_hosts and key, and scans them exactly as `kaudit scan` scans real hosts, host keys checked.\n\n" + exitHelp,
-		Flags: append(append(scanFlags()[1:], outputFlags()...), whatIfFlags()...),
-		Action: func(c *cli.Context) error {
-			opts, err := readOptions(c)
-			if err != nil {
-				return err
-			}
-			dir, err := os.MkdirTemp("", "kaudit-demo-")
-			if err != nil {
-				return err
-			}
-			defer os.RemoveAll(dir)
-			fleet, err := simhost.Start(dir, simhost.DemoFleet(), "kafka-down-08")
-			if err != nil {
-				return fmt.Errorf("demo: cannot start the simulated fleet: %w", err)
-			}
-			defer fleet.Close()
-			r, err := scanHosts(c.Context, c.App.ErrWriter, fleet.Hosts, opts, transport.NewSSH())
-			if err != nil {
-				return err
-			}
-			r.Inventory = "demo (simulated fleet on 127.0.0.1)"
-			if err := postScan(c, r, opts, fleet.Hosts); err != nil {
-				return err
-			}
-			err = emit(c.App.Writer, r, opts)
-			if opts.format == "table" && opts.output == "" {
-				fmt.Fprintln(c.App.Writer, "\nFix plan (kaudit fix INVENTORY; nothing is changed by the demo)")
-				printPlan(c.App.Writer, r, remediate.Selector{})
-			}
-			return err
-		},
+		Flags:  flags(o.fanout.flags(), o.output.flags(), o.whatIf.flags()),
+		Action: func(c *cli.Context) error { return runDemo(c.Context, *o, c.Args().Slice(), e) },
 	}
+}
+
+func runDemo(ctx context.Context, o demoOptions, _ []string, e env) error {
+	eo, cfg, err := checkScan(o.output, o.fanout)
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "kaudit-demo-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	fleet, err := simhost.Start(dir, simhost.DemoFleet(), "kafka-down-08")
+	if err != nil {
+		return fmt.Errorf("demo: cannot start the simulated fleet: %w", err)
+	}
+	defer fleet.Close()
+	r, err := scan(ctx, e, fleet.Hosts, cfg)
+	if err != nil {
+		return err
+	}
+	r.Inventory = "demo (simulated fleet on 127.0.0.1)"
+	if err := postScan(e, r, o.whatIf, o.output.waivers, cfg.Profile, fleet.Hosts); err != nil {
+		return err
+	}
+	err = emit(e.stdout, r, eo)
+	if eo.format == "table" && eo.output == "" {
+		fmt.Fprintln(e.stdout, "\nFix plan (kaudit fix INVENTORY; nothing is changed by the demo)")
+		pipeline.WritePlan(e.stdout, r, remediate.Selector{})
+	}
+	return err
 }

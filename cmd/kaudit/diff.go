@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -11,7 +12,15 @@ import (
 	"github.com/kaudit/kaudit/report/diff"
 )
 
-func diffCommand() *cli.Command {
+// diffOptions are the flags of kaudit diff.
+type diffOptions struct {
+	format, output string
+	failOnNew      bool
+	waivers        waiverOpts
+}
+
+func diffCommand(e env) *cli.Command {
+	o := &diffOptions{waivers: waiverOpts{now: e.now}}
 	return &cli.Command{
 		Name:      "diff",
 		Usage:     "compare two JSON scans: newly failing / passing / still failing, hosts added / removed, facts changed",
@@ -25,47 +34,44 @@ func diffCommand() *cli.Command {
 			"   1    --fail-on-new and at least one host × rule newly fails\n" +
 			"   2    usage error or a file that is not a kaudit JSON report",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "table", Usage: "diff format: " + strings.Join(diff.Formats, ", ")},
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the diff to `FILE` instead of stdout"},
-			&cli.BoolFlag{Name: "fail-on-new", Usage: "exit 1 when any host × rule newly fails"},
-			&cli.StringFlag{Name: "waivers", Usage: "apply the waiver `FILE` to both scans first (waived findings are not failing)"},
+			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "table", Usage: "diff format: " + strings.Join(diff.Formats, ", "), Destination: &o.format},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the diff to `FILE` instead of stdout", Destination: &o.output},
+			&cli.BoolFlag{Name: "fail-on-new", Usage: "exit 1 when any host × rule newly fails", Destination: &o.failOnNew},
+			&cli.StringFlag{Name: waiversFlagName, Usage: "apply the waiver `FILE` to both scans first (waived findings are not failing)", Destination: &o.waivers.file},
 		},
-		Action: func(c *cli.Context) error {
-			if c.NArg() != 2 {
-				return usageErr("diff needs two arguments: OLD.json NEW.json")
-			}
-			format := c.String("format")
-			known := false
-			for _, f := range diff.Formats {
-				known = known || f == format
-			}
-			if !known {
-				return usageErr("unknown --format %q (known: %s)", format, strings.Join(diff.Formats, ", "))
-			}
-			var reps [2]*report.Report
-			for i := range reps {
-				r, err := report.Load(c.Args().Get(i))
-				if err != nil {
-					return &exitError{code: ExitUsage, err: err}
-				}
-				if err := applyWaiversFlag(c, r); err != nil {
-					return err
-				}
-				report.Summarize(r)
-				reps[i] = r
-			}
-			d := diff.Compare(reps[0], reps[1])
-			if err := writeDiff(c, format, d); err != nil {
-				return err
-			}
-			if c.Bool("fail-on-new") && d.NewlyFailingCount() > 0 {
-				return &exitError{code: ExitFindings, err: fmt.Errorf("%d host × rule newly failing", d.NewlyFailingCount())}
-			}
-			return nil
-		},
+		Action: func(c *cli.Context) error { return runDiff(c.Context, *o, c.Args().Slice(), e) },
 	}
 }
 
-func writeDiff(c *cli.Context, format string, d *diff.Diff) error {
-	return writeOutput(c.App.Writer, c.String("output"), func(w io.Writer) error { return diff.Write(w, format, d) })
+func runDiff(_ context.Context, o diffOptions, args []string, e env) error {
+	if len(args) != 2 {
+		return usageErr("diff needs two arguments: OLD.json NEW.json")
+	}
+	known := false
+	for _, f := range diff.Formats {
+		known = known || f == o.format
+	}
+	if !known {
+		return usageErr("unknown --format %q (known: %s)", o.format, strings.Join(diff.Formats, ", "))
+	}
+	var reps [2]*report.Report
+	for i := range reps {
+		r, err := report.Load(args[i])
+		if err != nil {
+			return usage(err)
+		}
+		if err := o.waivers.apply(e, r); err != nil {
+			return err
+		}
+		report.Summarize(r)
+		reps[i] = r
+	}
+	d := diff.Compare(reps[0], reps[1])
+	if err := writeOutput(e.stdout, o.output, func(w io.Writer) error { return diff.Write(w, o.format, d) }); err != nil {
+		return err
+	}
+	if o.failOnNew && d.NewlyFailingCount() > 0 {
+		return &exitError{code: ExitFindings, err: fmt.Errorf("%d host × rule newly failing", d.NewlyFailingCount())}
+	}
+	return nil
 }

@@ -1,27 +1,35 @@
 package main
 
 import (
-	"bufio"
+	"context"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/kaudit/kaudit/audit/inventory"
-	"github.com/kaudit/kaudit/audit/transport"
+	"github.com/kaudit/kaudit/pipeline"
 	"github.com/kaudit/kaudit/remediate"
-	"github.com/kaudit/kaudit/remediate/apply"
 	"github.com/kaudit/kaudit/report"
 	"github.com/kaudit/kaudit/rules"
 )
 
-func fixCommand() *cli.Command {
+// fixOptions are the flags of kaudit fix.
+type fixOptions struct {
+	limit       string
+	fanout      fanoutOpts
+	rules       string
+	apply, yes  bool
+	batch       int
+	maxFailures int
+	journalDir  string
+}
+
+func fixCommand(e env) *cli.Command {
+	o := &fixOptions{}
 	return &cli.Command{
 		Name:      "fix",
 		Usage:     "scan, then print the remediation plan per host; --apply carries it out",
@@ -39,63 +47,67 @@ func fixCommand() *cli.Command {
 			"Undo a run with: kaudit rollback INVENTORY --run RUN-ID.\n\n" +
 			"Exit: 0 done (or nothing to change), 2 usage, 3 some hosts could not be audited,\n" +
 			"4 some host failed (restored from its backups, or not: see the journal), 130 interrupted.",
-		Flags: append(scanFlags(),
-			&cli.StringFlag{Name: "rules", Usage: "only plan fixes for these comma-separated rule `IDS`"},
-			&cli.BoolFlag{Name: "apply", Usage: "apply the plan (sysctl, server.properties and NIC changes)"},
-			&cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "with --apply: do not ask for confirmation"},
-			&cli.IntFlag{Name: "batch", Value: 1, Usage: "with --apply: hosts changed at once after the first (canary) host"},
-			&cli.IntFlag{Name: "max-failures", Value: 0, Usage: "with --apply: start no further batch once more than `N` hosts failed"},
-			// readOptions reads these; fix prints a plan, not a report.
-			&cli.StringFlag{Name: "format", Value: "table", Hidden: true},
-			&cli.StringFlag{Name: "fail-on", Value: "high", Hidden: true},
-			&cli.StringFlag{Name: "journal-dir", Usage: "with --apply: where the run journal is written (default ~/.local/state/kaudit/runs)"},
-		),
-		Action: func(c *cli.Context) error {
-			if c.NArg() != 1 {
-				return usageErr("fix needs exactly one INVENTORY argument")
-			}
-			sel, err := selector(c.String("rules"))
-			if err != nil {
-				return err
-			}
-			if c.Int("batch") < 1 {
-				return usageErr("--batch must be at least 1")
-			}
-			if c.Int("max-failures") < 0 {
-				return usageErr("--max-failures must be 0 or more")
-			}
-			opts, err := readOptions(c)
-			if err != nil {
-				return err
-			}
-			_, hosts, err := loadInventory(c)
-			if err != nil {
-				return err
-			}
-			var jdir string
-			if c.Bool("apply") {
-				// Before connecting anywhere: an apply without a journal
-				// directory would be refused later anyway.
-				if jdir, err = journalDir(c.String("journal-dir")); err != nil {
-					return err
-				}
-			}
-			runner := transport.NewSSH()
-			r, err := scanHosts(c.Context, c.App.ErrWriter, hosts, opts, runner)
-			if err != nil {
-				return err
-			}
-			if r.Interrupted {
-				printPlan(c.App.Writer, r, sel)
-				return &exitError{code: ExitInterrupted, err: fmt.Errorf("interrupted while scanning: nothing changed")}
-			}
-			if !c.Bool("apply") {
-				printPlan(c.App.Writer, r, sel)
-				return unauditedErr(r)
-			}
-			return applyPlans(c, r, sel, hosts, opts, runner, jdir)
-		},
+		Flags: flags(limitFlag(&o.limit, scanLimitUsage), o.fanout.flags(), []cli.Flag{
+			&cli.StringFlag{Name: "rules", Usage: "only plan fixes for these comma-separated rule `IDS`", Destination: &o.rules},
+			&cli.BoolFlag{Name: "apply", Usage: "apply the plan (sysctl, server.properties and NIC changes)", Destination: &o.apply},
+			&cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "with --apply: do not ask for confirmation", Destination: &o.yes},
+			&cli.IntFlag{Name: "batch", Value: 1, Usage: "with --apply: hosts changed at once after the first (canary) host", Destination: &o.batch},
+			&cli.IntFlag{Name: "max-failures", Value: 0, Usage: "with --apply: start no further batch once more than `N` hosts failed", Destination: &o.maxFailures},
+			&cli.StringFlag{Name: "journal-dir", Usage: "with --apply: where the run journal is written (default ~/.local/state/kaudit/runs)", Destination: &o.journalDir},
+		}),
+		Action: func(c *cli.Context) error { return runFix(c.Context, *o, c.Args().Slice(), e) },
 	}
+}
+
+func runFix(ctx context.Context, o fixOptions, args []string, e env) error {
+	if len(args) != 1 {
+		return usageErr("fix needs exactly one INVENTORY argument")
+	}
+	sel, err := selector(o.rules)
+	if err != nil {
+		return err
+	}
+	if o.batch < 1 {
+		return usageErr("--batch must be at least 1")
+	}
+	if o.maxFailures < 0 {
+		return usageErr("--max-failures must be 0 or more")
+	}
+	cfg, err := o.fanout.config(rules.High) // the plan is printed, not a report
+	if err != nil {
+		return err
+	}
+	_, hosts, err := loadInventory(args[0], o.limit)
+	if err != nil {
+		return err
+	}
+	var jdir string
+	if o.apply {
+		// Before connecting anywhere: an apply without a journal
+		// directory would be refused later anyway.
+		if jdir, err = journalDir(o.journalDir); err != nil {
+			return err
+		}
+	}
+	cfg.Runner = newRunner(e.stderr)
+	r, err := scan(ctx, e, hosts, cfg)
+	if err != nil {
+		return err
+	}
+	if r.Interrupted {
+		pipeline.WritePlan(e.stdout, r, sel)
+		return &exitError{code: ExitInterrupted, err: fmt.Errorf("interrupted while scanning: nothing changed")}
+	}
+	if !o.apply {
+		pipeline.WritePlan(e.stdout, r, sel)
+		return unauditedErr(r)
+	}
+	fp := pipeline.PlanFix(r, hosts, sel)
+	acfg := pipeline.ApplyConfig{
+		Runner: cfg.Runner, Timeout: cfg.Timeout, ConnectTimeout: cfg.ConnectTimeout,
+		Batch: o.batch, MaxFailures: o.maxFailures,
+	}
+	return applyFix(ctx, e, o, args[0], r, fp, acfg, jdir)
 }
 
 func unauditedErr(r *report.Report) error {
@@ -120,188 +132,40 @@ func selector(list string) (remediate.Selector, error) {
 	return sel, nil
 }
 
-// plans returns the fix plan of every audited host, and prints a line
-// for each host that was not audited.
-func plans(w io.Writer, r *report.Report, sel remediate.Selector) []remediate.HostPlan {
-	var out []remediate.HostPlan
-	for _, h := range r.Hosts {
-		if h.Error != nil {
-			fmt.Fprintf(w, "%s: not audited (%s: %s): no plan\n", h.Name, h.Error.Kind, h.Error.Message)
-			continue
-		}
-		out = append(out, remediate.PlanHost(h.Name, h.Facts, h.Findings, sel))
-	}
-	return out
-}
-
-// printPlan renders the fix plan of every audited host.
-func printPlan(w io.Writer, r *report.Report, sel remediate.Selector) {
-	remediate.RenderPlan(w, plans(w, r, sel), remediate.PlanOptions{})
-}
-
-// journalDir resolves --journal-dir (default $XDG_STATE_HOME/kaudit/runs,
-// else ~/.local/state/kaudit/runs) and creates it (0700).
-func journalDir(flag string) (string, error) {
-	dir := flag
-	if dir == "" {
-		if x := os.Getenv("XDG_STATE_HOME"); x != "" && filepath.IsAbs(x) {
-			dir = filepath.Join(x, "kaudit", "runs")
-		} else {
-			home, err := os.UserHomeDir()
-			if err != nil {
-				return "", usageErr("cannot find the home directory for the run journal (%v): set --journal-dir", err)
-			}
-			dir = filepath.Join(home, ".local", "state", "kaudit", "runs")
-		}
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", usageErr("journal directory: %v", err)
-	}
-	return dir, nil
-}
-
-// confirm asks question on a terminal; without one it refuses (exit 2)
-// unless yes.
-func confirm(c *cli.Context, yes bool, question, flagHint string) (bool, error) {
-	if yes {
-		return true, nil
-	}
-	in, ok := c.App.Reader.(*os.File)
-	if !ok || !isTerminal(in) {
-		return false, usageErr("%s: stdin is not a terminal, so kaudit cannot ask: add --yes to go ahead; nothing changed", flagHint)
-	}
-	fmt.Fprintf(c.App.ErrWriter, "%s [y/N] ", question)
-	line, _ := bufio.NewReader(in).ReadString('\n')
-	a := strings.ToLower(strings.TrimSpace(line))
-	return a == "y" || a == "yes", nil
-}
-
-func applyPlans(c *cli.Context, r *report.Report, sel remediate.Selector, inv []inventory.Host, opts options, runner transport.Runner, jdir string) error {
-	w := c.App.Writer
-	ps := plans(w, r, sel)
-	remediate.RenderPlan(w, ps, remediate.PlanOptions{Applying: true})
-
-	byName := map[string]inventory.Host{}
-	for _, h := range inv {
-		byName[h.Name] = h
-	}
-	var hosts []apply.Host
-	nChanges, nHosts := 0, 0
-	for i, p := range ps {
-		var rh *report.Host
-		for j := range r.Hosts {
-			if r.Hosts[j].Name == p.Host {
-				rh = &r.Hosts[j]
-			}
-		}
-		if rh == nil {
-			continue
-		}
-		h := apply.Host{Inv: byName[p.Host], Facts: rh.Facts, Findings: rh.Findings, Plan: ps[i]}
-		todo, skipped := apply.Split(p, rh.Findings)
-		for _, s := range skipped {
-			fmt.Fprintf(w, "%s: skipped %s %s → %s: %s\n", p.Host, s.Change.Kind, s.Change.Target, s.Change.To, s.Reason)
-		}
-		if len(todo) > 0 {
-			nChanges += len(todo)
-			nHosts++
-		}
-		hosts = append(hosts, h)
-	}
-	if nChanges == 0 {
-		if remediate.Summarize(ps).Changes > 0 { // only skipped changes: RenderPlan left its summary line out
-			fmt.Fprintf(w, "no change kaudit applies on %s; nothing changed\n", countOf(len(ps), "audited host", "audited hosts"))
-		}
+// applyFix shows the plan, asks, and carries it out: fix --apply.
+func applyFix(ctx context.Context, e env, o fixOptions, invPath string, r *report.Report, fp *pipeline.FixPlan, cfg pipeline.ApplyConfig, jdir string) error {
+	pipeline.WriteFixPlan(e.stdout, fp)
+	if fp.Changes == 0 {
 		return unauditedErr(r)
 	}
-	ok, err := confirm(c, c.Bool("yes"), fmt.Sprintf("apply %s on %s?", countOf(nChanges, "change", "changes"), countOf(nHosts, "host", "hosts")), "fix --apply")
+	ok, err := confirm(e, o.yes, "apply "+fp.What()+"?", "fix --apply")
 	if err != nil {
 		return err
 	}
 	if !ok {
-		fmt.Fprintln(w, "not confirmed: nothing changed")
+		fmt.Fprintln(e.stdout, "not confirmed: nothing changed")
 		return nil
 	}
-
-	runID := remediate.NewRunID(time.Now())
-	jpath := filepath.Join(jdir, runID+".json")
-	ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
+	cfg.RunID = remediate.NewRunID(e.now())
+	cfg.JournalPath = filepath.Join(jdir, cfg.RunID+".json")
+	cfg.Log = func(line string) { fmt.Fprintf(e.stderr, "kaudit: %s\n", line) }
+	sctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	fmt.Fprintf(w, "run %s: applying %s on %s (journal %s)\n", runID, countOf(nChanges, "change", "changes"), countOf(nHosts, "host", "hosts"), jpath)
-	j, err := apply.Apply(ctx, hosts, apply.Options{
-		Runner: runner, RunID: runID, Timeout: opts.timeout, ConnectTimeout: opts.connectTimeout,
-		Batch: c.Int("batch"), MaxFailures: c.Int("max-failures"), JournalPath: jpath,
-		Log: func(line string) { fmt.Fprintf(c.App.ErrWriter, "kaudit: %s\n", line) },
-	})
+	fmt.Fprintf(e.stdout, "run %s: applying %s (journal %s)\n", cfg.RunID, fp.What(), cfg.JournalPath)
+	j, err := pipeline.Apply(sctx, fp, cfg)
 	if j == nil {
-		return &exitError{code: ExitUsage, err: err}
+		return usage(err)
 	}
-	printRun(w, j)
-	fmt.Fprintf(w, "journal: %s\nundo: kaudit rollback %s --run %s\n", jpath, c.Args().First(), runID)
+	pipeline.WriteRun(e.stdout, j)
+	fmt.Fprintf(e.stdout, "journal: %s\nundo: kaudit rollback %s --run %s\n", cfg.JournalPath, invPath, cfg.RunID)
 	if err != nil {
-		fmt.Fprintf(c.App.ErrWriter, "kaudit: warning: %v\n", err)
+		fmt.Fprintf(e.stderr, "kaudit: warning: %v\n", err)
 	}
-	failed := 0
-	for _, hj := range j.Hosts {
-		if hj.Status == remediate.StatusFailed || hj.Status == remediate.StatusRolledBack || (hj.Status == remediate.StatusUnchanged && hj.Error != "" && !strings.HasPrefix(hj.Error, "already as planned")) {
-			failed++
-		}
-	}
-	switch {
-	case ctx.Err() != nil && c.Context.Err() == nil:
+	switch failed := pipeline.Failed(j); {
+	case sctx.Err() != nil && ctx.Err() == nil:
 		return &exitError{code: ExitInterrupted, err: fmt.Errorf("interrupted: hosts not started were left unchanged")}
 	case failed > 0:
 		return &exitError{code: ExitApplyFailed, err: fmt.Errorf("%d host(s) not changed as planned: see above and the journal", failed)}
 	}
 	return unauditedErr(r)
-}
-
-// printRun writes one block per host of a run: status, each change
-// from → to, the error, and restart notes.
-func printRun(w io.Writer, j *remediate.Journal) {
-	var verified, restart int
-	for _, hj := range j.Hosts {
-		if len(hj.Changes) == 0 {
-			continue
-		}
-		fmt.Fprintf(w, "%s: %s\n", hj.Host, hj.Status)
-		for _, c := range hj.Changes {
-			from := c.From
-			if from == "" {
-				from = "(unset)"
-			}
-			fmt.Fprintf(w, "  %s %s: %s → %s", c.Kind, c.Target, from, c.To)
-			if c.RestartRequired {
-				fmt.Fprint(w, " [broker restart required]")
-			}
-			fmt.Fprintln(w)
-		}
-		for _, b := range hj.Backups {
-			state := "did not exist"
-			if b.Existed {
-				state = "sha256 " + b.SHA256 + ", copy " + b.Stored
-			}
-			fmt.Fprintf(w, "  backup %s (%s)\n", b.Path, state)
-		}
-		if hj.Error != "" {
-			fmt.Fprintf(w, "  %s\n", hj.Error)
-		}
-		if hj.Status == remediate.StatusVerified {
-			verified++
-			for _, c := range hj.Changes {
-				if c.RestartRequired {
-					restart++
-					break
-				}
-			}
-		}
-	}
-	fmt.Fprintf(w, "%s changed and verified, %d of them %s a broker restart (kaudit never restarts a broker)\n", countOf(verified, "host", "hosts"), restart, map[bool]string{true: "needs", false: "need"}[restart == 1])
-}
-
-func countOf(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }

@@ -9,8 +9,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/kaudit/kaudit/pipeline"
 )
 
 // Exit codes: the one table, also printed in `kaudit --help`.
@@ -52,27 +55,38 @@ func usageErr(format string, args ...any) error {
 	return &exitError{code: ExitUsage, err: fmt.Errorf(format, args...)}
 }
 
-func newApp(stdout, stderr io.Writer) *cli.App {
+// usage makes err a usage error (exit 2).
+func usage(err error) error { return &exitError{code: ExitUsage, err: err} }
+
+// env is where a command reads and writes, and its clock.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	now            func() time.Time
+}
+
+func newApp(e env) *cli.App {
 	return &cli.App{
 		Name:    "kaudit",
 		Usage:   "audit Kafka broker hosts over SSH for the SYN-cookie / listen-backlog failure and its neighbours",
 		Version: version,
 		Description: "kaudit gathers facts from every host of an inventory in one SSH session per host,\n" +
 			"evaluates a catalog of rules (kaudit rules), reports, and plans fixes.\n\n" + exitHelp,
-		Writer:          stdout,
-		ErrWriter:       stderr,
+		Reader:          e.stdin,
+		Writer:          e.stdout,
+		ErrWriter:       e.stderr,
 		HideHelpCommand: true,
 		Commands: []*cli.Command{
-			scanCommand(),
-			demoCommand(),
-			fixCommand(),
-			rollbackCommand(),
-			rulesCommand(),
-			explainCommand(),
-			reportCommand(),
-			diffCommand(),
-			waiversCommand(),
-			whatifCommand(),
+			scanCommand(e),
+			demoCommand(e),
+			fixCommand(e),
+			rollbackCommand(e),
+			rulesCommand(e),
+			explainCommand(e),
+			reportCommand(e),
+			diffCommand(e),
+			waiversCommand(e),
+			whatifCommand(e),
 		},
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
 			return &exitError{code: ExitUsage, err: err}
@@ -86,17 +100,31 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	app := newApp(stdout, stderr)
-	err := app.Run(interspersed(app, args))
+	return runEnv(args, env{stdin: os.Stdin, stdout: stdout, stderr: stderr, now: time.Now})
+}
+
+func runEnv(args []string, e env) int {
+	app := newApp(e)
+	return exitCode(app.Run(interspersed(app, args)), e.stderr)
+}
+
+// exitCode is the one place an error becomes an exit code (and its
+// message a line on stderr).
+func exitCode(err error, stderr io.Writer) int {
 	if err == nil {
 		return ExitOK
 	}
 	var ee *exitError
-	if errors.As(err, &ee) {
+	var pe *pipeline.ProfileError
+	switch {
+	case errors.As(err, &ee):
 		if ee.err != nil {
 			fmt.Fprintf(stderr, "kaudit: error: %v\n", ee.err)
 		}
 		return ee.code
+	case errors.As(err, &pe): // an inventory error, found before connecting
+		fmt.Fprintf(stderr, "kaudit: error: %v\n", err)
+		return ExitUsage
 	}
 	fmt.Fprintf(stderr, "kaudit: error: %v\n", err)
 	return ExitUsage

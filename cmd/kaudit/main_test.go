@@ -18,8 +18,14 @@ import (
 
 func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
+	return runCLIAt(t, time.Now, args...)
+}
+
+// runCLIAt is runCLI with the clock now.
+func runCLIAt(t *testing.T, now func() time.Time, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
 	var o, e bytes.Buffer
-	code = run(append([]string{"kaudit"}, args...), &o, &e)
+	code = runEnv(append([]string{"kaudit"}, args...), env{stdin: os.Stdin, stdout: &o, stderr: &e, now: now})
 	return code, o.String(), e.String()
 }
 

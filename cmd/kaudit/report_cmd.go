@@ -1,15 +1,24 @@
 package main
 
 import (
+	"context"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/kaudit/kaudit/report"
 	"github.com/kaudit/kaudit/rules"
 )
 
+// reportOptions are the flags of kaudit report.
+type reportOptions struct {
+	output    outputOpts
+	failOnSet bool // --fail-on given: it wins over the threshold the scan recorded
+}
+
 // reportCommand re-renders a JSON scan (kaudit scan -f json) in any
 // registered format without connecting anywhere.
-func reportCommand() *cli.Command {
+func reportCommand(e env) *cli.Command {
+	o := &reportOptions{output: outputOpts{waivers: waiverOpts{now: e.now}}}
 	return &cli.Command{
 		Name:      "report",
 		Usage:     "re-render an earlier JSON scan in any format (no SSH): kaudit report scan.json -f html -o report.html",
@@ -18,41 +27,34 @@ func reportCommand() *cli.Command {
 			"recomputed from its findings (after --waivers, if given). The exit status is computed as\n" +
 			"scan computes it: --fail-on when given, else the threshold the scan recorded (fail_on),\n" +
 			"else high; 3 when the scan had unaudited hosts; 130 when the scan was interrupted.\n\n" + exitHelp,
-		Flags: withWaiversFlag(outputFlags()),
+		Flags: o.output.flags(),
 		Action: func(c *cli.Context) error {
-			if c.NArg() != 1 {
-				return usageErr("report needs exactly one SCAN.json argument (written by kaudit scan -f json)")
-			}
-			r, err := report.Load(c.Args().First())
-			if err != nil {
-				return &exitError{code: ExitUsage, err: err}
-			}
-			opts, err := reportOptions(c, r)
-			if err != nil {
-				return err
-			}
-			if err := applyWaiversFlag(c, r); err != nil {
-				return err
-			}
-			report.Summarize(r)
-			return emit(c.App.Writer, r, opts)
+			o.failOnSet = c.IsSet("fail-on")
+			return runReport(c.Context, *o, c.Args().Slice(), e)
 		},
 	}
 }
 
-// reportOptions reads the output flags of a command that renders an
-// existing report (no fan-out flags). An explicit --fail-on wins over the
-// threshold recorded in the report.
-func reportOptions(c *cli.Context, r *report.Report) (options, error) {
-	failOn := c.String("fail-on")
-	if !c.IsSet("fail-on") {
-		if _, ok := rules.ParseSeverity(r.FailOn); ok {
-			failOn = r.FailOn
-		}
+func runReport(_ context.Context, o reportOptions, args []string, e env) error {
+	if len(args) != 1 {
+		return usageErr("report needs exactly one SCAN.json argument (written by kaudit scan -f json)")
 	}
-	o, err := outputOptions(c, failOn)
-	if err == nil {
-		r.FailOn = string(o.failOn)
+	r, err := report.Load(args[0])
+	if err != nil {
+		return usage(err)
 	}
-	return o, err
+	failOn := o.output.failOn
+	if _, ok := rules.ParseSeverity(r.FailOn); ok && !o.failOnSet {
+		failOn = r.FailOn
+	}
+	eo, err := o.output.check(failOn)
+	if err != nil {
+		return err
+	}
+	r.FailOn = string(eo.failOn)
+	if err := o.output.waivers.apply(e, r); err != nil {
+		return err
+	}
+	report.Summarize(r)
+	return emit(e.stdout, r, eo)
 }

@@ -1,21 +1,38 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/kaudit/kaudit/audit/inventory"
 	"github.com/kaudit/kaudit/audit/transport"
+	"github.com/kaudit/kaudit/pipeline"
 	"github.com/kaudit/kaudit/remediate"
 	"github.com/kaudit/kaudit/remediate/apply"
 )
 
-func rollbackCommand() *cli.Command {
+// rollbackOptions are the flags of kaudit rollback.
+type rollbackOptions struct {
+	run            string
+	yes            bool
+	journalDir     string
+	fromHosts      bool
+	limit          string
+	concurrency    int
+	timeout        time.Duration
+	connectTimeout time.Duration
+}
+
+func rollbackCommand(e env) *cli.Command {
+	o := &rollbackOptions{}
 	return &cli.Command{
 		Name:      "rollback",
 		Usage:     "undo a fix --apply run on every host it changed, from the backups kept on the hosts",
@@ -29,111 +46,98 @@ func rollbackCommand() *cli.Command {
 			"manifest each host keeps beside its backups.\n" +
 			"Asks for confirmation on a terminal unless --yes; refuses without --yes otherwise.\n\n" +
 			"Exit: 0 restored, 2 usage (no such run, bad inventory), 4 some host could not be restored.",
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "run", Usage: "the `RUN-ID` printed by fix --apply"},
-			&cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "do not ask for confirmation"},
-			&cli.StringFlag{Name: "journal-dir", Usage: "where fix --apply wrote the journal (default ~/.local/state/kaudit/runs)"},
-			&cli.BoolFlag{Name: "from-hosts", Usage: "the local journal is lost: rebuild it from the manifests the run left on the hosts (/var/lib/kaudit/runs/RUN-ID/manifest)"},
-			&cli.StringFlag{Name: "limit", Aliases: []string{"l"}, Usage: "only hosts matching `PATTERN` (as for scan)"},
-			&cli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Value: 8, Usage: "hosts restored at once"},
-			&cli.DurationFlag{Name: "timeout", Value: 60 * 1e9, Usage: "per-host deadline"},
-			&cli.DurationFlag{Name: "connect-timeout", Value: transport.DefaultConnectTimeout, Usage: "per-host TCP connect + SSH handshake deadline"},
-		},
-		Action: func(c *cli.Context) error {
-			if c.NArg() != 1 {
-				return usageErr("rollback needs exactly one INVENTORY argument")
-			}
-			id := c.String("run")
-			if !remediate.ValidRunID(id) {
-				return usageErr("rollback needs --run RUN-ID (as printed by fix --apply), got %q", id)
-			}
-			if c.Int("concurrency") < 1 || c.Duration("timeout") <= 0 || c.Duration("connect-timeout") <= 0 {
-				return usageErr("--concurrency, --timeout and --connect-timeout must be positive")
-			}
-			dir, err := journalDir(c.String("journal-dir"))
-			if err != nil {
-				return err
-			}
-			jpath := filepath.Join(dir, id+".json")
-			_, hosts, err := loadInventory(c)
-			if err != nil {
-				return err
-			}
-			opts := apply.Options{
-				Timeout: c.Duration("timeout"), ConnectTimeout: c.Duration("connect-timeout"),
-				Batch: c.Int("concurrency"), JournalPath: jpath,
-			}
-			j, err := remediate.LoadJournal(jpath)
-			switch {
-			case err == nil && c.Bool("from-hosts"):
-				return usageErr("%s exists: roll back from it (drop --from-hosts)", jpath)
-			case err == nil:
-			case errors.Is(err, os.ErrNotExist) && c.Bool("from-hosts"):
-				var unread []apply.RollbackResult
-				j, unread, err = apply.JournalFromHosts(c.Context, hosts, id, opts)
-				if err != nil {
-					return &exitError{code: ExitUsage, err: err}
-				}
-				for _, u := range unread {
-					fmt.Fprintf(c.App.ErrWriter, "kaudit: warning: %s: cannot read the run's manifest: %v\n", u.Host, u.Err)
-				}
-				if len(j.Hosts) == 0 && len(unread) > 0 {
-					return &exitError{code: ExitApplyFailed, err: fmt.Errorf("no host could be read: nothing rolled back")}
-				}
-				if err := j.Save(jpath); err != nil {
-					return &exitError{code: ExitUsage, err: err}
-				}
-				fmt.Fprintf(c.App.Writer, "journal of run %s rebuilt from %d host(s): %s\n", id, len(j.Hosts), jpath)
-			case errors.Is(err, os.ErrNotExist):
-				return usageErr("no journal for run %s in %s (set --journal-dir, or --from-hosts to rebuild it from the hosts)", id, dir)
-			default:
-				return &exitError{code: ExitUsage, err: err}
-			}
-			if j.RunID != id {
-				return usageErr("%s holds run %s, not %s", jpath, j.RunID, id)
-			}
-			selected := map[string]bool{}
-			for _, h := range hosts {
-				selected[h.Name] = true
-			}
-			n := 0
-			for _, hj := range j.Hosts {
-				if (len(hj.Backups) > 0 || len(hj.Runtime) > 0) && selected[hj.Host] {
-					n++
-				}
-			}
-			if n == 0 {
-				fmt.Fprintf(c.App.Writer, "run %s changed nothing on the selected hosts: nothing to roll back\n", id)
-				return nil
-			}
-			ok, err := confirm(c, c.Bool("yes"), fmt.Sprintf("roll back run %s on %d hosts?", id, n), "rollback")
-			if err != nil {
-				return err
-			}
-			if !ok {
-				fmt.Fprintln(c.App.Writer, "not confirmed: nothing changed")
-				return nil
-			}
-			ctx, stop := signal.NotifyContext(c.Context, os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			res, err := apply.Rollback(ctx, hosts, j, opts)
-			failed := 0
-			for _, r := range res {
-				if r.Err != nil {
-					failed++
-					fmt.Fprintf(c.App.Writer, "%s: rollback FAILED: %v\n", r.Host, r.Err)
-					continue
-				}
-				fmt.Fprintf(c.App.Writer, "%s: rolled back (%s)\n", r.Host, r.Detail)
-			}
-			if err != nil {
-				fmt.Fprintf(c.App.ErrWriter, "kaudit: warning: %v\n", err)
-			}
-			fmt.Fprintf(c.App.Writer, "run %s: %d host(s) rolled back, %d failed; journal %s\n", id, len(res)-failed, failed, jpath)
-			if failed > 0 {
-				return &exitError{code: ExitApplyFailed, err: fmt.Errorf("%d host(s) could not be rolled back: re-run when they are reachable", failed)}
-			}
-			return nil
-		},
+		Flags: flags([]cli.Flag{
+			&cli.StringFlag{Name: "run", Usage: "the `RUN-ID` printed by fix --apply", Destination: &o.run},
+			&cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "do not ask for confirmation", Destination: &o.yes},
+			&cli.StringFlag{Name: "journal-dir", Usage: "where fix --apply wrote the journal (default ~/.local/state/kaudit/runs)", Destination: &o.journalDir},
+			&cli.BoolFlag{Name: "from-hosts", Usage: "the local journal is lost: rebuild it from the manifests the run left on the hosts (/var/lib/kaudit/runs/RUN-ID/manifest)", Destination: &o.fromHosts},
+		}, limitFlag(&o.limit, "only hosts matching `PATTERN` (as for scan)"), []cli.Flag{
+			&cli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Value: 8, Usage: "hosts restored at once", Destination: &o.concurrency},
+			&cli.DurationFlag{Name: "timeout", Value: 60 * time.Second, Usage: "per-host deadline", Destination: &o.timeout},
+			&cli.DurationFlag{Name: "connect-timeout", Value: transport.DefaultConnectTimeout, Usage: "per-host TCP connect + SSH handshake deadline", Destination: &o.connectTimeout},
+		}),
+		Action: func(c *cli.Context) error { return runRollback(c.Context, *o, c.Args().Slice(), e) },
 	}
+}
+
+func runRollback(ctx context.Context, o rollbackOptions, args []string, e env) error {
+	if len(args) != 1 {
+		return usageErr("rollback needs exactly one INVENTORY argument")
+	}
+	if !remediate.ValidRunID(o.run) {
+		return usageErr("rollback needs --run RUN-ID (as printed by fix --apply), got %q", o.run)
+	}
+	if o.concurrency < 1 || o.timeout <= 0 || o.connectTimeout <= 0 {
+		return usageErr("--concurrency, --timeout and --connect-timeout must be positive")
+	}
+	dir, err := journalDir(o.journalDir)
+	if err != nil {
+		return err
+	}
+	_, hosts, err := loadInventory(args[0], o.limit)
+	if err != nil {
+		return err
+	}
+	cfg := pipeline.RollbackConfig{
+		JournalPath: filepath.Join(dir, o.run+".json"),
+		Concurrency: o.concurrency, Timeout: o.timeout, ConnectTimeout: o.connectTimeout,
+	}
+	j, err := loadRun(ctx, e, o, dir, hosts, cfg)
+	if err != nil {
+		return err
+	}
+	n := pipeline.RollbackTargets(j, hosts)
+	if n == 0 {
+		fmt.Fprintf(e.stdout, "run %s changed nothing on the selected hosts: nothing to roll back\n", o.run)
+		return nil
+	}
+	ok, err := confirm(e, o.yes, fmt.Sprintf("roll back run %s on %d hosts?", o.run, n), "rollback")
+	if err != nil {
+		return err
+	}
+	if !ok {
+		fmt.Fprintln(e.stdout, "not confirmed: nothing changed")
+		return nil
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, err := pipeline.Rollback(ctx, hosts, j, cfg)
+	return reportRollback(e, o.run, cfg.JournalPath, res, err)
+}
+
+// loadRun is the run's journal: the local one, or with --from-hosts one
+// rebuilt from the hosts' manifests (a warning per host not read).
+func loadRun(ctx context.Context, e env, o rollbackOptions, dir string, hosts []inventory.Host, cfg pipeline.RollbackConfig) (*remediate.Journal, error) {
+	run, err := pipeline.LoadRun(ctx, hosts, o.run, o.fromHosts, cfg)
+	if run != nil {
+		for _, u := range run.Unread {
+			fmt.Fprintf(e.stderr, "kaudit: warning: %s: cannot read the run's manifest: %v\n", u.Host, u.Err)
+		}
+	}
+	switch {
+	case errors.Is(err, pipeline.ErrJournalExists):
+		return nil, usageErr("%s exists: roll back from it (drop --from-hosts)", cfg.JournalPath)
+	case errors.Is(err, pipeline.ErrNoJournal):
+		return nil, usageErr("no journal for run %s in %s (set --journal-dir, or --from-hosts to rebuild it from the hosts)", o.run, dir)
+	case errors.Is(err, pipeline.ErrNoHostRead):
+		return nil, &exitError{code: ExitApplyFailed, err: fmt.Errorf("no host could be read: nothing rolled back")}
+	case err != nil:
+		return nil, usage(err)
+	case run.Rebuilt:
+		fmt.Fprintf(e.stdout, "journal of run %s rebuilt from %d host(s): %s\n", o.run, len(run.Journal.Hosts), cfg.JournalPath)
+	}
+	return run.Journal, nil
+}
+
+// reportRollback prints one line per host and the run's tally.
+func reportRollback(e env, id, jpath string, res []apply.RollbackResult, err error) error {
+	failed := pipeline.WriteRollback(e.stdout, res)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "kaudit: warning: %v\n", err)
+	}
+	pipeline.WriteRollbackTally(e.stdout, id, jpath, len(res), failed)
+	if failed > 0 {
+		return &exitError{code: ExitApplyFailed, err: fmt.Errorf("%d host(s) could not be rolled back: re-run when they are reachable", failed)}
+	}
+	return nil
 }

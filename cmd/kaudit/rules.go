@@ -1,82 +1,32 @@
 package main
 
 import (
+	"context"
 	"fmt"
-	"strings"
 
 	"github.com/jedib0t/go-pretty/v6/table"
-	"github.com/jedib0t/go-pretty/v6/text"
 	"github.com/urfave/cli/v2"
 
 	"github.com/kaudit/kaudit/rules"
 )
 
-func rulesCommand() *cli.Command {
+func rulesCommand(e env) *cli.Command {
 	return &cli.Command{
-		Name:  "rules",
-		Usage: "list the rule catalog",
-		Action: func(c *cli.Context) error {
-			t := table.NewWriter()
-			t.SetOutputMirror(c.App.Writer)
-			t.SetStyle(table.StyleLight)
-			t.AppendHeader(table.Row{"ID", "Severity", "Title"})
-			for _, r := range rules.Catalog() {
-				t.AppendRow(table.Row{r.ID, r.Severity, r.Title})
-			}
-			t.Render()
-			fmt.Fprintln(c.App.Writer, "kaudit explain ID shows a rule's rationale, thresholds and references.")
-			return nil
-		},
+		Name:   "rules",
+		Usage:  "list the rule catalog",
+		Action: func(c *cli.Context) error { return runRules(c.Context, c.Args().Slice(), e) },
 	}
 }
 
-func explainCommand() *cli.Command {
-	return &cli.Command{
-		Name:      "explain",
-		Usage:     "show a rule's rationale, thresholds, fix and references",
-		ArgsUsage: "RULE-ID",
-		Action: func(c *cli.Context) error {
-			if c.NArg() != 1 {
-				return usageErr("explain needs one RULE-ID (kaudit rules lists them)")
-			}
-			id := c.Args().First()
-			r, ok := rules.Lookup(id)
-			if !ok {
-				var ids []string
-				for _, r := range rules.Catalog() {
-					ids = append(ids, r.ID)
-				}
-				return usageErr("no rule %q (known: %s)", id, strings.Join(ids, ", "))
-			}
-			w := c.App.Writer
-			fmt.Fprintf(w, "%s — %s\nseverity: %s\n\n", r.ID, r.Title, r.Severity)
-			fmt.Fprintln(w, wrap(r.Rationale))
-			if len(r.Thresholds) > 0 {
-				p := rules.DefaultProfile()
-				fmt.Fprintln(w, "\nthresholds (default profile; override with --profile FILE or profile: in the inventory):")
-				for _, th := range r.Thresholds {
-					fmt.Fprintf(w, "  %s: %v\n", th, p.Value(th))
-				}
-			}
-			if r.Fix != "" {
-				fmt.Fprintf(w, "\nfix:\n%s\n", wrap(r.Fix))
-			}
-			if len(r.References) > 0 {
-				fmt.Fprintln(w, "\nreferences:")
-				for _, ref := range r.References {
-					fmt.Fprintf(w, "  - %s\n    %s\n", ref.Title, ref.URL)
-				}
-			}
-			return nil
-		},
+func runRules(_ context.Context, _ []string, e env) error {
+	t := table.NewWriter()
+	t.SetOutputMirror(e.stdout)
+	t.SetStyle(table.StyleLight)
+	t.AppendHeader(table.Row{"ID", "Severity", "Title"})
+	for _, r := range rules.Catalog() {
+		t.AppendRow(table.Row{r.ID, r.Severity, r.Title})
 	}
-}
-
-// wrap folds prose to 100 columns without trailing padding.
-func wrap(s string) string {
-	lines := strings.Split(text.WrapSoft(strings.TrimSpace(s), 100), "\n")
-	for i, l := range lines {
-		lines[i] = strings.TrimRight(l, " ")
-	}
-	return strings.Join(lines, "\n")
+	t.Render()
+	fmt.Fprintln(e.stdout, "kaudit explain ID shows a rule's rationale, thresholds and references.")
+	return nil
 }

@@ -8,15 +8,14 @@ import (
 	"time"
 )
 
-func withClock(t *testing.T, at string) {
+// withClock is a clock stopped at at (RFC 3339), for runCLIAt.
+func withClock(t *testing.T, at string) func() time.Time {
 	t.Helper()
 	ts, err := time.Parse(time.RFC3339, at)
 	if err != nil {
 		t.Fatal(err)
 	}
-	old := waiverClock
-	waiverClock = func() time.Time { return ts }
-	t.Cleanup(func() { waiverClock = old })
+	return func() time.Time { return ts }
 }
 
 func writeFile(t *testing.T, name, content string) string {
@@ -45,8 +44,8 @@ const waiverFile = `waivers:
 
 func TestWaiversCheck(t *testing.T) {
 	p := writeFile(t, "w.yaml", waiverFile)
-	withClock(t, "2026-12-01T08:00:00Z")
-	code, out, stderr := runCLI(t, "waivers", "check", p)
+	now := withClock(t, "2026-12-01T08:00:00Z")
+	code, out, stderr := runCLIAt(t, now, "waivers", "check", p)
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -57,8 +56,8 @@ func TestWaiversCheck(t *testing.T) {
 		}
 	}
 
-	withClock(t, "2027-01-01T00:00:01Z")
-	code, out, stderr = runCLI(t, "waivers", "check", p)
+	now = withClock(t, "2027-01-01T00:00:01Z")
+	code, out, stderr = runCLIAt(t, now, "waivers", "check", p)
 	if code != ExitFindings || strings.Count(out, "EXPIRED") != 2 || !strings.Contains(stderr, "2 waiver(s) expired") {
 		t.Errorf("exit %d\n%s\n%s", code, out, stderr)
 	}
@@ -84,7 +83,7 @@ func TestWaiversCheckInvalid(t *testing.T) {
 }
 
 func TestWithWaiversFlagNoDuplicate(t *testing.T) {
-	flags := withWaiversFlag(withWaiversFlag(outputFlags()))
+	flags := reportCommand(env{}).Flags
 	n := 0
 	for _, f := range flags {
 		if f.Names()[0] == waiversFlagName {

@@ -64,10 +64,11 @@ func TestEmitWhatIfHook(t *testing.T) {
 	}
 	before, _ := json.Marshal(r)
 	var stdout, stderr bytes.Buffer
+	var a whatIfOpts
 	app := &cli.App{Writer: &stdout, ErrWriter: &stderr, Commands: []*cli.Command{{
-		Name: "x", Flags: whatIfFlags(),
+		Name: "x", Flags: a.flags(),
 		Action: func(c *cli.Context) error {
-			return emitWhatIf(c, r, options{profile: rules.DefaultProfile()}, nil)
+			return emitWhatIf(env{stdout: &stdout, stderr: &stderr}, r, a.assume(), rules.DefaultProfile(), nil)
 		},
 	}}}
 	if err := app.Run([]string{"kaudit", "x", "--assume-kernel", "6.1.0"}); err != nil {
@@ -245,10 +246,11 @@ func TestEmitWhatIfHookInventory(t *testing.T) {
 	}
 	hosts := []inventory.Host{{Name: r.Hosts[0].Name, AssumeKafka: "3.6.1"}}
 	var stdout, stderr bytes.Buffer
+	var a whatIfOpts
 	app := &cli.App{Writer: &stdout, ErrWriter: &stderr, Commands: []*cli.Command{{
-		Name: "x", Flags: whatIfFlags(),
+		Name: "x", Flags: a.flags(),
 		Action: func(c *cli.Context) error {
-			return emitWhatIf(c, r, options{profile: rules.DefaultProfile()}, hosts)
+			return emitWhatIf(env{stdout: &stdout, stderr: &stderr}, r, a.assume(), rules.DefaultProfile(), hosts)
 		},
 	}}}
 	if err := app.Run([]string{"kaudit", "x"}); err != nil {

@@ -81,16 +81,20 @@ const (
 	osAmzn2    = "NAME=\"Amazon Linux\"\nVERSION=\"2\"\nID=\"amzn\"\nID_LIKE=\"centos rhel fedora\"\nVERSION_ID=\"2\"\nPRETTY_NAME=\"Amazon Linux 2\"\n"
 )
 
-// DemoFleet is the embedded default fleet: the failure of the talk and its
-// neighbours, one host per interesting combination.
-func DemoFleet() []*Host {
-	eth := func(drv string, netlink bool, rxMax, txMax, rx, tx int, gro string) NIC {
-		ring := RingIoctl("eth0", rxMax, txMax, rx, tx)
-		if netlink {
-			ring = RingNetlink("eth0", rxMax, txMax, rx, tx)
-		}
-		return NIC{Name: "eth0", Driver: drv, Ring: ring, Features: Features("eth0", "on", "on", gro)}
+// eth is a host's eth0: its driver, ring sizes as ethtool -g prints them
+// (netlink or ioctl wording) and GRO on or off.
+func eth(drv string, netlink bool, rxMax, txMax, rx, tx int, gro string) NIC {
+	ring := RingIoctl("eth0", rxMax, txMax, rx, tx)
+	if netlink {
+		ring = RingNetlink("eth0", rxMax, txMax, rx, tx)
 	}
+	return NIC{Name: "eth0", Driver: drv, Ring: ring, Features: Features("eth0", "on", "on", gro)}
+}
+
+// DemoFleet is the embedded default fleet: the failure of the talk and its
+// neighbours, one host per interesting combination. A data table: a fresh
+// copy per call, so callers may change their hosts.
+func DemoFleet() []*Host {
 	return []*Host{
 		{ // The talk's host: old kernel, cookies firing, Kafka 2.8.1, backlog 50.
 			Name: "kafka-centos7-01", Release: "3.10.0-1160.95.1.el7.x86_64",

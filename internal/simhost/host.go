@@ -48,64 +48,82 @@ type NIC struct {
 // Render produces the gather script's output for this host.
 func (h *Host) Render(marker, sysctlKeys string) string {
 	var b strings.Builder
-	sec := func(name, state, body string) {
-		if st, ok := h.Sections[name]; ok {
+	for _, sc := range h.sections(sysctlKeys) {
+		state, body := sc.state, sc.body
+		if st, ok := h.Sections[sc.name]; ok {
 			state = st
 			if st != "ok" {
 				body = ""
 			}
 		}
-		fmt.Fprintf(&b, "%s begin %s\n", marker, name)
-		b.WriteString(body)
-		if body != "" && !strings.HasSuffix(body, "\n") {
-			b.WriteByte('\n')
-		}
-		fmt.Fprintf(&b, "\n%s end %s %s\n", marker, name, state)
+		fmt.Fprintf(&b, "%s begin %s\n", marker, sc.name)
+		b.WriteString(ensureNL(body))
+		fmt.Fprintf(&b, "\n%s end %s %s\n", marker, sc.name, state)
 	}
+	fmt.Fprintf(&b, "%s done\n", marker)
+	return b.String()
+}
+
+// section is one section of the gather script's output, before the
+// host's Sections overrides.
+type section struct{ name, state, body string }
+
+// sections are the host's sections in the gather script's order.
+func (h *Host) sections(sysctlKeys string) []section {
 	sig := ""
 	if h.Signature != "" {
 		sig = "signature=" + h.Signature + "\n"
 	}
-	sec("kernel", "ok", fmt.Sprintf("release=%s\nversion=%s\n%sarch=x86_64\n", h.Release, h.Version, sig))
-	sec("os-release", "ok", h.OSRelease)
+	out := []section{
+		{"kernel", "ok", fmt.Sprintf("release=%s\nversion=%s\n%sarch=x86_64\n", h.Release, h.Version, sig)},
+		{"os-release", "ok", h.OSRelease},
+		{"sysctl", "ok", h.sysctlBody(sysctlKeys)},
+		{"sysctl-files", "ok", h.SysctlFiles},
+		{"kernel-changelog", "ok", h.Changelog},
+		{"netstat", "ok", h.Netstat},
+		{"listeners", "ok", h.SS},
+	}
+	if h.Changelog == "" {
+		out[4].state = "absent"
+	}
+	if h.SS == "" {
+		out[6] = section{"listeners", "missing", "ss not found in PATH (install iproute2)"}
+	}
+	out = append(out, h.kafkaSections()...)
+	return append(out, section{"nics", "ok", h.nicsBody()}, section{"evidence", "ok", h.Dmesg})
+}
+
+func (h *Host) sysctlBody(keys string) string {
 	var sb strings.Builder
-	for _, k := range strings.Fields(sysctlKeys) {
+	for _, k := range strings.Fields(keys) {
 		if v, ok := h.Sysctl[k]; ok {
 			fmt.Fprintf(&sb, "%s=%s \n", k, v)
 		} else {
 			fmt.Fprintf(&sb, "%s!absent\n", k)
 		}
 	}
-	sec("sysctl", "ok", sb.String())
-	sec("sysctl-files", "ok", h.SysctlFiles)
-	if h.Changelog != "" {
-		sec("kernel-changelog", "ok", h.Changelog)
-	} else {
-		sec("kernel-changelog", "absent", "")
+	return sb.String()
+}
+
+func (h *Host) kafkaSections() []section {
+	k := h.Kafka
+	if k == nil {
+		return []section{{"kafka", "absent", ""}, {"kafka-config", "absent", ""}}
 	}
-	sec("netstat", "ok", h.Netstat)
-	if h.SS == "" {
-		sec("listeners", "missing", "ss not found in PATH (install iproute2)")
-	} else {
-		sec("listeners", "ok", h.SS)
+	var kb strings.Builder
+	fmt.Fprintf(&kb, "pid=%d\nfound=%s\n", k.PID, k.FoundBy)
+	for _, c := range k.Classpath {
+		fmt.Fprintf(&kb, "cp=%s\n", c)
 	}
-	if k := h.Kafka; k != nil {
-		var kb strings.Builder
-		fmt.Fprintf(&kb, "pid=%d\nfound=%s\n", k.PID, k.FoundBy)
-		for _, c := range k.Classpath {
-			fmt.Fprintf(&kb, "cp=%s\n", c)
-		}
-		fmt.Fprintf(&kb, "main=%s\n", k.Main)
-		for _, o := range k.Overrides {
-			fmt.Fprintf(&kb, "override=%s\n", o)
-		}
-		fmt.Fprintf(&kb, "arg=%s\n", k.Config)
-		sec("kafka", "ok", kb.String())
-		sec("kafka-config", "ok", "path="+k.Config+"\n"+k.ConfigBody)
-	} else {
-		sec("kafka", "absent", "")
-		sec("kafka-config", "absent", "")
+	fmt.Fprintf(&kb, "main=%s\n", k.Main)
+	for _, o := range k.Overrides {
+		fmt.Fprintf(&kb, "override=%s\n", o)
 	}
+	fmt.Fprintf(&kb, "arg=%s\n", k.Config)
+	return []section{{"kafka", "ok", kb.String()}, {"kafka-config", "ok", "path=" + k.Config + "\n" + k.ConfigBody}}
+}
+
+func (h *Host) nicsBody() string {
 	var nb strings.Builder
 	for _, n := range h.NICs {
 		fmt.Fprintf(&nb, "@if %s\n", n.Name)
@@ -115,10 +133,7 @@ func (h *Host) Render(marker, sysctlKeys string) string {
 		fmt.Fprintf(&nb, "@ring\n%s", ensureNL(n.Ring))
 		fmt.Fprintf(&nb, "@features\n%s", ensureNL(n.Features))
 	}
-	sec("nics", "ok", nb.String())
-	sec("evidence", "ok", h.Dmesg)
-	fmt.Fprintf(&b, "%s done\n", marker)
-	return b.String()
+	return nb.String()
 }
 
 func ensureNL(s string) string {

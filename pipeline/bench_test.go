@@ -1,4 +1,4 @@
-package audit_test
+package pipeline_test
 
 import (
 	"context"
@@ -7,13 +7,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kaudit/kaudit/audit"
 	"github.com/kaudit/kaudit/internal/simhost"
+	"github.com/kaudit/kaudit/pipeline"
 	"github.com/kaudit/kaudit/rules"
 )
 
-// benchScan scans n in-process SSH hosts (real SSH handshakes, host keys
-// checked, one session each) and reports per-host wall time, CPU time and
+// benchScan runs pipeline.Scan, as kaudit scan does, over n in-process
+// SSH hosts (real SSH handshakes, host keys checked, one session each):
+// gather, parse, every rule, the report. It reports per-host wall time, CPU time and
 // allocations. The servers run in the same process, so CPU includes the
 // server side of every handshake: an upper bound for kaudit's own cost.
 func benchScan(b *testing.B, n int) {
@@ -28,19 +29,21 @@ func benchScan(b *testing.B, n int) {
 		b.Fatal(err)
 	}
 	defer f.Close()
-	keys := rules.SysctlKeys()
+	cfg := pipeline.Config{Concurrency: 64, Profile: rules.DefaultProfile()}
 	b.ReportAllocs()
 	var ru0, ru1 syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
 	start := time.Now()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		res := audit.Scan(context.Background(), f.Hosts, audit.Options{Concurrency: 64, SysctlKeys: keys})
-		for _, r := range res {
-			if r.Err != nil {
-				b.Fatalf("%s: %v", r.Host.Name, r.Err)
+		r, err := pipeline.Scan(context.Background(), f.Hosts, cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, h := range r.Hosts {
+			if h.Error != nil {
+				b.Fatalf("%s: %s", h.Name, h.Error.Message)
 			}
-			rules.Evaluate(r.Facts, rules.DefaultProfile())
 		}
 	}
 	b.StopTimer()

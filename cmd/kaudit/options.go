@@ -1,0 +1,152 @@
+package main
+
+import (
+	"os"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
+
+	"github.com/kaudit/kaudit/audit"
+	"github.com/kaudit/kaudit/audit/inventory"
+	"github.com/kaudit/kaudit/audit/transport"
+	"github.com/kaudit/kaudit/pipeline"
+	"github.com/kaudit/kaudit/report"
+	"github.com/kaudit/kaudit/rules"
+)
+
+// The option groups commands share. Each command's options struct embeds
+// the groups it has; each group declares its own flags bound to its
+// fields, and checks them into what the library takes.
+
+// flags concatenates flag groups in order.
+func flags(groups ...[]cli.Flag) []cli.Flag {
+	var out []cli.Flag
+	for _, g := range groups {
+		out = append(out, g...)
+	}
+	return out
+}
+
+func limitFlag(dst *string, usage string) []cli.Flag {
+	return []cli.Flag{&cli.StringFlag{Name: "limit", Aliases: []string{"l"}, Usage: usage, Destination: dst}}
+}
+
+const scanLimitUsage = "only hosts matching `PATTERN`: comma-separated groups, hosts or globs; !term excludes"
+
+// fanoutOpts tune a scan's fan-out.
+type fanoutOpts struct {
+	concurrency    int
+	timeout        time.Duration
+	connectTimeout time.Duration
+	profile        string
+}
+
+func (o *fanoutOpts) flags() []cli.Flag {
+	return []cli.Flag{
+		&cli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Value: audit.DefaultConcurrency, Usage: "hosts audited at once", Destination: &o.concurrency},
+		&cli.DurationFlag{Name: "timeout", Value: audit.DefaultTimeout, Usage: "per-host deadline, connect + gather (an inventory timeout wins)", Destination: &o.timeout},
+		&cli.DurationFlag{Name: "connect-timeout", Value: transport.DefaultConnectTimeout, Usage: "per-host TCP connect + SSH handshake deadline", Destination: &o.connectTimeout},
+		&cli.StringFlag{Name: "profile", Usage: "threshold overrides from `FILE` (YAML; keys as in rules/profile.default.yaml, shown per rule by kaudit explain RULE)", Destination: &o.profile},
+	}
+}
+
+// config checks the fan-out flags and returns the scan's configuration.
+func (o fanoutOpts) config(failOn rules.Severity) (pipeline.Config, error) {
+	cfg := pipeline.Config{Concurrency: o.concurrency, Timeout: o.timeout, ConnectTimeout: o.connectTimeout, FailOn: failOn, ToolVersion: version}
+	if o.concurrency < 1 {
+		return cfg, usageErr("--concurrency must be at least 1")
+	}
+	if o.timeout <= 0 || o.connectTimeout <= 0 {
+		return cfg, usageErr("--timeout and --connect-timeout must be positive")
+	}
+	prof, err := loadProfile(o.profile)
+	cfg.Profile = prof
+	return cfg, err
+}
+
+// checkScan checks the flags of a command that scans and prints a report.
+func checkScan(out outputOpts, fan fanoutOpts) (emitOpts, pipeline.Config, error) {
+	eo, err := out.check(out.failOn)
+	if err != nil {
+		return eo, pipeline.Config{}, err
+	}
+	cfg, err := fan.config(eo.failOn)
+	return eo, cfg, err
+}
+
+// loadProfile is --profile FILE, or the default profile without one.
+func loadProfile(file string) (rules.Profile, error) {
+	if file == "" {
+		return rules.DefaultProfile(), nil
+	}
+	prof, err := rules.LoadProfile(file)
+	if err != nil {
+		return prof, usage(err)
+	}
+	return prof, nil
+}
+
+// outputOpts are the flags of every command that prints a report.
+type outputOpts struct {
+	format, output, failOn string
+	failOnUnknown, noColor bool
+	waivers                waiverOpts
+}
+
+func (o *outputOpts) flags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "table", Usage: "report format: " + strings.Join(report.Formats(), ", "), Destination: &o.format},
+		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the report to `FILE` instead of stdout", Destination: &o.output},
+		&cli.StringFlag{Name: "fail-on", Value: "high", Usage: "exit 1 when a finding of this `SEVERITY` or higher fails (critical, high, medium, low, info)", Destination: &o.failOn},
+		&cli.BoolFlag{Name: "fail-on-unknown", Usage: "also exit 1 when a finding at or above --fail-on is unknown (not proven safe), e.g. a kernel kaudit cannot settle", Destination: &o.failOnUnknown},
+		&cli.BoolFlag{Name: "no-color", Usage: "never colour the table (also: NO_COLOR=1)", Destination: &o.noColor},
+		o.waivers.flag(),
+	}
+}
+
+// emitOpts are checked output flags: how to render a report and turn it
+// into an exit code.
+type emitOpts struct {
+	format, output string
+	failOn         rules.Severity
+	failOnUnknown  bool
+	color          bool
+}
+
+// check validates --format and the --fail-on threshold (given: a command
+// may take it from elsewhere), and decides on colour.
+func (o outputOpts) check(failOn string) (emitOpts, error) {
+	eo := emitOpts{format: o.format, output: o.output, failOnUnknown: o.failOnUnknown}
+	known := false
+	for _, f := range report.Formats() {
+		known = known || f == eo.format
+	}
+	if !known {
+		return eo, usageErr("unknown --format %q (known: %s)", eo.format, strings.Join(report.Formats(), ", "))
+	}
+	sev, ok := rules.ParseSeverity(failOn)
+	if !ok {
+		return eo, usageErr("unknown --fail-on %q (critical, high, medium, low, info)", failOn)
+	}
+	eo.failOn = sev
+	eo.color = eo.output == "" && eo.format == "table" && !o.noColor && os.Getenv("NO_COLOR") == "" && isTerminal(os.Stdout)
+	return eo, nil
+}
+
+func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
+
+// loadInventory loads the INVENTORY argument and applies --limit; any
+// problem is a usage error (exit 2) before a single connection is made.
+func loadInventory(path, limit string) (*inventory.Inventory, []inventory.Host, error) {
+	inv, err := inventory.Load(path)
+	if err != nil {
+		return nil, nil, usage(err)
+	}
+	hosts, err := inv.Select(limit)
+	if err != nil {
+		return nil, nil, usage(err)
+	}
+	return inv, hosts, nil
+}

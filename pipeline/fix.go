@@ -1,0 +1,110 @@
+package pipeline
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"github.com/kaudit/kaudit/audit/inventory"
+	"github.com/kaudit/kaudit/audit/transport"
+	"github.com/kaudit/kaudit/remediate"
+	"github.com/kaudit/kaudit/remediate/apply"
+	"github.com/kaudit/kaudit/report"
+)
+
+// FixPlan is the remediation of one scan: the plan of every audited host,
+// the hosts that have none, and what Apply will carry out or skip.
+type FixPlan struct {
+	Plans     []remediate.HostPlan // one per audited host, in report order
+	Unaudited []report.Host        // hosts of the report with an Error: no plan
+	Hosts     []apply.Host         // what Apply is given, one per plan
+	Skipped   []Skip               // changes of the plans that Apply will not make
+	Changes   int                  // changes Apply will make
+	Changing  int                  // hosts with at least one such change
+}
+
+// Skip is one planned change Apply will not make, and why.
+type Skip struct {
+	Host string
+	apply.Skipped
+}
+
+// Plans returns the fix plan of every audited host of r (in report order)
+// and the hosts that were not audited.
+func Plans(r *report.Report, sel remediate.Selector) (plans []remediate.HostPlan, unaudited []report.Host) {
+	for _, h := range r.Hosts {
+		if h.Error != nil {
+			unaudited = append(unaudited, h)
+			continue
+		}
+		plans = append(plans, remediate.PlanHost(h.Name, h.Facts, h.Findings, sel))
+	}
+	return plans, unaudited
+}
+
+// PlanFix plans the fixes of r's audited hosts for Apply; inv supplies each
+// host's connection settings.
+func PlanFix(r *report.Report, inv []inventory.Host, sel remediate.Selector) *FixPlan {
+	fp := &FixPlan{}
+	fp.Plans, fp.Unaudited = Plans(r, sel)
+	byName := map[string]inventory.Host{}
+	for _, h := range inv {
+		byName[h.Name] = h
+	}
+	byReport := map[string]*report.Host{}
+	for i := range r.Hosts {
+		byReport[r.Hosts[i].Name] = &r.Hosts[i]
+	}
+	for _, p := range fp.Plans {
+		rh := byReport[p.Host]
+		todo, skipped := apply.Split(p, rh.Findings)
+		for _, s := range skipped {
+			fp.Skipped = append(fp.Skipped, Skip{Host: p.Host, Skipped: s})
+		}
+		if len(todo) > 0 {
+			fp.Changes += len(todo)
+			fp.Changing++
+		}
+		fp.Hosts = append(fp.Hosts, apply.Host{Inv: byName[p.Host], Facts: rh.Facts, Findings: rh.Findings, Plan: p})
+	}
+	return fp
+}
+
+// ApplyConfig is what Apply needs besides the plan.
+type ApplyConfig struct {
+	Runner         transport.Runner // nil: transport.NewSSH()
+	RunID          string           // remediate.NewRunID
+	JournalPath    string           // the run's local journal (written as the run goes)
+	Timeout        time.Duration
+	ConnectTimeout time.Duration
+	Batch          int // hosts changed at once after the canary
+	MaxFailures    int // start no batch once more hosts than this failed
+	Log            func(line string)
+}
+
+// Apply carries out fp on its hosts and returns the run's journal. A nil
+// journal means nothing was started (the error says why); a journal with
+// an error is a run that went wrong part way (the journal says where).
+func Apply(ctx context.Context, fp *FixPlan, cfg ApplyConfig) (*remediate.Journal, error) {
+	return apply.Apply(ctx, fp.Hosts, apply.Options{
+		Runner: cfg.Runner, RunID: cfg.RunID, Timeout: cfg.Timeout, ConnectTimeout: cfg.ConnectTimeout,
+		Batch: cfg.Batch, MaxFailures: cfg.MaxFailures, JournalPath: cfg.JournalPath, Log: cfg.Log,
+	})
+}
+
+// Failed counts the hosts of a run that were not changed as planned.
+func Failed(j *remediate.Journal) int {
+	n := 0
+	for _, hj := range j.Hosts {
+		if hostFailed(hj) {
+			n++
+		}
+	}
+	return n
+}
+
+// hostFailed is one host's verdict. (The text test on hj.Error is being
+// replaced by a typed status; keep it here, alone.)
+func hostFailed(hj remediate.HostJournal) bool {
+	return hj.Status == remediate.StatusFailed || hj.Status == remediate.StatusRolledBack || (hj.Status == remediate.StatusUnchanged && hj.Error != "" && !strings.HasPrefix(hj.Error, "already as planned"))
+}

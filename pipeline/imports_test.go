@@ -1,0 +1,154 @@
+package pipeline_test
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/kaudit/kaudit/"
+
+// layers is docs/architecture.md's "what may import what", as data: for
+// each package (the longest matching prefix wins), the module packages it
+// may import. "internal/*" means the leaf helpers under internal/ (not
+// the test fleets simhost and testfleet). Keep the two in step.
+var layers = map[string][]string{
+	"audit/facts":     {},
+	"audit/parse":     {"audit/facts", "internal/*"},
+	"audit/gather":    {"audit/facts", "audit/parse", "internal/*"},
+	"audit/transport": {"internal/*"},
+	"audit/inventory": {"internal/*"},
+	"audit":           {"audit/facts", "audit/gather", "audit/parse", "audit/inventory", "audit/transport", "internal/*"},
+	// rules: the knowledge; only the facts it judges.
+	"rules": {"audit/facts", "internal/*"},
+	// report imports rules for the Finding and Severity types only; it
+	// never evaluates (no report.* calls rules.Evaluate).
+	"report": {"audit/facts", "rules", "internal/*"},
+	// report/diff compares and renders. It still imports rules while the
+	// what-if lives in it (moving to whatif/, issue 8 point 2).
+	"report/diff":       {"audit/facts", "report", "rules", "internal/*"},
+	"whatif":            {"audit/facts", "rules", "report", "report/diff", "internal/*"},
+	"remediate":         {"audit/facts", "rules", "remediate/props", "remediate/sysctld", "internal/*"},
+	"remediate/props":   {"internal/*"},
+	"remediate/sysctld": {"audit/facts", "internal/*"},
+	"remediate/apply": {"audit", "audit/facts", "audit/gather", "audit/parse", "audit/inventory", "audit/transport",
+		"rules", "remediate", "remediate/props", "remediate/sysctld", "internal/*"},
+	"waiver":   {"report", "rules", "internal/*"},
+	"pipeline": {"audit", "audit/facts", "audit/inventory", "audit/transport", "rules", "report", "remediate", "remediate/apply"},
+	// The CLI parses flags and calls the library: no gather script, no
+	// parser, no remote-script plumbing, no fan-out of its own.
+	"cmd/kaudit": {"audit", "audit/facts", "audit/inventory", "audit/transport", "pipeline", "rules", "report", "report/diff",
+		"whatif", "remediate", "remediate/apply", "waiver", "internal/simhost"},
+	"internal/simhost":   {"audit/inventory", "internal/*"},
+	"internal/testfleet": {"audit/inventory", "internal/*"},
+	"internal":           {"internal/*"},
+	"docs":               {},
+	"test":               {}, // test-only packages: their imports are test imports
+}
+
+// allowedBy is the rule for pkg (module-relative): the longest prefix.
+func allowedBy(pkg string) (string, []string, bool) {
+	best := ""
+	for p := range layers {
+		if (pkg == p || strings.HasPrefix(pkg, p+"/")) && len(p) > len(best) {
+			best = p
+		}
+	}
+	allowed, ok := layers[best]
+	return best, allowed, ok
+}
+
+func permitted(imp string, allowed []string) bool {
+	helper := strings.HasPrefix(imp, "internal/") && !strings.HasPrefix(imp, "internal/simhost") && !strings.HasPrefix(imp, "internal/testfleet")
+	for _, a := range allowed {
+		if a == imp || (a == "internal/*" && helper) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestImportLayers(t *testing.T) {
+	for _, tags := range []string{"", "e2e"} {
+		for pkg, imports := range goList(t, tags) {
+			rule, allowed, ok := allowedBy(pkg)
+			if !ok {
+				t.Errorf("%s has no place in the layering: add it to docs/architecture.md and to layers in %s", pkg, "pipeline/imports_test.go")
+				continue
+			}
+			for _, imp := range imports {
+				switch {
+				case imp == "github.com/urfave/cli/v2" && rule != "cmd/kaudit":
+					t.Errorf("%s imports the CLI library: only cmd/kaudit parses flags", pkg)
+				case !strings.HasPrefix(imp, module):
+				case !permitted(strings.TrimPrefix(imp, module), allowed):
+					t.Errorf("%s imports %s: not allowed by the %q layer (docs/architecture.md)", pkg, strings.TrimPrefix(imp, module), rule)
+				}
+			}
+		}
+	}
+}
+
+// goList maps every package of the module (module-relative path) to its
+// non-test imports, built with tags.
+func goList(t *testing.T, tags string) map[string][]string {
+	t.Helper()
+	args := []string{"list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`}
+	if tags != "" {
+		args = append(args, "-tags", tags)
+	}
+	cmd := exec.Command("go", append(args, module+"...")...)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list (tags %q): %v", tags, err)
+	}
+	pkgs := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		pkgs[strings.TrimPrefix(f[0], module)] = f[1:]
+	}
+	if len(pkgs) < 10 {
+		t.Fatalf("go list found %d packages: %s", len(pkgs), out)
+	}
+	return pkgs
+}
+
+// The layering rejects what docs/architecture.md forbids.
+func TestImportLayersForbid(t *testing.T) {
+	for _, c := range []struct {
+		pkg, imp string
+		ok       bool
+	}{
+		{"audit", "rules", false},
+		{"audit/gather", "remediate", false},
+		{"audit/parse", "report", false},
+		{"rules", "report", false},
+		{"rules", "audit/transport", false},
+		{"rules", "audit/facts", true},
+		{"rules", "internal/assume", true},
+		{"rules", "internal/simhost", false},
+		{"report", "remediate", false},
+		{"report", "rules", true},
+		{"report/diff", "remediate", false},
+		{"cmd/kaudit", "audit/gather", false},
+		{"cmd/kaudit", "audit/parse", false},
+		{"cmd/kaudit", "internal/remote", false},
+		{"cmd/kaudit", "internal/fanout", false},
+		{"cmd/kaudit", "pipeline", true},
+		{"pipeline", "internal/testfleet", false},
+		{"internal/remote", "audit/gather", false},
+		{"internal/fanout", "internal/safe", true},
+		{"whatif", "remediate", false},
+	} {
+		_, allowed, _ := allowedBy(c.pkg)
+		if got := permitted(c.imp, allowed); got != c.ok {
+			t.Errorf("%s importing %s: permitted=%v, want %v", c.pkg, c.imp, got, c.ok)
+		}
+	}
+	if rule, _, _ := allowedBy("audit/gather"); rule != "audit/gather" {
+		t.Errorf("audit/gather ruled by %q", rule)
+	}
+	if _, _, ok := allowedBy("newpkg"); ok {
+		t.Error("a package outside the table has a rule")
+	}
+}

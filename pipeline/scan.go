@@ -1,0 +1,110 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/kaudit/kaudit/audit"
+	"github.com/kaudit/kaudit/audit/inventory"
+	"github.com/kaudit/kaudit/audit/transport"
+	"github.com/kaudit/kaudit/report"
+	"github.com/kaudit/kaudit/rules"
+)
+
+// Config is what a scan needs besides its hosts.
+type Config struct {
+	Concurrency    int           // hosts audited at once; audit.DefaultConcurrency when 0
+	Timeout        time.Duration // per host, connect + gather; audit.DefaultTimeout when 0
+	ConnectTimeout time.Duration // TCP connect + SSH handshake
+	Profile        rules.Profile // thresholds; per-host inventory overrides are applied on top
+	FailOn         rules.Severity
+	ToolVersion    string           // recorded in the report
+	Runner         transport.Runner // nil: transport.NewSSH()
+	// Progress, when set, is called once per host as it finishes.
+	Progress func(audit.Result)
+	// Now is the clock the report's start time is read from (nil: time.Now).
+	Now func() time.Time
+}
+
+// ProfileError is an inventory host whose profile overrides do not apply:
+// an inventory error, found before any connection is made.
+type ProfileError struct {
+	Source string // FILE:LINE of the host in the inventory
+	Host   string
+	Err    error
+}
+
+func (e *ProfileError) Error() string {
+	return fmt.Sprintf("%s: host %s: profile: %v", e.Source, e.Host, e.Err)
+}
+
+func (e *ProfileError) Unwrap() error { return e.Err }
+
+// Profiles resolves every host's profile (base with the host's inventory
+// overrides), keyed by host name.
+func Profiles(hosts []inventory.Host, base rules.Profile) (map[string]rules.Profile, error) {
+	out := make(map[string]rules.Profile, len(hosts))
+	for _, h := range hosts {
+		p, err := base.With(h.Profile)
+		if err != nil {
+			return nil, &ProfileError{Source: h.Source, Host: h.Name, Err: err}
+		}
+		out[h.Name] = p
+	}
+	return out, nil
+}
+
+// Scan gathers facts from hosts, evaluates the rules on each audited host
+// and returns the summarized report. A host that cannot be audited is a
+// value in the report (its Error), not an error of Scan; the only error is
+// a *ProfileError, before any connection. When ctx ends before every host
+// is done, the report covers what was gathered and is marked Interrupted.
+func Scan(ctx context.Context, hosts []inventory.Host, cfg Config) (*report.Report, error) {
+	profiles, err := Profiles(hosts, cfg.Profile)
+	if err != nil {
+		return nil, err
+	}
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
+	started := now()
+	results := audit.Scan(ctx, hosts, audit.Options{
+		Concurrency:    cfg.Concurrency,
+		Timeout:        cfg.Timeout,
+		ConnectTimeout: cfg.ConnectTimeout,
+		SysctlKeys:     rules.SysctlKeys(),
+		Runner:         cfg.Runner,
+		Progress:       cfg.Progress,
+	})
+	r := &report.Report{
+		SchemaVersion: report.SchemaVersion,
+		ToolVersion:   cfg.ToolVersion,
+		StartedAt:     started.UTC().Truncate(time.Millisecond),
+		DurationMS:    now().Sub(started).Milliseconds(),
+		FailOn:        string(cfg.FailOn),
+		Interrupted:   ctx.Err() != nil,
+	}
+	for _, res := range results {
+		r.Hosts = append(r.Hosts, hostReport(res, profiles[res.Host.Name]))
+	}
+	report.Summarize(r)
+	return r, nil
+}
+
+// hostReport is one host of the report: its error, or its facts and the
+// findings of every rule.
+func hostReport(res audit.Result, prof rules.Profile) report.Host {
+	h := report.Host{Name: res.Host.Name, Address: res.Host.Address, Groups: res.Host.Groups, DurationMS: res.Duration.Milliseconds(), Findings: []rules.Finding{}}
+	if res.Host.Connection == "local" {
+		h.Address = "local"
+	}
+	if res.Err != nil {
+		h.Error = &report.HostError{Kind: res.Err.Kind, Message: res.Err.Msg}
+		return h
+	}
+	h.Facts = res.Facts
+	h.Findings = rules.Evaluate(res.Facts, prof)
+	return h
+}

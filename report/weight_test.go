@@ -1,0 +1,28 @@
+package report
+
+import (
+	"testing"
+
+	"github.com/kaudit/kaudit/rules"
+)
+
+// The weights are part of the score's contract (README, HTML report).
+func TestWeight(t *testing.T) {
+	for sev, want := range map[rules.Severity]int{
+		rules.Critical: 40, rules.High: 20, rules.Medium: 10, rules.Low: 4, rules.Info: 0, "bogus": 0,
+	} {
+		if got := Weight(sev); got != want {
+			t.Errorf("Weight(%q) = %d, want %d", sev, got, want)
+		}
+	}
+	h := Host{Findings: []rules.Finding{
+		{Rule: "a", Severity: rules.Critical, Status: rules.Fail},
+		{Rule: "b", Severity: rules.High, Status: rules.Fail},
+		{Rule: "c", Severity: rules.Info, Status: rules.Fail},
+		{Rule: "d", Severity: rules.High, Status: rules.Pass},
+	}}
+	ScoreHost(&h)
+	if h.Score != 40 || len(h.Deductions) != 2 || h.Deductions[1].Points != 20 {
+		t.Errorf("score %d, deductions %+v", h.Score, h.Deductions)
+	}
+}
