@@ -115,6 +115,7 @@ func Assemble(secs map[string]Section, kafkaPort int) *facts.Facts {
 		}
 		f.Evidence.SynFlood = parse.SynFloodLines(s.Body)
 	}
+	assembleConns(secs, f, note)
 	if len(f.Sections) == 0 {
 		f.Sections = nil
 	}

@@ -3,6 +3,7 @@
 # it and its info line cut to the wscale:SND,RCV token (or "-" when ss
 # printed none: window scaling not in use). The header is kept; the last
 # line is "total=N", the number of sockets before the bound.
+/^!/ { print; next }
 $1 == "Recv-Q" || $1 == "State" || $1 == "Netid" { if (!hdr) print; hdr = 1; next }
 /^[ \t]/ {
 	if (shown > lim) next

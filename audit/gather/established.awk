@@ -5,6 +5,7 @@
 # a broker with 100,000 connections prints a few lines, not 100,000.
 # Output: "ADDRESS:PORT COUNT" lines, the address as ss printed it.
 BEGIN { n = split(ports, p, " "); for (i = 1; i <= n; i++) want[p[i]] = 1 }
+/^!/ { print; next }
 $1 == "Recv-Q" || $1 == "State" || $1 == "Netid" { next }
 {
 	i = ($1 ~ /^[0-9]+$/) ? 3 : 4
