@@ -24,10 +24,12 @@ func demoCommand(e env) *cli.Command {
 	o := &demoOptions{output: outputOpts{waivers: waiverOpts{now: e.now}}}
 	return &cli.Command{
 		Name:  "demo",
-		Usage: "scan a simulated fleet of 8 broker hosts over real SSH on 127.0.0.1 (no root, nothing to install)",
+		Usage: "scan a simulated fleet of 9 broker hosts and a producer over real SSH on 127.0.0.1 (no root, nothing to install)",
 		Description: "The demo starts in-process SSH servers on 127.0.0.1, one per simulated host (CentOS 7 with\n" +
 			"Kafka 2.8.1 and SYN cookies firing, Ubuntu 20.04 on a fixed 5.4, a compliant Debian 12 with\n" +
-			"Kafka 3.6, Confluent 7.1 on RHEL 8, ...) plus one unreachable host, writes a throw-away\n" +
+			"Kafka 3.6, Confluent 7.1 on RHEL 8, Confluent 7.1.7 with the KIP-764 backport, ...), a producer\n" +
+			"host of the clients group whose connections expose the wscale mismatch, plus one unreachable\n" +
+			"host, writes a throw-away\n" +
 			"known_hosts and key, and scans them exactly as `kaudit scan` scans real hosts, host keys checked.\n\n" + exitHelp,
 		Flags:  flags(o.fanout.flags(), o.output.flags(), o.whatIf.flags()),
 		Action: func(c *cli.Context) error { return runDemo(c.Context, *o, c.Args().Slice(), e) },

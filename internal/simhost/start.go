@@ -56,7 +56,11 @@ func Start(dir string, hosts []*Host, unreachable ...string) (*Fleet, error) {
 		}
 		f.Servers = append(f.Servers, s)
 		kh.WriteString(knownhosts.Line([]string{knownhosts.Normalize(s.Addr)}, s.HostKey) + "\n")
-		f.Hosts = append(f.Hosts, f.host(h.Name, s.Port()))
+		ih := f.host(h.Name, s.Port())
+		if len(h.Groups) > 0 {
+			ih.Groups = append([]string(nil), h.Groups...)
+		}
+		f.Hosts = append(f.Hosts, ih)
 	}
 	for _, name := range unreachable {
 		port, err := closedPort()
