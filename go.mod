@@ -9,7 +9,6 @@ require (
 	github.com/prometheus/common v0.73.1
 	github.com/urfave/cli/v2 v2.27.7
 	golang.org/x/crypto v0.59.0
-	golang.org/x/sync v0.25.0
 	golang.org/x/term v0.48.0
 	gopkg.in/yaml.v3 v3.0.1
 )

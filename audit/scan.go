@@ -7,12 +7,11 @@ import (
 	"slices"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/kaudit/kaudit/audit/facts"
 	"github.com/kaudit/kaudit/audit/gather"
 	"github.com/kaudit/kaudit/audit/inventory"
 	"github.com/kaudit/kaudit/audit/transport"
+	"github.com/kaudit/kaudit/internal/fanout"
 )
 
 // Defaults for a scan.
@@ -91,24 +90,22 @@ func Scan(ctx context.Context, hosts []inventory.Host, opt Options) []Result {
 	}
 	ports := brokerPorts(hosts, opt.ClientsGroup)
 	results := make([]Result, len(hosts))
-	var g errgroup.Group
-	g.SetLimit(opt.Concurrency)
-	for i := range hosts {
-		i := i
-		if ctx.Err() != nil {
-			results[i] = Result{Host: hosts[i], Err: &transport.Error{Kind: transport.KindTimeout, Msg: "interrupted before this host was started"}}
-			continue
+	out := fanout.Run(ctx, len(hosts), fanout.Options{Limit: opt.Concurrency}, func(i int) bool {
+		results[i] = scanHost(ctx, hosts[i], opt, ports)
+		if opt.Progress != nil {
+			opt.Progress(results[i])
 		}
-		g.Go(func() error {
-			results[i] = scanHost(ctx, hosts[i], opt, ports)
-			if opt.Progress != nil {
-				opt.Progress(results[i])
-			}
-			return nil
-		})
+		return true
+	})
+	for _, i := range out.NotStarted {
+		results[i] = Result{Host: hosts[i], Err: notStarted()}
 	}
-	_ = g.Wait()
 	return results
+}
+
+// notStarted is the error of a host the scan never started (Ctrl-C).
+func notStarted() *transport.Error {
+	return &transport.Error{Kind: transport.KindTimeout, Msg: "interrupted before this host was started"}
 }
 
 func scanHost(parent context.Context, h inventory.Host, opt Options, clientPorts []int) (res Result) {
@@ -116,7 +113,7 @@ func scanHost(parent context.Context, h inventory.Host, opt Options, clientPorts
 	res.Host = h
 	defer func() { res.Duration = time.Since(start) }()
 	if parent.Err() != nil {
-		res.Err = &transport.Error{Kind: transport.KindTimeout, Msg: "interrupted before this host was started"}
+		res.Err = notStarted()
 		return res
 	}
 	timeout := h.Timeout

@@ -81,7 +81,7 @@ func TestScanFaultMatrix(t *testing.T) {
 	res := audit.Scan(context.Background(), inv, audit.Options{Concurrency: 4, Timeout: timeout, ConnectTimeout: time.Second, SysctlKeys: sysctlKeys})
 	wall := time.Since(start)
 
-	want := map[string]string{
+	want := map[string]transport.ErrorKind{
 		"ok": "", "banner": "",
 		"hang": transport.KindTimeout, "nobanner": transport.KindTimeout,
 		"authrefused": transport.KindAuth, "garbage": transport.KindProtocol,
@@ -93,7 +93,7 @@ func TestScanFaultMatrix(t *testing.T) {
 		t.Fatalf("got %d results, want %d", len(res), len(want))
 	}
 	for _, r := range res {
-		kind := ""
+		kind := transport.ErrorKind("")
 		if r.Err != nil {
 			kind = r.Err.Kind
 		}

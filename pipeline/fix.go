@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	"github.com/kaudit/kaudit/audit/inventory"
@@ -96,15 +95,9 @@ func Apply(ctx context.Context, fp *FixPlan, cfg ApplyConfig) (*remediate.Journa
 func Failed(j *remediate.Journal) int {
 	n := 0
 	for _, hj := range j.Hosts {
-		if hostFailed(hj) {
+		if hj.Failed() {
 			n++
 		}
 	}
 	return n
-}
-
-// hostFailed is one host's verdict. (The text test on hj.Error is being
-// replaced by a typed status; keep it here, alone.)
-func hostFailed(hj remediate.HostJournal) bool {
-	return hj.Status == remediate.StatusFailed || hj.Status == remediate.StatusRolledBack || (hj.Status == remediate.StatusUnchanged && hj.Error != "" && !strings.HasPrefix(hj.Error, "already as planned"))
 }

@@ -16,7 +16,7 @@ var layers = map[string][]string{
 	"audit/facts":     {},
 	"audit/parse":     {"audit/facts", "internal/*"},
 	"audit/gather":    {"audit/facts", "audit/parse", "internal/*"},
-	"audit/transport": {"internal/*"},
+	"audit/transport": {"audit/facts", "internal/*"},
 	"audit/inventory": {"internal/*"},
 	"audit":           {"audit/facts", "audit/gather", "audit/parse", "audit/inventory", "audit/transport", "internal/*"},
 	// rules: the knowledge; only the facts it judges.

@@ -181,7 +181,7 @@ func TestFailed(t *testing.T) {
 		{Host: "b", Status: remediate.StatusRolledBack},
 		{Host: "c", Status: remediate.StatusFailed},
 		{Host: "d", Status: remediate.StatusUnchanged},
-		{Host: "e", Status: remediate.StatusUnchanged, Error: "already as planned: nothing to do"},
+		{Host: "e", Status: remediate.StatusUnchanged, Error: "already as planned: nothing to do", NoOp: true},
 		{Host: "f", Status: remediate.StatusUnchanged, Error: "connect: connection refused"},
 	}}
 	if n := pipeline.Failed(j); n != 3 {

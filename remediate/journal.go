@@ -18,14 +18,17 @@ const JournalVersion = 1
 // HostRunsDir/<run id>/.
 const HostRunsDir = "/var/lib/kaudit/runs"
 
+// HostStatus is where a host is in a run, as the journal records it.
+type HostStatus string
+
 // Host statuses in a journal, in the order a host normally goes through them.
 const (
-	StatusPlanned    = "planned"
-	StatusApplied    = "applied"     // changes made, not yet verified
-	StatusVerified   = "verified"    // re-gathered, every change reads back as planned
-	StatusRolledBack = "rolled-back" // restored from the backups
-	StatusFailed     = "failed"      // something failed and the rollback did too, or was not possible: see Error
-	StatusUnchanged  = "unchanged"   // nothing to do, or not reached (batch stopped)
+	StatusPlanned    HostStatus = "planned"
+	StatusApplied    HostStatus = "applied"     // changes made, not yet verified
+	StatusVerified   HostStatus = "verified"    // re-gathered, every change reads back as planned
+	StatusRolledBack HostStatus = "rolled-back" // restored from the backups
+	StatusFailed     HostStatus = "failed"      // something failed and the rollback did too, or was not possible: see Error
+	StatusUnchanged  HostStatus = "unchanged"   // nothing to do, or not reached (batch stopped)
 )
 
 // Journal is the local record of one "kaudit fix --apply" run: enough to
@@ -42,11 +45,28 @@ type Journal struct {
 // HostJournal is one host's part of a run.
 type HostJournal struct {
 	Host    string         `json:"host"`
-	Status  string         `json:"status"` // Status* constants
+	Status  HostStatus     `json:"status"`
 	Backups []Backup       `json:"backups,omitempty"`
 	Runtime []RuntimeValue `json:"runtime,omitempty"`
 	Changes []Change       `json:"changes"`
 	Error   string         `json:"error,omitempty"`
+	// NoOp: the host already was as planned when read, so nothing was
+	// changed (Status unchanged) and that is no failure. Error then says so.
+	NoOp bool `json:"no_op,omitempty"`
+}
+
+// Failed reports whether the host did not end as planned: restoring
+// failed, it was rolled back, or it was left unchanged for a reason (its
+// read or apply failed, or it was not started) other than already being
+// as planned.
+func (h *HostJournal) Failed() bool {
+	switch h.Status {
+	case StatusFailed, StatusRolledBack:
+		return true
+	case StatusUnchanged:
+		return h.Error != "" && !h.NoOp
+	}
+	return false
 }
 
 // Backup records one file before the run touched it. The content stays

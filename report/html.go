@@ -179,7 +179,7 @@ func buildHTMLView(r *Report) htmlView {
 
 func matrixCell(h Host, findings map[string]rules.Finding, rule string) htmlCell {
 	if h.Error != nil {
-		return htmlCell{Class: "status-none", Text: "–", Title: h.Name + " not audited: " + h.Error.Kind}
+		return htmlCell{Class: "status-none", Text: "–", Title: h.Name + " not audited: " + string(h.Error.Kind)}
 	}
 	f, ok := findings[rule]
 	if !ok {

@@ -144,7 +144,7 @@ func buildJUnit(r *Report) junitSuites {
 		if h.Error != nil {
 			s.Cases = append(s.Cases, junitTestCase{
 				Name: "connect", ClassName: class, Time: seconds(h.DurationMS),
-				Error: &junitProblem{Type: h.Error.Kind, Message: h.Error.Message, Text: h.Error.Message},
+				Error: &junitProblem{Type: string(h.Error.Kind), Message: h.Error.Message, Text: h.Error.Message},
 			})
 		} else {
 			props = append(props,

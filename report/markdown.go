@@ -49,7 +49,7 @@ func renderMarkdown(w io.Writer, r *Report, _ Options) error {
 		h := &r.Hosts[i]
 		if h.Error != nil {
 			fmt.Fprintf(&b, "| %s | %s | **error** | - | - | - | - | - | %s | - | - |\n",
-				mdText(h.Name), mdText(h.Address), mdText("not audited: "+h.Error.Kind))
+				mdText(h.Name), mdText(h.Address), mdText("not audited: "+string(h.Error.Kind)))
 			continue
 		}
 		c := countHost(h)
@@ -108,7 +108,7 @@ func renderMarkdown(w io.Writer, r *Report, _ Options) error {
 		b.WriteString("## Hosts not audited\n\n")
 		b.WriteString("| Host | Address | Error | Message |\n|---|---|---|---|\n")
 		for _, h := range hosts {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", mdText(h.Name), mdText(h.Address), mdText(h.Error.Kind), mdText(h.Error.Message))
+			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", mdText(h.Name), mdText(h.Address), mdText(string(h.Error.Kind)), mdText(h.Error.Message))
 		}
 		b.WriteString("\n")
 	}

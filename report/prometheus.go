@@ -70,7 +70,7 @@ func renderPrometheus(w io.Writer, r *Report, _ Options) error {
 	p.family("kaudit_host_error", "1 for a host kaudit could not audit, labelled with the error kind (unreachable, auth, hostkey, timeout, protocol).")
 	for _, h := range r.Hosts {
 		if h.Error != nil {
-			p.sample("kaudit_host_error", 1, "host", h.Name, "kind", h.Error.Kind)
+			p.sample("kaudit_host_error", 1, "host", h.Name, "kind", string(h.Error.Kind))
 		}
 	}
 

@@ -150,7 +150,7 @@ func hostsTable(r *Report, p palette) string {
 		h := &r.Hosts[i]
 		if h.Error != nil {
 			// Wrapped so a long message does not stretch every column.
-			msg := p.paint(wrap("error "+h.Error.Kind+": "+h.Error.Message, errorWidth), text.FgRed)
+			msg := p.paint(wrap("error "+string(h.Error.Kind)+": "+h.Error.Message, errorWidth), text.FgRed)
 			t.AppendRow(table.Row{h.Name, p.paint("-", text.FgRed), msg, msg, msg, msg, msg, msg, msg, msg},
 				table.RowConfig{AutoMerge: true, AutoMergeAlign: text.AlignLeft})
 			continue

@@ -60,7 +60,7 @@ func restartVerdicts(now, after *report.Report, noUpgrade map[string]bool) []Res
 
 func blockers(h *report.Host, gates []string) []string {
 	if h.Error != nil {
-		return []string{h.Name + ": not audited (" + h.Error.Kind + ")"}
+		return []string{h.Name + ": not audited (" + string(h.Error.Kind) + ")"}
 	}
 	var out []string
 	for _, id := range gates {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kaudit/kaudit/audit/facts"
 	"github.com/kaudit/kaudit/audit/parse"
+	"github.com/kaudit/kaudit/internal/remote"
 )
 
 // connParams renders the script's connection variables: PROFILE,
@@ -34,53 +35,36 @@ func connParams(p Params) (string, error) {
 		ports = append(ports, strconv.Itoa(port))
 	}
 	return fmt.Sprintf("PROFILE=%s\nCLIENT_PORTS=%s\nCONN_LIMIT=%d\nEST_AWK=%s\nCONNS_AWK=%s\n",
-		profile, Quote(strings.Join(ports, " ")), limit, Quote(establishedAwk), Quote(connsAwk)), nil
+		profile, remote.Quote(strings.Join(ports, " ")), limit, remote.Quote(establishedAwk), remote.Quote(connsAwk)), nil
 }
 
 // brokerOnly are the sections the client profile does not gather.
-var brokerOnly = []string{facts.SecPersisted, facts.SecChangelog, facts.SecNetstat, facts.SecListeners, facts.SecKafka,
-	facts.SecKafkaConf, facts.SecNICs, facts.SecEvidence, facts.SecEstablished}
+var brokerOnly = map[string]bool{facts.SecPersisted: true, facts.SecChangelog: true, facts.SecNetstat: true,
+	facts.SecListeners: true, facts.SecKafka: true, facts.SecNICs: true, facts.SecEvidence: true, facts.SecEstablished: true}
 
 // secProfile is the section a client-profile run starts with ("client").
 const secProfile = "profile"
 
-// assembleConns reads the established and conns sections into f; for a
-// client-profile run it also sets Role and drops the notes of the broker
-// sections it never gathered.
-func assembleConns(secs map[string]Section, f *facts.Facts, note func(name, state, msg string)) {
-	client := strings.TrimSpace(secs[secProfile].Body) == facts.RoleClient
-	if client {
-		f.Role = facts.RoleClient
-		for _, s := range brokerOnly {
-			delete(f.Sections, s)
-		}
-	}
-	if !client {
-		if s, ok := usableSection(secs, facts.SecEstablished, note); ok {
-			if est, err := parse.EstablishedCounts(s.Body); err != nil {
-				note(facts.SecEstablished, "error", err.Error())
-			} else {
-				f.Established = est
-			}
-		}
-	}
-	if s, ok := usableSection(secs, facts.SecConns, note); ok {
-		conns, total, err := parse.ConnsSection(s.Body)
-		if err != nil {
-			note(facts.SecConns, "error", err.Error())
-			return
-		}
-		f.Conns, f.ConnsTotal = conns, total
-	}
+// isClientRun reports whether the output is the client profile's.
+func isClientRun(secs map[string]remote.Section) bool {
+	s, ok := secs[secProfile]
+	return ok && s.State == "ok" && strings.TrimSpace(s.Body) == facts.RoleClient
 }
 
-func usableSection(secs map[string]Section, name string, note func(name, state, msg string)) (Section, bool) {
-	s, ok := secs[name]
-	switch {
-	case !ok:
-		note(name, "error", "section missing from gather output")
-	case s.State != "ok":
-		note(name, s.State, s.Body)
+func (a *assembler) established(s remote.Section) {
+	est, err := parse.EstablishedCounts(s.Body)
+	if err != nil {
+		a.note(facts.SecEstablished, "error", err.Error())
+		return
 	}
-	return s, ok && s.State == "ok"
+	a.f.Established = est
+}
+
+func (a *assembler) conns(s remote.Section) {
+	conns, total, err := parse.ConnsSection(s.Body)
+	if err != nil {
+		a.note(facts.SecConns, "error", err.Error())
+		return
+	}
+	a.f.Conns, a.f.ConnsTotal = conns, total
 }

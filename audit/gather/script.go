@@ -1,13 +1,12 @@
 package gather
 
 import (
-	"crypto/rand"
 	_ "embed"
-	"encoding/hex"
 	"fmt"
 	"regexp"
 	"strings"
 
+	"github.com/kaudit/kaudit/internal/remote"
 	"github.com/kaudit/kaudit/internal/safe"
 )
 
@@ -39,24 +38,10 @@ type Params struct {
 	ConnLimit   int // connections listed at most; DefaultConnLimit when 0
 }
 
-var (
-	reSysctl = regexp.MustCompile(`^[a-z0-9_]+(\.[a-z0-9_-]+)+$`)
-	reMarker = regexp.MustCompile(`^[A-Za-z0-9_-]{8,64}$`)
-)
+var reSysctl = regexp.MustCompile(`^[a-z0-9_]+(\.[a-z0-9_-]+)+$`)
 
-// NewMarker returns a random section marker.
-func NewMarker() string {
-	var b [12]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		panic(err)
-	}
-	return "kaudit-" + hex.EncodeToString(b[:])
-}
-
-// Quote single-quotes s for POSIX sh.
-func Quote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
+// NewMarker returns a random section marker for Params.Marker.
+func NewMarker() string { return remote.NewMarker(remote.SectionPrefix) }
 
 // Script renders the gather script for one host. Every parameter is
 // validated here, whatever the inventory already checked: this is the last
@@ -65,7 +50,7 @@ func Script(p Params) ([]byte, error) {
 	if p.Marker == "" {
 		p.Marker = NewMarker()
 	}
-	if !reMarker.MatchString(p.Marker) {
+	if !remote.ValidMarker(p.Marker) {
 		return nil, fmt.Errorf("gather: bad marker %q", p.Marker)
 	}
 	if p.KafkaPort < 1 || p.KafkaPort > 65535 {
@@ -92,8 +77,8 @@ func Script(p Params) ([]byte, error) {
 	b.Grow(len(scriptBody) + len(conns) + 512)
 	b.WriteString(conns)
 	fmt.Fprintf(&b, "M=%s\nKAFKA_PORT=%d\nKAFKA_CONFIG=%s\nIFACES=%s\nSYSCTLS=%s\n",
-		Quote(p.Marker), p.KafkaPort, Quote(p.KafkaConfig),
-		Quote(strings.Join(p.Interfaces, " ")), Quote(strings.Join(p.SysctlKeys, " ")))
+		remote.Quote(p.Marker), p.KafkaPort, remote.Quote(p.KafkaConfig),
+		remote.Quote(strings.Join(p.Interfaces, " ")), remote.Quote(strings.Join(p.SysctlKeys, " ")))
 	b.WriteString(scriptBody)
 	return []byte(b.String()), nil
 }

@@ -45,45 +45,13 @@ func SSListeners(text string) ([]facts.Listener, error) {
 		if !hasHeader {
 			netid, state = guessSSColumns(f)
 		}
-		i := 0
-		if netid {
-			if len(f) < 1 {
-				return nil, fmt.Errorf("ss: line %d: expected a Netid column, got %q", l.n, clip(l.text))
-			}
-			if f[0] != "tcp" {
-				continue // udp, u_str, nl, raw…: not a TCP listener
-			}
-			i++
-		}
-		if state {
-			if len(f) <= i {
-				return nil, fmt.Errorf("ss: line %d: expected a State column, got %q", l.n, clip(l.text))
-			}
-			if !isSSState(f[i]) {
-				return nil, fmt.Errorf("ss: line %d: %q is not a socket state; expected \"State Recv-Q Send-Q Local-Address:Port Peer-Address:Port\" rows from ss -ltn", l.n, f[i])
-			}
-			if f[i] != "LISTEN" {
-				continue
-			}
-			i++
-		}
-		if len(f) < i+4 {
-			return nil, fmt.Errorf("ss: line %d: expected Recv-Q, Send-Q, local and peer address, got %q", l.n, clip(l.text))
-		}
-		recvq, err1 := strconv.Atoi(f[i])
-		sendq, err2 := strconv.Atoi(f[i+1])
-		if err1 != nil || err2 != nil || recvq < 0 || sendq < 0 {
-			return nil, fmt.Errorf("ss: line %d: Recv-Q %q and Send-Q %q must be numbers; expected ss -ltn rows, got %q", l.n, f[i], f[i+1], clip(l.text))
-		}
-		addr, port, err := splitSSAddr(f[i+2])
+		li, ok, err := ssRow(f, l, netid, state)
 		if err != nil {
-			return nil, fmt.Errorf("ss: line %d: %w", l.n, err)
+			return nil, err
 		}
-		li := facts.Listener{Addr: addr, Port: port, Backlog: sendq, Queue: recvq}
-		if rest := strings.Join(f[i+4:], " "); rest != "" {
-			li.Process, li.PID = ssFirstUser(rest)
+		if ok {
+			out = append(out, li)
 		}
-		out = append(out, li)
 	}
 	return out, nil
 }
@@ -164,4 +132,49 @@ func isNumber(s string) bool {
 		}
 	}
 	return true
+}
+
+// ssRow reads one ss row after its Netid and State columns (when
+// present): a TCP listener (ok), or a row to skip (another protocol, a
+// socket not in LISTEN).
+func ssRow(f []string, l numberedLine, netid, state bool) (facts.Listener, bool, error) {
+	i := 0
+	if netid {
+		if len(f) < 1 {
+			return facts.Listener{}, false, fmt.Errorf("ss: line %d: expected a Netid column, got %q", l.n, clip(l.text))
+		}
+		if f[0] != "tcp" {
+			return facts.Listener{}, false, nil // udp, u_str, nl, raw…: not a TCP listener
+		}
+		i++
+	}
+	if state {
+		if len(f) <= i {
+			return facts.Listener{}, false, fmt.Errorf("ss: line %d: expected a State column, got %q", l.n, clip(l.text))
+		}
+		if !isSSState(f[i]) {
+			return facts.Listener{}, false, fmt.Errorf("ss: line %d: %q is not a socket state; expected \"State Recv-Q Send-Q Local-Address:Port Peer-Address:Port\" rows from ss -ltn", l.n, f[i])
+		}
+		if f[i] != "LISTEN" {
+			return facts.Listener{}, false, nil
+		}
+		i++
+	}
+	if len(f) < i+4 {
+		return facts.Listener{}, false, fmt.Errorf("ss: line %d: expected Recv-Q, Send-Q, local and peer address, got %q", l.n, clip(l.text))
+	}
+	recvq, err1 := strconv.Atoi(f[i])
+	sendq, err2 := strconv.Atoi(f[i+1])
+	if err1 != nil || err2 != nil || recvq < 0 || sendq < 0 {
+		return facts.Listener{}, false, fmt.Errorf("ss: line %d: Recv-Q %q and Send-Q %q must be numbers; expected ss -ltn rows, got %q", l.n, f[i], f[i+1], clip(l.text))
+	}
+	addr, port, err := splitSSAddr(f[i+2])
+	if err != nil {
+		return facts.Listener{}, false, fmt.Errorf("ss: line %d: %w", l.n, err)
+	}
+	li := facts.Listener{Addr: addr, Port: port, Backlog: sendq, Queue: recvq}
+	if rest := strings.Join(f[i+4:], " "); rest != "" {
+		li.Process, li.PID = ssFirstUser(rest)
+	}
+	return li, true, nil
 }

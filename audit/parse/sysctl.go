@@ -2,8 +2,9 @@ package parse
 
 import (
 	"fmt"
+	"maps"
 	"path"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -59,9 +60,29 @@ type sysctlLine struct {
 // are ignored. For each key the result names the winning file and line and
 // lists the earlier assignments it overrides as "path:line=value".
 func SysctlFiles(text string) map[string]facts.PersistedSysctl {
-	files := parseSysctlDump(text)
+	out := map[string]facts.PersistedSysctl{}
+	for _, f := range sysctlOrder(parseSysctlDump(text)) {
+		for _, l := range f.lines {
+			key, value, ok := sysctlAssignment(l.text)
+			if !ok {
+				continue
+			}
+			prev, seen := out[key]
+			next := facts.PersistedSysctl{Value: value, File: f.source, Line: l.n}
+			if seen {
+				next.Overridden = append(prev.Overridden, fmt.Sprintf("%s:%d=%s", prev.File, prev.Line, prev.Value))
+			}
+			out[key] = next
+		}
+	}
+	return out
+}
 
-	// Pick, per file name, the file in the highest-priority directory.
+// sysctlOrder returns the files systemd-sysctl applies, in its order:
+// per file name the one in the highest-priority directory, sorted by
+// name, masked ones left out, and /etc/sysctl.conf last unless a
+// 99-sysctl.conf link already applied it.
+func sysctlOrder(files []*sysctlFile) []*sysctlFile {
 	winners := map[string]*sysctlFile{}
 	rank := func(p string) int {
 		for i, d := range sysctlDirs {
@@ -86,15 +107,9 @@ func SysctlFiles(text string) map[string]facts.PersistedSysctl {
 			winners[name] = f
 		}
 	}
-	names := make([]string, 0, len(winners))
-	for name := range winners {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-
 	var order []*sysctlFile
 	etcApplied := false
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(winners)) {
 		f := winners[name]
 		if f.masked {
 			continue
@@ -110,23 +125,7 @@ func SysctlFiles(text string) map[string]facts.PersistedSysctl {
 	if !etcApplied && etcConf != nil {
 		order = append(order, etcConf)
 	}
-
-	out := map[string]facts.PersistedSysctl{}
-	for _, f := range order {
-		for _, l := range f.lines {
-			key, value, ok := sysctlAssignment(l.text)
-			if !ok {
-				continue
-			}
-			prev, seen := out[key]
-			next := facts.PersistedSysctl{Value: value, File: f.source, Line: l.n}
-			if seen {
-				next.Overridden = append(prev.Overridden, fmt.Sprintf("%s:%d=%s", prev.File, prev.Line, prev.Value))
-			}
-			out[key] = next
-		}
-	}
-	return out
+	return order
 }
 
 // parseSysctlDump reads the @file/@link blocks.

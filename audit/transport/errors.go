@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kaudit/kaudit/audit/facts"
 	"io"
 	"net"
 	"os"
@@ -11,27 +12,52 @@ import (
 	"syscall"
 )
 
+// ErrorKind classifies why a host could not be audited or changed; the
+// type lives in audit/facts so the report shares it without importing
+// the transport.
+type ErrorKind = facts.ErrorKind
+
 // Error kinds, as they appear in the JSON report.
 const (
-	KindUnreachable = "unreachable"
-	KindAuth        = "auth"
-	KindHostKey     = "hostkey"
-	KindTimeout     = "timeout"
-	KindProtocol    = "protocol"
+	KindUnreachable = facts.KindUnreachable
+	KindAuth        = facts.KindAuth
+	KindHostKey     = facts.KindHostKey
+	KindTimeout     = facts.KindTimeout
+	KindProtocol    = facts.KindProtocol
 )
+
+// DefaultStep is how errors name the script run when the Target names
+// none: the audit's gather script.
+const DefaultStep = "gather"
 
 // Error is a classified per-host failure.
 type Error struct {
-	Kind string
-	Msg  string
+	Kind ErrorKind
+	Msg  string // the message; when it names a step, rendered from Step
+	// Step is the phase or script run the failure happened in, as the
+	// message names it: "connect", "handshake", "session", "gather" or the
+	// Target's Step ("the apply script"). "" when the message names none.
+	Step string
 	Err  error
 }
 
 func (e *Error) Error() string { return e.Msg }
 func (e *Error) Unwrap() error { return e.Err }
 
-func newErr(kind string, err error, format string, args ...any) *Error {
+func newErr(kind ErrorKind, err error, format string, args ...any) *Error {
 	return &Error{Kind: kind, Msg: fmt.Sprintf(format, args...), Err: err}
+}
+
+// stepErr is an error whose message names the step it happened in: the
+// first verb of format is the step (def when step is "").
+func stepErr(kind ErrorKind, err error, step, def, format string, args ...any) *Error {
+	return &Error{Kind: kind, Step: step, Err: err, Msg: fmt.Sprintf(format, append([]any{orDefault(step, def)}, args...)...)}
+}
+
+// NoExitStatus is the error of a script run whose connection closed
+// before the host sent the script's exit status.
+func NoExitStatus(step string, err error) *Error {
+	return stepErr(KindProtocol, err, step, DefaultStep, "connection closed during %s without an exit status (sshd killed or network dropped?)")
 }
 
 // AsError returns err as an *Error, classifying unknown errors.
@@ -44,7 +70,8 @@ func AsError(err error) *Error {
 }
 
 // classify maps a low-level error to a kind. phase is "connect",
-// "handshake" or "session" and only sharpens the message.
+// "handshake", "session" or the script's step (Target.step) and only
+// sharpens the message.
 func classify(err error, phase string) *Error {
 	if err == nil {
 		return nil
@@ -61,7 +88,7 @@ func classify(err error, phase string) *Error {
 		if phase == "handshake" {
 			return newErr(KindTimeout, err, "no SSH handshake before the deadline (the port accepts TCP but the server never finished the SSH banner/key exchange)")
 		}
-		return newErr(KindTimeout, err, "deadline exceeded during %s", orDefault(phase, "the audit"))
+		return stepErr(KindTimeout, err, phase, "the audit", "deadline exceeded during %s")
 	case errors.Is(err, context.Canceled):
 		return newErr(KindTimeout, err, "interrupted before this host finished")
 	case strings.Contains(msg, "unable to authenticate"), strings.Contains(msg, "no supported methods remain"):
@@ -72,7 +99,7 @@ func classify(err error, phase string) *Error {
 		if phase == "connect" {
 			return newErr(KindUnreachable, err, "TCP connect timed out (host down or SYNs dropped by a firewall)")
 		}
-		return newErr(KindTimeout, err, "i/o timeout during %s", orDefault(phase, "the audit"))
+		return stepErr(KindTimeout, err, phase, "the audit", "i/o timeout during %s")
 	}
 	if errors.Is(err, syscall.ECONNREFUSED) {
 		return newErr(KindUnreachable, err, "connection refused (is sshd running on that port?)")
@@ -88,9 +115,9 @@ func classify(err error, phase string) *Error {
 		return newErr(KindUnreachable, err, "connect: %s", msg)
 	}
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, net.ErrClosed) {
-		return newErr(KindProtocol, err, "connection closed by the host during %s", orDefault(phase, "the audit"))
+		return stepErr(KindProtocol, err, phase, "the audit", "connection closed by the host during %s")
 	}
-	return newErr(KindProtocol, err, "%s: %s", orDefault(phase, "ssh"), trimSSH(msg))
+	return stepErr(KindProtocol, err, phase, "ssh", "%s: %s", trimSSH(msg))
 }
 
 func trimSSH(s string) string {

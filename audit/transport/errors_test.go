@@ -22,7 +22,7 @@ func TestClassify(t *testing.T) {
 	cases := []struct {
 		err   error
 		phase string
-		kind  string
+		kind  ErrorKind
 	}{
 		{opErr(timeoutErr{}), "connect", KindUnreachable},                            // SYNs blackholed
 		{fmt.Errorf("dial: %w", os.ErrDeadlineExceeded), "connect", KindUnreachable}, // same, as a deadline
@@ -69,5 +69,25 @@ func TestShellCommandNeverPrompts(t *testing.T) {
 	}
 	if got := shellCommand(""); got != "/bin/sh -s" {
 		t.Errorf("plain: %q", got)
+	}
+}
+
+// The step is data on the error; the message is rendered from it, and a
+// Target without a Step is the gather script.
+func TestErrorStep(t *testing.T) {
+	for _, c := range []struct {
+		e          *Error
+		step, want string
+	}{
+		{classify(context.DeadlineExceeded, Target{}.step()), "gather", "deadline exceeded during gather"},
+		{classify(context.DeadlineExceeded, Target{Step: "the apply script"}.step()), "the apply script", "deadline exceeded during the apply script"},
+		{classify(io.EOF, "the restore script"), "the restore script", "connection closed by the host during the restore script"},
+		{NoExitStatus("", nil), "", "connection closed during gather without an exit status (sshd killed or network dropped?)"},
+		{NoExitStatus("the apply script", nil), "the apply script", "connection closed during the apply script without an exit status (sshd killed or network dropped?)"},
+		{classify(context.Canceled, "gather"), "", "interrupted before this host finished"},
+	} {
+		if c.e.Step != c.step || c.e.Msg != c.want || c.e.Error() != c.want {
+			t.Errorf("step %q msg %q, want %q %q", c.e.Step, c.e.Msg, c.step, c.want)
+		}
 	}
 }

@@ -29,7 +29,7 @@ func (Local) Run(ctx context.Context, t Target, script []byte) (*Output, error) 
 	}
 	out := &Output{Stdout: stdout.Bytes(), Stderr: stderr.Bytes()}
 	if ctx.Err() != nil {
-		return nil, classify(ctx.Err(), "gather")
+		return nil, classify(ctx.Err(), t.step())
 	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {

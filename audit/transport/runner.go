@@ -23,7 +23,13 @@ type Target struct {
 	Become         string // "" | "sudo"
 	Local          bool   // connection: local
 	ConnectTimeout time.Duration
+	// Step names the script in error messages ("the apply script");
+	// "" is DefaultStep, the audit's gather script.
+	Step string
 }
+
+// step is what errors call the script run: Step, or DefaultStep.
+func (t Target) step() string { return orDefault(t.Step, DefaultStep) }
 
 // Output is what a script printed.
 type Output struct {

@@ -335,7 +335,7 @@ func runSession(ctx context.Context, client *ssh.Client, t Target, script []byte
 		return nil, tooMuch()
 	}
 	if ctx.Err() != nil {
-		return nil, classify(ctx.Err(), "gather")
+		return nil, classify(ctx.Err(), t.step())
 	}
 	out := &Output{Stdout: stdout.Bytes(), Stderr: stderr.Bytes()}
 	var ee *ssh.ExitError
@@ -344,9 +344,9 @@ func runSession(ctx context.Context, client *ssh.Client, t Target, script []byte
 	case errors.As(err, &ee):
 		out.ExitCode = ee.ExitStatus()
 	case errors.As(err, &em):
-		return nil, newErr(KindProtocol, err, "connection closed during gather without an exit status (sshd killed or network dropped?)")
+		return nil, NoExitStatus(t.Step, err)
 	case err != nil:
-		return nil, classify(err, "gather")
+		return nil, classify(err, t.step())
 	}
 	return out, checkExit(t, out)
 }

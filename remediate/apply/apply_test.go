@@ -17,6 +17,7 @@ import (
 
 	"github.com/kaudit/kaudit/audit/inventory"
 	"github.com/kaudit/kaudit/audit/transport"
+	"github.com/kaudit/kaudit/internal/remote"
 	"github.com/kaudit/kaudit/internal/simhost"
 	"github.com/kaudit/kaudit/remediate"
 	"github.com/kaudit/kaudit/rules"
@@ -142,7 +143,7 @@ func (s *sandbox) Run(ctx context.Context, t transport.Target, script []byte) (*
 				}
 				time.Sleep(20 * time.Millisecond)
 			}
-			return nil, &transport.Error{Kind: transport.KindProtocol, Msg: "connection closed during gather without an exit status (sshd killed or network dropped?)"}
+			return nil, transport.NoExitStatus(t.Step, nil)
 		}
 		if err := cmd.Run(); err != nil {
 			return nil, err
@@ -382,8 +383,8 @@ func TestChangedSinceReadRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rs := ParseResults(out.Stdout, p.params.Marker)
-	f := firstFailure(rs)
+	rs := remote.ParseResults(out.Stdout, p.params.Marker)
+	f := rs.FirstFailure()
 	if f == nil || f.Step != "check-file-0" || changedAnything(rs, f.Step) {
 		t.Errorf("results %+v", rs)
 	}
@@ -536,7 +537,7 @@ func TestRollbackApplyOwner(t *testing.T) {
 			t.Fatal(err)
 		}
 		var got []string
-		for _, r := range ParseResults(out.Stdout, tMarker) {
+		for _, r := range remote.ParseResults(out.Stdout, tMarker) {
 			got = append(got, r.Step+" "+map[bool]string{true: "ok", false: "fail"}[r.OK]+" "+strings.Join(r.Detail, " "))
 		}
 		all := strings.Join(got, "\n")

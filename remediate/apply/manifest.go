@@ -6,8 +6,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/kaudit/kaudit/audit"
 	"github.com/kaudit/kaudit/audit/inventory"
+	"github.com/kaudit/kaudit/internal/remote"
 	"github.com/kaudit/kaudit/remediate"
 )
 
@@ -15,7 +15,7 @@ import (
 // (RunDir/manifest, written by the apply script with the backups), one
 // "line" result per line, or "manifest ok absent" when the host has none.
 func ManifestScript(marker, runID string) ([]byte, error) {
-	if !reMarker.MatchString(marker) {
+	if !remote.ValidMarker(marker) {
 		return nil, fmt.Errorf("manifest: bad marker %q", marker)
 	}
 	if !remediate.ValidRunID(runID) {
@@ -37,7 +37,7 @@ say done ok -
 
 // parseManifest turns manifest lines into journal records. Everything is
 // validated again by RollbackScript before it reaches a shell.
-func parseManifest(runID string, rs []Result) (backups []remediate.Backup, runtime []remediate.RuntimeValue, err error) {
+func parseManifest(runID string, rs remote.Results) (backups []remediate.Backup, runtime []remediate.RuntimeValue, err error) {
 	for _, r := range rs {
 		if r.Step != "line" {
 			continue
@@ -110,21 +110,19 @@ func hostManifest(ctx context.Context, h inventory.Host, runID string, opt Optio
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, opt.Timeout)
-	defer cancel()
-	out, err := opt.Runner.Run(ctx, audit.Target(h, opt.ConnectTimeout), script)
+	out, err := runScript(ctx, opt, h, script, "the manifest script")
 	if err != nil {
 		return nil, err
 	}
-	rs := ParseResults(out.Stdout, marker)
-	if f := firstFailure(rs); f != nil {
-		return nil, fmt.Errorf("%s%s", detail(f), stderrTail(out))
+	rs := remote.ParseResults(out.Stdout, marker)
+	if f := rs.FirstFailure(); f != nil {
+		return nil, fmt.Errorf("%s%s", f.Text(), stderrTail(out))
 	}
-	m := find(rs, "manifest")
-	if m == nil || find(rs, "done") == nil {
+	m := rs.Find("manifest")
+	if m == nil || rs.Find("done") == nil {
 		return nil, fmt.Errorf("reading the manifest did not finish%s", stderrTail(out))
 	}
-	if detail(m) == "absent" {
+	if m.Text() == "absent" {
 		return nil, nil
 	}
 	backups, runtime, err := parseManifest(runID, rs)

@@ -72,22 +72,12 @@ func renderNICPersist(set []NICSetting, st *readState, runID string) ([]nicFile,
 	var nm []RuntimeWrite
 	for _, s := range set {
 		if uuid, ok := strings.CutPrefix(s.Match, remediate.NMMatchPrefix); ok {
-			if err := checkSettings([]NICSetting{s}); err != nil {
+			w, change, err := nmWrite(s, uuid, st)
+			if err != nil {
 				return nil, nil, err
 			}
-			if !reUUID.MatchString(uuid) {
-				return nil, nil, fmt.Errorf("%s %s: NetworkManager connection UUID %q", s.Iface, s.Setting, uuid)
-			}
-			key := nmKey(uuid, s.Setting)
-			before, ok := st.nic[key]
-			if !ok {
-				return nil, nil, fmt.Errorf("%s: not read", key)
-			}
-			if err := checkNICValue(s.Kind, key, before); err != nil {
-				return nil, nil, fmt.Errorf("NetworkManager connection %s: current value: %w", uuid, err)
-			}
-			if before != s.Value {
-				nm = append(nm, RuntimeWrite{Kind: s.Kind, Key: key, Before: before, To: s.Value})
+			if change {
+				nm = append(nm, w)
 			}
 			continue
 		}
@@ -99,51 +89,86 @@ func renderNICPersist(set []NICSetting, st *readState, runID string) ([]nicFile,
 	}
 	var out []nicFile
 	for _, p := range sortedKeys(byPath) {
-		ss := byPath[p]
-		fs := st.files[p]
-		if err := checkPath(p); err != nil {
-			return nil, nil, err
-		}
-		var content []byte
-		var err error
-		switch {
-		case p == remediate.NICPersistPath:
-			if fs.exists && nicRulesHold(fs.content, ss) {
-				continue
-			}
-			content, err = RenderNICRules(fs.content, ss, st.ethtool, runID)
-		case strings.HasPrefix(p, "/etc/systemd/network/10-kaudit-"):
-			iface, err1 := oneIface(p, ss)
-			if err1 != nil {
-				return nil, nil, err1
-			}
-			if p != remediate.LinkPath(iface) {
-				return nil, nil, fmt.Errorf("%s: not the .link file of %s", p, iface)
-			}
-			content, err = RenderLink(fs.content, ss, ss[0].Match, runID)
-		case strings.HasPrefix(p, ifcfgDir+"ifcfg-"):
-			if !fs.exists {
-				return nil, nil, fmt.Errorf("%s does not exist on the host: kaudit edits it, it does not create it", p)
-			}
-			iface, err1 := oneIface(p, ss)
-			if err1 != nil {
-				return nil, nil, err1
-			}
-			content, err = EditIfcfg(fs.content, iface, ss, runID)
-		case p == interfaces || (strings.HasPrefix(p, interfacesDir) && path.Dir(p)+"/" == interfacesDir):
-			if !fs.exists {
-				return nil, nil, fmt.Errorf("%s does not exist on the host: kaudit edits it, it does not create it", p)
-			}
-			content, err = EditInterfaces(fs.content, ss, st.ethtool, runID)
-		default:
-			return nil, nil, fmt.Errorf("%s: kaudit does not persist NIC settings there", p)
-		}
+		content, hold, err := renderNICFile(p, byPath[p], st, runID)
 		if err != nil {
 			return nil, nil, err
 		}
-		out = append(out, nicFile{path: p, content: content, mode: ManagedFileMode})
+		if !hold {
+			out = append(out, nicFile{path: p, content: content, mode: ManagedFileMode})
+		}
 	}
 	return out, nm, nil
+}
+
+// nmWrite is the NetworkManager connection value that persists s (the
+// connection uuid), and whether it differs from what was read.
+func nmWrite(s NICSetting, uuid string, st *readState) (RuntimeWrite, bool, error) {
+	if err := checkSettings([]NICSetting{s}); err != nil {
+		return RuntimeWrite{}, false, err
+	}
+	if !reUUID.MatchString(uuid) {
+		return RuntimeWrite{}, false, fmt.Errorf("%s %s: NetworkManager connection UUID %q", s.Iface, s.Setting, uuid)
+	}
+	key := nmKey(uuid, s.Setting)
+	before, ok := st.nic[key]
+	if !ok {
+		return RuntimeWrite{}, false, fmt.Errorf("%s: not read", key)
+	}
+	if err := checkNICValue(s.Kind, key, before); err != nil {
+		return RuntimeWrite{}, false, fmt.Errorf("NetworkManager connection %s: current value: %w", uuid, err)
+	}
+	return RuntimeWrite{Kind: s.Kind, Key: key, Before: before, To: s.Value}, before != s.Value, nil
+}
+
+// renderNICFile computes the new content of persistence file p for the
+// settings ss, by the file's kind (its path). hold: kaudit's udev rule
+// file already holds them, nothing to write.
+func renderNICFile(p string, ss []NICSetting, st *readState, runID string) (content []byte, hold bool, err error) {
+	fs := st.files[p]
+	if err := checkPath(p); err != nil {
+		return nil, false, err
+	}
+	mustExist := func() error {
+		if !fs.exists {
+			return fmt.Errorf("%s does not exist on the host: kaudit edits it, it does not create it", p)
+		}
+		return nil
+	}
+	switch {
+	case p == remediate.NICPersistPath:
+		if fs.exists && nicRulesHold(fs.content, ss) {
+			return nil, true, nil
+		}
+		content, err = RenderNICRules(fs.content, ss, st.ethtool, runID)
+	case strings.HasPrefix(p, "/etc/systemd/network/10-kaudit-"):
+		iface, err := oneIface(p, ss)
+		if err != nil {
+			return nil, false, err
+		}
+		if p != remediate.LinkPath(iface) {
+			return nil, false, fmt.Errorf("%s: not the .link file of %s", p, iface)
+		}
+		content, err = RenderLink(fs.content, ss, ss[0].Match, runID)
+		return content, false, err
+	case strings.HasPrefix(p, ifcfgDir+"ifcfg-"):
+		if err := mustExist(); err != nil {
+			return nil, false, err
+		}
+		iface, err := oneIface(p, ss)
+		if err != nil {
+			return nil, false, err
+		}
+		content, err = EditIfcfg(fs.content, iface, ss, runID)
+		return content, false, err
+	case p == interfaces || (strings.HasPrefix(p, interfacesDir) && path.Dir(p)+"/" == interfacesDir):
+		if err := mustExist(); err != nil {
+			return nil, false, err
+		}
+		content, err = EditInterfaces(fs.content, ss, st.ethtool, runID)
+	default:
+		return nil, false, fmt.Errorf("%s: kaudit does not persist NIC settings there", p)
+	}
+	return content, false, err
 }
 
 // oneIface returns the interface of settings that must all be for one.
@@ -189,6 +214,32 @@ const linkHeader = "# Managed by kaudit — do not edit by hand; changes are ove
 	"# It sorts before 99-default.link and replaces it for this interface\n" +
 	"# (only the first matching .link file applies), so it repeats its policies.\n"
 
+// parseLink reads a .link file kaudit wrote: its [Link] keys and its
+// [Match] keys.
+func parseLink(existing []byte) (byKey, match map[string]string, err error) {
+	byKey, match = map[string]string{}, map[string]string{}
+	section := ""
+	for _, line := range strings.Split(string(existing), "\n") {
+		line = strings.TrimSpace(line)
+		switch {
+		case line == "" || strings.HasPrefix(line, "#"):
+		case strings.HasPrefix(line, "["):
+			section = line
+		default:
+			kv := reLinkLine.FindStringSubmatch(line)
+			if kv == nil {
+				return nil, nil, fmt.Errorf("existing .link file: line %q is not one kaudit wrote", line)
+			}
+			if section == "[Match]" {
+				match[kv[1]] = kv[2]
+			} else {
+				byKey[kv[1]] = kv[2]
+			}
+		}
+	}
+	return byKey, match, nil
+}
+
 // RenderLink returns the content of kaudit's .link file for one
 // interface: match ("MACAddress=… Driver=…", remediate.Change.PersistMatch)
 // and the settings of existing (kaudit's earlier run) and set, set
@@ -205,26 +256,9 @@ func RenderLink(existing []byte, set []NICSetting, match, runID string) ([]byte,
 	if err := checkSettings(set); err != nil {
 		return nil, err
 	}
-	byKey := map[string]string{} // .link key → value
-	oldMatch := map[string]string{}
-	section := ""
-	for _, line := range strings.Split(string(existing), "\n") {
-		line = strings.TrimSpace(line)
-		switch {
-		case line == "" || strings.HasPrefix(line, "#"):
-		case strings.HasPrefix(line, "["):
-			section = line
-		default:
-			kv := reLinkLine.FindStringSubmatch(line)
-			if kv == nil {
-				return nil, fmt.Errorf("existing .link file: line %q is not one kaudit wrote", line)
-			}
-			if section == "[Match]" {
-				oldMatch[kv[1]] = kv[2]
-			} else {
-				byKey[kv[1]] = kv[2]
-			}
-		}
+	byKey, oldMatch, err := parseLink(existing)
+	if err != nil {
+		return nil, err
 	}
 	same := len(existing) > 0 && oldMatch["MACAddress"] == m[1] && oldMatch["Driver"] == m[3]
 	for _, s := range set {
@@ -261,6 +295,69 @@ func RenderLink(existing []byte, set []NICSetting, match, runID string) ([]byte,
 
 var reEthtoolOpts = regexp.MustCompile(`^([ \t]*)ETHTOOL_OPTS=(.*?)(\r?)$`)
 
+// ethtoolCommands splits an ifcfg ETHTOOL_OPTS value (one level of
+// quotes removed) into its ethtool commands ("-K eth0 gro off; -G eth0 rx
+// 4096"). Only plain values in the modern form (each command starting with
+// an option) are accepted.
+func ethtoolCommands(value string) ([][]string, error) {
+	value = strings.TrimSpace(value)
+	if len(value) >= 2 && (value[0] == '"' || value[0] == '\'') && value[len(value)-1] == value[0] {
+		value = value[1 : len(value)-1]
+	}
+	if strings.ContainsAny(value, "$`\\\"'#") {
+		return nil, fmt.Errorf("ETHTOOL_OPTS %q: kaudit edits only plain values (no quotes, expansions or comments inside)", value)
+	}
+	value = strings.TrimSpace(value)
+	if value != "" && !strings.HasPrefix(value, "-") {
+		return nil, fmt.Errorf("ETHTOOL_OPTS %q is in the legacy form (options for ethtool -s): kaudit does not rewrite it", value)
+	}
+	var cmds [][]string
+	for _, c := range strings.Split(value, ";") {
+		if f := strings.Fields(c); len(f) > 0 {
+			cmds = append(cmds, f)
+		}
+	}
+	return cmds, nil
+}
+
+// setEthtoolOpt sets s in the ETHTOOL_OPTS commands: in place when a
+// command for iface already names the setting, else appended to iface's
+// -K / -G command, else as a new command. changed: the value differed.
+func setEthtoolOpt(cmds [][]string, iface string, s NICSetting) (out [][]string, changed bool) {
+	opts := map[string]bool{"-K": true, "--features": true, "--offload": true}
+	flag := "-K"
+	if s.Kind == remediate.KindNICRing {
+		opts, flag = map[string]bool{"-G": true, "--set-ring": true}, "-G"
+	}
+	done := false
+	for _, c := range cmds {
+		if len(c) < 2 || !opts[c[0]] || c[1] != iface {
+			continue
+		}
+		for i := 2; i+1 < len(c); i += 2 {
+			if c[i] == s.Setting {
+				if c[i+1] != s.Value {
+					c[i+1], changed = s.Value, true
+				}
+				done = true
+			}
+		}
+	}
+	if done {
+		return cmds, changed
+	}
+	for i, c := range cmds {
+		if len(c) >= 2 && opts[c[0]] && c[1] == iface {
+			cmds[i], done = append(c, s.Setting, s.Value), true
+			break
+		}
+	}
+	if !done {
+		cmds = append(cmds, []string{flag, iface, s.Setting, s.Value})
+	}
+	return cmds, true
+}
+
 // EditIfcfg sets the settings in the ETHTOOL_OPTS assignment of an ifcfg
 // file (the last one, which wins when the file is sourced): an existing
 // "-G IF …" / "-K IF …" command (also --set-ring, --features, --offload)
@@ -283,57 +380,15 @@ func EditIfcfg(content []byte, iface string, set []NICSetting, runID string) ([]
 			at, indent, value, cr = i, m[1], m[2], m[3]
 		}
 	}
-	value = strings.TrimSpace(value)
-	if len(value) >= 2 && (value[0] == '"' || value[0] == '\'') && value[len(value)-1] == value[0] {
-		value = value[1 : len(value)-1]
-	}
-	if strings.ContainsAny(value, "$`\\\"'#") {
-		return nil, fmt.Errorf("ETHTOOL_OPTS %q: kaudit edits only plain values (no quotes, expansions or comments inside)", value)
-	}
-	value = strings.TrimSpace(value)
-	if value != "" && !strings.HasPrefix(value, "-") {
-		return nil, fmt.Errorf("ETHTOOL_OPTS %q is in the legacy form (options for ethtool -s): kaudit does not rewrite it", value)
-	}
-	var cmds [][]string
-	for _, c := range strings.Split(value, ";") {
-		if f := strings.Fields(c); len(f) > 0 {
-			cmds = append(cmds, f)
-		}
+	cmds, err := ethtoolCommands(value)
+	if err != nil {
+		return nil, err
 	}
 	changed := false
 	for _, s := range set {
-		opts := map[string]bool{"-K": true, "--features": true, "--offload": true}
-		flag := "-K"
-		if s.Kind == remediate.KindNICRing {
-			opts, flag = map[string]bool{"-G": true, "--set-ring": true}, "-G"
-		}
-		done := false
-		for _, c := range cmds {
-			if len(c) < 2 || !opts[c[0]] || c[1] != iface {
-				continue
-			}
-			for i := 2; i+1 < len(c); i += 2 {
-				if c[i] == s.Setting {
-					if c[i+1] != s.Value {
-						c[i+1], changed = s.Value, true
-					}
-					done = true
-				}
-			}
-		}
-		if done {
-			continue
-		}
-		for i, c := range cmds {
-			if len(c) >= 2 && opts[c[0]] && c[1] == iface {
-				cmds[i], done = append(c, s.Setting, s.Value), true
-				break
-			}
-		}
-		if !done {
-			cmds = append(cmds, []string{flag, iface, s.Setting, s.Value})
-		}
-		changed = true
+		var c bool
+		cmds, c = setEthtoolOpt(cmds, iface, s)
+		changed = changed || c
 	}
 	if !changed {
 		return content, nil
@@ -364,6 +419,50 @@ func EditIfcfg(content []byte, iface string, set []NICSetting, runID string) ([]
 // interfaces(5).
 var stanzaWords = map[string]bool{"iface": true, "mapping": true, "auto": true, "source": true, "source-directory": true, "source-dir": true, "no-auto-down": true, "no-scripts": true, "rename": true, "template": true}
 
+// ifaceStanza finds the "iface NAME" stanza in lines: its first line,
+// its last option line, and the indent of its options ("    " when it
+// has none).
+func ifaceStanza(lines []string, iface string) (start, last int, indent string, err error) {
+	start = -1
+	for i, l := range lines {
+		f := strings.Fields(l)
+		if len(f) >= 2 && f[0] == "iface" && f[1] == iface {
+			start = i
+			break
+		}
+	}
+	if start < 0 {
+		return 0, 0, "", fmt.Errorf("no \"iface %s\" stanza any more: nothing changed, re-run", iface)
+	}
+	last = start // last option line of the stanza
+	for i := start + 1; i < len(lines); i++ {
+		f := strings.Fields(lines[i])
+		if len(f) == 0 || strings.HasPrefix(f[0], "#") {
+			continue
+		}
+		if stanzaWords[f[0]] || strings.HasPrefix(f[0], "allow-") {
+			break
+		}
+		if last == start {
+			indent = lines[i][:len(lines[i])-len(strings.TrimLeft(lines[i], " \t"))]
+		}
+		last = i
+	}
+	if indent == "" {
+		indent = "    "
+	}
+	return start, last, indent, nil
+}
+
+// postUpLine is kaudit's ifupdown line that sets s on iface at ifup.
+func postUpLine(indent, ethtool, iface string, s NICSetting) string {
+	flag := "K"
+	if s.Kind == remediate.KindNICRing {
+		flag = "G"
+	}
+	return fmt.Sprintf("%spost-up %s -%s %s %s %s || true", indent, ethtool, flag, iface, s.Setting, s.Value)
+}
+
 // EditInterfaces adds, under the first "iface IF" stanza, one line per
 // setting: "post-up ETHTOOL -G IF rx 4096 || true" ("|| true": ethtool
 // fails when nothing changes, which must not fail ifup), or updates the
@@ -387,43 +486,12 @@ func EditInterfaces(content []byte, set []NICSetting, ethtool, runID string) ([]
 		return nil, err
 	}
 	lines := strings.SplitAfter(string(content), "\n")
-	start := -1
-	for i, l := range lines {
-		f := strings.Fields(l)
-		if len(f) >= 2 && f[0] == "iface" && f[1] == iface {
-			start = i
-			break
-		}
-	}
-	if start < 0 {
-		return nil, fmt.Errorf("no \"iface %s\" stanza any more: nothing changed, re-run", iface)
-	}
-	last := start // last option line of the stanza
-	indent := ""
-	for i := start + 1; i < len(lines); i++ {
-		f := strings.Fields(lines[i])
-		if len(f) == 0 || strings.HasPrefix(f[0], "#") {
-			continue
-		}
-		if stanzaWords[f[0]] || strings.HasPrefix(f[0], "allow-") {
-			break
-		}
-		if last == start {
-			indent = lines[i][:len(lines[i])-len(strings.TrimLeft(lines[i], " \t"))]
-		}
-		last = i
-	}
-	if indent == "" {
-		indent = "    "
+	start, last, indent, err := ifaceStanza(lines, iface)
+	if err != nil {
+		return nil, err
 	}
 	reOurs := regexp.MustCompile(`^([ \t]*)post-up[ \t]+/[A-Za-z0-9_./-]+[ \t]+-([GK])[ \t]+` + regexp.QuoteMeta(iface) + `[ \t]+([a-z]+)[ \t]+([a-z0-9]+)([ \t]+\|\|[ \t]+true)?[ \t]*(\r?)$`)
-	line := func(ind string, s NICSetting) string {
-		flag := "K"
-		if s.Kind == remediate.KindNICRing {
-			flag = "G"
-		}
-		return fmt.Sprintf("%spost-up %s -%s %s %s %s || true", ind, ethtool, flag, iface, s.Setting, s.Value)
-	}
+	line := func(ind string, s NICSetting) string { return postUpLine(ind, ethtool, iface, s) }
 	changed := false
 	var add []string
 	for _, s := range set {

@@ -1,8 +1,6 @@
 package apply
 
 import (
-	"bytes"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -12,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kaudit/kaudit/audit/gather"
+	"github.com/kaudit/kaudit/internal/remote"
 	"github.com/kaudit/kaudit/internal/safe"
 	"github.com/kaudit/kaudit/remediate"
 	"github.com/kaudit/kaudit/remediate/sysctld"
@@ -28,18 +26,12 @@ import (
 // except in the read step (base64, kept in memory only).
 
 var (
-	reMarker = regexp.MustCompile(`^[A-Za-z0-9_-]{8,64}$`)
-	reSHA    = regexp.MustCompile(`^[0-9a-f]{64}$`)
+	reSHA  = regexp.MustCompile(`^[0-9a-f]{64}$`)
+	reMode = regexp.MustCompile(`^0[0-7]{3}$`)
 )
 
 // NewMarker returns a random marker for result lines and here-doc delimiters.
-func NewMarker() string {
-	var b [12]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		panic(err)
-	}
-	return "KAUDIT_" + hex.EncodeToString(b[:])
-}
+func NewMarker() string { return remote.NewMarker(remote.StepPrefix) }
 
 // checkPath validates a file path kaudit may write: absolute, the shared
 // remote-path alphabet (internal/safe), no "." or ".." component, no trailing slash.
@@ -93,7 +85,7 @@ func CheckSysctlValue(k, v string) error {
 
 func procPath(key string) string { return "/proc/sys/" + strings.ReplaceAll(key, ".", "/") }
 
-func q(s string) string { return gather.Quote(s) }
+func q(s string) string { return remote.Quote(s) }
 
 // SHA256 returns the hex SHA-256 of b, as sha256sum prints it.
 func SHA256(b []byte) string {
@@ -106,9 +98,7 @@ set -f
 umask 077
 LC_ALL=C
 export LC_ALL
-say() { printf '%s\t%s\t%s\t%s\n' "$M" "$1" "$2" "$3"; }
-fail() { say "$1" fail "$2"; exit 0; }
-sha() { s=$(sha256sum < "$1") || return 1; printf '%s\n' "${s%% *}"; }
+` + remote.SayFunc + `sha() { s=$(sha256sum < "$1") || return 1; printf '%s\n' "${s%% *}"; }
 `
 
 // ApplyOwner is the file in RunDir that names the apply script's shell
@@ -144,7 +134,7 @@ type NICRead struct {
 // for each sysctl "sysctl <i> ok <value>", then "done ok". A file that
 // exists but is not a regular file, or is a symbolic link, fails the step.
 func ReadScript(p ReadParams) ([]byte, error) {
-	if !reMarker.MatchString(p.Marker) {
+	if !remote.ValidMarker(p.Marker) {
 		return nil, fmt.Errorf("apply: bad marker %q", p.Marker)
 	}
 	var b strings.Builder
@@ -240,143 +230,184 @@ func BackupName(i int) string { return "file-" + strconv.Itoa(i) }
 // backup-sysctl-<i>, sysctl-<i> (detail: the value read back), file-<i>
 // (detail: SHA-256 written), done.
 func ApplyScript(p ApplyParams) ([]byte, error) {
-	if !reMarker.MatchString(p.Marker) {
-		return nil, fmt.Errorf("apply: bad marker %q", p.Marker)
+	nics, err := p.check()
+	if err != nil {
+		return nil, err
+	}
+	var b strings.Builder
+	p.writeHead(&b, nics)
+	p.writeChecks(&b)
+	p.writeBackups(&b)
+	p.writeManifest(&b)
+	p.writeRuntimeBackups(&b)
+	p.writeRunning(&b)
+	p.writeFiles(&b)
+	fmt.Fprintf(&b, "rm -f \"$RUN\"/%s\n", ApplyOwner)
+	b.WriteString("say done ok -\n")
+	return []byte(b.String()), nil
+}
+
+// check validates every parameter of the apply script and reports
+// whether it sets NIC values (and so needs ethtool).
+func (p *ApplyParams) check() (nics bool, err error) {
+	if !remote.ValidMarker(p.Marker) {
+		return false, fmt.Errorf("apply: bad marker %q", p.Marker)
 	}
 	if p.Delim == "" {
 		p.Delim = NewMarker()
 	}
-	if !reMarker.MatchString(p.Delim) {
-		return nil, fmt.Errorf("apply: bad here-doc delimiter %q", p.Delim)
+	if !remote.ValidMarker(p.Delim) {
+		return false, fmt.Errorf("apply: bad here-doc delimiter %q", p.Delim)
 	}
 	if !remediate.ValidRunID(p.RunID) {
-		return nil, fmt.Errorf("apply: bad run id %q", p.RunID)
+		return false, fmt.Errorf("apply: bad run id %q", p.RunID)
 	}
-	nics := false
 	for _, r := range p.Runtime {
 		if err := checkRuntime(r.Kind, r.Key, r.Before, r.To); err != nil {
-			return nil, err
+			return false, err
 		}
 		nics = nics || isNIC(r.Kind)
 	}
 	seen := map[string]bool{}
 	for _, f := range p.Files {
 		if err := checkPath(f.Path); err != nil {
-			return nil, err
+			return false, err
 		}
 		if seen[f.Path] {
-			return nil, fmt.Errorf("apply: %s written twice", f.Path)
+			return false, fmt.Errorf("apply: %s written twice", f.Path)
 		}
 		seen[f.Path] = true
 		if f.Existed && !reSHA.MatchString(f.OldSHA) {
-			return nil, fmt.Errorf("apply: %s: bad sha256 %q", f.Path, f.OldSHA)
+			return false, fmt.Errorf("apply: %s: bad sha256 %q", f.Path, f.OldSHA)
 		}
-		if !f.Existed && !regexp.MustCompile(`^0[0-7]{3}$`).MatchString(f.Mode) {
-			return nil, fmt.Errorf("apply: %s: bad mode %q", f.Path, f.Mode)
+		if !f.Existed && !reMode.MatchString(f.Mode) {
+			return false, fmt.Errorf("apply: %s: bad mode %q", f.Path, f.Mode)
 		}
 	}
-	run := RunDir(p.RunID)
-	var b strings.Builder
+	return nics, nil
+}
+
+// writeHead writes the variables, the prelude, the tools check and the
+// run directory (with ApplyOwner).
+func (p ApplyParams) writeHead(b *strings.Builder, nics bool) {
 	b.WriteString("M=" + q(p.Marker) + "\n")
-	b.WriteString("RUN=" + q(run) + "\n")
+	b.WriteString("RUN=" + q(RunDir(p.RunID)) + "\n")
 	b.WriteString(prelude)
 	b.WriteString(`for c in sha256sum base64 cp mv rm mkdir chmod cat tr; do command -v "$c" >/dev/null 2>&1 || fail tools "$c not found on the host"; done` + "\n")
 	if nics {
 		b.WriteString(`E=$(command -v ethtool) || fail tools "ethtool not found on the host"` + "\n")
 	}
-	fmt.Fprintf(&b, "mkdir -p %s || fail rundir \"cannot create %s\"\n", q(remediate.HostRunsDir), remediate.HostRunsDir)
+	fmt.Fprintf(b, "mkdir -p %s || fail rundir \"cannot create %s\"\n", q(remediate.HostRunsDir), remediate.HostRunsDir)
 	b.WriteString(`mkdir "$RUN" || fail rundir "cannot create $RUN (a run with this id exists already?)"` + "\n")
 	// Name this shell, so that a restore does not run while it still can
 	// change the host (see RollbackScript).
 	b.WriteString(pstart)
-	fmt.Fprintf(&b, `st=$(pstart $$) && { printf '%%s %%s\n' "$$" "$st" > "$RUN"/%s || fail rundir "cannot write $RUN/%s"; }`+"\n", ApplyOwner, ApplyOwner)
+	fmt.Fprintf(b, `st=$(pstart $$) && { printf '%%s %%s\n' "$$" "$st" > "$RUN"/%s || fail rundir "cannot write $RUN/%s"; }`+"\n", ApplyOwner, ApplyOwner)
 	b.WriteString(`say rundir ok "$RUN"` + "\n")
+}
 
+// writeChecks writes step 1: every file and running value is still what
+// the read step saw.
+func (p ApplyParams) writeChecks(b *strings.Builder) {
 	b.WriteString("# 1. nothing changed since the read step\n")
 	for i, f := range p.Files {
 		step := q("check-file-" + strconv.Itoa(i))
-		fmt.Fprintf(&b, "f=%s\n", q(f.Path))
+		fmt.Fprintf(b, "f=%s\n", q(f.Path))
 		if f.Existed {
-			fmt.Fprintf(&b, `{ [ -f "$f" ] && [ ! -L "$f" ] && [ "$(sha "$f")" = %s ]; } || fail %s "$f changed since it was read: nothing changed, re-run"`+"\n", q(f.OldSHA), step)
+			fmt.Fprintf(b, `{ [ -f "$f" ] && [ ! -L "$f" ] && [ "$(sha "$f")" = %s ]; } || fail %s "$f changed since it was read: nothing changed, re-run"`+"\n", q(f.OldSHA), step)
 		} else {
-			fmt.Fprintf(&b, `{ [ ! -e "$f" ] && [ ! -L "$f" ]; } || fail %s "$f appeared since it was read: nothing changed, re-run"`+"\n", step)
+			fmt.Fprintf(b, `{ [ ! -e "$f" ] && [ ! -L "$f" ]; } || fail %s "$f appeared since it was read: nothing changed, re-run"`+"\n", step)
 		}
-		fmt.Fprintf(&b, "say %s ok -\n", step)
+		fmt.Fprintf(b, "say %s ok -\n", step)
 	}
 	for i, r := range p.Runtime {
 		step := q("check-" + runtimeStep(r.Kind, i))
 		b.WriteString(readRuntime(r.Kind, r.Key, step))
-		fmt.Fprintf(&b, "[ \"$v\" = %s ] || fail %s %s\n", q(r.Before), step, q(r.Key+" changed since it was read: nothing changed, re-run"))
-		fmt.Fprintf(&b, "say %s ok -\n", step)
+		fmt.Fprintf(b, "[ \"$v\" = %s ] || fail %s %s\n", q(r.Before), step, q(r.Key+" changed since it was read: nothing changed, re-run"))
+		fmt.Fprintf(b, "say %s ok -\n", step)
 	}
+}
 
+// writeBackups writes step 2: a checked copy of every file that exists.
+func (p ApplyParams) writeBackups(b *strings.Builder) {
 	b.WriteString("# 2. backups\n")
 	for i, f := range p.Files {
 		step := q("backup-file-" + strconv.Itoa(i))
 		if !f.Existed {
-			fmt.Fprintf(&b, "say %s ok absent\n", step)
+			fmt.Fprintf(b, "say %s ok absent\n", step)
 			continue
 		}
-		fmt.Fprintf(&b, "f=%s; bk=\"$RUN\"/%s\n", q(f.Path), BackupName(i))
-		fmt.Fprintf(&b, `cp -p "$f" "$bk" || fail %s "cannot copy $f to $bk"`+"\n", step)
-		fmt.Fprintf(&b, `[ "$(sha "$bk")" = %s ] || fail %s "backup $bk does not match $f"`+"\n", q(f.OldSHA), step)
-		fmt.Fprintf(&b, "say %s ok \"$bk\"\n", step)
+		fmt.Fprintf(b, "f=%s; bk=\"$RUN\"/%s\n", q(f.Path), BackupName(i))
+		fmt.Fprintf(b, `cp -p "$f" "$bk" || fail %s "cannot copy $f to $bk"`+"\n", step)
+		fmt.Fprintf(b, `[ "$(sha "$bk")" = %s ] || fail %s "backup $bk does not match $f"`+"\n", q(f.OldSHA), step)
+		fmt.Fprintf(b, "say %s ok \"$bk\"\n", step)
 	}
+}
+
+// writeManifest writes the manifest beside the copies.
+func (p ApplyParams) writeManifest(b *strings.Builder) {
 	// A manifest beside the copies, so the host alone says what a run
 	// changed (kaudit's own journal is the primary record).
 	b.WriteString("{\n")
 	for i, f := range p.Files {
 		if f.Existed {
-			fmt.Fprintf(&b, "printf '%%s\\n' %s\n", q("file\t"+BackupName(i)+"\tpresent\t"+f.OldSHA+"\t"+f.Path))
+			fmt.Fprintf(b, "printf '%%s\\n' %s\n", q("file\t"+BackupName(i)+"\tpresent\t"+f.OldSHA+"\t"+f.Path))
 		} else {
-			fmt.Fprintf(&b, "printf '%%s\\n' %s\n", q("file\t-\tabsent\t-\t"+f.Path))
+			fmt.Fprintf(b, "printf '%%s\\n' %s\n", q("file\t-\tabsent\t-\t"+f.Path))
 		}
 	}
 	for i, r := range p.Runtime {
-		fmt.Fprintf(&b, "printf '%%s\\n' %s\n", q(runtimeKind(r.Kind)+"\t"+runtimeStep(r.Kind, i)+"\t"+r.Key+"\t"+r.Before+"\t"+r.To))
+		fmt.Fprintf(b, "printf '%%s\\n' %s\n", q(runtimeKind(r.Kind)+"\t"+runtimeStep(r.Kind, i)+"\t"+r.Key+"\t"+r.Before+"\t"+r.To))
 	}
 	b.WriteString("} > \"$RUN\"/manifest || fail backup-manifest \"cannot write $RUN/manifest\"\n")
+}
+
+// writeRuntimeBackups writes each running value's backup.
+func (p ApplyParams) writeRuntimeBackups(b *strings.Builder) {
 	for i, r := range p.Runtime {
 		name := runtimeStep(r.Kind, i)
 		step := q("backup-" + name)
-		fmt.Fprintf(&b, "printf '%%s\\n' %s > \"$RUN\"/%s || fail %s \"cannot write $RUN/%s\"\n", q(r.Key+" = "+r.Before), name, step, name)
-		fmt.Fprintf(&b, "say %s ok -\n", step)
+		fmt.Fprintf(b, "printf '%%s\\n' %s > \"$RUN\"/%s || fail %s \"cannot write $RUN/%s\"\n", q(r.Key+" = "+r.Before), name, step, name)
+		fmt.Fprintf(b, "say %s ok -\n", step)
 	}
+}
 
+// writeRunning writes step 3: set each running value and read it back.
+func (p ApplyParams) writeRunning(b *strings.Builder) {
 	b.WriteString("# 3. running values\n")
 	for i, r := range p.Runtime {
 		step := q(runtimeStep(r.Kind, i))
-		fmt.Fprintf(&b, "%s || fail %s %s\n", writeRuntime(r.Kind, r.Key, r.To), step, q("cannot set "+r.Key))
+		fmt.Fprintf(b, "%s || fail %s %s\n", writeRuntime(r.Kind, r.Key, r.To), step, q("cannot set "+r.Key))
 		b.WriteString(readRuntime(r.Kind, r.Key, step))
-		fmt.Fprintf(&b, "[ \"$v\" = %s ] || fail %s \"%s reads back $v\"\n", q(r.To), step, r.Key)
-		fmt.Fprintf(&b, "say %s ok \"$v\"\n", step)
+		fmt.Fprintf(b, "[ \"$v\" = %s ] || fail %s \"%s reads back $v\"\n", q(r.To), step, r.Key)
+		fmt.Fprintf(b, "say %s ok \"$v\"\n", step)
 	}
+}
 
+// writeFiles writes step 4: each file through a checked temporary file.
+func (p ApplyParams) writeFiles(b *strings.Builder) {
 	b.WriteString("# 4. files: temporary file in the same directory, checked, renamed\n")
 	for i, f := range p.Files {
-		step := q("file-" + strconv.Itoa(i))
+		step := q(fileStep(i))
 		dir, base := path.Split(f.Path)
 		tmp := dir + "." + base + ".kaudit-" + p.RunID
 		sum := SHA256(f.Content)
-		fmt.Fprintf(&b, "f=%s; t=%s\n", q(f.Path), q(tmp))
-		fmt.Fprintf(&b, `rm -f "$t" || fail %s "cannot remove $t"`+"\n", step)
+		fmt.Fprintf(b, "f=%s; t=%s\n", q(f.Path), q(tmp))
+		fmt.Fprintf(b, `rm -f "$t" || fail %s "cannot remove $t"`+"\n", step)
 		if f.Existed {
 			// cp -p first: the new file keeps the old one's mode and owner.
-			fmt.Fprintf(&b, `cp -p "$f" "$t" || { rm -f "$t"; fail %s "cannot create $t"; }`+"\n", step)
+			fmt.Fprintf(b, `cp -p "$f" "$t" || { rm -f "$t"; fail %s "cannot create $t"; }`+"\n", step)
 		} else {
-			fmt.Fprintf(&b, `( set -C; : > "$t" ) || { rm -f "$t"; fail %s "cannot create $t"; }`+"\n", step)
-			fmt.Fprintf(&b, `chmod %s "$t" || { rm -f "$t"; fail %s "cannot chmod $t"; }`+"\n", f.Mode, step)
+			fmt.Fprintf(b, `( set -C; : > "$t" ) || { rm -f "$t"; fail %s "cannot create $t"; }`+"\n", step)
+			fmt.Fprintf(b, `chmod %s "$t" || { rm -f "$t"; fail %s "cannot chmod $t"; }`+"\n", f.Mode, step)
 		}
-		fmt.Fprintf(&b, "base64 -d > \"$t\" <<'%s' || { rm -f \"$t\"; fail %s \"cannot write $t\"; }\n", p.Delim, step)
+		fmt.Fprintf(b, "base64 -d > \"$t\" <<'%s' || { rm -f \"$t\"; fail %s \"cannot write $t\"; }\n", p.Delim, step)
 		b.WriteString(wrap(base64.StdEncoding.EncodeToString(f.Content), 76))
 		b.WriteString(p.Delim + "\n")
-		fmt.Fprintf(&b, `[ "$(sha "$t")" = %s ] || { rm -f "$t"; fail %s "$t does not hold what was sent"; }`+"\n", q(sum), step)
-		fmt.Fprintf(&b, `mv -f "$t" "$f" || { rm -f "$t"; fail %s "cannot rename $t to $f"; }`+"\n", step)
-		fmt.Fprintf(&b, "say %s ok %s\n", step, sum)
+		fmt.Fprintf(b, `[ "$(sha "$t")" = %s ] || { rm -f "$t"; fail %s "$t does not hold what was sent"; }`+"\n", q(sum), step)
+		fmt.Fprintf(b, `mv -f "$t" "$f" || { rm -f "$t"; fail %s "cannot rename $t to $f"; }`+"\n", step)
+		fmt.Fprintf(b, "say %s ok %s\n", step, sum)
 	}
-	fmt.Fprintf(&b, "rm -f \"$RUN\"/%s\n", ApplyOwner)
-	b.WriteString("say done ok -\n")
-	return []byte(b.String()), nil
 }
 
 func wrap(s string, n int) string {
@@ -421,7 +452,7 @@ type RollbackParams struct {
 // restore-sysctl-<i> (detail "unchanged",
 // "restored" or "removed"), done (detail: "ok" or "failed").
 func RollbackScript(p RollbackParams) ([]byte, error) {
-	if !reMarker.MatchString(p.Marker) {
+	if !remote.ValidMarker(p.Marker) {
 		return nil, fmt.Errorf("rollback: bad marker %q", p.Marker)
 	}
 	if !remediate.ValidRunID(p.RunID) {
@@ -453,29 +484,44 @@ func RollbackScript(p RollbackParams) ([]byte, error) {
 fi
 `, ApplyOwner, ApplyOwner, ApplyOwner, p.Wait)
 	for i, bk := range p.Backups {
-		if err := checkPath(bk.Path); err != nil {
+		if err := p.writeRestoreFile(&b, i, bk); err != nil {
 			return nil, err
 		}
-		step := q("restore-file-" + strconv.Itoa(i))
-		fmt.Fprintf(&b, "f=%s\n", q(bk.Path))
-		if !bk.Existed {
-			fmt.Fprintf(&b, `if [ -e "$f" ] || [ -L "$f" ]; then rm -f "$f" && say %s ok removed || soft %s "cannot remove $f"; else say %s ok unchanged; fi`+"\n", step, step, step)
-			continue
-		}
-		if !reSHA.MatchString(bk.SHA256) {
-			return nil, fmt.Errorf("rollback: %s: bad sha256 %q", bk.Path, bk.SHA256)
-		}
-		stored := bk.Stored
-		if stored == "" {
-			stored = RunDir(p.RunID) + "/" + BackupName(i)
-		}
-		if err := checkPath(stored); err != nil || !strings.HasPrefix(stored, RunDir(p.RunID)+"/") {
-			return nil, fmt.Errorf("rollback: %s: backup %q is not in %s", bk.Path, stored, RunDir(p.RunID))
-		}
-		dir, base := path.Split(bk.Path)
-		tmp := dir + "." + base + ".kaudit-restore-" + p.RunID
-		fmt.Fprintf(&b, "bk=%s; t=%s; want=%s\n", q(stored), q(tmp), q(bk.SHA256))
-		fmt.Fprintf(&b, `if [ -f "$f" ] && [ ! -L "$f" ] && [ "$(sha "$f")" = "$want" ]; then say %s ok unchanged
+	}
+	if err := p.writeRestoreRuntime(&b); err != nil {
+		return nil, err
+	}
+	b.WriteString(`say done ok "$rc"` + "\n")
+	return []byte(b.String()), nil
+}
+
+// writeRestoreFile writes the restore of backup i: "unchanged" when the
+// file already is as recorded, else removed (it did not exist) or
+// restored from its checked copy in RunDir.
+func (p RollbackParams) writeRestoreFile(b *strings.Builder, i int, bk remediate.Backup) error {
+	if err := checkPath(bk.Path); err != nil {
+		return err
+	}
+	step := q("restore-file-" + strconv.Itoa(i))
+	fmt.Fprintf(b, "f=%s\n", q(bk.Path))
+	if !bk.Existed {
+		fmt.Fprintf(b, `if [ -e "$f" ] || [ -L "$f" ]; then rm -f "$f" && say %s ok removed || soft %s "cannot remove $f"; else say %s ok unchanged; fi`+"\n", step, step, step)
+		return nil
+	}
+	if !reSHA.MatchString(bk.SHA256) {
+		return fmt.Errorf("rollback: %s: bad sha256 %q", bk.Path, bk.SHA256)
+	}
+	stored := bk.Stored
+	if stored == "" {
+		stored = RunDir(p.RunID) + "/" + BackupName(i)
+	}
+	if err := checkPath(stored); err != nil || !strings.HasPrefix(stored, RunDir(p.RunID)+"/") {
+		return fmt.Errorf("rollback: %s: backup %q is not in %s", bk.Path, stored, RunDir(p.RunID))
+	}
+	dir, base := path.Split(bk.Path)
+	tmp := dir + "." + base + ".kaudit-restore-" + p.RunID
+	fmt.Fprintf(b, "bk=%s; t=%s; want=%s\n", q(stored), q(tmp), q(bk.SHA256))
+	fmt.Fprintf(b, `if [ -f "$f" ] && [ ! -L "$f" ] && [ "$(sha "$f")" = "$want" ]; then say %s ok unchanged
 elif [ ! -f "$bk" ]; then soft %s "backup $bk is missing: $f not restored"
 elif [ "$(sha "$bk")" != "$want" ]; then soft %s "backup $bk does not match the recorded sha256: $f not restored"
 elif ! { rm -f "$t" && cp -p "$bk" "$t"; }; then rm -f "$t"; soft %s "cannot create $t"
@@ -485,10 +531,14 @@ elif [ "$(sha "$f")" != "$want" ]; then soft %s "$f does not match the backup af
 else say %s ok restored
 fi
 `, step, step, step, step, step, step, step, step)
-	}
+	return nil
+}
+
+// writeRestoreRuntime writes the restore of each running value.
+func (p RollbackParams) writeRestoreRuntime(b *strings.Builder) error {
 	for _, r := range p.Runtime {
 		if err := checkRuntime(r.Kind, r.Key, r.Before, r.Before); err != nil {
-			return nil, err
+			return err
 		}
 		if isNIC(r.Kind) {
 			b.WriteString(`E=$(command -v ethtool) || fail tools "ethtool not found on the host"` + "\n")
@@ -497,64 +547,15 @@ fi
 	}
 	for i, r := range p.Runtime {
 		step := q("restore-" + runtimeStep(r.Kind, i))
-		fmt.Fprintf(&b, "want=%s\n", q(r.Before))
+		fmt.Fprintf(b, "want=%s\n", q(r.Before))
 		b.WriteString(readRuntimeQuiet(r.Kind, r.Key))
-		fmt.Fprintf(&b, "if [ \"$v\" = \"$want\" ]; then say %s ok unchanged\n", step)
-		fmt.Fprintf(&b, "elif ! %s; then soft %s %s\n", writeRuntime(r.Kind, r.Key, r.Before), step, q("cannot set "+r.Key))
+		fmt.Fprintf(b, "if [ \"$v\" = \"$want\" ]; then say %s ok unchanged\n", step)
+		fmt.Fprintf(b, "elif ! %s; then soft %s %s\n", writeRuntime(r.Kind, r.Key, r.Before), step, q("cannot set "+r.Key))
 		b.WriteString("else ")
 		b.WriteString(readRuntimeQuiet(r.Kind, r.Key))
-		fmt.Fprintf(&b, "  if [ \"$v\" = \"$want\" ]; then say %s ok restored; else soft %s \"%s reads back $v after restoring\"; fi\nfi\n", step, step, r.Key)
-	}
-	b.WriteString(`say done ok "$rc"` + "\n")
-	return []byte(b.String()), nil
-}
-
-// Result is one result line.
-type Result struct {
-	Step   string
-	OK     bool
-	Detail []string // tab-separated fields after the status
-}
-
-// ParseResults reads the result lines of a script run with marker. Lines
-// without the marker are ignored.
-func ParseResults(stdout []byte, marker string) []Result {
-	var out []Result
-	for _, line := range bytes.Split(stdout, []byte("\n")) {
-		f := strings.Split(strings.TrimSuffix(string(line), "\r"), "\t")
-		if len(f) < 3 || f[0] != marker {
-			continue
-		}
-		out = append(out, Result{Step: f[1], OK: f[2] == "ok", Detail: f[3:]})
-	}
-	return out
-}
-
-// find returns the result of step, nil when the script did not get there.
-func find(rs []Result, step string) *Result {
-	for i := range rs {
-		if rs[i].Step == step {
-			return &rs[i]
-		}
+		fmt.Fprintf(b, "  if [ \"$v\" = \"$want\" ]; then say %s ok restored; else soft %s \"%s reads back $v after restoring\"; fi\nfi\n", step, step, r.Key)
 	}
 	return nil
-}
-
-// firstFailure returns the first failed step, nil when none failed.
-func firstFailure(rs []Result) *Result {
-	for i := range rs {
-		if !rs[i].OK {
-			return &rs[i]
-		}
-	}
-	return nil
-}
-
-func detail(r *Result) string {
-	if r == nil || len(r.Detail) == 0 {
-		return ""
-	}
-	return strings.Join(r.Detail, " ")
 }
 
 // checkRuntime validates one running value of any kind.
@@ -586,6 +587,17 @@ func runtimeKind(kind string) string {
 	}
 	return kind
 }
+
+// fileStep names the apply script's step that writes file i: file-<i>.
+func fileStep(i int) string { return "file-" + strconv.Itoa(i) }
+
+// reChangeStep matches the apply script's steps that change the host:
+// runtimeStep's and fileStep's names, exactly.
+var reChangeStep = regexp.MustCompile(`^(sysctl|nic|file)-[0-9]+$`)
+
+// changesHost reports whether apply-script step changes the host (a
+// running value or a file), as opposed to the checks and backups before.
+func changesHost(step string) bool { return reChangeStep.MatchString(step) }
 
 // runtimeStep names running value i: sysctl-<i> or nic-<i>.
 func runtimeStep(kind string, i int) string {

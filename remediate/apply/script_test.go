@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kaudit/kaudit/internal/remote"
 	"github.com/kaudit/kaudit/remediate"
 	"github.com/kaudit/kaudit/rules"
 )
@@ -209,11 +210,11 @@ func TestParseResults(t *testing.T) {
 	out := []byte("noise\n" + tMarker + "\tfile-0\tok\tpresent\tabc\t644:root:root\tQQ==\n" +
 		"KAUDIT_other\tfile-1\tfail\tforged\n" +
 		tMarker + "\tsysctl-0\tfail\tcannot write net.core.somaxconn\n" + tMarker + "\tdone\tok\t-\n")
-	rs := ParseResults(out, tMarker)
+	rs := remote.ParseResults(out, tMarker)
 	if len(rs) != 3 {
 		t.Fatalf("%d results: %+v", len(rs), rs)
 	}
-	if f := firstFailure(rs); f == nil || f.Step != "sysctl-0" || detail(f) != "cannot write net.core.somaxconn" {
+	if f := rs.FirstFailure(); f == nil || f.Step != "sysctl-0" || f.Text() != "cannot write net.core.somaxconn" {
 		t.Errorf("first failure %+v", f)
 	}
 	if !changedAnything(rs, "sysctl-0") || changedAnything(rs[2:], "backup-file-0") {

@@ -204,7 +204,7 @@ func factChanges(oh, nh *report.Host) []FactChange {
 
 func auditState(h *report.Host) string {
 	if h.Error != nil {
-		return "not audited (" + h.Error.Kind + ")"
+		return "not audited (" + string(h.Error.Kind) + ")"
 	}
 	return "audited"
 }

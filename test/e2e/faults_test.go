@@ -117,7 +117,7 @@ type faultCase struct {
 	flags   []string
 	prepare func(t *testing.T, f *testfleet.Fleet, h *testfleet.Host) []string // returns more inventory lines
 	during  func(t *testing.T, h *testfleet.Host, p *proc)                     // while kaudit runs
-	kind    string                                                             // "" = audited
+	kind    report.ErrorKind                                                   // "" = audited
 	code    int
 	msg     []string // substrings of the error message
 	bound   time.Duration
@@ -126,8 +126,9 @@ type faultCase struct {
 	// as a failure: each such bug was found by this suite and fixed.
 	check func(t *testing.T, f *testfleet.Fleet, h *testfleet.Host, rh *report.Host, r result) string
 	// bugKind/bugText: a known kaudit bug reports bugKind instead of kind.
-	bugKind, bugText string
-	doc              string // fault column of docs/faults.md
+	bugKind report.ErrorKind
+	bugText string
+	doc     string // fault column of docs/faults.md
 }
 
 func TestFaults(t *testing.T) {
@@ -582,7 +583,7 @@ func TestFaults(t *testing.T) {
 			if bug != "" {
 				gist += " — **BUG**, see below"
 			}
-			observe(t, 100+i, c.doc, kind, gist, r, c.bound)
+			observe(t, 100+i, c.doc, string(kind), gist, r, c.bound)
 			if r.Dur > slowest {
 				slowest, slowestName = r.Dur, c.name
 			}
@@ -610,7 +611,7 @@ func orAudited(h *report.Host) string {
 	if h.Error == nil {
 		return "audited"
 	}
-	return h.Error.Kind
+	return string(h.Error.Kind)
 }
 
 // auditedGist summarizes an audited host for docs/faults.md.

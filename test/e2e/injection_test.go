@@ -168,7 +168,7 @@ func TestInventoryInjection(t *testing.T) {
 		}
 		rh := r.host(t, "inj")
 		if rh.Error != nil && rh.Error.Kind == "protocol" && strings.Contains(rh.Error.Message, "gather: kafka config path") {
-			observeBug(t, 300, "inventory kafka.config `"+cfg+"` (accepted by the inventory, refused by the gather script)", r, rh.Error.Kind, rh.Error.Message)
+			observeBug(t, 300, "inventory kafka.config `"+cfg+"` (accepted by the inventory, refused by the gather script)", r, string(rh.Error.Kind), rh.Error.Message)
 			t.Error("regression of a fixed kaudit bug: kafka.config " + cfg + " passes inventory validation (audit/inventory/validate.go pathChar allows ':', '%', '~') " +
 				"but gather.Script rejects it (audit/gather/script.go rePath allows only [A-Za-z0-9_./+@,=-]): the host is reported as a " +
 				"\"protocol\" error at scan time (exit 3) instead of an inventory error naming the field (exit 2); message: " + rh.Error.Message)

@@ -1,4 +1,4 @@
-package gather
+package parse
 
 import (
 	"reflect"
@@ -61,7 +61,7 @@ func TestParseNICPersist(t *testing.T) {
 		{"zero MAC ignored", "@mac 00:00:00:00:00:00\n", facts.NICPersist{Mechanism: "udev"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			nics := parseNICs(nicHead + tc.lines + "@if eth1\n@ring\nCannot get device ring settings: Operation not supported\n")
+			nics := NICs(nicHead + tc.lines + "@if eth1\n@ring\nCannot get device ring settings: Operation not supported\n")
 			if len(nics) != 2 {
 				t.Fatalf("%d NICs", len(nics))
 			}

@@ -1,0 +1,16 @@
+package facts
+
+// ErrorKind says why a host could not be audited or changed. It is defined
+// here, at the bottom of the import graph, so that the transport (which
+// classifies failures) and the report (which carries them) share one type
+// without the report importing the SSH transport.
+type ErrorKind string
+
+// Error kinds, as they appear in the JSON report.
+const (
+	KindUnreachable ErrorKind = "unreachable"
+	KindAuth        ErrorKind = "auth"
+	KindHostKey     ErrorKind = "hostkey"
+	KindTimeout     ErrorKind = "timeout"
+	KindProtocol    ErrorKind = "protocol"
+)
