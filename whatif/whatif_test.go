@@ -352,3 +352,20 @@ func TestWhatIfConfluentBackport(t *testing.T) {
 		}
 	}
 }
+
+// A producer host (client profile) is no broker: it is in no
+// rolling-restart verdict, even in a group of its own.
+func TestRestartVerdictSkipsClientHosts(t *testing.T) {
+	b := host("b", "kafka", "6.1.0-13-amd64", "3.6.1", "apache", "4096", "4096")
+	c := report.Host{Name: "p", Groups: []string{"clients"}, Facts: &facts.Facts{Role: facts.RoleClient, Conns: []facts.Conn{}}}
+	c.Findings = rules.Evaluate(c.Facts, rules.DefaultProfile())
+	r := &report.Report{SchemaVersion: 1, Hosts: []report.Host{b, c}}
+	report.Summarize(r)
+	w, err := Evaluate(r, Assume{Kafka: "3.7.0"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(w.Clusters) != 1 || w.Clusters[0].Cluster != "kafka" {
+		t.Fatalf("clusters %+v", w.Clusters)
+	}
+}

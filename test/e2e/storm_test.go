@@ -100,6 +100,18 @@ func TestReconnectStormAndProducers(t *testing.T) {
 			t.Errorf("cp717 %s: %+v, want %s", rule, fd, want)
 		}
 	}
+
+	// The fix plan sets the backported property on the CP 7.1.7 broker,
+	// and --apply writes it into its server.properties.
+	fix := runKaudit(t, runOpts{}, "fix", inv, "--limit", "cp717", "--rules", rules.RuleKafkaBacklogConfig,
+		"--apply", "--yes", "--journal-dir", t.TempDir(), "--timeout", "30s")
+	if fix.Code != 0 || !strings.Contains(fix.Stdout, "socket.listen.backlog.size") {
+		t.Fatalf("fix on cp717: exit %d\n%s\n%s", fix.Code, fix.Stdout, fix.Stderr)
+	}
+	props := cp.Exec(t, "cat", cp.KafkaConfig)
+	if !strings.Contains(props, "socket.listen.backlog.size=4096") {
+		t.Errorf("server.properties after fix --apply:\n%s", props)
+	}
 }
 
 // stormInventory is the fleet's inventory with the producer in the clients group.
