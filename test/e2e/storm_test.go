@@ -60,6 +60,11 @@ func TestReconnectStormAndProducers(t *testing.T) {
 	if os.Getenv("KAUDIT_E2E_DUMP") != "" {
 		t.Logf("report:\n%s", r.JSON)
 	}
+	for _, h := range r.Report.Hosts {
+		if h.Error != nil {
+			t.Errorf("%s not audited: %+v", h.Name, h.Error)
+		}
+	}
 	rb := r.host(t, "storm")
 	storm := finding(rb, rules.RuleReconnectStorm)
 	wantStorm := "300 clients on :9092 vs an effective backlog of 50: a restart sends ~6.0× the SYNs the queue holds"
@@ -81,7 +86,7 @@ func TestReconnectStormAndProducers(t *testing.T) {
 
 	rp := r.host(t, "producer")
 	if rp.Facts == nil || rp.Facts.Role != "client" || len(rp.Facts.Conns) != stormV4+stormV6 {
-		t.Fatalf("producer facts: %+v", rp.Facts)
+		t.Fatalf("producer facts: %+v, error %+v", rp.Facts, rp.Error)
 	}
 	for _, fd := range rp.Findings {
 		cat, _ := rules.Lookup(fd.Rule)
