@@ -10,6 +10,7 @@ import (
 	"github.com/kaudit/kaudit/audit/facts"
 	"github.com/kaudit/kaudit/audit/gather"
 	"github.com/kaudit/kaudit/audit/inventory"
+	"github.com/kaudit/kaudit/audit/probe"
 	"github.com/kaudit/kaudit/audit/transport"
 	"github.com/kaudit/kaudit/internal/fanout"
 )
@@ -27,6 +28,9 @@ type Options struct {
 	ConnectTimeout time.Duration // per host TCP connect + SSH handshake; a host's own wins
 	SysctlKeys     []string      // what the rules read
 	Runner         transport.Runner
+	// Probe, when set, runs the SYN-cookie probe (audit/probe) on each host
+	// after its gather, in the same worker slot (see probeHost).
+	Probe *probe.Options
 	// Progress, when set, is called once per finished host (from the
 	// scanning goroutines, serialized by the caller if needed).
 	Progress func(Result)
@@ -155,6 +159,7 @@ func scanHost(parent context.Context, h inventory.Host, opt Options, clientPorts
 		return res
 	}
 	res.Facts = f
+	probeHost(parent, h, f, opt)
 	return res
 }
 

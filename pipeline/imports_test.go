@@ -18,14 +18,15 @@ var layers = map[string][]string{
 	"audit/gather":    {"audit/facts", "audit/parse", "internal/*"},
 	"audit/transport": {"audit/facts", "internal/*"},
 	"audit/inventory": {"internal/*"},
-	"audit":           {"audit/facts", "audit/gather", "audit/parse", "audit/inventory", "audit/transport", "internal/*"},
+	"audit/probe":     {"audit/facts", "audit/transport", "internal/*"},
+	"audit/trust":     {"audit", "audit/inventory", "audit/transport", "internal/*"},
+	"audit":           {"audit/facts", "audit/gather", "audit/parse", "audit/inventory", "audit/probe", "audit/transport", "internal/*"},
 	// rules: the knowledge; only the facts it judges.
 	"rules": {"audit/facts", "internal/*"},
 	// report imports rules for the Finding and Severity types only; it
 	// never evaluates (no report.* calls rules.Evaluate).
 	"report": {"audit/facts", "rules", "internal/*"},
-	// report/diff compares and renders. It still imports rules while the
-	// what-if lives in it (moving to whatif/, issue 8 point 2).
+	// report/diff compares and renders; rules for the finding types only.
 	"report/diff":       {"audit/facts", "report", "rules", "internal/*"},
 	"whatif":            {"audit/facts", "rules", "report", "report/diff", "internal/*"},
 	"remediate":         {"audit/facts", "rules", "remediate/props", "remediate/sysctld", "internal/*"},
@@ -34,16 +35,18 @@ var layers = map[string][]string{
 	"remediate/apply": {"audit", "audit/facts", "audit/gather", "audit/parse", "audit/inventory", "audit/transport",
 		"rules", "remediate", "remediate/props", "remediate/sysctld", "internal/*"},
 	"waiver":   {"report", "rules", "internal/*"},
-	"pipeline": {"audit", "audit/facts", "audit/inventory", "audit/transport", "rules", "report", "remediate", "remediate/apply"},
+	"pipeline": {"audit", "audit/facts", "audit/inventory", "audit/probe", "audit/transport", "rules", "report", "remediate", "remediate/apply"},
 	// The CLI parses flags and calls the library: no gather script, no
 	// parser, no remote-script plumbing, no fan-out of its own.
-	"cmd/kaudit": {"audit", "audit/facts", "audit/inventory", "audit/transport", "pipeline", "rules", "report", "report/diff",
+	"cmd/kaudit": {"audit", "audit/facts", "audit/inventory", "audit/probe", "audit/transport", "audit/trust", "pipeline", "rules", "report", "report/diff",
 		"whatif", "remediate", "remediate/apply", "waiver", "internal/simhost"},
 	"internal/simhost":   {"audit/inventory", "internal/*"},
 	"internal/testfleet": {"audit/inventory", "internal/*"},
 	"internal":           {"internal/*"},
-	"docs":               {},
-	"test":               {}, // test-only packages: their imports are test imports
+	// bench: programs and benchmarks that drive the library, as a user would.
+	"bench": {"audit", "audit/facts", "audit/gather", "audit/inventory", "audit/parse", "pipeline", "rules", "report", "internal/simhost", "internal/*"},
+	"docs":  {},
+	"test":  {}, // test-only packages: their imports are test imports
 }
 
 // allowedBy is the rule for pkg (module-relative): the longest prefix.

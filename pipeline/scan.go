@@ -7,6 +7,7 @@ import (
 
 	"github.com/kaudit/kaudit/audit"
 	"github.com/kaudit/kaudit/audit/inventory"
+	"github.com/kaudit/kaudit/audit/probe"
 	"github.com/kaudit/kaudit/audit/transport"
 	"github.com/kaudit/kaudit/report"
 	"github.com/kaudit/kaudit/rules"
@@ -21,6 +22,9 @@ type Config struct {
 	FailOn         rules.Severity
 	ToolVersion    string           // recorded in the report
 	Runner         transport.Runner // nil: transport.NewSSH()
+	// Probe, when set, also runs the SYN-cookie window-scale probe on
+	// each host (scan --probe, kaudit probe, the demo).
+	Probe *probe.Options
 	// Progress, when set, is called once per host as it finishes.
 	Progress func(audit.Result)
 	// Now is the clock the report's start time is read from (nil: time.Now).
@@ -79,6 +83,7 @@ func Scan(ctx context.Context, hosts []inventory.Host, cfg Config) (*report.Repo
 		ConnectTimeout: cfg.ConnectTimeout,
 		SysctlKeys:     rules.SysctlKeys(),
 		Runner:         cfg.Runner,
+		Probe:          cfg.Probe,
 		Progress:       cfg.Progress,
 		ClientsGroup:   cfg.ClientsGroup,
 	})

@@ -108,6 +108,7 @@ type htmlFinding struct {
 	Observed string
 	Expected string
 	Reason   string
+	Source   string // which evidence decided (rules.Source*), "" for most rules
 	Fix      string
 	Evidence []string
 }
@@ -195,6 +196,9 @@ func matrixCell(h Host, findings map[string]rules.Finding, rule string) htmlCell
 	if f.Reason != "" {
 		title += "\n" + f.Reason
 	}
+	if f.Source != "" {
+		title += "\ndecided by: " + f.Source
+	}
 	return htmlCell{
 		Class: "status-" + string(f.Status),
 		Text:  string(f.Status),
@@ -250,6 +254,7 @@ func buildHTMLHost(h *Host) htmlHost {
 			Observed: f.Observed,
 			Expected: f.Expected,
 			Reason:   f.Reason,
+			Source:   f.Source,
 			Evidence: f.Evidence,
 		}
 		if f.Fix != nil && f.Status != rules.Pass {

@@ -1,6 +1,8 @@
 package report
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,10 +11,46 @@ import (
 
 func init() { Register("json", renderJSON) }
 
+// renderJSON writes the report as json.Encoder with a two-space indent
+// would, byte for byte, but one host at a time: the document is never
+// built (and indented in a second copy) in memory whole, which for 10,000
+// hosts is ≈ 200 MB twice.
 func renderJSON(w io.Writer, r *Report, _ Options) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
+	head := *r
+	head.Hosts = nil
+	b, err := json.MarshalIndent(&head, "", "  ")
+	if err != nil {
+		return err
+	}
+	if r.Hosts == nil {
+		_, err := fmt.Fprintf(w, "%s\n", b)
+		return err
+	}
+	tail := []byte("\"hosts\": null\n}")
+	if !bytes.HasSuffix(b, tail) {
+		return fmt.Errorf("report: unexpected JSON layout (hosts is not the last field)")
+	}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	bw.Write(b[:len(b)-len(tail)])
+	if len(r.Hosts) == 0 {
+		bw.WriteString("\"hosts\": []\n}\n")
+		return bw.Flush()
+	}
+	bw.WriteString("\"hosts\": [\n")
+	for i := range r.Hosts {
+		hb, err := json.MarshalIndent(&r.Hosts[i], "    ", "  ")
+		if err != nil {
+			return err
+		}
+		bw.WriteString("    ")
+		bw.Write(hb)
+		if i < len(r.Hosts)-1 {
+			bw.WriteString(",")
+		}
+		bw.WriteString("\n")
+	}
+	bw.WriteString("  ]\n}\n")
+	return bw.Flush()
 }
 
 // Load reads a JSON report written by `kaudit scan --format json`.

@@ -213,6 +213,9 @@ func junitDetail(f rules.Finding) string {
 	if f.Reason != "" {
 		fmt.Fprintf(&b, "reason: %s\n", f.Reason)
 	}
+	if f.Source != "" {
+		fmt.Fprintf(&b, "decided by: %s\n", f.Source)
+	}
 	for _, e := range f.Evidence {
 		fmt.Fprintf(&b, "evidence: %s\n", e)
 	}

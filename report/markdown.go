@@ -68,7 +68,7 @@ func renderMarkdown(w io.Writer, r *Report, _ Options) error {
 		b.WriteString("|---|---|---|---|---|---|\n")
 		for _, g := range fails {
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n",
-				g.Severity, mdRule(g), mdHosts(g.Hosts), mdSample(g), mdText(g.Sample.Reason), mdFix(g.Sample.Fix))
+				g.Severity, mdRule(g), mdHosts(g.Hosts), mdSample(g), mdText(reasonWithSource(g)), mdFix(g.Sample.Fix))
 		}
 		b.WriteString("\n")
 	}
@@ -80,7 +80,7 @@ func renderMarkdown(w io.Writer, r *Report, _ Options) error {
 		b.WriteString("|---|---|---|---|---|\n")
 		for _, g := range unknown {
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n",
-				g.Severity, mdRule(g), mdHosts(g.Hosts), mdText(g.Sample.Reason), mdFix(g.Sample.Fix))
+				g.Severity, mdRule(g), mdHosts(g.Hosts), mdText(reasonWithSource(g)), mdFix(g.Sample.Fix))
 		}
 		b.WriteString("\n")
 	}

@@ -20,6 +20,7 @@ func init() { Register("prometheus", renderPrometheus) }
 //
 //	kaudit_rule_status{host,rule,severity,status}  1, one series per host × rule (the current status)
 //	kaudit_rule_failed{host,rule,severity}         1 when the status is fail, else 0
+//	kaudit_rule_source{host,rule,source}           1, rules that name the evidence that decided them
 //	kaudit_host_score{host}                        audited hosts only: an unaudited host has no score
 //	kaudit_host_up{host}                           1 audited, 0 could not be audited
 //	kaudit_host_error{host,kind}                   1, hosts that could not be audited only
@@ -48,6 +49,15 @@ func renderPrometheus(w io.Writer, r *Report, _ Options) error {
 				v = 1
 			}
 			p.sample("kaudit_rule_failed", v, "host", h.Name, "rule", f.Rule, "severity", string(f.Severity))
+		}
+	}
+
+	p.family("kaudit_rule_source", "1 for the evidence that decided a rule with several sources on a host (kernel-synack-wscale: probe, changelog, version, none).")
+	for _, h := range r.Hosts {
+		for _, f := range firstPerRule(h.Findings) {
+			if f.Source != "" {
+				p.sample("kaudit_rule_source", 1, "host", h.Name, "rule", f.Rule, "source", f.Source)
+			}
 		}
 	}
 

@@ -37,6 +37,7 @@ type Report struct {
 	Inventory     string    `json:"inventory,omitempty"`
 	FailOn        string    `json:"fail_on,omitempty"`
 	Interrupted   bool      `json:"interrupted,omitempty"`
+	Shard         string    `json:"shard,omitempty"` // K/N of scan --shard; merge wants each K once
 	Summary       Summary   `json:"summary"`
 	Hosts         []Host    `json:"hosts"`
 }
@@ -177,6 +178,9 @@ type RuleGroup struct {
 	Severity rules.Severity
 	Hosts    []string
 	Sample   rules.Finding // the first host's finding, for observed/expected/reason
+	// Sources pairs each host with the evidence that decided its finding,
+	// for rules that name one (Finding.Source), in Hosts order.
+	Sources []HostSource
 }
 
 // GroupByRule collects findings with the given statuses by (rule, status,
@@ -206,6 +210,9 @@ func (r *Report) GroupByRule(statuses ...rules.Status) []RuleGroup {
 				out = append(out, RuleGroup{Rule: f.Rule, Title: f.Title, Status: f.Status, Severity: f.Severity, Sample: f})
 			}
 			out[i].Hosts = append(out[i].Hosts, h.Name)
+			if f.Source != "" {
+				out[i].Sources = append(out[i].Sources, HostSource{Host: h.Name, Source: f.Source})
+			}
 		}
 	}
 	statusRank := map[rules.Status]int{rules.Fail: 0, rules.Unknown: 1, rules.Warn: 2, rules.Error: 3, rules.Waived: 4, rules.Skip: 5, rules.Pass: 6}

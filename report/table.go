@@ -224,6 +224,9 @@ func groupTable(groups []RuleGroup, p palette, withSample bool) string {
 		if reason != "" {
 			details = append(details, p.faint(wrap(clip(reason, 3*detailWidth), detailWidth)))
 		}
+		if src := sourceText(g); src != "" {
+			details = append(details, wrap(src, detailWidth))
+		}
 		t.AppendRow(table.Row{
 			p.severity(g.Severity, string(g.Severity)),
 			g.Rule,

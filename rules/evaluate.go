@@ -91,6 +91,7 @@ func (c *evalCtx) kernel() kernelAnalysis {
 		if a.release == "" {
 			a.reason = c.notGathered(facts.SecKernel, "kernel release")
 		}
+		a = withProbe(a, c.f.Kernel, c.f.Probe)
 		c.k = &a
 	}
 	return *c.k

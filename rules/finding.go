@@ -55,8 +55,20 @@ type Finding struct {
 	Expected string   `json:"expected,omitempty"`
 	Evidence []string `json:"evidence,omitempty"`
 	Reason   string   `json:"reason"`
-	Fix      *Fix     `json:"fix,omitempty"`
+	// Source says which evidence decided the verdict, for rules that have
+	// more than one (kernel-synack-wscale: probe > changelog > version >
+	// none); "" for the others.
+	Source string `json:"source,omitempty"`
+	Fix    *Fix   `json:"fix,omitempty"`
 }
+
+// Verdict sources, strongest first.
+const (
+	SourceProbe     = "probe"     // the SYN-cookie probe observed the kernel (audit/probe)
+	SourceChangelog = "changelog" // the kernel package changelog (exact fix title, UEK LTS tag)
+	SourceVersion   = "version"   // the upstream version table (kernels.yaml) applied to the release
+	SourceNone      = "none"      // nothing settled it: the verdict is unknown
+)
 
 // Fix says how a failing finding can be remediated. Automatic changes are
 // expressed as data so that remediate can plan them without re-deriving

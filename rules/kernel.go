@@ -119,6 +119,8 @@ type kernelAnalysis struct {
 	upstream   string // upstream stable version the kernel is built on, when known
 	firstFixed string // first fixed release of the series, "" when the series never got the fix
 	vendor     string // vanilla, ubuntu, debian, amazon, redhat, uek, other
+	source     string // which evidence decided: a Source* constant ("" = nothing did)
+	probeNote  string // why the probe, when asked for, did not decide
 }
 
 // fixedRange says which kernels of this kind have the fix, for Expected.
@@ -202,7 +204,7 @@ func analyzeKernel(k facts.Kernel) kernelAnalysis {
 	// lists each backported upstream title (RPM kernels, Oracle UEK, Ubuntu)
 	// settles it by the title's absence too.
 	if cl != nil && (a.vendor == "redhat" || a.vendor == "uek" || a.vendor == "ubuntu") {
-		a.status = KernelAffected
+		a.status, a.source = KernelAffected, SourceChangelog
 		a.reason = fmt.Sprintf("kernel %s: changelog of %s lacks the fix title %q", a.release, clSource(cl, a.release), kernels.Title)
 		if cl.LastLTSTag != "" {
 			a.reason += fmt.Sprintf(" and its last merged LTS tag %s is below the first fixed release", cl.LastLTSTag)
@@ -221,7 +223,7 @@ func analyzeKernel(k facts.Kernel) kernelAnalysis {
 // release (or of a series ≥ mainline).
 func (a *kernelAnalysis) byChangelog(cl *facts.KernelChangelog) bool {
 	if cl != nil && cl.HasFix {
-		a.status = KernelFixed
+		a.status, a.source = KernelFixed, SourceChangelog
 		a.reason = fmt.Sprintf("kernel %s: changelog (%s) contains %q", a.release, clSource(cl, a.release), kernels.Title)
 		return true
 	}
@@ -239,13 +241,13 @@ func (a *kernelAnalysis) byChangelog(cl *facts.KernelChangelog) bool {
 		if !tv.GreaterThanOrEqual(fv) {
 			return false
 		}
-		a.status = KernelFixed
+		a.status, a.source = KernelFixed, SourceChangelog
 		a.upstream = tm[1]
 		a.reason = fmt.Sprintf("kernel %s: changelog (%s) merged LTS tag %s ≥ v%s, which carries the fix", a.release, clSource(cl, a.release), cl.LastLTSTag, ff)
 		return true
 	}
 	if cmpSeries(ts, kernels.Mainline) >= 0 {
-		a.status = KernelFixed
+		a.status, a.source = KernelFixed, SourceChangelog
 		a.reason = fmt.Sprintf("kernel %s: changelog (%s) merged LTS tag %s of a series ≥ %s", a.release, clSource(cl, a.release), cl.LastLTSTag, kernels.Mainline)
 		return true
 	}
@@ -262,7 +264,7 @@ func (a *kernelAnalysis) byBase(sub, suffix string) bool {
 		a.reason = fmt.Sprintf("kernel %s is a %s release candidate: the fix landed during the %s-rc cycle (for -rc4), so an rc build cannot be settled from its name", a.release, kernels.Mainline, kernels.Mainline)
 		return true
 	}
-	a.status = KernelFixed
+	a.status, a.source = KernelFixed, SourceVersion
 	a.reason = fmt.Sprintf("kernel %s: base version %s ≥ %s, which contains commit %s", a.release, a.series, kernels.Mainline, kernels.Commit[:7])
 	return true
 }
@@ -275,7 +277,7 @@ func (a *kernelAnalysis) byUpstream(k facts.Kernel, sub, suffix string) (upstrea
 	if upstream == "" {
 		return "", false
 	}
-	a.upstream = upstream
+	a.upstream, a.source = upstream, SourceVersion
 	uv, _ := parseKernelVersion(upstream)
 	if a.firstFixed != "" {
 		fv, _ := parseKernelVersion(a.firstFixed)
@@ -289,6 +291,7 @@ func (a *kernelAnalysis) byUpstream(k facts.Kernel, sub, suffix string) (upstrea
 		return upstream, true
 	}
 	if a.vendor != "vanilla" {
+		a.source = ""
 		return upstream, false // a vendor kernel on a series with no upstream fix: the vendor may have backported it
 	}
 	a.status = KernelAffected

@@ -67,15 +67,16 @@ func evalKernelSynackWscale(c *evalCtx) Finding {
 			fd.Evidence = append(fd.Evidence, ev)
 		}
 	}
+	fd.Evidence = append(fd.Evidence, probeEvidence(c.f.Probe)...)
 	if a.status == KernelFixed {
 		fd.Status = Pass
 		fd.Reason = a.reason
-		return fd
+		return withSource(fd, a)
 	}
 
 	fd.Fix = kernelFix(a, exposed)
 	kernelVerdict(&fd, a, e)
-	return fd
+	return withSource(fd, a)
 }
 
 // kernelFix is kernel-synack-wscale's fix: the kernel upgrade, with

@@ -34,6 +34,9 @@ type Facts struct {
 	Kafka      *Kafka   `json:"kafka"`
 	NICs       []NIC    `json:"nics"`
 	Evidence   Evidence `json:"evidence"`
+	// Probe is the SYN-cookie window-scale probe's outcome (kaudit scan
+	// --probe); nil when it was not asked for.
+	Probe *Probe `json:"probe,omitempty"`
 	// Sections maps a gather section name to its status when it was not
 	// fully successful: missing tool, permission denied, error text.
 	Sections map[string]SectionStatus `json:"sections,omitempty"`

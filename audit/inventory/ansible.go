@@ -109,6 +109,10 @@ func (p *parser) ansibleVars(n *yaml.Node, field string, s *settings, isGroup bo
 			continue
 		}
 		if set, ok := ansibleSetters[e.key]; ok {
+			if isVaulted(e.value) {
+				p.c.add(e.kNode.Line, f, "kaudit never decrypts vaults; pipe ansible-inventory -i INVENTORY --list into kaudit scan - instead", "%s is encrypted with ansible-vault", e.key)
+				continue
+			}
 			set(p, s, e.value, f)
 			continue
 		}
@@ -121,7 +125,7 @@ func (p *parser) ansibleVars(n *yaml.Node, field string, s *settings, isGroup bo
 
 // parseAnsible reads an Ansible YAML inventory. The implicit group "all"
 // always exists; top-level groups are its children.
-func (p *parser) parseAnsible(root *yaml.Node) ([]Host, *graph) {
+func (p *parser) parseAnsible(root *yaml.Node) (hostTable, *graph) {
 	g := newGraph()
 	g.add("all", 0)
 	var hosts hostTable
@@ -225,17 +229,19 @@ func (p *parser) parseAnsible(root *yaml.Node) ([]Host, *graph) {
 	}
 	g.findCycles(p)
 
-	out := make([]Host, 0, len(hosts.list))
-	for _, h := range hosts.list {
-		s := &settings{}
-		groups := g.groupsOf(h.name)
-		for _, grp := range groups {
-			s.overlay(g.vars[grp])
-		}
-		for _, v := range h.vars {
-			s.overlay(v)
-		}
-		out = append(out, p.host(h.name, h.source, s, groups))
+	return hosts, g
+}
+
+// isVaulted reports an ansible-vault value: a !vault scalar in YAML, or
+// {"__ansible_vault": ...} as ansible-inventory --list prints one it could
+// not decrypt.
+func isVaulted(n *yaml.Node) bool {
+	n = resolve(n)
+	if n == nil {
+		return false
 	}
-	return out, g
+	if n.Tag == "!vault" {
+		return true
+	}
+	return n.Kind == yaml.MappingNode && len(n.Content) == 2 && n.Content[0].Value == "__ansible_vault"
 }

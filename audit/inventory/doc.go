@@ -1,7 +1,7 @@
 // Package inventory loads the list of Kafka broker hosts kaudit audits and
 // how to reach each one.
 //
-// Two formats are read. kaudit's own YAML format has four top-level keys:
+// kaudit's own YAML format has four top-level keys:
 //
 //	defaults:   host settings applied to every host
 //	profile:    threshold overrides for every host
@@ -17,7 +17,11 @@
 // < host. Each host is defined once; put it in several groups with
 // children:.
 //
-// Any other YAML file is read as an Ansible YAML inventory, as it is:
+// Ansible inventories are read as they are, in three forms (detected: see
+// detectFormat): YAML, INI (ini.go) and the JSON of ansible-inventory --list
+// (list.go, also from standard input, path "-"). For YAML and INI the
+// group_vars/ and host_vars/ directories beside the inventory are read too
+// (varsdir.go), in Ansible's precedence. An Ansible YAML inventory is read:
 // all/children/hosts/vars, nested groups, host ranges (broker[01:03]),
 // host:port keys, hosts listed in several groups (variables merged by group
 // depth, ansible_group_priority, then name, host variables last, as Ansible

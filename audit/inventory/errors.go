@@ -96,7 +96,13 @@ func (c *collector) err() error {
 	if len(c.errs) == 0 {
 		return nil
 	}
-	sort.SliceStable(c.errs, func(i, j int) bool { return c.errs[i].Line < c.errs[j].Line })
+	sort.SliceStable(c.errs, func(i, j int) bool { // the inventory first, then vars files by name
+		a, b := c.errs[i], c.errs[j]
+		if a.File != b.File {
+			return a.File == c.file || (b.File != c.file && a.File < b.File)
+		}
+		return a.Line < b.Line
+	})
 	errs := make([]error, len(c.errs))
 	for i, e := range c.errs {
 		errs[i] = e

@@ -21,6 +21,7 @@ type graph struct {
 	edgeRef  map[[2]string]ref
 	broken   map[[2]string]bool // edges closing a cycle, ignored after reporting
 	direct   map[string][]string
+	hostIn   map[string][]string // host -> groups listing it directly, in first-listed order
 	vars     map[string]*settings
 	priority map[string]int
 	depthOf  map[string]int
@@ -29,7 +30,7 @@ type graph struct {
 func newGraph() *graph {
 	return &graph{
 		line: map[string]int{}, children: map[string][]string{}, edgeRef: map[[2]string]ref{},
-		broken: map[[2]string]bool{}, direct: map[string][]string{}, vars: map[string]*settings{},
+		broken: map[[2]string]bool{}, direct: map[string][]string{}, hostIn: map[string][]string{}, vars: map[string]*settings{},
 		priority: map[string]int{},
 	}
 }
@@ -53,12 +54,13 @@ func (g *graph) addChild(parent, child string, r ref) {
 }
 
 func (g *graph) addHost(group, host string) {
-	for _, h := range g.direct[group] {
-		if h == host {
+	for _, grp := range g.hostIn[host] {
+		if grp == group {
 			return
 		}
 	}
 	g.direct[group] = append(g.direct[group], host)
+	g.hostIn[host] = append(g.hostIn[host], group)
 }
 
 func (g *graph) addVars(group string, s *settings) {
@@ -162,12 +164,8 @@ func (g *graph) ancestors(n string, into map[string]bool) {
 // ansible_group_priority, then name.
 func (g *graph) groupsOf(host string) []string {
 	set := map[string]bool{}
-	for _, grp := range g.order {
-		for _, h := range g.direct[grp] {
-			if h == host {
-				g.ancestors(grp, set)
-			}
-		}
+	for _, grp := range g.hostIn[host] {
+		g.ancestors(grp, set)
 	}
 	out := make([]string, 0, len(set))
 	for n := range set {

@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -43,65 +46,113 @@ type Host struct {
 // Inventory is a loaded, validated inventory file.
 type Inventory struct {
 	Path   string
-	Format string              // FormatKaudit or FormatAnsible
+	Format string              // FormatKaudit, FormatAnsible, FormatAnsibleINI or FormatAnsibleList
 	Hosts  []Host              // in file order
 	Groups map[string][]string // group → host names (transitive members), in host order
 }
 
 // Inventory formats.
 const (
-	FormatKaudit  = "kaudit"
-	FormatAnsible = "ansible"
+	FormatKaudit      = "kaudit"       // kaudit's own YAML
+	FormatAnsible     = "ansible"      // Ansible YAML inventory (+ group_vars/, host_vars/)
+	FormatAnsibleINI  = "ansible-ini"  // Ansible INI inventory (+ group_vars/, host_vars/)
+	FormatAnsibleList = "ansible-list" // JSON of ansible-inventory --list or a dynamic inventory script
 )
 
 // maxSize bounds the inventory file size.
 const maxSize = 16 << 20
 
-// Load reads and parses an inventory file. See Parse.
+// Stdin is the path that makes Load read standard input, e.g.
+// ansible-inventory -i prod --list | kaudit scan -
+const Stdin = "-"
+
+// Load reads and parses an inventory file, or standard input when path is
+// Stdin. See Parse.
 func Load(path string) (*Inventory, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
+	var data []byte
+	var err error
+	if path == Stdin {
+		data, err = io.ReadAll(io.LimitReader(os.Stdin, maxSize+1))
+		if err == nil && len(data) > maxSize {
+			err = fmt.Errorf("larger than %d MiB", maxSize>>20)
 		}
-		return nil, &Error{File: path, Msg: fmt.Sprintf("cannot read inventory: %v", err), Hint: "check the path given on the command line"}
+	} else {
+		data, err = readLimited(path)
 	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxSize+1))
 	if err != nil {
-		return nil, &Error{File: path, Msg: fmt.Sprintf("cannot read inventory: %v", err)}
-	}
-	if len(data) > maxSize {
-		return nil, &Error{File: path, Msg: fmt.Sprintf("inventory is larger than %d MiB", maxSize>>20)}
+		return nil, &Error{File: displayName(path), Msg: fmt.Sprintf("cannot read inventory: %v", err), Hint: "check the path given on the command line"}
 	}
 	return Parse(path, data)
 }
 
+func displayName(path string) string {
+	if path == Stdin {
+		return "stdin"
+	}
+	return path
+}
+
 // Parse parses inventory data read from path (path is used in error
-// messages, and relative identity files are resolved against its
-// directory). The format is detected: a top-level mapping whose keys
-// include defaults, groups, hosts or profile is kaudit's own format;
-// anything else is read as an Ansible YAML inventory.
+// messages, and relative identity files and the group_vars/ and host_vars/
+// directories are found beside it; Stdin means the current directory and no
+// vars directories). The format is detected (see detectFormat): kaudit's
+// own YAML (top-level defaults, groups, hosts or profile), the JSON of
+// ansible-inventory --list (_meta, or groups listing hosts), an Ansible YAML
+// inventory, or an Ansible INI inventory.
 //
-// On failure the error joins one *Error per problem, in line order; the
-// inventory is nil.
+// On failure the error joins one *Error per problem, in file and line
+// order; the inventory is nil.
 func Parse(path string, data []byte) (*Inventory, error) {
-	p := &parser{c: collector{file: path}, dir: filepath.Dir(path)}
+	p := &parser{c: collector{file: displayName(path)}, dir: filepath.Dir(path), stdin: path == Stdin}
+	if p.stdin {
+		p.dir = "."
+	}
+	if detectFormat(path, data) == FormatAnsibleINI {
+		p.lenient = true
+		hosts, g := p.parseINI(data)
+		return p.finish(&Inventory{Path: path, Format: FormatAnsibleINI}, p.resolveAnsible(hosts, g), g, 0)
+	}
+	root, err := p.yamlRoot(data)
+	if err != nil || root == nil {
+		return nil, err
+	}
+	inv := &Inventory{Path: path}
+	var hosts []Host
+	var g *graph
+	switch {
+	case isKaudit(root):
+		inv.Format = FormatKaudit
+		hosts, g = p.parseKaudit(root)
+	case isAnsibleList(root):
+		inv.Format, p.lenient = FormatAnsibleList, true
+		table, lg := p.parseAnsibleList(root)
+		p.stdin = true // Ansible applied group_vars/ and host_vars/ already
+		hosts, g = p.resolveAnsible(table, lg), lg
+	default:
+		inv.Format, p.lenient = FormatAnsible, true
+		table, ag := p.parseAnsible(root)
+		hosts, g = p.resolveAnsible(table, ag), ag
+	}
+	return p.finish(inv, hosts, g, root.Line)
+}
+
+// yamlRoot decodes data as one YAML document whose top level is a mapping.
+// A nil root with a nil error cannot happen: an empty file is an error.
+func (p *parser) yamlRoot(data []byte) (*yaml.Node, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) {
 			return nil, p.empty(0)
 		}
-		return nil, yamlError(path, data, err)
+		return nil, yamlError(p.c.file, data, err)
 	}
 	var extra yaml.Node
 	switch err := dec.Decode(&extra); {
 	case err == nil:
 		p.c.add(extra.Line, "", "keep the whole inventory in one YAML document", "more than one YAML document")
 	case !errors.Is(err, io.EOF):
-		return nil, yamlError(path, data, err)
+		return nil, yamlError(p.c.file, data, err)
 	}
 	var root *yaml.Node
 	if len(doc.Content) > 0 {
@@ -114,24 +165,48 @@ func Parse(path string, data []byte) (*Inventory, error) {
 		p.c.add(root.Line, "", "an inventory is a mapping: defaults:, groups:, hosts: (kaudit) or all: (Ansible)", "expected a mapping at the top level, got %s", describe(root))
 		return nil, p.c.err()
 	}
-	inv := &Inventory{Path: path}
-	var g *graph
-	if isKaudit(root) {
-		inv.Format = FormatKaudit
-		inv.Hosts, g = p.parseKaudit(root)
-	} else {
-		inv.Format = FormatAnsible
-		p.lenient = true
-		inv.Hosts, g = p.parseAnsible(root)
-	}
-	if len(inv.Hosts) == 0 && len(p.c.errs) == 0 {
-		return nil, p.empty(root.Line)
+	return root, nil
+}
+
+// finish reports the collected problems, or completes inv.
+func (p *parser) finish(inv *Inventory, hosts []Host, g *graph, line int) (*Inventory, error) {
+	if len(hosts) == 0 && len(p.c.errs) == 0 {
+		return nil, p.empty(line)
 	}
 	if err := p.c.err(); err != nil {
 		return nil, err
 	}
-	inv.Groups = g.members(inv.Hosts)
+	inv.Hosts, inv.Groups = hosts, g.members(hosts)
 	return inv, nil
+}
+
+var (
+	iniHeaderRE = regexp.MustCompile(`^\[[^\]]*\]\s*$`)
+	yamlKeyRE   = regexp.MustCompile(`^(---|\{|-\s|[^\s=#;]*:(\s|$))`)
+)
+
+// detectFormat tells an INI inventory from YAML and JSON: by extension
+// (.yml, .yaml, .json are YAML; .ini is INI), else by the first line that
+// is not blank or a comment: "[group]" or a host line means INI, "key:",
+// "---", "{" or "- " mean YAML. It returns FormatAnsibleINI or "".
+func detectFormat(path string, data []byte) string {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".yml", ".yaml", ".json":
+		return ""
+	case ".ini":
+		return FormatAnsibleINI
+	}
+	for _, raw := range bytes.Split(data, []byte("\n")) {
+		l := strings.TrimSpace(string(raw))
+		if l == "" || l[0] == '#' || l[0] == ';' {
+			continue
+		}
+		if iniHeaderRE.MatchString(l) || !yamlKeyRE.MatchString(l) {
+			return FormatAnsibleINI
+		}
+		return ""
+	}
+	return ""
 }
 
 // parser carries the state of one Parse call.
@@ -139,6 +214,9 @@ type parser struct {
 	c       collector
 	dir     string // directory of the inventory, for relative identity files
 	lenient bool   // Ansible mode: accept "yes"/"no" and numeric strings as Ansible does
+	stdin   bool   // no group_vars/ and host_vars/ to read (stdin, or ansible-inventory output)
+
+	varsDirs map[string]map[string]fs.DirEntry // group_vars/, host_vars/ listings
 }
 
 func (p *parser) empty(line int) error {

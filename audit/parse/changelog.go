@@ -20,7 +20,7 @@ func KernelChangelog(body string) *facts.KernelChangelog {
 		switch {
 		case strings.HasPrefix(line, "source="):
 			c.Source = strings.TrimPrefix(line, "source=")
-		case strings.Contains(line, fixTitle):
+		case fixTitleLine(line):
 			c.HasFix = true
 		}
 		if i := strings.Index(line, "LTS tag: v"); i >= 0 {

@@ -4,13 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/crypto/ssh"
-	"golang.org/x/crypto/ssh/knownhosts"
 )
 
 // Host-key policies.
@@ -20,180 +18,253 @@ const (
 	PolicyInsecure  = "insecure"   // no verification (explicit opt-in only)
 )
 
-// HostKeys verifies host keys against known_hosts files. Files are read once
-// per distinct file list and shared by every host of the scan.
+// KnownHostsFiles are the known_hosts files of one host or hop, as
+// ssh_config's UserKnownHostsFile and GlobalKnownHostsFile name them. Both
+// are read; accept-new and kaudit trust write to User[0] only.
+type KnownHostsFiles struct {
+	User   []string
+	Global []string
+	Hash   bool // HashKnownHosts: names are written as |1|salt|hash
+}
+
+func (f KnownHostsFiles) all() []string { return append(append([]string{}, f.User...), f.Global...) }
+
+// HostKeys verifies host keys against known_hosts files. Each file is read
+// and indexed once per scan and shared by every host and hop that names it
+// (knownhosts.go); accept-new additions go through a locked append
+// (knownhosts_append.go). Safe for concurrent use.
 type HostKeys struct {
-	mu    sync.Mutex
-	dbs   map[string]*knownDB
-	added map[string]ssh.PublicKey // accept-new additions this run: normalized address -> key
+	mu      sync.Mutex
+	files   map[string]*knownFile
+	pinned  map[string]string       // lookup name -> key blob the callbacks trust for this run only (kaudit trust's bastions); Check ignores it
+	capture map[string]*capturedKey // lookup names whose handshake stops at the host key (kaudit trust)
 }
 
-type knownDB struct {
-	files []string
-	cb    ssh.HostKeyCallback // nil when no file exists yet
-	err   error
-}
-
-// NewHostKeys returns an empty verifier.
+// NewHostKeys returns a verifier that has read nothing yet.
 func NewHostKeys() *HostKeys {
-	return &HostKeys{dbs: map[string]*knownDB{}, added: map[string]ssh.PublicKey{}}
+	return &HostKeys{files: map[string]*knownFile{}, pinned: map[string]string{}, capture: map[string]*capturedKey{}}
 }
 
-func (h *HostKeys) db(files []string) *knownDB {
-	key := strings.Join(files, "\x00")
+func (h *HostKeys) file(path string) *knownFile {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if d, ok := h.dbs[key]; ok {
-		return d
+	f, ok := h.files[path]
+	if !ok {
+		f = readKnownFile(path)
+		h.files[path] = f
 	}
-	d := &knownDB{files: files}
-	var existing []string
-	for _, f := range files {
-		if _, err := os.Stat(f); err == nil {
-			existing = append(existing, f)
-		} else if !errors.Is(err, os.ErrNotExist) {
-			d.err = fmt.Errorf("known_hosts %s: %w", f, err)
-		}
-	}
-	if len(existing) > 0 && d.err == nil {
-		d.cb, d.err = knownhosts.New(existing...)
-		if d.err != nil {
-			d.err = fmt.Errorf("known_hosts: %w (fix or remove the bad line)", d.err)
-		}
-	}
-	h.dbs[key] = d
-	return d
+	return f
 }
 
-// Algorithms returns the host-key algorithms known for addr (host:port), so
-// the client asks the server for a key type that known_hosts can verify.
-// Nil means "no preference" (unknown host).
-func (h *HostKeys) Algorithms(files []string, addr string) []string {
-	d := h.db(files)
-	if d.cb == nil {
-		return nil
-	}
-	// The knownhosts callback reports the keys it knows in a KeyError when
-	// shown a key it does not: use a throw-away key to list them.
-	err := d.cb(addr, dummyAddr(addr), probeKey)
-	var ke *knownhosts.KeyError
-	if !errors.As(err, &ke) || len(ke.Want) == 0 {
-		return nil
-	}
-	seen := map[string]bool{}
-	var algs []string
-	add := func(a string) {
-		if !seen[a] {
-			seen[a] = true
-			algs = append(algs, a)
-		}
-	}
-	for _, k := range ke.Want {
-		switch t := k.Key.Type(); t {
-		case ssh.KeyAlgoRSA:
-			add(ssh.KeyAlgoRSASHA512)
-			add(ssh.KeyAlgoRSASHA256)
-			add(ssh.KeyAlgoRSA)
-		default:
-			add(t)
-		}
-	}
-	return algs
+// KeyStatus is the verdict on one offered host key.
+type KeyStatus int
+
+// Verdicts of Check.
+const (
+	KeyKnown     KeyStatus = iota // a known_hosts line for the name holds this key
+	KeyCertified                  // a host certificate signed by a @cert-authority for the name, valid now
+	KeyUnknown                    // no line for the name
+	KeyChanged                    // lines for the name hold other keys
+	KeyRevoked                    // the key (or its certificate's CA) is @revoked
+	KeyBadCert                    // a certificate from a known CA that is not valid (principal, dates, type)
+	KeyFileError                  // a known_hosts file cannot be read or has a malformed line
+)
+
+// Verdict is what Check found.
+type Verdict struct {
+	Status KeyStatus
+	Name   string   // the lookup name, e.g. "broker-1" or "[10.0.0.5]:2222"
+	Where  []string // FILE:LINE of the lines holding other keys (KeyChanged) or the @revoked line
+	Err    error    // KeyBadCert, KeyFileError
 }
 
-// Callback returns the ssh.HostKeyCallback for one host.
-func (h *HostKeys) Callback(files []string, policy string) ssh.HostKeyCallback {
-	if policy == PolicyInsecure {
-		return ssh.InsecureIgnoreHostKey() // explicit, inventory-level opt-in only
-	}
-	d := h.db(files)
-	return func(hostname string, remote net.Addr, key ssh.PublicKey) error {
-		if d.err != nil {
-			return newErr(KindHostKey, d.err, "%v", d.err)
+// Check verifies key for name (the HostKeyAlias or the host as dialled) and
+// port (0 for an alias) against files, as OpenSSH does: @revoked first; a
+// certificate from a @cert-authority for the name; then the plain lines.
+func (h *HostKeys) Check(name string, port int, files KnownHostsFiles, key ssh.PublicKey) Verdict {
+	v := Verdict{Name: LookupName(name, port)}
+	var lines []*knownLine
+	for _, p := range files.all() {
+		f := h.file(p)
+		ls, err := f.lookup(v.Name)
+		if err != nil {
+			return Verdict{Status: KeyFileError, Name: v.Name, Err: err}
 		}
-		fp := ssh.FingerprintSHA256(key)
-		var err error
-		if d.cb != nil {
-			err = d.cb(hostname, remote, key)
-			if err == nil {
-				return nil
+		for _, k := range revocationKeys(key) {
+			if r := f.isRevoked(k); r != nil {
+				return Verdict{Status: KeyRevoked, Name: v.Name, Where: []string{r.where()}}
 			}
 		}
-		var ke *knownhosts.KeyError
-		var re *knownhosts.RevokedError
+		lines = append(lines, ls...)
+	}
+	if cert, ok := key.(*ssh.Certificate); ok {
+		if cv, done := checkCert(v.Name, strings.Trim(strings.ToLower(name), "[]"), cert, lines); done {
+			return cv
+		}
+		key = cert.Key // no CA of ours signed it: judge the plain key, as OpenSSH does
+	}
+	blob := string(key.Marshal())
+	for _, l := range lines {
+		if l.marker == "" && l.blob == blob {
+			v.Status = KeyKnown
+			return v
+		}
+	}
+	for _, l := range lines {
+		if l.marker == "" {
+			v.Where = append(v.Where, l.where())
+		}
+	}
+	v.Status = KeyUnknown
+	if len(v.Where) > 0 {
+		v.Status = KeyChanged
+	}
+	return v
+}
+
+func (l *knownLine) where() string { return fmt.Sprintf("%s:%d", l.file, l.line) }
+
+func revocationKeys(key ssh.PublicKey) []ssh.PublicKey {
+	if c, ok := key.(*ssh.Certificate); ok {
+		return []ssh.PublicKey{c, c.Key, c.SignatureKey}
+	}
+	return []ssh.PublicKey{key}
+}
+
+// checkCert judges a host certificate against the @cert-authority lines.
+// done is false when no such line names the certificate's signer.
+func checkCert(lookup, principal string, cert *ssh.Certificate, lines []*knownLine) (Verdict, bool) {
+	ca := string(cert.SignatureKey.Marshal())
+	for _, l := range lines {
+		if l.marker != markerCA || l.blob != ca {
+			continue
+		}
+		v := Verdict{Name: lookup, Status: KeyCertified}
+		checker := ssh.CertChecker{Clock: time.Now}
 		switch {
-		case errors.As(err, &re):
-			return newErr(KindHostKey, err, "host key %s %s is marked @revoked in known_hosts", key.Type(), fp)
-		case errors.As(err, &ke) && len(ke.Want) > 0:
-			var where []string
-			for _, w := range ke.Want {
-				where = append(where, fmt.Sprintf("%s:%d", w.Filename, w.Line))
+		case cert.CertType != ssh.HostCert:
+			v.Status, v.Err = KeyBadCert, errors.New("the certificate is a user certificate, not a host certificate")
+		case len(cert.ValidPrincipals) == 0:
+			v.Status, v.Err = KeyBadCert, errors.New("the certificate names no host (no principals)")
+		default:
+			if err := checker.CheckCert(principal, cert); err != nil {
+				v.Status, v.Err = KeyBadCert, errors.New(strings.TrimPrefix(err.Error(), "ssh: "))
 			}
-			return newErr(KindHostKey, err,
-				"HOST KEY CHANGED for %s: server offered %s %s, known_hosts has a different key at %s; if the host was rebuilt, remove that line (ssh-keygen -R %s) and verify the new fingerprint out of band",
-				hostname, key.Type(), fp, strings.Join(where, ", "), knownhosts.Normalize(hostname))
-		case err != nil && !errors.As(err, &ke):
-			return newErr(KindHostKey, err, "host key check: %v", err)
 		}
-		// Unknown host.
-		norm := knownhosts.Normalize(hostname)
-		h.mu.Lock()
-		defer h.mu.Unlock()
-		if prev, ok := h.added[norm]; ok {
-			if string(prev.Marshal()) == string(key.Marshal()) {
-				return nil
-			}
-			return newErr(KindHostKey, nil, "HOST KEY CHANGED for %s during this run: now %s %s", hostname, key.Type(), fp)
+		return v, true
+	}
+	return Verdict{}, false
+}
+
+// Callback returns the ssh.HostKeyCallback for one host or hop.
+//
+//	name:   the name the key is recorded under: the HostKeyAlias when one is
+//	        set, else the host as dialled (HostName / inventory address, or
+//	        the hop's own name for a ProxyJump hop);
+//	port:   the port dialled; pass 0 with a HostKeyAlias (OpenSSH records an
+//	        alias without a port), 22 and 0 both give the bare name;
+//	files:  the user and global known_hosts files of that host or hop;
+//	policy: PolicyStrict, PolicyAcceptNew or PolicyInsecure.
+//
+// The hostname x/crypto passes to the callback is ignored: name and port
+// decide. Every error is a *Error of KindHostKey.
+func (h *HostKeys) Callback(name string, port int, files KnownHostsFiles, policy string) ssh.HostKeyCallback {
+	return func(_ string, _ net.Addr, key ssh.PublicKey) error {
+		lname := LookupName(name, port)
+		if h.captured(lname, key) {
+			return errCaptured
 		}
-		if policy != PolicyAcceptNew {
-			return newErr(KindHostKey, nil,
-				"unknown host key for %s: %s %s is not in %s; verify the fingerprint, then add it (ssh-keyscan -p PORT HOST >> known_hosts) or set host_key_policy: accept-new",
-				hostname, key.Type(), fp, strings.Join(files, ", "))
+		if policy == PolicyInsecure {
+			return nil // explicit, inventory-level opt-in only
 		}
-		if len(files) == 0 {
-			return newErr(KindHostKey, nil, "accept-new needs a known_hosts file to write to")
+		if h.isPinned(lname, key) {
+			return nil
 		}
-		if err := appendKnownHost(files[0], norm, key); err != nil {
-			return newErr(KindHostKey, err, "accept-new: cannot record host key in %s: %v", files[0], err)
+		v := h.Check(name, port, files, key)
+		if v.Status == KeyUnknown && policy == PolicyAcceptNew {
+			return h.acceptNew(v.Name, files, plainKey(key))
 		}
-		h.added[norm] = key
-		return nil
+		return v.asError(key, files)
 	}
 }
 
-func appendKnownHost(path, addr string, key ssh.PublicKey) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
-	}
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := fmt.Fprintln(f, knownhosts.Line([]string{addr}, key)); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
-func dummyAddr(hostport string) net.Addr {
-	host, _, _ := net.SplitHostPort(hostport)
-	ip := net.ParseIP(host)
-	if ip == nil {
-		ip = net.IPv4(0, 0, 0, 0)
-	}
-	return &net.TCPAddr{IP: ip, Port: 22}
-}
-
-// probeKey is a fixed public key no real host has (an ed25519 key of 32 zero
-// bytes), used only to list the known key types for a host.
-var probeKey = func() ssh.PublicKey {
-	blob := append([]byte{0, 0, 0, 11}, []byte("ssh-ed25519")...)
-	blob = append(blob, 0, 0, 0, 32)
-	blob = append(blob, make([]byte, 32)...)
-	k, err := ssh.ParsePublicKey(blob)
-	if err != nil {
-		panic(err)
+func plainKey(k ssh.PublicKey) ssh.PublicKey {
+	if c, ok := k.(*ssh.Certificate); ok {
+		return c.Key
 	}
 	return k
-}()
+}
+
+// asError turns a verdict into the error the handshake fails with (nil
+// when the key is trusted).
+func (v Verdict) asError(key ssh.PublicKey, files KnownHostsFiles) error {
+	fp := ssh.FingerprintSHA256(plainKey(key))
+	switch v.Status {
+	case KeyKnown, KeyCertified:
+		return nil
+	case KeyRevoked:
+		return newErr(KindHostKey, nil, "host key %s %s of %s is marked @revoked in known_hosts (%s): do not connect; ask who revoked it", key.Type(), fp, v.Name, strings.Join(v.Where, ", "))
+	case KeyBadCert:
+		return newErr(KindHostKey, v.Err, "host certificate of %s (%s) is not valid: %v; renew it (ssh-keygen -s CA -h -n NAME) or check the clock", v.Name, fp, v.Err)
+	case KeyFileError:
+		return newErr(KindHostKey, v.Err, "%v", v.Err)
+	case KeyChanged:
+		return newErr(KindHostKey, nil,
+			"HOST KEY CHANGED for %s: server offered %s %s, known_hosts has a different key at %s; if the host was rebuilt, remove that line (ssh-keygen -R %s) and verify the new fingerprint out of band",
+			v.Name, key.Type(), fp, strings.Join(v.Where, ", "), ShellName(v.Name))
+	}
+	return newErr(KindHostKey, nil,
+		"unknown host key for %s: %s %s is not in %s; verify the fingerprint, then record it (kaudit trust INVENTORY) or set host_key_policy: accept-new",
+		v.Name, key.Type(), fp, strings.Join(files.all(), ", "))
+}
+
+// acceptNew records an unknown host's key in the first user file.
+func (h *HostKeys) acceptNew(name string, files KnownHostsFiles, key ssh.PublicKey) error {
+	if len(files.User) == 0 {
+		return newErr(KindHostKey, nil, "accept-new needs a user known_hosts file to write to (set known_hosts)")
+	}
+	res, have, err := h.file(files.User[0]).record(name, key, files.Hash)
+	switch {
+	case err != nil:
+		return newErr(KindHostKey, err, "accept-new: cannot record the host key of %s in %s: %v", name, files.User[0], err)
+	case res == conflicts:
+		var where []string
+		for _, l := range have {
+			where = append(where, l.where())
+		}
+		return Verdict{Status: KeyChanged, Name: name, Where: where}.asError(key, files)
+	}
+	return nil
+}
+
+// Record writes key for name and port into files.User[0] (kaudit trust),
+// with the same locking as accept-new. It never replaces a line: when a
+// different key is recorded meanwhile it returns a KeyChanged verdict and
+// writes nothing; KeyKnown means the key was there or is now.
+func (h *HostKeys) Record(name string, port int, files KnownHostsFiles, key ssh.PublicKey) (Verdict, error) {
+	lname := LookupName(name, port)
+	if len(files.User) == 0 {
+		return Verdict{}, fmt.Errorf("no user known_hosts file to write %s to", lname)
+	}
+	res, have, err := h.file(files.User[0]).record(lname, plainKey(key), files.Hash)
+	if err != nil {
+		return Verdict{}, fmt.Errorf("record %s in %s: %w", lname, files.User[0], err)
+	}
+	v := Verdict{Status: KeyKnown, Name: lname}
+	if res == conflicts {
+		v.Status = KeyChanged
+		for _, l := range have {
+			v.Where = append(v.Where, l.where())
+		}
+	}
+	return v, nil
+}
+
+// ShellName quotes a known_hosts name for a command line shown to the user:
+// "[host]:port" would be a glob pattern to the shell.
+func ShellName(name string) string {
+	if strings.ContainsAny(name, "[]*?") {
+		return "'" + name + "'"
+	}
+	return name
+}

@@ -47,8 +47,9 @@ type Runner interface {
 	Run(ctx context.Context, t Target, script []byte) (*Output, error)
 }
 
-// shellCommand is the remote command line: the script arrives on stdin, so
-// nothing from the inventory is ever interpolated into a command line.
+// shellCommand is the remote command line without a become password (see
+// remoteInput for the one with): the script arrives on stdin, so nothing
+// from the inventory is ever interpolated into a command line.
 func shellCommand(become string) string {
 	if become == "sudo" {
 		// -n: never prompt; a password requirement fails at once instead of hanging.
@@ -64,8 +65,8 @@ func checkExit(t Target, out *Output) error {
 		return nil
 	}
 	stderr := string(bytes.TrimSpace(out.Stderr))
-	if t.Become == "sudo" && (bytes.Contains(out.Stderr, []byte("password is required")) || bytes.Contains(out.Stderr, []byte("a terminal is required"))) {
-		return newErr(KindAuth, nil, "become: sudo needs a password for %s (kaudit never types one): allow passwordless sudo for /bin/sh or remove become", t.User)
+	if err := becomeFailure(t, out); err != nil {
+		return err
 	}
 	if len(stderr) > 300 {
 		stderr = stderr[:300] + "…"

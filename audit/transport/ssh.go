@@ -24,6 +24,9 @@ const DefaultConnectTimeout = 10 * time.Second
 // parsed identity files, the ssh-agent connection and known_hosts databases.
 type SSH struct {
 	HostKeys *HostKeys
+	// BecomePassword, when set (--ask-become-pass), is sent to sudo on
+	// stdin for hosts with become: sudo instead of running sudo -n.
+	BecomePassword *BecomePassword
 	// Warn receives one-time warnings (an encrypted identity file skipped,
 	// an unreachable agent). Never called with secret material.
 	Warn func(string)
@@ -174,7 +177,7 @@ func (c *SSH) Run(ctx context.Context, t Target, script []byte) (*Output, error)
 		return nil, err
 	}
 	defer closeAll()
-	return runSession(ctx, client, t, script)
+	return runSession(ctx, client, t, script, c.BecomePassword)
 }
 
 // dial returns a connected client (through ProxyJump when set) and a func
@@ -233,11 +236,12 @@ func (c *SSH) dial(ctx context.Context, t Target) (*ssh.Client, func(), error) {
 	stop := closeOnDone(ctx, conn)
 	closers = append(closers, stop)
 
+	hkName, hkPort := KnownHostsName(t)
 	cfg := &ssh.ClientConfig{
 		User:              t.User,
 		Auth:              auth,
-		HostKeyCallback:   c.HostKeys.Callback(t.KnownHosts, t.HostKeyPolicy),
-		HostKeyAlgorithms: c.HostKeys.Algorithms(t.KnownHosts, addr),
+		HostKeyCallback:   c.HostKeys.Callback(hkName, hkPort, KnownHostsFiles{User: t.KnownHosts}, t.HostKeyPolicy),
+		HostKeyAlgorithms: c.HostKeys.Algorithms(hkName, hkPort, KnownHostsFiles{User: t.KnownHosts}),
 		Timeout:           timeout,
 		ClientVersion:     "SSH-2.0-kaudit",
 	}
@@ -316,7 +320,7 @@ func closeOnDone(ctx context.Context, c interface{ Close() error }) func() {
 	return func() { once.Do(func() { close(done) }) }
 }
 
-func runSession(ctx context.Context, client *ssh.Client, t Target, script []byte) (*Output, error) {
+func runSession(ctx context.Context, client *ssh.Client, t Target, script []byte, pw *BecomePassword) (*Output, error) {
 	sess, err := client.NewSession()
 	if err != nil {
 		if ctx.Err() != nil {
@@ -329,8 +333,9 @@ func runSession(ctx context.Context, client *ssh.Client, t Target, script []byte
 	stdout := &limitedBuffer{max: MaxOutput, cut: cut}
 	stderr := &limitedBuffer{max: 1 << 20, cut: cut}
 	sess.Stdout, sess.Stderr = stdout, stderr
-	sess.Stdin = strings.NewReader(string(script))
-	err = sess.Run(shellCommand(t.Become))
+	cmd, stdin := remoteInput(t.Become, pw, script) // become.go: the password goes to sudo's stdin only
+	sess.Stdin = stdin
+	err = sess.Run(cmd)
 	if stdout.overflowed() || stderr.overflowed() {
 		return nil, tooMuch()
 	}

@@ -41,6 +41,7 @@ func runDemo(ctx context.Context, o demoOptions, _ []string, e env) error {
 	if err != nil {
 		return err
 	}
+	cfg.Probe = demoProbe()
 	dir, err := os.MkdirTemp("", "kaudit-demo-")
 	if err != nil {
 		return err

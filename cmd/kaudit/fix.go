@@ -21,6 +21,7 @@ import (
 type fixOptions struct {
 	limit       string
 	fanout      fanoutOpts
+	become      becomeOpts
 	rules       string
 	apply, yes  bool
 	batch       int
@@ -54,7 +55,7 @@ func fixCommand(e env) *cli.Command {
 			&cli.IntFlag{Name: "batch", Value: 1, Usage: "with --apply: hosts changed at once after the first (canary) host", Destination: &o.batch},
 			&cli.IntFlag{Name: "max-failures", Value: 0, Usage: "with --apply: start no further batch once more than `N` hosts failed", Destination: &o.maxFailures},
 			&cli.StringFlag{Name: "journal-dir", Usage: "with --apply: where the run journal is written (default ~/.local/state/kaudit/runs)", Destination: &o.journalDir},
-		}),
+		}, o.become.flags()),
 		Action: func(c *cli.Context) error { return runFix(c.Context, *o, c.Args().Slice(), e) },
 	}
 }
@@ -89,7 +90,11 @@ func runFix(ctx context.Context, o fixOptions, args []string, e env) error {
 			return err
 		}
 	}
-	cfg.Runner = newRunner(e.stderr)
+	runner, err := o.become.runner(e)
+	if err != nil {
+		return err
+	}
+	cfg.Runner = runner
 	r, err := scan(ctx, e, hosts, cfg)
 	if err != nil {
 		return err

@@ -78,6 +78,7 @@ func newApp(e env) *cli.App {
 		HideHelpCommand: true,
 		Commands: []*cli.Command{
 			scanCommand(e),
+			probeCommand(e),
 			demoCommand(e),
 			fixCommand(e),
 			rollbackCommand(e),
@@ -85,8 +86,10 @@ func newApp(e env) *cli.App {
 			explainCommand(e),
 			reportCommand(e),
 			diffCommand(e),
+			mergeCommand(e),
 			waiversCommand(e),
 			whatifCommand(e),
+			trustCommand(e),
 		},
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
 			return &exitError{code: ExitUsage, err: err}

@@ -93,9 +93,9 @@ func TestDemoJSON(t *testing.T) {
 		{"kafka-focal-02", "kafka-backlog-hardcoded", rules.Fail, rules.High},
 		{"kafka-bookworm-03", "kernel-synack-wscale", rules.Pass, rules.Critical},
 		{"kafka-bookworm-03", "listen-backlog-effective", rules.Pass, rules.High},
-		{"kafka-rhel8-04", "kernel-synack-wscale", rules.Unknown, rules.Critical},
+		{"kafka-rhel8-04", "kernel-synack-wscale", rules.Fail, rules.Critical}, // settled by the simulated probe: 1 vs 7
 		{"kafka-rhel8-04", "kafka-backlog-hardcoded", rules.Fail, rules.High},
-		{"kafka-bionic-05", "kernel-synack-wscale", rules.Unknown, rules.Critical},
+		{"kafka-bionic-05", "kernel-synack-wscale", rules.Pass, rules.Critical}, // settled by the simulated probe: consistent
 		{"kafka-bionic-05", "nic-offload", rules.Fail, rules.Medium},
 		{"kafka-amzn2-06", "kernel-synack-wscale", rules.Warn, rules.Low},
 		{"kafka-buster-07", "kernel-synack-wscale", rules.Fail, rules.Critical},
@@ -105,6 +105,18 @@ func TestDemoJSON(t *testing.T) {
 		f := finding(t, r, w.host, w.rule)
 		if f.Status != w.status || f.Severity != w.severity {
 			t.Errorf("%s %s: %s/%s, want %s/%s (%s)", w.host, w.rule, f.Status, f.Severity, w.status, w.severity, f.Reason)
+		}
+	}
+	// The demo probes: which evidence decided the kernel rule on each host.
+	for host, src := range map[string]string{
+		"kafka-centos7-01": rules.SourceChangelog, // 3.10: never probed (tcp_syncookies is host-wide)
+		"kafka-focal-02":   rules.SourceVersion,   // no root on the simulated login: probe skipped
+		"kafka-rhel8-04":   rules.SourceProbe,
+		"kafka-bionic-05":  rules.SourceProbe,
+		"kafka-amzn2-06":   rules.SourceVersion,
+	} {
+		if f := finding(t, r, host, "kernel-synack-wscale"); f.Source != src {
+			t.Errorf("%s kernel-synack-wscale: source %q, want %q (%s)", host, f.Source, src, f.Reason)
 		}
 	}
 	for _, h := range r.Hosts {

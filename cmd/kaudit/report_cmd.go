@@ -43,6 +43,11 @@ func runReport(_ context.Context, o reportOptions, args []string, e env) error {
 	if err != nil {
 		return usage(err)
 	}
+	return renderReport(o, r, e)
+}
+
+// renderReport renders a loaded (or merged) report as kaudit report does.
+func renderReport(o reportOptions, r *report.Report, e env) error {
 	failOn := o.output.failOn
 	if _, ok := rules.ParseSeverity(r.FailOn); ok && !o.failOnSet {
 		failOn = r.FailOn

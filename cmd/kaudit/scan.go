@@ -20,7 +20,10 @@ import (
 // scanOptions are the flags of kaudit scan.
 type scanOptions struct {
 	limit  string
+	shard  shardOpts
 	fanout fanoutOpts
+	probe  probeOpts
+	become becomeOpts
 	output outputOpts
 	whatIf whatIfOpts
 }
@@ -31,9 +34,10 @@ func scanCommand(e env) *cli.Command {
 		Name:      "scan",
 		Usage:     "audit every host of an inventory and report",
 		ArgsUsage: "INVENTORY",
-		Description: "INVENTORY is kaudit's YAML format or an Ansible YAML inventory (detected).\n" +
+		Description: "INVENTORY is kaudit's YAML format, an Ansible inventory (YAML or INI, with group_vars/ and\n" +
+			"host_vars/), or the JSON of ansible-inventory --list; - reads it from stdin (detected).\n" +
 			"Each host gets one SSH session running one read-only POSIX sh script.\n\n" + exitHelp,
-		Flags:  flags(limitFlag(&o.limit, scanLimitUsage), o.fanout.flags(), o.output.flags(), o.whatIf.flags()),
+		Flags:  flags(limitFlag(&o.limit, scanLimitUsage), o.shard.flags(), o.fanout.flags(), o.probe.flags(true), o.output.flags(), o.whatIf.flags(), o.become.flags()),
 		Action: func(c *cli.Context) error { return runScan(c.Context, *o, c.Args().Slice(), e) },
 	}
 }
@@ -43,6 +47,9 @@ func runScan(ctx context.Context, o scanOptions, args []string, e env) error {
 	if err != nil {
 		return err
 	}
+	if cfg.Probe, err = o.probe.check(); err != nil {
+		return err
+	}
 	if len(args) != 1 {
 		return usageErr("scan needs exactly one INVENTORY argument (see inventory.example.yaml)")
 	}
@@ -50,11 +57,20 @@ func runScan(ctx context.Context, o scanOptions, args []string, e env) error {
 	if err != nil {
 		return err
 	}
+	hosts, shard, err := o.shard.selectHosts(hosts)
+	if err != nil {
+		return err
+	}
+	runner, err := o.become.runner(e)
+	if err != nil {
+		return err
+	}
+	cfg.Runner = runner
 	r, err := scan(ctx, e, hosts, cfg)
 	if err != nil {
 		return err
 	}
-	r.Inventory = inv.Path
+	r.Inventory, r.Shard = inv.Path, shard
 	if err := postScan(e, r, o.whatIf, o.output.waivers, cfg.Profile, hosts); err != nil {
 		return err
 	}

@@ -137,7 +137,7 @@ func DemoFleet() []*Host {
 			NICs:        []NIC{eth("mlx5_core", true, 8192, 8192, 4096, 4096, "on")},
 			Established: "[::ffff:10.0.0.13]:9092 2100\n",
 		},
-		{ // Confluent Platform 7.1 (= Apache 3.1) on RHEL 8: the kernel cannot be settled.
+		{ // Confluent Platform 7.1 (= Apache 3.1) on RHEL 8: the release cannot settle it, the probe can.
 			Name: "kafka-rhel8-04", Release: "4.18.0-477.27.1.el8_8.x86_64",
 			Version:     "Linux version 4.18.0-477.27.1.el8_8.x86_64 (mockbuild@x86-vm-07.build.eng.bos.redhat.com) (gcc version 8.5.0 20210514 (Red Hat 8.5.0-18) (GCC)) #1 SMP Thu Aug 31 10:29:22 EDT 2023",
 			OSRelease:   osRHEL8,
@@ -149,9 +149,10 @@ func DemoFleet() []*Host {
 				Classpath:  []string{"/usr/bin/../share/java/kafka/kafka-clients-7.1.0-ccs.jar", "/usr/bin/../share/java/kafka/kafka_2.13-7.1.0-ccs.jar"},
 				ConfigBody: "31:listeners=PLAINTEXT://0.0.0.0:9092\n"},
 			NICs:        []NIC{eth("virtio_net", true, 256, 256, 256, 256, "on")},
+			Probe:       &ProbeAnswer{Client: 1, Server: 7, Python: "3.6.8 /usr/libexec/platform-python"}, // the probe settles it: the talk's bug
 			Established: "10.0.0.14:9092 64\n",
 		},
-		{ // Ubuntu 18.04: the 4.15 signature never changes, so the kernel stays unknown.
+		{ // Ubuntu 18.04: the 4.15 signature never changes; only the probe settles it.
 			Name: "kafka-bionic-05", Release: "4.15.0-213-generic",
 			Version:     "Linux version 4.15.0-213-generic (buildd@lcy02-amd64-079) (gcc version 7.5.0 (Ubuntu 7.5.0-3ubuntu1~18.04)) #224-Ubuntu SMP Mon Jun 19 13:30:12 UTC 2023",
 			Signature:   "Ubuntu 4.15.0-213.224-generic 4.15.18",
@@ -162,6 +163,7 @@ func DemoFleet() []*Host {
 			SS:          SS(false, Listen{Addr: "*", Port: 9092, Backlog: 1024, PID: 3120, Proc: "java"}),
 			Kafka:       apacheKafka(3120, "3.4.0", "/opt/kafka/config/server.properties", "socket.listen.backlog.size=1024"),
 			NICs:        []NIC{eth("ixgbe", false, 4096, 4096, 4096, 4096, "off")},
+			Probe:       &ProbeAnswer{Client: 1, Server: 1, Python: "3.6.9 /usr/bin/python3"}, // and the probe finds it consistent
 			Established: "10.0.0.15:9092 300\n",
 		},
 		{ // Amazon Linux 2 on an affected 4.14, mitigated with tcp_syncookies=0.

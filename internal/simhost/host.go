@@ -34,6 +34,9 @@ type Host struct {
 	// sysctls, conns); Groups its inventory groups (default "demo").
 	Client bool
 	Groups []string
+	// Probe is how the kernel answers kaudit's SYN-cookie probe (nil: the
+	// login has no root, the probe is skipped); see probe.go.
+	Probe *ProbeAnswer
 }
 
 // Kafka is the broker process as the script would see it.

@@ -65,7 +65,17 @@ func NewHostKey() ssh.Signer {
 
 // Serve starts h on 127.0.0.1:0, accepting the given client keys.
 func Serve(h *Host, hostKey ssh.Signer, authorized ...ssh.PublicKey) (*Server, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	return ServeOn("127.0.0.1:0", h, hostKey, authorized...)
+}
+
+// ServeOn starts h on addr, a loopback host:port (bench/simfleet spreads
+// thousands of hosts over 127.x.y.z so they do not use up the ephemeral
+// port range the client needs for its own connections).
+func ServeOn(addr string, h *Host, hostKey ssh.Signer, authorized ...ssh.PublicKey) (*Server, error) {
+	if ip := net.ParseIP(hostOnly(addr)); ip == nil || !ip.IsLoopback() {
+		return nil, fmt.Errorf("simhost: %s is not a loopback address: simulated hosts never listen beyond 127.0.0.0/8", addr)
+	}
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
 	}
@@ -89,6 +99,17 @@ func Serve(h *Host, hostKey ssh.Signer, authorized ...ssh.PublicKey) (*Server, e
 	go s.accept()
 	return s, nil
 }
+
+func hostOnly(addr string) string {
+	h, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return ""
+	}
+	return h
+}
+
+// IP is the listening address without the port.
+func (s *Server) IP() string { return hostOnly(s.Addr) }
 
 // Port is the listening port.
 func (s *Server) Port() int {
@@ -222,6 +243,10 @@ func (s *Server) exec(raw net.Conn, ch ssh.Channel, cmd string, script []byte) i
 		fmt.Fprintln(ch.Stderr(), "sim: no marker in script")
 		return 2
 	}
+	if out, ok := h.probeOutput(string(mm[1]), script); ok {
+		_, _ = io.WriteString(ch, out)
+		return 0
+	}
 	out := h.Render(string(mm[1]), scriptVar(script, "SYSCTLS"))
 	switch h.Fault {
 	case FaultHang:
@@ -295,4 +320,11 @@ func (s *Server) forward(nc ssh.NewChannel) {
 	_, _ = io.Copy(conn, ch)
 	conn.Close()
 	ch.Close()
+}
+
+// SessionCount is Sessions, read under the server's lock (safe while serving).
+func (s *Server) SessionCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.Sessions
 }

@@ -30,6 +30,11 @@ type Fleet struct {
 // known_hosts file into dir. Each name in unreachable becomes an inventory
 // host pointing at a closed local port.
 func Start(dir string, hosts []*Host, unreachable ...string) (*Fleet, error) {
+	return StartOn(dir, hosts, func(int) string { return "127.0.0.1:0" }, unreachable...)
+}
+
+// StartOn is Start with host i listening on addr(i), a loopback host:port.
+func StartOn(dir string, hosts []*Host, addr func(i int) string, unreachable ...string) (*Fleet, error) {
 	_, priv, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
 		return nil, err
@@ -48,15 +53,15 @@ func Start(dir string, hosts []*Host, unreachable ...string) (*Fleet, error) {
 	}
 	var kh strings.Builder
 	hostKey := NewHostKey() // one host key for the whole simulated fleet keeps start-up cheap
-	for _, h := range hosts {
-		s, err := Serve(h, hostKey, signer.PublicKey())
+	for i, h := range hosts {
+		s, err := ServeOn(addr(i), h, hostKey, signer.PublicKey())
 		if err != nil {
 			f.Close()
 			return nil, err
 		}
 		f.Servers = append(f.Servers, s)
 		kh.WriteString(knownhosts.Line([]string{knownhosts.Normalize(s.Addr)}, s.HostKey) + "\n")
-		ih := f.host(h.Name, s.Port())
+		ih := f.host(h.Name, s.IP(), s.Port())
 		if len(h.Groups) > 0 {
 			ih.Groups = append([]string(nil), h.Groups...)
 		}
@@ -68,7 +73,7 @@ func Start(dir string, hosts []*Host, unreachable ...string) (*Fleet, error) {
 			f.Close()
 			return nil, err
 		}
-		f.Hosts = append(f.Hosts, f.host(name, port))
+		f.Hosts = append(f.Hosts, f.host(name, "127.0.0.1", port))
 	}
 	if err := os.WriteFile(f.KnownHosts, []byte(kh.String()), 0o600); err != nil {
 		f.Close()
@@ -77,9 +82,9 @@ func Start(dir string, hosts []*Host, unreachable ...string) (*Fleet, error) {
 	return f, nil
 }
 
-func (f *Fleet) host(name string, port int) inventory.Host {
+func (f *Fleet) host(name, ip string, port int) inventory.Host {
 	return inventory.Host{
-		Name: name, Address: "127.0.0.1", Port: port, User: "kafka",
+		Name: name, Address: ip, Port: port, User: "kafka",
 		IdentityFiles: []string{f.KeyFile}, KnownHosts: []string{f.KnownHosts},
 		HostKeyPolicy: "strict", Connection: "ssh", KafkaPort: 9092,
 		Groups: []string{"demo"}, Profile: map[string]any{}, Source: "demo",

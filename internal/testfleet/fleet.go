@@ -96,12 +96,19 @@ type HostSpec struct {
 	// given in Files (e.g. one printing garbage) replaces the login shell:
 	// sshd runs it as `SHELL -c "/bin/sh -s"` for kaudit's session.
 	Users []UserSpec
+	// HostCertCA, when set, is the path of a CA private key: the host key is
+	// signed with it as an OpenSSH host certificate (ssh-keygen -s CA -h,
+	// principals: the host's address and name) that sshd presents.
+	HostCertCA string
 }
 
 // UserSpec is one extra login user of a test host.
 type UserSpec struct {
 	Name  string // [a-z_][a-z0-9_-]{0,30}
 	Shell string // default /bin/sh
+	// PasswordHash is the user's crypt(3) hash in /etc/shadow (e.g. from
+	// openssl passwd -6); default "*" (no password: key login only).
+	PasswordHash string
 }
 
 var userNameRE = regexp.MustCompile(`^[a-z_][a-z0-9_-]{0,30}$`)
@@ -273,6 +280,20 @@ func checkPrereqs(t testing.TB) {
 	if b, err := os.ReadFile("/proc/filesystems"); err != nil || !bytes.Contains(b, []byte("overlay")) {
 		t.Skip("testfleet: kernel has no overlayfs")
 	}
+}
+
+// signHostKey signs the host key when the spec names a CA and returns the
+// sshd_config line presenting the certificate ("" otherwise).
+func (h *Host) signHostKey(keyPath string) (string, error) {
+	if h.Spec.HostCertCA == "" {
+		return "", nil
+	}
+	out, err := exec.Command("ssh-keygen", "-q", "-s", h.Spec.HostCertCA, "-h", "-I", "kft-"+h.Spec.Name,
+		"-n", h.Addr+","+h.Spec.Name, "-V", "-5m:+1d", keyPath+".pub").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("ssh-keygen -s (host certificate): %v: %s", err, out)
+	}
+	return "HostCertificate " + keyPath + "-cert.pub", nil
 }
 
 // ---------- lock and leftovers ----------
@@ -536,7 +557,11 @@ func (h *Host) prepare() error {
 	}
 	sh = append([]string{"root:*:19000:0:99999:7:::"}, sh...)
 	for _, u := range h.Spec.Users {
-		sh = append(sh, u.Name+":*:19000:0:99999:7:::")
+		hash := u.PasswordHash
+		if hash == "" {
+			hash = "*"
+		}
+		sh = append(sh, u.Name+":"+hash+":19000:0:99999:7:::")
 	}
 	if err := h.writeFile("/etc/shadow", strings.Join(sh, "\n")+"\n", 0o640); err != nil {
 		return err
@@ -655,9 +680,14 @@ func (h *Host) prepare() error {
 	if err != nil {
 		return err
 	}
+	hostCert, err := h.signHostKey(keyPath)
+	if err != nil {
+		return err
+	}
 	cfg := strings.Join([]string{
 		"ListenAddress " + h.Addr + ":22",
 		"HostKey " + keyPath,
+		hostCert,
 		"PidFile " + filepath.Join(h.Dir, "sshd.pid"),
 		"AuthorizedKeysFile " + filepath.Join(f.Dir, "authorized_keys"),
 		"PermitRootLogin prohibit-password",

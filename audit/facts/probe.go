@@ -1,0 +1,60 @@
+package facts
+
+// Probe states: what happened to the SYN-cookie window-scale probe on one
+// host (audit/probe). Only ProbeOK carries observations; every other state
+// says why the probe did not run or did not finish, in Reason.
+const (
+	ProbeOK           = "ok"            // ran; Cases hold what the kernel did
+	ProbeNeedsRoot    = "needs-root"    // not root and no become: sudo
+	ProbeNotPerNetns  = "not-per-netns" // tcp_syncookies is (or may be) host-wide on this kernel: not run
+	ProbeNoPython     = "no-python"     // neither python3 nor /usr/libexec/platform-python
+	ProbeUnsupported  = "unsupported"   // the host cannot run it (no unshare, sysctl absent in the new namespace, …)
+	ProbeTimeout      = "timeout"       // did not finish within its budget; killed
+	ProbeHostChanged  = "host-changed"  // the host namespace's tcp_syncookies moved: restored, aborted
+	ProbeError        = "error"         // anything else (output not understood, transport error)
+	ProbeInconclusive = "inconclusive"  // ran, but no connection went through the SYN-cookie path
+)
+
+// Probe is the outcome of the behavioural test of Linux commit 909172a: in a
+// throw-away network namespace with tcp_syncookies=2, the window scale the
+// client believes (tcpi_snd_wscale) against the one the accepted socket
+// uses (tcpi_rcv_wscale), per SO_RCVBUF.
+type Probe struct {
+	State  string `json:"state"`            // one of the Probe* constants
+	Reason string `json:"reason,omitempty"` // why it did not run or finish; what it saw otherwise
+	// Release is the kernel the probe ran on (/proc/sys/kernel/osrelease,
+	// checked against the gathered one before anything runs).
+	Release string `json:"release,omitempty"`
+	Arch    string `json:"arch,omitempty"`
+	Python  string `json:"python,omitempty"` // version and path of the interpreter used
+	// PerNetns says how kaudit decided, before writing anything, that
+	// tcp_syncookies is per network namespace on this kernel.
+	PerNetns   string `json:"per_netns,omitempty"`
+	NetnsHost  string `json:"netns_host,omitempty"`  // /proc/self/ns/net before unshare, e.g. net:[4026531833]
+	NetnsProbe string `json:"netns_probe,omitempty"` // and after: must differ
+	// Host namespace's tcp_syncookies before, during (re-read through a
+	// descriptor opened in that namespace) and after the probe.
+	HostSyncookiesBefore string      `json:"host_syncookies_before,omitempty"`
+	HostSyncookiesDuring string      `json:"host_syncookies_during,omitempty"`
+	HostSyncookiesAfter  string      `json:"host_syncookies_after,omitempty"`
+	RmemMax              int         `json:"rmem_max,omitempty"`
+	Cases                []ProbeCase `json:"cases,omitempty"`
+	DurationMS           int64       `json:"duration_ms"`         // wall time kaudit spent, SSH session included
+	ScriptBytes          int         `json:"script_bytes"`        // bytes sent to the host (the script on stdin)
+	RemoteMS             int64       `json:"remote_ms,omitempty"` // time inside the probe itself
+}
+
+// ProbeCase is one listener / client pair of the probe.
+type ProbeCase struct {
+	RcvBuf          int `json:"rcvbuf"`           // SO_RCVBUF set on the listener before listen()
+	Effective       int `json:"rcvbuf_effective"` // what getsockopt returned (the kernel doubles it)
+	ClientSndWscale int `json:"client_snd_wscale"`
+	ClientRcvWscale int `json:"client_rcv_wscale"`
+	ServerSndWscale int `json:"server_snd_wscale"`
+	ServerRcvWscale int `json:"server_rcv_wscale"`
+	CookiesSent     int `json:"cookies_sent"` // SyncookiesSent delta in the probe's namespace
+	CookiesRecv     int `json:"cookies_recv"` // SyncookiesRecv delta: 1 = the connection was completed by a cookie
+	Bytes           int `json:"bytes"`        // payload sent client -> listener
+	Flowed          int `json:"flowed"`       // bytes the listener side received
+	MS              int `json:"ms"`           // time the payload took
+}
