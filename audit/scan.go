@@ -159,7 +159,9 @@ func scanHost(parent context.Context, h inventory.Host, opt Options, clientPorts
 		return res
 	}
 	res.Facts = f
-	probeHost(parent, h, f, opt)
+	if f.Role != facts.RoleClient { // the probe tests a broker's kernel, not a producer's
+		probeHost(parent, h, f, opt)
+	}
 	return res
 }
 
