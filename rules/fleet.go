@@ -89,24 +89,18 @@ func addrPort(addr string, port int) (netip.AddrPort, bool) {
 	return netip.AddrPortFrom(a, uint16(port)), true
 }
 
-// brokerSide indexes the brokers' connections on their Kafka ports by
-// 4-tuple, and the addresses that belong to each broker.
+// brokerSide is what the matcher knows of the brokers: every broker's
+// Kafka ports and the addresses that belong to each broker.
 type brokerSide struct {
-	conns map[tuple]brokerConn
 	addrs map[netip.Addr]int // address -> host index
 	ports map[int]bool       // every broker's Kafka ports
-}
-
-type brokerConn struct {
-	host int
-	c    facts.Conn
 }
 
 func isBroker(h FleetHost) bool { return h.Facts != nil && h.Facts.Role != facts.RoleClient }
 func isClient(h FleetHost) bool { return h.Facts != nil && h.Facts.Role == facts.RoleClient }
 
 func indexBrokers(hosts []FleetHost) brokerSide {
-	b := brokerSide{conns: map[tuple]brokerConn{}, addrs: map[netip.Addr]int{}, ports: map[int]bool{}}
+	b := brokerSide{addrs: map[netip.Addr]int{}, ports: map[int]bool{}}
 	for i, h := range hosts {
 		if !isBroker(h) {
 			continue
@@ -115,7 +109,7 @@ func indexBrokers(hosts []FleetHost) brokerSide {
 		for _, p := range ports {
 			b.ports[p] = true
 		}
-		if a, ok := hostAddr(h.Address); ok {
+		if a, ok := hostAddr(h.Address); ok && !a.IsLoopback() {
 			b.addrs[a] = i
 		}
 		for _, l := range h.Facts.Listeners {
@@ -124,13 +118,8 @@ func indexBrokers(hosts []FleetHost) brokerSide {
 			}
 		}
 		for _, c := range h.Facts.Conns {
-			local, ok1 := addrPort(c.Local, c.LocalPort)
-			peer, ok2 := addrPort(c.Peer, c.PeerPort)
-			if ok1 && ok2 && containsInt(ports, c.LocalPort) {
-				b.conns[tuple{local, peer}] = brokerConn{i, c}
-				if !local.Addr().IsLoopback() {
-					b.addrs[local.Addr()] = i
-				}
+			if a, ok := hostAddr(c.Local); ok && !a.IsLoopback() && containsInt(ports, c.LocalPort) {
+				b.addrs[a] = i
 			}
 		}
 	}
@@ -147,10 +136,20 @@ type match struct {
 
 func (m match) mismatched() bool { return m.snd != m.rcv }
 
+// clientConn is one client connection to a Kafka port, waiting for its
+// broker side.
+type clientConn struct {
+	host    int
+	c       facts.Conn
+	matched bool
+	dup     string // another client host shows the same 4-tuple: never matched
+}
+
 // fleetMatches pairs every client connection to a Kafka port with the
 // broker connection of the same 4-tuple. Per broker: the matches and the
 // client connections that went to one of its addresses but could not be
 // matched; per client host: its connections and the ones no broker owns.
+// Memory grows with the client hosts' connections, not the brokers'.
 type fleetMatches struct {
 	matched   map[int][]match
 	unmatched map[int][]string
@@ -160,8 +159,36 @@ type fleetMatches struct {
 }
 
 func matchFleet(hosts []FleetHost) fleetMatches {
-	b := indexBrokers(hosts)
 	m := fleetMatches{matched: map[int][]match{}, unmatched: map[int][]string{}, clients: map[int]map[string]bool{}, own: map[int][2]int{}, nowhere: map[int][]string{}}
+	b := indexBrokers(hosts)
+	want := clientTuples(hosts, b)
+	for bi, h := range hosts {
+		if !isBroker(h) || len(want) == 0 {
+			continue
+		}
+		for _, c := range h.Facts.Conns {
+			local, ok1 := addrPort(c.Local, c.LocalPort)
+			peer, ok2 := addrPort(c.Peer, c.PeerPort)
+			cc, found := want[tuple{local, peer}]
+			if !ok1 || !ok2 || !found || cc.matched || cc.dup != "" {
+				continue
+			}
+			cc.matched = true
+			m.matched[bi] = append(m.matched[bi], match{client: hosts[cc.host].Name, t: tuple{local, peer}, snd: cc.c.SndWscale, rcv: c.RcvWscale})
+			if m.clients[bi] == nil {
+				m.clients[bi] = map[string]bool{}
+			}
+			m.clients[bi][hosts[cc.host].Name] = true
+		}
+	}
+	m.placeUnmatched(hosts, b, want)
+	return m
+}
+
+// clientTuples indexes the client hosts' connections to a Kafka port by
+// their 4-tuple as the broker would see it.
+func clientTuples(hosts []FleetHost, b brokerSide) map[tuple]*clientConn {
+	out := map[tuple]*clientConn{}
 	for ci, h := range hosts {
 		if !isClient(h) {
 			continue
@@ -172,27 +199,48 @@ func matchFleet(hosts []FleetHost) fleetMatches {
 			if !ok1 || !ok2 || !b.ports[c.PeerPort] {
 				continue // not to a Kafka port
 			}
-			n := m.own[ci]
-			n[0]++
-			desc := fmt.Sprintf("%s %s → %s", h.Name, local, peer)
-			bc, found := b.conns[tuple{peer, local}]
-			switch owner, known := b.addrs[peer.Addr()]; {
-			case found:
-				n[1]++
-				m.matched[bc.host] = append(m.matched[bc.host], match{client: h.Name, t: tuple{peer, local}, snd: c.SndWscale, rcv: bc.c.RcvWscale})
-				if m.clients[bc.host] == nil {
-					m.clients[bc.host] = map[string]bool{}
-				}
-				m.clients[bc.host][h.Name] = true
-			case known:
-				m.unmatched[owner] = append(m.unmatched[owner], desc+": "+unmatchedWhy(hosts[owner].Facts))
-			default:
-				m.nowhere[ci] = append(m.nowhere[ci], desc+": no audited broker has this address (a virtual IP, DNAT or load balancer, or a broker outside the inventory)")
+			k := tuple{peer, local}
+			if prev, seen := out[k]; seen && prev.host != ci {
+				prev.dup = h.Name
+				continue
 			}
-			m.own[ci] = n
+			out[k] = &clientConn{host: ci, c: c}
 		}
 	}
-	return m
+	return out
+}
+
+// placeUnmatched counts each client host's connections and says, for the
+// ones no broker listed, which broker they went to (by address) or that
+// none of the audited brokers has that address.
+func (m *fleetMatches) placeUnmatched(hosts []FleetHost, b brokerSide, want map[tuple]*clientConn) {
+	keys := make([]tuple, 0, len(want))
+	for k := range want {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i].client.String() < keys[j].client.String() })
+	for _, k := range keys {
+		cc := want[k]
+		n := m.own[cc.host]
+		n[0]++
+		if cc.matched {
+			n[1]++
+		}
+		m.own[cc.host] = n
+		if cc.matched {
+			continue
+		}
+		desc := fmt.Sprintf("%s %s → %s", hosts[cc.host].Name, k.client, k.broker)
+		owner, known := b.addrs[k.broker.Addr()]
+		switch {
+		case cc.dup != "" && known:
+			m.unmatched[owner] = append(m.unmatched[owner], desc+": the same 4-tuple is on client host "+cc.dup+" too (NATs with the same private addresses): not matched")
+		case known:
+			m.unmatched[owner] = append(m.unmatched[owner], desc+": "+unmatchedWhy(hosts[owner].Facts))
+		default:
+			m.nowhere[cc.host] = append(m.nowhere[cc.host], desc+": no audited broker has this address (a virtual IP, DNAT or load balancer, or a broker outside the inventory)")
+		}
+	}
 }
 
 func unmatchedWhy(f *facts.Facts) string {

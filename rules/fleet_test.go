@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -72,6 +73,11 @@ func TestClientWscaleMismatch(t *testing.T) {
 			}
 			return h
 		}, status: Pass, observed: "3 connections matched from 1 client hosts, 0 with mismatched scale; 3 not matched", evidence: "beyond the 4 it listed of 7"},
+		{name: "two client hosts with one 4-tuple (NATs): neither is matched", hosts: func(t *testing.T) []FleetHost {
+			h := pairFleet(t, brokerCap, clientCap)
+			twin := *h[1].Facts
+			return append(h, FleetHost{Name: "producer-2", Address: "10.210.0.3", Facts: &twin})
+		}, status: Unknown, observed: "0 connections matched from 0 client hosts", evidence: "the same 4-tuple is on client host producer-2 too"},
 		{name: "no client host", hosts: func(t *testing.T) []FleetHost { return pairFleet(t, brokerCap, clientCap)[:1] },
 			status: Unknown, observed: "", evidence: ""},
 		{name: "nothing matches: unknown", hosts: func(t *testing.T) []FleetHost {
@@ -134,5 +140,31 @@ func TestApplyFleet(t *testing.T) {
 	}
 	if out := EvaluateFleet([]FleetHost{{Name: "down"}}); find(t, out[0], RuleClientWscaleMismatch).Status != Unknown {
 		t.Errorf("host without facts: %+v", out[0])
+	}
+}
+
+// BenchmarkEvaluateFleet: 100 brokers listing 4,096 connections each and
+// 20 producer hosts with 1,000 connections each (half of them matched).
+func BenchmarkEvaluateFleet(b *testing.B) {
+	var hosts []FleetHost
+	for i := range 100 {
+		f := compliantHost()
+		ip := fmt.Sprintf("10.1.%d.%d", i/250, i%250+1)
+		for j := range 4096 {
+			f.Conns = append(f.Conns, facts.Conn{Local: ip, LocalPort: 9092, Peer: fmt.Sprintf("10.2.%d.%d", j%20, 1), PeerPort: 20000 + j, SndWscale: 7, RcvWscale: 1})
+		}
+		f.ConnsTotal = len(f.Conns)
+		hosts = append(hosts, FleetHost{Name: fmt.Sprintf("b%d", i), Facts: f})
+	}
+	for c := range 20 {
+		f := &facts.Facts{Role: facts.RoleClient}
+		for j := range 1000 {
+			f.Conns = append(f.Conns, facts.Conn{Local: fmt.Sprintf("10.2.%d.1", c), LocalPort: 20000 + c + 20*j, Peer: fmt.Sprintf("10.1.0.%d", j%200+1), PeerPort: 9092, SndWscale: 1, RcvWscale: 7})
+		}
+		hosts = append(hosts, FleetHost{Name: fmt.Sprintf("p%d", c), Facts: f})
+	}
+	b.ResetTimer()
+	for range b.N {
+		EvaluateFleet(hosts)
 	}
 }
