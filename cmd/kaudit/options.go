@@ -50,7 +50,7 @@ func (o *fanoutOpts) flags() []cli.Flag {
 		&cli.DurationFlag{Name: "timeout", Value: audit.DefaultTimeout, Usage: "per-host deadline, connect + gather (an inventory timeout wins)", Destination: &o.timeout},
 		&cli.DurationFlag{Name: "connect-timeout", Value: transport.DefaultConnectTimeout, Usage: "per-host TCP connect + SSH handshake deadline", Destination: &o.connectTimeout},
 		&cli.StringFlag{Name: "profile", Usage: "threshold overrides from `FILE` (YAML; keys as in rules/profile.default.yaml, shown per rule by kaudit explain RULE)", Destination: &o.profile},
-		&cli.StringFlag{Name: "clients-group", Value: audit.DefaultClientsGroup, Usage: "inventory `GROUP` of producer/consumer hosts: gathered with the client profile, their connections matched with the brokers' (client-wscale-mismatch)", Destination: &o.clientsGroup},
+		&cli.StringFlag{Name: "clients-group", Usage: "inventory `GROUP` of producer/consumer hosts: gathered with the client profile, their connections matched with the brokers' (client-wscale-mismatch); default the inventory's clients_group:, else " + audit.DefaultClientsGroup, Destination: &o.clientsGroup},
 	}
 }
 
@@ -151,4 +151,13 @@ func loadInventory(path, limit string) (*inventory.Inventory, []inventory.Host, 
 		return nil, nil, usage(err)
 	}
 	return inv, hosts, nil
+}
+
+// clientsGroup is --clients-group, else the inventory's clients_group:
+// ("" leaves audit.DefaultClientsGroup).
+func clientsGroup(flag string, inv *inventory.Inventory) string {
+	if flag != "" {
+		return flag
+	}
+	return inv.ClientsGroup
 }
