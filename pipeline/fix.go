@@ -2,6 +2,8 @@ package pipeline
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/kaudit/kaudit/audit/inventory"
@@ -9,6 +11,7 @@ import (
 	"github.com/kaudit/kaudit/remediate"
 	"github.com/kaudit/kaudit/remediate/apply"
 	"github.com/kaudit/kaudit/report"
+	"github.com/kaudit/kaudit/rules"
 )
 
 // FixPlan is the remediation of one scan: the plan of every audited host,
@@ -26,6 +29,28 @@ type FixPlan struct {
 type Skip struct {
 	Host string
 	apply.Skipped
+}
+
+// UnknownRuleError is a rule ID the catalog does not have.
+type UnknownRuleError struct{ ID string }
+
+func (e *UnknownRuleError) Error() string { return fmt.Sprintf("no rule %q", e.ID) }
+
+// Selector selects the fixes of the rules in a comma-separated list of
+// rule IDs (blanks around an ID ignored); an empty list selects every fix.
+func Selector(list string) (remediate.Selector, error) {
+	var sel remediate.Selector
+	for _, id := range strings.Split(list, ",") {
+		id = strings.TrimSpace(id)
+		if id == "" {
+			continue
+		}
+		if _, ok := rules.Lookup(id); !ok {
+			return sel, &UnknownRuleError{ID: id}
+		}
+		sel.Rules = append(sel.Rules, id)
+	}
+	return sel, nil
 }
 
 // Plans returns the fix plan of every audited host of r (in report order)

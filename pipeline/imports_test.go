@@ -1,7 +1,11 @@
 package pipeline_test
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -23,10 +27,11 @@ var layers = map[string][]string{
 	"audit":           {"audit/facts", "audit/gather", "audit/parse", "audit/inventory", "audit/probe", "audit/transport", "internal/*"},
 	// rules: the knowledge; only the facts it judges.
 	"rules": {"audit/facts", "internal/*"},
-	// report imports rules for the Finding and Severity types only; it
-	// never evaluates (no report.* calls rules.Evaluate).
+	// report imports rules for the types a report carries (and the HTML
+	// renderer's rules.Lookup of a rule's references), audit/facts for
+	// the facts and ErrorKind; it never evaluates (TestReportNeverEvaluates).
 	"report": {"audit/facts", "rules", "internal/*"},
-	// report/diff compares and renders; rules for the finding types only.
+	// report/diff compares and renders; rules for its types only.
 	"report/diff":       {"audit/facts", "report", "rules", "internal/*"},
 	"whatif":            {"audit/facts", "rules", "report", "report/diff", "internal/*"},
 	"remediate":         {"audit/facts", "rules", "remediate/props", "remediate/sysctld", "internal/*"},
@@ -35,11 +40,11 @@ var layers = map[string][]string{
 	"remediate/apply": {"audit", "audit/facts", "audit/gather", "audit/parse", "audit/inventory", "audit/transport",
 		"rules", "remediate", "remediate/props", "remediate/sysctld", "internal/*"},
 	"waiver":   {"report", "rules", "internal/*"},
-	"pipeline": {"audit", "audit/facts", "audit/inventory", "audit/probe", "audit/transport", "rules", "report", "remediate", "remediate/apply"},
+	"pipeline": {"audit", "audit/facts", "audit/inventory", "audit/probe", "audit/transport", "rules", "report", "remediate", "remediate/apply", "whatif"},
 	// The CLI parses flags and calls the library: no gather script, no
 	// parser, no remote-script plumbing, no fan-out of its own.
-	"cmd/kaudit": {"audit", "audit/facts", "audit/inventory", "audit/probe", "audit/transport", "audit/trust", "pipeline", "rules", "report", "report/diff",
-		"whatif", "remediate", "remediate/apply", "waiver", "internal/simhost"},
+	"cmd/kaudit": {"audit", "audit/inventory", "audit/probe", "audit/transport", "audit/trust", "pipeline", "rules", "report", "report/diff",
+		"whatif", "remediate", "remediate/apply", "waiver", "internal/simhost", "internal/argv", "internal/atomicfile", "internal/ui"},
 	"internal/simhost":   {"audit/inventory", "internal/*"},
 	"internal/testfleet": {"audit/inventory", "internal/*"},
 	"internal":           {"internal/*"},
@@ -153,5 +158,33 @@ func TestImportLayersForbid(t *testing.T) {
 	}
 	if _, _, ok := allowedBy("newpkg"); ok {
 		t.Error("a package outside the table has a rule")
+	}
+}
+
+// report and report/diff carry and render findings; they never evaluate a
+// rule (that is rules.Evaluate's, called by pipeline.Scan and whatif).
+func TestReportNeverEvaluates(t *testing.T) {
+	for _, dir := range []string{"../report", "../report/diff"} {
+		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+		if err != nil || len(files) == 0 {
+			t.Fatalf("%s: %v (%d files)", dir, err, len(files))
+		}
+		for _, file := range files {
+			if strings.HasSuffix(file, "_test.go") {
+				continue
+			}
+			f, err := parser.ParseFile(token.NewFileSet(), file, nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ast.Inspect(f, func(n ast.Node) bool {
+				if sel, ok := n.(*ast.SelectorExpr); ok {
+					if x, ok := sel.X.(*ast.Ident); ok && x.Name == "rules" && strings.HasPrefix(sel.Sel.Name, "Evaluate") {
+						t.Errorf("%s calls rules.%s: report renders findings, it does not evaluate", file, sel.Sel.Name)
+					}
+				}
+				return true
+			})
+		}
 	}
 }

@@ -36,15 +36,11 @@ func status(t *testing.T, r *report.Report, host, rule string) rules.Status {
 
 func finding(t *testing.T, r *report.Report, host, rule string) rules.Finding {
 	t.Helper()
-	for _, h := range r.Hosts {
-		for _, f := range h.Findings {
-			if h.Name == host && f.Rule == rule {
-				return f
-			}
-		}
+	f, ok := r.Finding(host, rule)
+	if !ok {
+		t.Fatalf("no finding %s on %s", rule, host)
 	}
-	t.Fatalf("no finding %s on %s", rule, host)
-	return rules.Finding{}
+	return f
 }
 
 // Scan over real SSH to the demo fleet: every host in the report, findings
@@ -225,5 +221,16 @@ func TestLoadRun(t *testing.T) {
 	_, err = pipeline.LoadRun(context.Background(), nil, other, false, cfg)
 	if !errors.As(err, &mm) || mm.Got != id || err.Error() != cfg.JournalPath+" holds run "+id+", not "+other {
 		t.Errorf("another run's journal: %v", err)
+	}
+}
+
+func TestSelector(t *testing.T) {
+	sel, err := pipeline.Selector(" somaxconn, ,syn-backlog")
+	if err != nil || len(sel.Rules) != 2 || sel.Rules[0] != "somaxconn" || sel.Rules[1] != "syn-backlog" {
+		t.Errorf("Selector = %+v, %v", sel, err)
+	}
+	var ue *pipeline.UnknownRuleError
+	if _, err := pipeline.Selector("somaxconn,nope"); !errors.As(err, &ue) || ue.ID != "nope" || err.Error() != `no rule "nope"` {
+		t.Errorf("unknown rule: %v", err)
 	}
 }

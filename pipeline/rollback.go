@@ -13,6 +13,12 @@ import (
 	"github.com/kaudit/kaudit/remediate/apply"
 )
 
+// Defaults of a rollback's fan-out, as kaudit rollback has them.
+const (
+	DefaultRollbackConcurrency = 8
+	DefaultRollbackTimeout     = 60 * time.Second
+)
+
 // RollbackConfig is what a rollback needs besides its hosts and journal.
 type RollbackConfig struct {
 	Runner         transport.Runner // nil: transport.NewSSH()

@@ -62,6 +62,15 @@ func Profiles(hosts []inventory.Host, base rules.Profile) (map[string]rules.Prof
 	return out, nil
 }
 
+// LoadProfile is the thresholds file (rules.LoadProfile), or the default
+// profile when file is "".
+func LoadProfile(file string) (rules.Profile, error) {
+	if file == "" {
+		return rules.DefaultProfile(), nil
+	}
+	return rules.LoadProfile(file)
+}
+
 // Scan gathers facts from hosts, evaluates the rules on each audited host
 // and returns the summarized report. A host that cannot be audited is a
 // value in the report (its Error), not an error of Scan; the only error is

@@ -170,6 +170,19 @@ func (r *Report) Worst(st rules.Status) rules.Severity {
 	return worst
 }
 
+// Finding is rule's finding on the host named host, false when the report
+// has no such host or the host no such finding (not audited).
+func (r *Report) Finding(host, rule string) (rules.Finding, bool) {
+	for _, h := range r.Hosts {
+		for _, f := range h.Findings {
+			if h.Name == host && f.Rule == rule {
+				return f, true
+			}
+		}
+	}
+	return rules.Finding{}, false
+}
+
 // RuleGroup is one rule's non-passing results across the fleet.
 type RuleGroup struct {
 	Rule     string

@@ -26,3 +26,21 @@ func TestWeight(t *testing.T) {
 		t.Errorf("score %d, deductions %+v", h.Score, h.Deductions)
 	}
 }
+
+func TestFinding(t *testing.T) {
+	r := &Report{Hosts: []Host{
+		{Name: "a", Findings: []rules.Finding{{Rule: "x", Status: rules.Pass}, {Rule: "y", Status: rules.Fail}}},
+		{Name: "b", Findings: []rules.Finding{{Rule: "y", Status: rules.Warn}}},
+		{Name: "down", Error: &HostError{Kind: KindTimeout}},
+	}}
+	for _, c := range []struct {
+		host, rule string
+		want       rules.Status
+		ok         bool
+	}{{"a", "y", rules.Fail, true}, {"b", "y", rules.Warn, true}, {"b", "x", "", false}, {"down", "x", "", false}, {"nope", "y", "", false}} {
+		f, ok := r.Finding(c.host, c.rule)
+		if ok != c.ok || f.Status != c.want {
+			t.Errorf("Finding(%s, %s) = %v, %v; want %v, %v", c.host, c.rule, f.Status, ok, c.want, c.ok)
+		}
+	}
+}

@@ -85,3 +85,14 @@ func blockers(h *report.Host, gates []string) []string {
 	}
 	return out
 }
+
+// UnsafeAfter is the first cluster (in Clusters order) that is not safe to
+// rolling-restart after the upgrade, or false when every cluster is.
+func (w *Result) UnsafeAfter() (cluster string, unsafe bool) {
+	for _, v := range w.Clusters {
+		if !v.SafeAfter {
+			return v.Cluster, true
+		}
+	}
+	return "", false
+}

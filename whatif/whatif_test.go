@@ -47,15 +47,11 @@ func whatIfReport() *report.Report {
 
 func statusOf(t *testing.T, r *report.Report, host, rule string) rules.Status {
 	t.Helper()
-	for _, h := range r.Hosts {
-		for _, f := range h.Findings {
-			if h.Name == host && f.Rule == rule {
-				return f.Status
-			}
-		}
+	f, ok := r.Finding(host, rule)
+	if !ok {
+		t.Fatalf("no %s on %s", rule, host)
 	}
-	t.Fatalf("no %s on %s", rule, host)
-	return ""
+	return f.Status
 }
 
 func TestWhatIfUpgrade(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 )
 
 // Formats the what-if can be written in.
-var formats = []string{"table", "json"}
+var Formats = []string{"table", "json"}
 
 // Write renders w as a table or JSON.
 func Write(out io.Writer, format string, w *Result) error {
@@ -25,7 +25,7 @@ func Write(out io.Writer, format string, w *Result) error {
 	case "table":
 		return writeTable(out, w)
 	}
-	return fmt.Errorf("unknown what-if format %q (known: %s)", format, strings.Join(formats, ", "))
+	return fmt.Errorf("unknown what-if format %q (known: %s)", format, strings.Join(Formats, ", "))
 }
 
 func writeTable(out io.Writer, w *Result) error {

@@ -1,15 +1,15 @@
 package main
 
 import (
-	"strings"
-
 	"github.com/urfave/cli/v2"
+
+	"github.com/kaudit/kaudit/internal/argv"
 )
 
-// interspersed moves a subcommand's flags before its positional arguments,
-// so `kaudit scan inventory.yaml --format json` works as users type it
-// (urfave/cli v2 stops parsing flags at the first positional argument).
-// Everything after "--" is left alone.
+// interspersed moves a subcommand's flags before its positional arguments
+// (argv.FlagsFirst), so `kaudit scan inventory.yaml --format json` works as
+// users type it (urfave/cli v2 stops parsing flags at the first positional
+// argument). Everything after "--" is left alone.
 func interspersed(app *cli.App, args []string) []string {
 	if len(args) < 3 {
 		return args
@@ -34,25 +34,5 @@ func interspersed(app *cli.App, args []string) []string {
 		}
 		return false
 	}
-	var flags, pos []string
-	rest := args[2:]
-	for i := 0; i < len(rest); i++ {
-		a := rest[i]
-		switch {
-		case a == "--":
-			pos = append(pos, rest[i:]...)
-			i = len(rest)
-		case strings.HasPrefix(a, "-") && len(a) > 1:
-			flags = append(flags, a)
-			name := strings.TrimLeft(a, "-")
-			if !strings.Contains(name, "=") && takesValue(name) && i+1 < len(rest) {
-				i++
-				flags = append(flags, rest[i])
-			}
-		default:
-			pos = append(pos, a)
-		}
-	}
-	out := append([]string{args[0], args[1]}, flags...)
-	return append(out, pos...)
+	return append([]string{args[0], args[1]}, argv.FlagsFirst(args[2:], takesValue)...)
 }

@@ -26,7 +26,7 @@ func (o *becomeOpts) flags() []cli.Flag {
 // /dev/tty, so that the inventory may come on stdin) and hands it to the
 // runner.
 func (o becomeOpts) runner(e env) (*transport.SSH, error) {
-	runner := newRunner(e.stderr)
+	runner := newRunner(e)
 	if !o.ask {
 		return runner, nil
 	}

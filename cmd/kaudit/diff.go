@@ -22,17 +22,10 @@ type diffOptions struct {
 func diffCommand(e env) *cli.Command {
 	o := &diffOptions{waivers: waiverOpts{now: e.now}}
 	return &cli.Command{
-		Name:      "diff",
-		Usage:     "compare two JSON scans: newly failing / passing / still failing, hosts added / removed, facts changed",
-		ArgsUsage: "OLD.json NEW.json",
-		Description: "Both files are reports written by `kaudit scan --format json`. Findings are matched by\n" +
-			"host name × rule ID. A failure on a host that is new, or was not audited in OLD, counts as\n" +
-			"newly failing. Facts compared: audit state, kernel release, distribution, Kafka version and\n" +
-			"every gathered sysctl.\n\n" +
-			"EXIT STATUS:\n" +
-			"   0    compared (whatever changed), or nothing newly fails with --fail-on-new\n" +
-			"   1    --fail-on-new and at least one host × rule newly fails\n" +
-			"   2    usage error or a file that is not a kaudit JSON report",
+		Name:        "diff",
+		Usage:       "compare two JSON scans: newly failing / passing / still failing, hosts added / removed, facts changed",
+		ArgsUsage:   "OLD.json NEW.json",
+		Description: help("diff"),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "table", Usage: "diff format: " + strings.Join(diff.Formats, ", "), Destination: &o.format},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the diff to `FILE` instead of stdout", Destination: &o.output},
@@ -47,12 +40,8 @@ func runDiff(_ context.Context, o diffOptions, args []string, e env) error {
 	if len(args) != 2 {
 		return usageErr("diff needs two arguments: OLD.json NEW.json")
 	}
-	known := false
-	for _, f := range diff.Formats {
-		known = known || f == o.format
-	}
-	if !known {
-		return usageErr("unknown --format %q (known: %s)", o.format, strings.Join(diff.Formats, ", "))
+	if err := oneOf("format", o.format, diff.Formats); err != nil {
+		return err
 	}
 	var reps [2]*report.Report
 	for i := range reps {

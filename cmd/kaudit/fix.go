@@ -3,11 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/signal"
-	"path/filepath"
-	"strings"
-	"syscall"
 
 	"github.com/urfave/cli/v2"
 
@@ -32,22 +27,10 @@ type fixOptions struct {
 func fixCommand(e env) *cli.Command {
 	o := &fixOptions{}
 	return &cli.Command{
-		Name:      "fix",
-		Usage:     "scan, then print the remediation plan per host; --apply carries it out",
-		ArgsUsage: "INVENTORY",
-		Description: "The plan lists, per host, each change with its rule, from → to, whether it is applied at\n" +
-			"runtime and/or persisted, and whether a broker restart is needed; then what kaudit cannot fix\n" +
-			"itself (kernel, Kafka upgrades) with the recommended action. kaudit never restarts a broker.\n\n" +
-			"--apply changes sysctls (running value and /etc/sysctl.d/99-kaudit.conf), server.properties, and\n" +
-			"NIC rings/offloads (ethtool, persisted through the NIC's own manager when detected: NetworkManager,\n" +
-			"ifcfg, ifupdown, systemd .link; else a udev rule). Per host: back up every file and running\n" +
-			"value (on the host in /var/lib/kaudit/runs/RUN-ID/ and in the local journal), apply, gather again\n" +
-			"and verify; a host that fails is restored from its backups. The first host with changes goes\n" +
-			"alone (canary), then --batch hosts at a time; no new batch starts once more than --max-failures\n" +
-			"hosts failed. Asks for confirmation on a terminal unless --yes; refuses without --yes otherwise.\n" +
-			"Undo a run with: kaudit rollback INVENTORY --run RUN-ID.\n\n" +
-			"Exit: 0 done (or nothing to change), 2 usage, 3 some hosts could not be audited,\n" +
-			"4 some host failed (restored from its backups, or not: see the journal), 130 interrupted.",
+		Name:        "fix",
+		Usage:       "scan, then print the remediation plan per host; --apply carries it out",
+		ArgsUsage:   "INVENTORY",
+		Description: help("fix"),
 		Flags: flags(limitFlag(&o.limit, scanLimitUsage), o.fanout.flags(), []cli.Flag{
 			&cli.StringFlag{Name: "rules", Usage: "only plan fixes for these comma-separated rule `IDS`", Destination: &o.rules},
 			&cli.BoolFlag{Name: "apply", Usage: "apply the plan (sysctl, server.properties and NIC changes)", Destination: &o.apply},
@@ -123,17 +106,11 @@ func unauditedErr(r *report.Report) error {
 	return nil
 }
 
+// selector is --rules: the fixes of these rules only.
 func selector(list string) (remediate.Selector, error) {
-	var sel remediate.Selector
-	for _, id := range strings.Split(list, ",") {
-		id = strings.TrimSpace(id)
-		if id == "" {
-			continue
-		}
-		if _, ok := rules.Lookup(id); !ok {
-			return sel, usageErr("--rules: no rule %q (kaudit rules lists them)", id)
-		}
-		sel.Rules = append(sel.Rules, id)
+	sel, err := pipeline.Selector(list)
+	if err != nil {
+		return sel, usageErr("--rules: %v (kaudit rules lists them)", err)
 	}
 	return sel, nil
 }
@@ -149,13 +126,12 @@ func applyFix(ctx context.Context, e env, o fixOptions, invPath string, r *repor
 		return err
 	}
 	if !ok {
-		fmt.Fprintln(e.stdout, "not confirmed: nothing changed")
 		return nil
 	}
 	cfg.RunID = remediate.NewRunID(e.now())
-	cfg.JournalPath = filepath.Join(jdir, cfg.RunID+".json")
+	cfg.JournalPath = pipeline.JournalPath(jdir, cfg.RunID)
 	cfg.Log = func(line string) { fmt.Fprintf(e.stderr, "kaudit: %s\n", line) }
-	sctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	sctx, stop := interruptible(ctx)
 	defer stop()
 	fmt.Fprintf(e.stdout, "run %s: applying %s (journal %s)\n", cfg.RunID, fp.What(), cfg.JournalPath)
 	j, err := pipeline.Apply(sctx, fp, cfg)
@@ -165,7 +141,7 @@ func applyFix(ctx context.Context, e env, o fixOptions, invPath string, r *repor
 	pipeline.WriteRun(e.stdout, j)
 	fmt.Fprintf(e.stdout, "journal: %s\nundo: kaudit rollback %s --run %s\n", cfg.JournalPath, invPath, cfg.RunID)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "kaudit: warning: %v\n", err)
+		e.warn("%v", err)
 	}
 	switch failed := pipeline.Failed(j); {
 	case sctx.Err() != nil && ctx.Err() == nil:

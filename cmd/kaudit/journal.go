@@ -1,49 +1,50 @@
 package main
 
 import (
-	"bufio"
+	"context"
+	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
+	"os/signal"
+	"syscall"
+
+	"github.com/kaudit/kaudit/internal/ui"
+	"github.com/kaudit/kaudit/pipeline"
 )
 
-// What fix --apply and rollback share: the journal directory and the
-// confirmation.
+// What fix --apply and rollback share: the journal directory, the
+// confirmation and Ctrl-C.
 
-// journalDir resolves --journal-dir (default $XDG_STATE_HOME/kaudit/runs,
-// else ~/.local/state/kaudit/runs) and creates it (0700).
+// journalDir is --journal-dir, or pipeline.JournalDir's default, created.
 func journalDir(flag string) (string, error) {
-	dir := flag
-	if dir == "" {
-		if x := os.Getenv("XDG_STATE_HOME"); x != "" && filepath.IsAbs(x) {
-			dir = filepath.Join(x, "kaudit", "runs")
-		} else {
-			home, err := os.UserHomeDir()
-			if err != nil {
-				return "", usageErr("cannot find the home directory for the run journal (%v): set --journal-dir", err)
-			}
-			dir = filepath.Join(home, ".local", "state", "kaudit", "runs")
-		}
+	dir, err := pipeline.JournalDir(flag)
+	if errors.Is(err, pipeline.ErrNoHome) {
+		return "", usageErr("%v: set --journal-dir", err)
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", usageErr("journal directory: %v", err)
+	if err != nil {
+		return "", usage(err)
 	}
 	return dir, nil
 }
 
-// confirm asks question on a terminal; without one it refuses (exit 2)
-// unless yes.
+// confirm asks question on a terminal, saying so on stdout when the
+// answer is no; without a terminal it refuses (exit 2) unless yes.
 func confirm(e env, yes bool, question, flagHint string) (bool, error) {
 	if yes {
 		return true, nil
 	}
-	in, ok := e.stdin.(*os.File)
-	if !ok || !isTerminal(in) {
+	ok, asked := ui.Ask(e.stdin, e.stderr, question)
+	if !asked {
 		return false, usageErr("%s: stdin is not a terminal, so kaudit cannot ask: add --yes to go ahead; nothing changed", flagHint)
 	}
-	fmt.Fprintf(e.stderr, "%s [y/N] ", question)
-	line, _ := bufio.NewReader(in).ReadString('\n')
-	a := strings.ToLower(strings.TrimSpace(line))
-	return a == "y" || a == "yes", nil
+	if !ok {
+		fmt.Fprintln(e.stdout, "not confirmed: nothing changed")
+	}
+	return ok, nil
+}
+
+// interruptible is ctx, also ended by Ctrl-C (SIGINT) or SIGTERM: a scan
+// reports what it gathered, an apply or rollback starts no further host.
+func interruptible(ctx context.Context) (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 }

@@ -5,10 +5,12 @@
 package main
 
 import (
+	"embed"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -26,14 +28,23 @@ const (
 	ExitInterrupted = 130 // interrupted (Ctrl-C); what was gathered is still reported
 )
 
-const exitHelp = `EXIT STATUS:
-   0    every evaluated rule passes (or fails only below --fail-on, default high)
-   1    findings at or above --fail-on (with --fail-on-unknown, also unknown ones)
-   2    usage or inventory error
-   3    some hosts could not be audited (unreachable, auth, hostkey, timeout, protocol)
-        and no finding reached --fail-on
-   4    fix --apply / rollback: some host was not changed or restored as planned (see the journal)
-   130  interrupted; the report covers what was gathered`
+// The long help of the app and of each command, with one EXIT STATUS
+// table (help/exit.txt) that commands printing a report share.
+//
+//go:embed help/*.txt
+var helpFiles embed.FS
+
+// help is help/NAME.txt without its final newline.
+func help(name string) string {
+	b, err := helpFiles.ReadFile("help/" + name + ".txt")
+	if err != nil {
+		panic(err) // a missing embedded file is a build mistake
+	}
+	return strings.TrimSuffix(string(b), "\n")
+}
+
+// helpWithExit is help(name), a blank line and the EXIT STATUS table.
+func helpWithExit(name string) string { return help(name) + "\n\n" + help("exit") }
 
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "0.1.0-dev"
@@ -65,13 +76,17 @@ type env struct {
 	now            func() time.Time
 }
 
+// warn writes "kaudit: warning: MESSAGE" on stderr.
+func (e env) warn(format string, args ...any) {
+	fmt.Fprintf(e.stderr, "kaudit: warning: "+format+"\n", args...)
+}
+
 func newApp(e env) *cli.App {
 	return &cli.App{
-		Name:    "kaudit",
-		Usage:   "audit Kafka broker hosts over SSH for the SYN-cookie / listen-backlog failure and its neighbours",
-		Version: version,
-		Description: "kaudit gathers facts from every host of an inventory in one SSH session per host,\n" +
-			"evaluates a catalog of rules (kaudit rules), reports, and plans fixes.\n\n" + exitHelp,
+		Name:            "kaudit",
+		Usage:           "audit Kafka broker hosts over SSH for the SYN-cookie / listen-backlog failure and its neighbours",
+		Version:         version,
+		Description:     helpWithExit("app"),
 		Reader:          e.stdin,
 		Writer:          e.stdout,
 		ErrWriter:       e.stderr,

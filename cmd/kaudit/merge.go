@@ -22,7 +22,7 @@ func mergeCommand(e env) *cli.Command {
 			"must be given once, and the reports must come from one inventory, kaudit version and --fail-on.\n" +
 			"The merged report lists the hosts by name with scores and the summary recomputed; it equals\n" +
 			"the unsharded scan's report but for timings. The exit status is computed as kaudit report\n" +
-			"computes it.\n\n" + exitHelp,
+			"computes it.\n\n" + help("exit"),
 		Flags: fl,
 		Action: func(c *cli.Context) error {
 			o.failOnSet = c.IsSet("fail-on")

@@ -6,11 +6,11 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
-	"golang.org/x/term"
 
 	"github.com/kaudit/kaudit/audit"
 	"github.com/kaudit/kaudit/audit/inventory"
 	"github.com/kaudit/kaudit/audit/transport"
+	"github.com/kaudit/kaudit/internal/ui"
 	"github.com/kaudit/kaudit/pipeline"
 	"github.com/kaudit/kaudit/report"
 	"github.com/kaudit/kaudit/rules"
@@ -80,10 +80,7 @@ func checkScan(out outputOpts, fan fanoutOpts) (emitOpts, pipeline.Config, error
 
 // loadProfile is --profile FILE, or the default profile without one.
 func loadProfile(file string) (rules.Profile, error) {
-	if file == "" {
-		return rules.DefaultProfile(), nil
-	}
-	prof, err := rules.LoadProfile(file)
+	prof, err := pipeline.LoadProfile(file)
 	if err != nil {
 		return prof, usage(err)
 	}
@@ -121,23 +118,27 @@ type emitOpts struct {
 // may take it from elsewhere), and decides on colour.
 func (o outputOpts) check(failOn string) (emitOpts, error) {
 	eo := emitOpts{format: o.format, output: o.output, failOnUnknown: o.failOnUnknown}
-	known := false
-	for _, f := range report.Formats() {
-		known = known || f == eo.format
-	}
-	if !known {
-		return eo, usageErr("unknown --format %q (known: %s)", eo.format, strings.Join(report.Formats(), ", "))
+	if err := oneOf("format", eo.format, report.Formats()); err != nil {
+		return eo, err
 	}
 	sev, ok := rules.ParseSeverity(failOn)
 	if !ok {
 		return eo, usageErr("unknown --fail-on %q (critical, high, medium, low, info)", failOn)
 	}
 	eo.failOn = sev
-	eo.color = eo.output == "" && eo.format == "table" && !o.noColor && os.Getenv("NO_COLOR") == "" && isTerminal(os.Stdout)
+	eo.color = eo.output == "" && eo.format == "table" && !o.noColor && os.Getenv("NO_COLOR") == "" && ui.IsTerminal(os.Stdout)
 	return eo, nil
 }
 
-func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
+// oneOf checks that --flag is one of the known values.
+func oneOf(flag, value string, known []string) error {
+	for _, k := range known {
+		if k == value {
+			return nil
+		}
+	}
+	return usageErr("unknown --%s %q (known: %s)", flag, value, strings.Join(known, ", "))
+}
 
 // loadInventory loads the INVENTORY argument and applies --limit; any
 // problem is a usage error (exit 2) before a single connection is made.

@@ -47,13 +47,13 @@ func (o probeOpts) check() (*probe.Options, error) {
 
 // probeCommand is scan with the probe always on.
 func probeCommand(e env) *cli.Command {
-	o := &scanOptions{output: outputOpts{waivers: waiverOpts{now: e.now}}, probe: probeOpts{on: true}}
+	o := &scanOptions{reportOpts: newReportOpts(e), probe: probeOpts{on: true}}
 	return &cli.Command{
 		Name:        "probe",
 		Usage:       "audit every host like scan, and settle the SYN-cookie kernel bug by observation on each",
 		ArgsUsage:   "INVENTORY",
-		Description: "kaudit probe INVENTORY is kaudit scan --probe INVENTORY.\n\n" + probeHelp + "\n\n" + exitHelp,
-		Flags:       flags(limitFlag(&o.limit, scanLimitUsage), o.shard.flags(), o.fanout.flags(), o.probe.flags(false), o.output.flags(), o.whatIf.flags(), o.become.flags()),
+		Description: "kaudit probe INVENTORY is kaudit scan --probe INVENTORY.\n\n" + probeHelp + "\n\n" + help("exit"),
+		Flags:       o.flags(false),
 		Action:      func(c *cli.Context) error { return runScan(c.Context, *o, c.Args().Slice(), e) },
 	}
 }

@@ -20,14 +20,11 @@ type reportOptions struct {
 func reportCommand(e env) *cli.Command {
 	o := &reportOptions{output: outputOpts{waivers: waiverOpts{now: e.now}}}
 	return &cli.Command{
-		Name:      "report",
-		Usage:     "re-render an earlier JSON scan in any format (no SSH): kaudit report scan.json -f html -o report.html",
-		ArgsUsage: "SCAN.json",
-		Description: "SCAN.json is a report written by `kaudit scan --format json`. Scores and the summary are\n" +
-			"recomputed from its findings (after --waivers, if given). The exit status is computed as\n" +
-			"scan computes it: --fail-on when given, else the threshold the scan recorded (fail_on),\n" +
-			"else high; 3 when the scan had unaudited hosts; 130 when the scan was interrupted.\n\n" + exitHelp,
-		Flags: o.output.flags(),
+		Name:        "report",
+		Usage:       "re-render an earlier JSON scan in any format (no SSH): kaudit report scan.json -f html -o report.html",
+		ArgsUsage:   "SCAN.json",
+		Description: helpWithExit("report"),
+		Flags:       o.output.flags(),
 		Action: func(c *cli.Context) error {
 			o.failOnSet = c.IsSet("fail-on")
 			return runReport(c.Context, *o, c.Args().Slice(), e)

@@ -4,11 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/signal"
-	"path/filepath"
-	"syscall"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -21,40 +16,30 @@ import (
 
 // rollbackOptions are the flags of kaudit rollback.
 type rollbackOptions struct {
-	run            string
-	yes            bool
-	journalDir     string
-	fromHosts      bool
-	limit          string
-	concurrency    int
-	timeout        time.Duration
-	connectTimeout time.Duration
+	run        string
+	yes        bool
+	journalDir string
+	fromHosts  bool
+	limit      string
+	cfg        pipeline.RollbackConfig // Concurrency, Timeout, ConnectTimeout
 }
 
 func rollbackCommand(e env) *cli.Command {
 	o := &rollbackOptions{}
 	return &cli.Command{
-		Name:      "rollback",
-		Usage:     "undo a fix --apply run on every host it changed, from the backups kept on the hosts",
-		ArgsUsage: "INVENTORY",
-		Description: "Reads the run's journal (--journal-dir/RUN-ID.json), then on each host of the run restores\n" +
-			"every file byte for byte from /var/lib/kaudit/runs/RUN-ID/ (the copy's sha256 checked against\n" +
-			"the journal first, the restored file's after), removes the files the run created, and writes\n" +
-			"back the running sysctl values. Idempotent: what is already as before is left alone.\n" +
-			"A server.properties restored this way takes effect at the broker's next restart.\n" +
-			"Without the local journal (another machine, lost state), --from-hosts rebuilds it from the\n" +
-			"manifest each host keeps beside its backups.\n" +
-			"Asks for confirmation on a terminal unless --yes; refuses without --yes otherwise.\n\n" +
-			"Exit: 0 restored, 2 usage (no such run, bad inventory), 4 some host could not be restored.",
+		Name:        "rollback",
+		Usage:       "undo a fix --apply run on every host it changed, from the backups kept on the hosts",
+		ArgsUsage:   "INVENTORY",
+		Description: help("rollback"),
 		Flags: flags([]cli.Flag{
 			&cli.StringFlag{Name: "run", Usage: "the `RUN-ID` printed by fix --apply", Destination: &o.run},
 			&cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "do not ask for confirmation", Destination: &o.yes},
 			&cli.StringFlag{Name: "journal-dir", Usage: "where fix --apply wrote the journal (default ~/.local/state/kaudit/runs)", Destination: &o.journalDir},
 			&cli.BoolFlag{Name: "from-hosts", Usage: "the local journal is lost: rebuild it from the manifests the run left on the hosts (/var/lib/kaudit/runs/RUN-ID/manifest)", Destination: &o.fromHosts},
 		}, limitFlag(&o.limit, "only hosts matching `PATTERN` (as for scan)"), []cli.Flag{
-			&cli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Value: 8, Usage: "hosts restored at once", Destination: &o.concurrency},
-			&cli.DurationFlag{Name: "timeout", Value: 60 * time.Second, Usage: "per-host deadline", Destination: &o.timeout},
-			&cli.DurationFlag{Name: "connect-timeout", Value: transport.DefaultConnectTimeout, Usage: "per-host TCP connect + SSH handshake deadline", Destination: &o.connectTimeout},
+			&cli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Value: pipeline.DefaultRollbackConcurrency, Usage: "hosts restored at once", Destination: &o.cfg.Concurrency},
+			&cli.DurationFlag{Name: "timeout", Value: pipeline.DefaultRollbackTimeout, Usage: "per-host deadline", Destination: &o.cfg.Timeout},
+			&cli.DurationFlag{Name: "connect-timeout", Value: transport.DefaultConnectTimeout, Usage: "per-host TCP connect + SSH handshake deadline", Destination: &o.cfg.ConnectTimeout},
 		}),
 		Action: func(c *cli.Context) error { return runRollback(c.Context, *o, c.Args().Slice(), e) },
 	}
@@ -67,7 +52,7 @@ func runRollback(ctx context.Context, o rollbackOptions, args []string, e env) e
 	if !remediate.ValidRunID(o.run) {
 		return usageErr("rollback needs --run RUN-ID (as printed by fix --apply), got %q", o.run)
 	}
-	if o.concurrency < 1 || o.timeout <= 0 || o.connectTimeout <= 0 {
+	if cfg := o.cfg; cfg.Concurrency < 1 || cfg.Timeout <= 0 || cfg.ConnectTimeout <= 0 {
 		return usageErr("--concurrency, --timeout and --connect-timeout must be positive")
 	}
 	dir, err := journalDir(o.journalDir)
@@ -78,10 +63,8 @@ func runRollback(ctx context.Context, o rollbackOptions, args []string, e env) e
 	if err != nil {
 		return err
 	}
-	cfg := pipeline.RollbackConfig{
-		JournalPath: filepath.Join(dir, o.run+".json"),
-		Concurrency: o.concurrency, Timeout: o.timeout, ConnectTimeout: o.connectTimeout,
-	}
+	cfg := o.cfg
+	cfg.JournalPath = pipeline.JournalPath(dir, o.run)
 	j, err := loadRun(ctx, e, o, dir, hosts, cfg)
 	if err != nil {
 		return err
@@ -96,10 +79,9 @@ func runRollback(ctx context.Context, o rollbackOptions, args []string, e env) e
 		return err
 	}
 	if !ok {
-		fmt.Fprintln(e.stdout, "not confirmed: nothing changed")
 		return nil
 	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible(ctx)
 	defer stop()
 	res, err := pipeline.Rollback(ctx, hosts, j, cfg)
 	return reportRollback(e, o.run, cfg.JournalPath, res, err)
@@ -111,7 +93,7 @@ func loadRun(ctx context.Context, e env, o rollbackOptions, dir string, hosts []
 	run, err := pipeline.LoadRun(ctx, hosts, o.run, o.fromHosts, cfg)
 	if run != nil {
 		for _, u := range run.Unread {
-			fmt.Fprintf(e.stderr, "kaudit: warning: %s: cannot read the run's manifest: %v\n", u.Host, u.Err)
+			e.warn("%s: cannot read the run's manifest: %v", u.Host, u.Err)
 		}
 	}
 	switch {
@@ -133,7 +115,7 @@ func loadRun(ctx context.Context, e env, o rollbackOptions, dir string, hosts []
 func reportRollback(e env, id, jpath string, res []apply.RollbackResult, err error) error {
 	failed := pipeline.WriteRollback(e.stdout, res)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "kaudit: warning: %v\n", err)
+		e.warn("%v", err)
 	}
 	pipeline.WriteRollbackTally(e.stdout, id, jpath, len(res), failed)
 	if failed > 0 {

@@ -4,14 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/kaudit/kaudit/audit"
 	"github.com/kaudit/kaudit/audit/inventory"
 	"github.com/kaudit/kaudit/audit/transport"
+	"github.com/kaudit/kaudit/internal/ui"
 	"github.com/kaudit/kaudit/pipeline"
 	"github.com/kaudit/kaudit/report"
 	"github.com/kaudit/kaudit/rules"
@@ -21,25 +20,42 @@ import (
 type scanOptions struct {
 	limit  string
 	shard  shardOpts
-	fanout fanoutOpts
 	probe  probeOpts
 	become becomeOpts
+	reportOpts
+}
+
+// reportOpts are the flags of a command that scans and prints a report:
+// scan and demo.
+type reportOpts struct {
+	fanout fanoutOpts
 	output outputOpts
 	whatIf whatIfOpts
 }
 
+func newReportOpts(e env) reportOpts {
+	return reportOpts{output: outputOpts{waivers: waiverOpts{now: e.now}}}
+}
+
+func (o *reportOpts) flags() []cli.Flag {
+	return flags(o.fanout.flags(), o.output.flags(), o.whatIf.flags())
+}
+
 func scanCommand(e env) *cli.Command {
-	o := &scanOptions{output: outputOpts{waivers: waiverOpts{now: e.now}}}
+	o := &scanOptions{reportOpts: newReportOpts(e)}
 	return &cli.Command{
-		Name:      "scan",
-		Usage:     "audit every host of an inventory and report",
-		ArgsUsage: "INVENTORY",
-		Description: "INVENTORY is kaudit's YAML format, an Ansible inventory (YAML or INI, with group_vars/ and\n" +
-			"host_vars/), or the JSON of ansible-inventory --list; - reads it from stdin (detected).\n" +
-			"Each host gets one SSH session running one read-only POSIX sh script.\n\n" + exitHelp,
-		Flags:  flags(limitFlag(&o.limit, scanLimitUsage), o.shard.flags(), o.fanout.flags(), o.probe.flags(true), o.output.flags(), o.whatIf.flags(), o.become.flags()),
-		Action: func(c *cli.Context) error { return runScan(c.Context, *o, c.Args().Slice(), e) },
+		Name:        "scan",
+		Usage:       "audit every host of an inventory and report",
+		ArgsUsage:   "INVENTORY",
+		Description: helpWithExit("scan"),
+		Flags:       o.flags(true),
+		Action:      func(c *cli.Context) error { return runScan(c.Context, *o, c.Args().Slice(), e) },
 	}
+}
+
+// flags are scan's (withProbeSwitch) or probe's flags.
+func (o *scanOptions) flags(withProbeSwitch bool) []cli.Flag {
+	return flags(limitFlag(&o.limit, scanLimitUsage), o.shard.flags(), o.reportOpts.flags(), o.probe.flags(withProbeSwitch), o.become.flags())
 }
 
 func runScan(ctx context.Context, o scanOptions, args []string, e env) error {
@@ -62,26 +78,37 @@ func runScan(ctx context.Context, o scanOptions, args []string, e env) error {
 	if err != nil {
 		return err
 	}
-	runner, err := o.become.runner(e)
-	if err != nil {
+	if cfg.Runner, err = o.become.runner(e); err != nil {
 		return err
 	}
-	cfg.Runner = runner
+	_, err = scanAndEmit(ctx, e, o.reportOpts, eo, cfg, hosts, inv.Path, shard)
+	return err
+}
+
+// scanAndEmit is what scan and demo run once their hosts are known: the
+// scan, then the what-if on the raw findings (when --assume-kernel or
+// --assume-kafka is set, or the inventory plans an upgrade for a scanned
+// host), then --waivers (when set), then the report and its exit status.
+// The report is nil when it was not emitted.
+func scanAndEmit(ctx context.Context, e env, o reportOpts, eo emitOpts, cfg pipeline.Config, hosts []inventory.Host, inventory, shard string) (*report.Report, error) {
 	r, err := scan(ctx, e, hosts, cfg)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	r.Inventory, r.Shard = inv.Path, shard
-	if err := postScan(e, r, o.whatIf, o.output.waivers, cfg.Profile, hosts); err != nil {
-		return err
+	r.Inventory, r.Shard = inventory, shard
+	if err := emitWhatIf(e, r, o.whatIf.assume(), cfg.Profile, hosts); err != nil {
+		return nil, err
 	}
-	return emit(e.stdout, r, eo)
+	if err := o.output.waivers.apply(e, r); err != nil {
+		return nil, err
+	}
+	return r, emit(e.stdout, r, eo)
 }
 
 // newRunner is the SSH transport, its warnings on stderr.
-func newRunner(stderr io.Writer) *transport.SSH {
+func newRunner(e env) *transport.SSH {
 	ssh := transport.NewSSH()
-	ssh.Warn = func(msg string) { fmt.Fprintf(stderr, "kaudit: warning: %s\n", msg) }
+	ssh.Warn = func(msg string) { e.warn("%s", msg) }
 	return ssh
 }
 
@@ -94,26 +121,15 @@ func scan(ctx context.Context, e env, hosts []inventory.Host, cfg pipeline.Confi
 		return nil, err
 	}
 	if cfg.Runner == nil {
-		cfg.Runner = newRunner(e.stderr)
+		cfg.Runner = newRunner(e)
 	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible(ctx)
 	defer stop()
-	prog := newProgress(e.stderr, len(hosts))
-	cfg.Progress = prog.done
+	prog := ui.NewProgress(e.stderr, len(hosts), "scanning hosts")
+	cfg.Progress = func(audit.Result) { prog.Step() }
 	r, err := pipeline.Scan(ctx, hosts, cfg)
-	prog.finish()
+	prog.Finish()
 	return r, err
-}
-
-// postScan is the single hook for scan and demo, between the scan and
-// emit: the what-if on the raw findings (when --assume-kernel or
-// --assume-kafka is set, or the inventory plans an upgrade for a scanned
-// host), then --waivers (when set).
-func postScan(e env, r *report.Report, a whatIfOpts, w waiverOpts, prof rules.Profile, hosts []inventory.Host) error {
-	if err := emitWhatIf(e, r, a.assume(), prof, hosts); err != nil {
-		return err
-	}
-	return w.apply(e, r)
 }
 
 // emit renders the report and turns it into an exit code.

@@ -1,21 +1,18 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/kaudit/kaudit/audit/transport"
 	"github.com/kaudit/kaudit/audit/trust"
+	"github.com/kaudit/kaudit/internal/ui"
 )
 
 const trustHelp = `Fetches the host key of every host of INVENTORY (and of its proxy_jump
@@ -71,9 +68,9 @@ func runTrust(ctx context.Context, o trustOptions, args []string, e env) error {
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := interruptible(ctx)
 	defer stop()
-	runner := newRunner(e.stderr)
+	runner := newRunner(e)
 	entries := trust.Fetch(ctx, hosts, runner, trust.Options{Concurrency: o.concurrency, ConnectTimeout: o.connectTimeout})
 	printTrust(e.stdout, entries)
 	if ctx.Err() != nil {
@@ -99,14 +96,11 @@ func confirmTrust(e env, yes bool, n int) (bool, error) {
 	if yes {
 		return true, nil
 	}
-	in, ok := e.stdin.(*os.File)
-	if !ok || !isTerminal(in) {
+	ok, asked := ui.Ask(e.stdin, e.stderr, fmt.Sprintf("\nRecord these %d new host keys in known_hosts?", n))
+	if !asked {
 		return false, usageErr("%d new host keys and no terminal to confirm on: nothing was written; check the fingerprints above and run again with --yes", n)
 	}
-	fmt.Fprintf(e.stderr, "\nRecord these %d new host keys in known_hosts? [y/N] ", n)
-	answer, _ := bufio.NewReader(in).ReadString('\n')
-	a := strings.ToLower(strings.TrimSpace(answer))
-	return a == "y" || a == "yes", nil
+	return ok, nil
 }
 
 // printTrust writes one line per host: name, known_hosts name, key type and

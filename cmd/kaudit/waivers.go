@@ -36,7 +36,7 @@ func (o waiverOpts) apply(e env, r *report.Report) error {
 		return usage(fmt.Errorf("waivers: %w", err))
 	}
 	for _, msg := range waiver.ApplyWaivers(r, w, o.now()) {
-		fmt.Fprintf(e.stderr, "kaudit: warning: %s\n", msg)
+		e.warn("%s", msg)
 	}
 	return nil
 }
@@ -53,11 +53,10 @@ func waiversCommand(e env) *cli.Command {
 		Name:  "waivers",
 		Usage: "work with waiver files (accepted findings with a reason, an owner and an expiry date)",
 		Subcommands: []*cli.Command{{
-			Name:      "check",
-			Usage:     "validate a waiver file and list its waivers; exit 1 when any has expired",
-			ArgsUsage: "FILE",
-			Description: "Every problem is reported as FILE:LINE: FIELD: what is wrong (exit 2).\n" +
-				"Waivers expiring within --soon days are flagged but do not change the exit status.",
+			Name:        "check",
+			Usage:       "validate a waiver file and list its waivers; exit 1 when any has expired",
+			ArgsUsage:   "FILE",
+			Description: help("waivers-check"),
 			Flags: []cli.Flag{
 				&cli.IntFlag{Name: "soon", Value: 14, Usage: "flag waivers that expire within `DAYS`", Destination: &o.soon},
 			},

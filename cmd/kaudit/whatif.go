@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/kaudit/kaudit/audit/inventory"
+	"github.com/kaudit/kaudit/pipeline"
 	"github.com/kaudit/kaudit/report"
 	"github.com/kaudit/kaudit/rules"
 	"github.com/kaudit/kaudit/whatif"
@@ -25,37 +27,16 @@ func (o *whatIfOpts) flags() []cli.Flag {
 
 func (o whatIfOpts) assume() whatif.Assume { return whatif.Assume{Kernel: o.kernel, Kafka: o.kafka} }
 
-// emitWhatIf is the scan hook: when a (--assume-kernel / --assume-kafka) is
-// set, or a scanned host has assume_kernel / assume_kafka in the inventory,
-// it evaluates the rules on a copy of every host's facts with the assumed
-// versions and prints what the upgrade would fix / introduce and the
-// per-cluster rolling-restart verdict on stderr (stdout keeps the report).
-// Per host, each flag wins over the matching inventory setting; hosts with
-// neither are shown as "no upgrade planned" and keep their findings. Call
-// it right after the scan, before waivers are applied. hosts supplies
-// per-host profile overrides and planned versions (nil: prof and the
-// flags for all).
+// emitWhatIf is the scan hook: the what-if of pipeline.WhatIf (when a is
+// set, or a host of hosts plans an upgrade) on stderr, stdout keeping the
+// report. Call it right after the scan, before waivers are applied.
 func emitWhatIf(e env, r *report.Report, a whatif.Assume, prof rules.Profile, hosts []inventory.Host) error {
-	overrides := map[string]map[string]any{}
-	planned := map[string]whatif.Assume{}
-	for _, h := range hosts {
-		overrides[h.Name] = h.Profile
-		if h.AssumeKernel != "" || h.AssumeKafka != "" {
-			planned[h.Name] = whatif.Assume{Kernel: h.AssumeKernel, Kafka: h.AssumeKafka}
-		}
-	}
-	if a.Kernel == "" && a.Kafka == "" && len(planned) == 0 {
-		return nil
-	}
-	w, err := whatif.EvaluatePlan(r, a, func(name string) whatif.Assume { return planned[name] }, func(name string) rules.Profile {
-		p, err := prof.With(overrides[name])
-		if err != nil {
-			return prof // the scan already rejected bad overrides
-		}
-		return p
-	})
+	w, err := pipeline.WhatIf(r, a, prof, hosts)
 	if err != nil {
-		return usageErr("%v", err)
+		return usage(err)
+	}
+	if w == nil {
+		return nil
 	}
 	fmt.Fprintln(e.stderr)
 	if err := whatif.Write(e.stderr, "table", w); err != nil {
@@ -76,22 +57,10 @@ type whatifOptions struct {
 func whatifCommand(e env) *cli.Command {
 	o := &whatifOptions{}
 	return &cli.Command{
-		Name:      "whatif",
-		Usage:     "pre-upgrade what-if on a JSON scan: which findings a kernel / Kafka upgrade would fix or introduce, and is a rolling restart safe",
-		ArgsUsage: "SCAN.json",
-		Description: "Re-evaluates every rule on a copy of each audited host's facts with the kernel release\n" +
-			"and/or Kafka version replaced (a kernel upgrade implies a reboot: runtime sysctls take their\n" +
-			"persisted values; either implies a broker restart: the listener backlog is recomputed).\n" +
-			"Thresholds: the default profile or --profile FILE (per-host inventory overrides are not in\n" +
-			"the JSON scan; `kaudit scan --assume-kernel` applies them). Likewise the upgrades planned per\n" +
-			"host with assume_kernel / assume_kafka in the inventory apply to `kaudit scan` only: here the\n" +
-			"flags apply to every host.\n\n" +
-			"Per cluster (inventory group): a rolling restart is safe only when " + fmt.Sprint(rules.RestartGateRules()) + "\n" +
-			"pass (or do not apply) on every host.\n\n" +
-			"EXIT STATUS:\n" +
-			"   0    evaluated (or, with --fail-unsafe, every cluster is safe after the upgrade)\n" +
-			"   1    --fail-unsafe and some cluster is not safe to rolling-restart after the upgrade\n" +
-			"   2    usage error or a file that is not a kaudit JSON report",
+		Name:        "whatif",
+		Usage:       "pre-upgrade what-if on a JSON scan: which findings a kernel / Kafka upgrade would fix or introduce, and is a rolling restart safe",
+		ArgsUsage:   "SCAN.json",
+		Description: strings.Replace(help("whatif"), "{{restart-gate-rules}}", fmt.Sprint(rules.RestartGateRules()), 1),
 		Flags: flags(o.assume.flags(), []cli.Flag{
 			&cli.StringFlag{Name: "profile", Usage: "threshold overrides from `FILE` (as for scan)", Destination: &o.profile},
 			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "table", Usage: "table or json", Destination: &o.format},
@@ -110,8 +79,8 @@ func runWhatif(_ context.Context, o whatifOptions, args []string, e env) error {
 	if a.Kernel == "" && a.Kafka == "" {
 		return usageErr("whatif needs --assume-kernel RELEASE and/or --assume-kafka VERSION")
 	}
-	if o.format != "table" && o.format != "json" {
-		return usageErr("unknown --format %q (known: table, json)", o.format)
+	if err := oneOf("format", o.format, whatif.Formats); err != nil {
+		return err
 	}
 	r, err := report.Load(args[0])
 	if err != nil {
@@ -128,12 +97,8 @@ func runWhatif(_ context.Context, o whatifOptions, args []string, e env) error {
 	if err := writeOutput(e.stdout, o.output, func(out io.Writer) error { return whatif.Write(out, o.format, w) }); err != nil {
 		return err
 	}
-	if o.failUnsafe {
-		for _, v := range w.Clusters {
-			if !v.SafeAfter {
-				return &exitError{code: ExitFindings, err: fmt.Errorf("cluster %s is not safe to rolling-restart after the upgrade", v.Cluster)}
-			}
-		}
+	if cluster, unsafe := w.UnsafeAfter(); o.failUnsafe && unsafe {
+		return &exitError{code: ExitFindings, err: fmt.Errorf("cluster %s is not safe to rolling-restart after the upgrade", cluster)}
 	}
 	return nil
 }

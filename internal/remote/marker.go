@@ -34,3 +34,27 @@ func ValidMarker(m string) bool { return reMarker.MatchString(m) }
 func Quote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
+
+// ScriptVar is the value of a line NAME='VALUE' of a script (how every
+// kaudit script is given its marker, M, and its other parameters), or
+// false when the script sets no such single-quoted value.
+// The value is returned as quoted: Quote's '\” sequences are not undone.
+func ScriptVar(script []byte, name string) (string, bool) {
+	prefix := name + "='"
+	for _, line := range strings.Split(string(script), "\n") {
+		if v, ok := strings.CutPrefix(line, prefix); ok && strings.HasSuffix(v, "'") && !strings.Contains(v[:len(v)-1], "'") {
+			return v[:len(v)-1], true
+		}
+	}
+	return "", false
+}
+
+// ScriptMarker is the marker a script declares (M='MARKER'), or false when
+// it declares none or one ValidMarker rejects: what a host (a simulated one,
+// a test double) reads to frame its answer.
+func ScriptMarker(script []byte) (string, bool) {
+	if m, ok := ScriptVar(script, "M"); ok && ValidMarker(m) {
+		return m, true
+	}
+	return "", false
+}

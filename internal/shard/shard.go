@@ -48,4 +48,3 @@ func (s Shard) Owns(name string) bool {
 	_, _ = h.Write([]byte(name))
 	return h.Sum64()%uint64(s.N) == uint64(s.K)
 }
-

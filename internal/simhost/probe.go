@@ -2,6 +2,7 @@ package simhost
 
 import (
 	"fmt"
+	"github.com/kaudit/kaudit/internal/remote"
 	"strings"
 )
 
@@ -20,7 +21,8 @@ type ProbeAnswer struct {
 // script. A host without a ProbeAnswer answers as a login without root.
 // A simulated host with an answer behaves as if kaudit had root there.
 func (h *Host) probeOutput(marker string, script []byte) (string, bool) {
-	rcvbufs := scriptVar(script, "RCVBUFS")
+	rcvbufs, _ := remote.ScriptVar(script, "RCVBUFS")
+	rel, _ := remote.ScriptVar(script, "REL")
 	if rcvbufs == "" {
 		return "", false
 	}
@@ -29,8 +31,8 @@ func (h *Host) probeOutput(marker string, script []byte) (string, bool) {
 	switch a := h.Probe; {
 	case a == nil:
 		b.WriteString("state=needs-root\nreason=running as uid 1001 without become: sudo; the probe needs root to create a network namespace\n")
-	case scriptVar(script, "REL") != h.Release:
-		fmt.Fprintf(&b, "release=%s\nstate=error\nreason=kernel release is now %s, not the gathered %s\n", h.Release, h.Release, scriptVar(script, "REL"))
+	case rel != h.Release:
+		fmt.Fprintf(&b, "release=%s\nstate=error\nreason=kernel release is now %s, not the gathered %s\n", h.Release, h.Release, rel)
 	default:
 		const rmemMax = 212992
 		fmt.Fprintf(&b, "release=%s\narch=x86_64\npython=%s\nrmem_max=%d\nhost_syncookies_before=1\n", h.Release, a.Python, rmemMax)

@@ -7,13 +7,14 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"golang.org/x/crypto/ssh"
+
+	"github.com/kaudit/kaudit/internal/remote"
 )
 
 // Fault makes a host misbehave.
@@ -197,8 +198,6 @@ func (s *Server) handle(c net.Conn) {
 
 type execMsg struct{ Command string }
 
-var reMarker = regexp.MustCompile(`(?m)^M='([A-Za-z0-9_-]+)'$`)
-
 func (s *Server) session(raw net.Conn, ch ssh.Channel, reqs <-chan *ssh.Request) {
 	defer ch.Close()
 	for req := range reqs {
@@ -238,16 +237,17 @@ func (s *Server) exec(raw net.Conn, ch ssh.Channel, cmd string, script []byte) i
 		fmt.Fprintf(ch.Stderr(), "sim: unsupported command %q\n", cmd)
 		return 127
 	}
-	mm := reMarker.FindSubmatch(script)
-	if mm == nil {
+	marker, ok := remote.ScriptMarker(script)
+	if !ok {
 		fmt.Fprintln(ch.Stderr(), "sim: no marker in script")
 		return 2
 	}
-	if out, ok := h.probeOutput(string(mm[1]), script); ok {
+	if out, ok := h.probeOutput(marker, script); ok {
 		_, _ = io.WriteString(ch, out)
 		return 0
 	}
-	out := h.Render(string(mm[1]), scriptVar(script, "SYSCTLS"))
+	sysctls, _ := remote.ScriptVar(script, "SYSCTLS")
+	out := h.Render(marker, sysctls)
 	switch h.Fault {
 	case FaultHang:
 		// Never answer: hold the session until the client gives up.
@@ -278,15 +278,6 @@ func (s *Server) exec(raw net.Conn, ch ssh.Channel, cmd string, script []byte) i
 	}
 	_, _ = io.WriteString(ch, out)
 	return 0
-}
-
-func scriptVar(script []byte, name string) string {
-	re := regexp.MustCompile(`(?m)^` + name + `='([^']*)'$`)
-	m := re.FindSubmatch(script)
-	if m == nil {
-		return ""
-	}
-	return string(m[1])
 }
 
 // forward serves a direct-tcpip channel (ssh -J) to 127.0.0.1 only: the

@@ -1,0 +1,37 @@
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// ErrNoHome is JournalDir without a directory and without a home
+// directory to put the default in.
+var ErrNoHome = errors.New("cannot find the home directory for the run journal")
+
+// JournalDir is where fix --apply writes a run's journal and rollback
+// reads it: dir, or when empty $XDG_STATE_HOME/kaudit/runs (an absolute
+// XDG_STATE_HOME only), else ~/.local/state/kaudit/runs. It is created
+// (0700: a journal holds the hosts' previous settings).
+func JournalDir(dir string) (string, error) {
+	if dir == "" {
+		if x := os.Getenv("XDG_STATE_HOME"); x != "" && filepath.IsAbs(x) {
+			dir = filepath.Join(x, "kaudit", "runs")
+		} else {
+			home, err := os.UserHomeDir()
+			if err != nil {
+				return "", fmt.Errorf("%w (%v)", ErrNoHome, err)
+			}
+			dir = filepath.Join(home, ".local", "state", "kaudit", "runs")
+		}
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("journal directory: %v", err)
+	}
+	return dir, nil
+}
+
+// JournalPath is the journal of run runID in dir.
+func JournalPath(dir, runID string) string { return filepath.Join(dir, runID+".json") }

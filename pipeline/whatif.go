@@ -1,0 +1,36 @@
+package pipeline
+
+import (
+	"github.com/kaudit/kaudit/audit/inventory"
+	"github.com/kaudit/kaudit/report"
+	"github.com/kaudit/kaudit/rules"
+	"github.com/kaudit/kaudit/whatif"
+)
+
+// WhatIf is the what-if of a scan: the rules evaluated on a copy of every
+// host's facts as the upgrade would leave them. a (the --assume-kernel /
+// --assume-kafka flags) applies to every host and wins over the upgrade
+// each host of hosts plans (assume_kernel / assume_kafka in the
+// inventory); hosts with neither keep their findings. Each host's
+// thresholds are base with its inventory overrides. A nil result means
+// nothing is assumed or planned: there is no what-if. r is left alone.
+func WhatIf(r *report.Report, a whatif.Assume, base rules.Profile, hosts []inventory.Host) (*whatif.Result, error) {
+	overrides := map[string]map[string]any{}
+	planned := map[string]whatif.Assume{}
+	for _, h := range hosts {
+		overrides[h.Name] = h.Profile
+		if h.AssumeKernel != "" || h.AssumeKafka != "" {
+			planned[h.Name] = whatif.Assume{Kernel: h.AssumeKernel, Kafka: h.AssumeKafka}
+		}
+	}
+	if a.Kernel == "" && a.Kafka == "" && len(planned) == 0 {
+		return nil, nil
+	}
+	return whatif.EvaluatePlan(r, a, func(name string) whatif.Assume { return planned[name] }, func(name string) rules.Profile {
+		p, err := base.With(overrides[name])
+		if err != nil {
+			return base // Scan already rejected bad overrides (ProfileError)
+		}
+		return p
+	})
+}
