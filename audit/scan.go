@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/user"
+	"slices"
 	"time"
 
 	"github.com/kaudit/kaudit/audit/facts"
@@ -33,6 +34,40 @@ type Options struct {
 	// Progress, when set, is called once per finished host (from the
 	// scanning goroutines, serialized by the caller if needed).
 	Progress func(Result)
+	// ClientsGroup names the inventory group whose hosts are producers or
+	// consumers, gathered with the client profile (DefaultClientsGroup
+	// when ""): their connections to the other hosts' Kafka ports.
+	ClientsGroup string
+}
+
+// DefaultClientsGroup is the inventory group of client hosts.
+const DefaultClientsGroup = "clients"
+
+// IsClient reports whether h is in the clients group.
+func IsClient(h inventory.Host, group string) bool {
+	if group == "" {
+		group = DefaultClientsGroup
+	}
+	return slices.Contains(h.Groups, group)
+}
+
+// brokerPorts are the Kafka ports of every host that is not a client.
+func brokerPorts(hosts []inventory.Host, group string) []int {
+	var out []int
+	for _, h := range hosts {
+		if p := kafkaPort(h); !IsClient(h, group) && !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func kafkaPort(h inventory.Host) int {
+	if h.KafkaPort == 0 {
+		return 9092
+	}
+	return h.KafkaPort
 }
 
 // Result is one host's outcome: Facts, or Err.
@@ -64,9 +99,10 @@ func Scan(ctx context.Context, hosts []inventory.Host, opt Options) []Result {
 		}
 		p.Prepare(ctx, targets)
 	}
+	ports := brokerPorts(hosts, opt.ClientsGroup)
 	results := make([]Result, len(hosts))
 	out := fanout.Run(ctx, len(hosts), fanout.Options{Limit: opt.Concurrency}, func(i int) bool {
-		results[i] = scanHost(ctx, hosts[i], opt)
+		results[i] = scanHost(ctx, hosts[i], opt, ports)
 		if opt.Progress != nil {
 			opt.Progress(results[i])
 		}
@@ -83,7 +119,7 @@ func notStarted() *transport.Error {
 	return &transport.Error{Kind: transport.KindTimeout, Msg: "interrupted before this host was started"}
 }
 
-func scanHost(parent context.Context, h inventory.Host, opt Options) (res Result) {
+func scanHost(parent context.Context, h inventory.Host, opt Options, clientPorts []int) (res Result) {
 	start := time.Now()
 	res.Host = h
 	defer func() { res.Duration = time.Since(start) }()
@@ -98,15 +134,19 @@ func scanHost(parent context.Context, h inventory.Host, opt Options) (res Result
 	ctx, cancel := context.WithTimeout(parent, timeout)
 	defer cancel()
 
-	port := h.KafkaPort
-	if port == 0 {
-		port = 9092
-	}
+	port := kafkaPort(h)
 	marker := gather.NewMarker()
-	script, err := gather.Script(gather.Params{
+	p := gather.Params{
 		KafkaPort: port, KafkaConfig: h.KafkaConfig, Interfaces: h.Interfaces,
 		SysctlKeys: opt.SysctlKeys, Marker: marker,
-	})
+	}
+	if IsClient(h, opt.ClientsGroup) {
+		p.Client, p.ClientPorts = true, clientPorts
+		if len(clientPorts) == 0 { // no broker in the inventory: the client's own kafka_port
+			p.ClientPorts = []int{port}
+		}
+	}
+	script, err := gather.Script(p)
 	if err != nil {
 		res.Err = &transport.Error{Kind: transport.KindProtocol, Msg: err.Error(), Err: err}
 		return res
@@ -126,7 +166,9 @@ func scanHost(parent context.Context, h inventory.Host, opt Options) (res Result
 		return res
 	}
 	res.Facts = f
-	probeHost(parent, h, f, opt)
+	if f.Role != facts.RoleClient { // the probe tests a broker's kernel, not a producer's
+		probeHost(parent, h, f, opt)
+	}
 	return res
 }
 

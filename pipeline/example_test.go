@@ -31,6 +31,6 @@ func ExampleScan() {
 	fp := pipeline.PlanFix(r, fleet.Hosts, remediate.Selector{})
 	fmt.Printf("fix: %s; %s not audited\n", fp.What(), fp.Unaudited[0].Name)
 	// Output:
-	// 8 hosts, 7 audited, 1 unreachable, worst failure critical
-	// fix: 68 changes on 6 hosts; kafka-down-08 not audited
+	// 10 hosts, 9 audited, 1 unreachable, worst failure critical
+	// fix: 69 changes on 7 hosts; kafka-down-08 not audited
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -30,11 +31,16 @@ func startFleet(t testing.TB, hosts []*simhost.Host, unreachable ...string) *sim
 
 func status(t *testing.T, r *report.Report, host, rule string) rules.Status {
 	t.Helper()
+	return finding(t, r, host, rule).Status
+}
+
+func finding(t *testing.T, r *report.Report, host, rule string) rules.Finding {
+	t.Helper()
 	f, ok := r.Finding(host, rule)
 	if !ok {
 		t.Fatalf("no finding %s on %s", rule, host)
 	}
-	return f.Status
+	return f
 }
 
 // Scan over real SSH to the demo fleet: every host in the report, findings
@@ -52,19 +58,32 @@ func TestScanDemoFleet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Summary.Hosts != 8 || r.Summary.Audited != 7 || r.Summary.Unreachable != 1 || r.Interrupted {
+	if r.Summary.Hosts != 10 || r.Summary.Audited != 9 || r.Summary.Unreachable != 1 || r.Interrupted {
 		t.Fatalf("summary %+v interrupted %v", r.Summary, r.Interrupted)
 	}
 	if r.ToolVersion != "test-1" || r.FailOn != "medium" || !r.StartedAt.Equal(at.Truncate(time.Millisecond)) || r.DurationMS != 0 {
 		t.Errorf("header: %q %q %v %d", r.ToolVersion, r.FailOn, r.StartedAt, r.DurationMS)
 	}
-	if n := done.Load(); n != 8 {
-		t.Errorf("progress called %d times, want 8", n)
+	if n := done.Load(); n != 10 {
+		t.Errorf("progress called %d times, want 10", n)
 	}
 	for host, want := range map[string]rules.Status{"kafka-centos7-01": rules.Fail, "kafka-bookworm-03": rules.Pass, "kafka-rhel8-04": rules.Unknown} {
 		if got := status(t, r, host, "kernel-synack-wscale"); got != want {
 			t.Errorf("%s kernel-synack-wscale: %s, want %s", host, got, want)
 		}
+	}
+	// The fleet pass: the producer's side of the talk's broker's connections.
+	for _, c := range []struct{ host, rule, observed string }{
+		{"kafka-centos7-01", rules.RuleReconnectStorm, "1,840 clients on :9092 vs an effective backlog of 50: a restart sends ~37× the SYNs the queue holds"},
+		{"kafka-centos7-01", rules.RuleClientWscaleMismatch, "3 connections matched from 1 client hosts, 1 with mismatched scale; 1 not matched"},
+		{"kafka-focal-02", rules.RuleClientWscaleMismatch, "1 connections matched from 1 client hosts, 0 with mismatched scale"},
+	} {
+		if got := finding(t, r, c.host, c.rule).Observed; got != c.observed {
+			t.Errorf("%s %s: %q, want %q", c.host, c.rule, got, c.observed)
+		}
+	}
+	if got := status(t, r, "producer-10", rules.RuleKafkaBacklogHardcoded); got != rules.Skip {
+		t.Errorf("producer-10: broker rule %s", got)
 	}
 	down := r.Hosts[len(r.Hosts)-1]
 	if down.Name != "kafka-down-08" || down.Error == nil || down.Error.Kind != "unreachable" || len(down.Findings) != 0 || down.Score != 0 {
@@ -117,7 +136,7 @@ func TestPlanFix(t *testing.T) {
 		t.Fatal(err)
 	}
 	fp := pipeline.PlanFix(r, f.Hosts, remediate.Selector{})
-	if len(fp.Plans) != 7 || len(fp.Hosts) != 7 || len(fp.Unaudited) != 1 || fp.Unaudited[0].Name != "kafka-down-08" {
+	if len(fp.Plans) != 9 || len(fp.Hosts) != 9 || len(fp.Unaudited) != 1 || fp.Unaudited[0].Name != "kafka-down-08" {
 		t.Fatalf("plans %d, hosts %d, unaudited %+v", len(fp.Plans), len(fp.Hosts), fp.Unaudited)
 	}
 	planned := 0
@@ -129,7 +148,7 @@ func TestPlanFix(t *testing.T) {
 		}
 	}
 	// The compliant host has nothing to change; the demo plans nothing apply skips.
-	if fp.Changing != 6 || len(fp.Skipped) != 0 || fp.Changes != planned || planned == 0 {
+	if fp.Changing != 7 || len(fp.Skipped) != 0 || fp.Changes != planned || planned == 0 {
 		t.Errorf("changes %d of %d planned on %d hosts, skipped %+v", fp.Changes, planned, fp.Changing, fp.Skipped)
 	}
 	// The host that could not be audited is named, with why, and never
@@ -138,8 +157,21 @@ func TestPlanFix(t *testing.T) {
 	pipeline.WritePlan(&plan, r, remediate.Selector{Rules: []string{"window-scaling"}}, 0)
 	pipeline.WriteFixPlan(&applying, pipeline.PlanFix(r, f.Hosts, remediate.Selector{Rules: []string{"window-scaling"}}), 0)
 	for _, out := range []string{plan.String(), applying.String()} {
-		if !strings.HasPrefix(out, "kafka-down-08: not audited (unreachable: ") || !strings.HasSuffix(out, "nothing to change on 7 audited hosts; 1 host not audited: no plan for it; nothing changed\n") {
+		if !strings.HasPrefix(out, "kafka-down-08: not audited (unreachable: ") || !strings.HasSuffix(out, "nothing to change on 9 audited hosts; 1 host not audited: no plan for it; nothing changed\n") {
 			t.Errorf("plan with an unaudited host:\n%s", out)
+		}
+	}
+	// Confluent 7.1.7 has socket.listen.backlog.size backported: one line of server.properties.
+	for _, p := range fp.Plans {
+		if p.Host != "kafka-cp717-09" {
+			continue
+		}
+		var got []string
+		for _, c := range p.Changes {
+			got = append(got, c.Target+"="+c.To+"@"+c.PersistPath)
+		}
+		if !slices.Contains(got, "socket.listen.backlog.size=4096@/etc/kafka/server.properties") || len(p.Manual) != 0 {
+			t.Errorf("CP 7.1.7 plan: changes %v, manual %+v", got, p.Manual)
 		}
 	}
 	// --rules narrows the plan.

@@ -29,6 +29,9 @@ type Config struct {
 	Progress func(audit.Result)
 	// Now is the clock the report's start time is read from (nil: time.Now).
 	Now func() time.Time
+	// ClientsGroup is the inventory group of producer/consumer hosts
+	// (audit.DefaultClientsGroup when ""), gathered with the client profile.
+	ClientsGroup string
 }
 
 // ProfileError is an inventory host whose profile overrides do not apply:
@@ -91,6 +94,7 @@ func Scan(ctx context.Context, hosts []inventory.Host, cfg Config) (*report.Repo
 		Runner:         cfg.Runner,
 		Probe:          cfg.Probe,
 		Progress:       cfg.Progress,
+		ClientsGroup:   cfg.ClientsGroup,
 	})
 	r := &report.Report{
 		SchemaVersion: report.SchemaVersion,
@@ -103,6 +107,7 @@ func Scan(ctx context.Context, hosts []inventory.Host, cfg Config) (*report.Repo
 	for _, res := range results {
 		r.Hosts = append(r.Hosts, hostReport(res, profiles[res.Host.Name]))
 	}
+	FleetPass(r)
 	report.Summarize(r)
 	return r, nil
 }
@@ -121,4 +126,22 @@ func hostReport(res audit.Result, prof rules.Profile) report.Host {
 	h.Facts = res.Facts
 	h.Findings = rules.Evaluate(res.Facts, prof)
 	return h
+}
+
+// FleetPass runs the fleet rules (rules.EvaluateFleet: the client and
+// broker sides of each connection) once every host is gathered, and puts
+// their findings into each audited host's.
+func FleetPass(r *report.Report) {
+	hosts := make([]rules.FleetHost, len(r.Hosts))
+	for i, h := range r.Hosts {
+		hosts[i] = rules.FleetHost{Name: h.Name, Address: h.Address, Facts: h.Facts}
+		if h.Error != nil {
+			hosts[i].Facts = nil
+		}
+	}
+	for i, fs := range rules.EvaluateFleet(hosts) {
+		if hosts[i].Facts != nil {
+			r.Hosts[i].Findings = rules.ApplyFleet(r.Hosts[i].Findings, fs)
+		}
+	}
 }

@@ -71,7 +71,16 @@ type Rule struct {
 	// RestartGate: the rule must pass (or not apply) on every host of a
 	// cluster for a rolling restart to be called safe (RestartGateRules).
 	RestartGate bool `yaml:"restart_gate" json:"restart_gate,omitempty"`
+	// Scope is ScopeFleet for a rule judged over the whole fleet's facts
+	// (EvaluateFleet), "" for one judged on each host alone (Evaluate).
+	Scope string `yaml:"scope" json:"scope,omitempty"`
+	// Clients: the rule is also checked on client hosts (Facts.Role
+	// client); every other rule is skip there.
+	Clients bool `yaml:"clients" json:"clients,omitempty"`
 }
+
+// ScopeFleet marks a rule evaluated over the fleet (Rule.Scope).
+const ScopeFleet = "fleet"
 
 type catalogDoc struct {
 	Rules []Rule `yaml:"rules"`
@@ -103,6 +112,8 @@ func parseCatalog(name string, data []byte) ([]Rule, error) {
 			return nil, fmt.Errorf("%s: no references", where)
 		case strings.TrimSpace(r.Fix) == "":
 			return nil, fmt.Errorf("%s: missing fix", where)
+		case r.Scope != "" && r.Scope != ScopeFleet:
+			return nil, fmt.Errorf("%s: scope %q is not %q (leave it out for a per-host rule)", where, r.Scope, ScopeFleet)
 		}
 		seen[r.ID] = true
 		for _, ref := range r.References {
@@ -197,6 +208,34 @@ func (t confluentTable) row(minor string) *cpMapping {
 		}
 	}
 	return nil
+}
+
+// backports lists the first CP release of every line with KIP-764
+// backported: "CP 6.1.11+, 6.2.10+, 7.0.9+, 7.1.7+".
+func (t confluentTable) backports() string {
+	var out []string
+	for _, m := range t.Mappings {
+		if m.KIP764From != "" {
+			out = append(out, m.KIP764From+"+")
+		}
+	}
+	if len(out) == 0 {
+		return "no backport"
+	}
+	return "CP " + strings.Join(out, ", ")
+}
+
+// backportFor is the first release of the CP line of version v that has
+// KIP-764 backported, "" when that line has none (or v is no version).
+func (t confluentTable) backportFor(v string) string {
+	n, ok := kafkaNumber(strings.TrimSuffix(strings.TrimSpace(v), "-ccs"))
+	if !ok || len(n.Segments()) < 2 {
+		return ""
+	}
+	if row := t.row(minorOf(n)); row != nil {
+		return row.KIP764From
+	}
+	return ""
 }
 
 func parseConfluent(name string, data []byte) (confluentTable, error) {

@@ -77,13 +77,14 @@ func TestStrictLoadersRejectTypos(t *testing.T) {
 
 var wantIDs = []string{
 	"kernel-synack-wscale", "syncookies-fired", "listen-overflows", "kafka-backlog-hardcoded",
-	"kafka-backlog-config", "listen-backlog-effective", "somaxconn", "syn-backlog", "tcp-timestamps",
+	"kafka-backlog-config", "listen-backlog-effective", "reconnect-storm", "client-wscale-mismatch", "somaxconn", "syn-backlog", "tcp-timestamps",
 	"window-scaling", "socket-buffers", "congestion-control", "sysctl-persisted", "nic-ring", "nic-offload",
 }
 
 var wantSeverity = map[string]Severity{
 	"kernel-synack-wscale": Critical, "syncookies-fired": High, "listen-overflows": Medium,
 	"kafka-backlog-hardcoded": High, "kafka-backlog-config": Medium, "listen-backlog-effective": High,
+	"reconnect-storm": High, "client-wscale-mismatch": Critical,
 	"somaxconn": Medium, "syn-backlog": Low, "tcp-timestamps": High, "window-scaling": High,
 	"socket-buffers": Low, "congestion-control": Info, "sysctl-persisted": Medium, "nic-ring": Medium,
 	"nic-offload": Medium,
@@ -107,13 +108,19 @@ func TestCatalogIDsAndOrder(t *testing.T) {
 
 func TestCatalogEvaluators(t *testing.T) {
 	for _, r := range Catalog() {
-		if evaluators[r.ID] == nil {
-			t.Errorf("catalog rule %s has no evaluator", r.ID)
+		host, fleet := evaluators[r.ID] != nil, fleetEvaluators[r.ID] != nil
+		if host == fleet || fleet != (r.Scope == ScopeFleet) {
+			t.Errorf("catalog rule %s (scope %q): host evaluator %v, fleet evaluator %v", r.ID, r.Scope, host, fleet)
 		}
 	}
 	for id := range evaluators {
 		if _, ok := Lookup(id); !ok {
 			t.Errorf("evaluator %s has no catalog entry", id)
+		}
+	}
+	for id := range fleetEvaluators {
+		if _, ok := Lookup(id); !ok {
+			t.Errorf("fleet evaluator %s has no catalog entry", id)
 		}
 	}
 }
@@ -176,7 +183,7 @@ func TestDefaultProfile(t *testing.T) {
 		Somaxconn: 4096, TCPMaxSynBacklog: 8192, ListenBacklog: 4096,
 		RmemMax: 134217728, WmemMax: 134217728, TCPRmemMax: 134217728, TCPWmemMax: 134217728,
 		RmemDefault: 262144, WmemDefault: 262144, CongestionControl: "bbr", DefaultQdisc: "fq",
-		NICRing: 4096, Offloads: []string{"tso", "gso", "gro"},
+		NICRing: 4096, Offloads: []string{"tso", "gso", "gro"}, StormMargin: 25,
 	}
 	got := DefaultProfile()
 	if !reflect.DeepEqual(got, want) {

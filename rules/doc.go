@@ -17,10 +17,19 @@
 // properties, NIC settings) are data for the remediate package, and whose
 // manual parts (kernel or Kafka upgrades) are text with their alternatives.
 //
+// Most rules judge one host alone. A rule with scope fleet in the catalog
+// (client-wscale-mismatch) needs every host's facts: Evaluate leaves it
+// unknown, and EvaluateFleet, a pure function of the whole fleet's facts
+// run once all hosts are gathered, decides it; ApplyFleet merges its
+// findings. Hosts of the clients group (Facts.Role client) carry only
+// kernel, sysctls and connections: every rule not marked clients in the
+// catalog is skip ("client host") there.
+//
 // The Kafka and kernel knowledge other packages need has its one home here
 // (knowledge.go): BacklogConfigurable (does a broker honour
 // socket.listen.backlog.size, from confluent.yaml for Confluent Platform),
-// RequestedBacklog, EffectiveBacklog (min(backlog, somaxconn)),
+// RequestedBacklog, EffectiveBacklog (min(backlog, somaxconn)), KafkaPorts
+// (the ports a broker serves clients on),
 // DefaultListenBacklog, SyncookiesOffWarranted, RestartGateRules (the
 // catalog's restart_gate rules), and the rule-ID and sysctl/property key
 // constants. A Fix's Alternatives are typed (what they change, whether a

@@ -22,6 +22,7 @@ var evaluators = map[string]evaluator{
 	RuleKafkaBacklogHardcoded:  evalKafkaBacklogHardcoded,
 	RuleKafkaBacklogConfig:     evalKafkaBacklogConfig,
 	RuleListenBacklogEffective: evalListenBacklogEffective,
+	RuleReconnectStorm:         evalReconnectStorm,
 	"somaxconn":                evalSomaxconn,
 	"syn-backlog":              evalSynBacklog,
 	"tcp-timestamps":           evalTCPTimestamps,
@@ -36,7 +37,9 @@ var evaluators = map[string]evaluator{
 // Evaluate runs every catalog rule against one host's facts and returns
 // exactly one finding per rule, in catalog order. A rule that panics yields
 // an "error" finding instead of taking the others down. Nil facts yield
-// "unknown" for every rule.
+// "unknown" for every rule. On a client host (Facts.Role client) the rules
+// not marked clients are skip. A fleet rule (scope fleet) is unknown here
+// until EvaluateFleet has seen every host (ApplyFleet puts its verdict in).
 func Evaluate(f *facts.Facts, p Profile) []Finding {
 	out := make([]Finding, 0, len(catalog))
 	for _, r := range catalog {
@@ -44,6 +47,10 @@ func Evaluate(f *facts.Facts, p Profile) []Finding {
 		switch fn := evaluators[r.ID]; {
 		case f == nil:
 			fd = Finding{Status: Unknown, Reason: "no facts gathered for this host"}
+		case r.Scope == ScopeFleet:
+			fd = unknown("judged over the whole fleet, after every host is gathered (not evaluated: no fleet pass ran)")
+		case f.Role == facts.RoleClient && !r.Clients:
+			fd = skip(clientHostReason)
 		case fn == nil:
 			fd = Finding{Status: Error, Reason: "no evaluator for rule " + r.ID + " (kaudit bug)"}
 		default:

@@ -49,6 +49,8 @@ func compliantHost() *facts.Facts {
 			{Addr: "0.0.0.0", Port: 22, Backlog: 128},
 			{Addr: "*", Port: 9092, Backlog: 4096},
 		},
+		Established: []facts.LocalConns{{Addr: "10.0.0.5", Port: 9092, Count: 1200}, {Addr: "10.0.0.5", Port: 22, Count: 2}},
+		Conns:       []facts.Conn{},
 		Kafka: &facts.Kafka{PID: 1234, FoundBy: "listener", Version: "3.6.1", Distribution: "apache",
 			Jar: "/opt/kafka/libs/kafka_2.13-3.6.1.jar", Config: "/opt/kafka/config/server.properties",
 			Properties:    map[string]string{"socket.listen.backlog.size": "4096", "socket.receive.buffer.bytes": "102400", "listeners": "PLAINTEXT://:9092"},

@@ -68,12 +68,16 @@ func (t confluentTable) verdict(raw string, v *version.Version) (Answer, string,
 	row := t.row(minorOf(v))
 	if row != nil && row.KIP764From != "" {
 		if from, ok := kafkaNumber(row.KIP764From); ok && v.GreaterThanOrEqual(from) {
-			return AnswerYes, fmt.Sprintf("Confluent Platform %s ships Apache Kafka %s with socket.listen.backlog.size backported (from CP %s)", raw, row.AK, row.KIP764From), row
+			return AnswerYes, fmt.Sprintf("Confluent Platform %s has socket.listen.backlog.size backported (Confluent's KIP-764 backport, from CP %s; the line ships Apache Kafka %s)", raw, row.KIP764From, row.AK), row
 		}
 	}
 	a := AnswerNo
 	if v.GreaterThanOrEqual(cp72) {
 		a = AnswerYes
+	}
+	backport := ""
+	if row != nil && row.KIP764From != "" {
+		backport = fmt.Sprintf("; Confluent backported socket.listen.backlog.size to this line only from CP %s", row.KIP764From)
 	}
 	mono := "CP 7.1 = AK 3.1 and CP 7.2 = AK 3.2 are confirmed and Confluent's numbering is monotonic, so "
 	if a == AnswerYes {
@@ -85,9 +89,9 @@ func (t confluentTable) verdict(raw string, v *version.Version) (Answer, string,
 	case row == nil:
 		return a, fmt.Sprintf("Confluent Platform %s is not in the CP→AK table; %s", raw, mono), nil
 	case row.Confirmed:
-		return a, fmt.Sprintf("Confluent Platform %s ships Apache Kafka %s (confirmed mapping)", raw, row.AK), row
+		return a, fmt.Sprintf("Confluent Platform %s ships Apache Kafka %s (confirmed mapping)%s", raw, row.AK, backport), row
 	default:
-		return a, fmt.Sprintf("Confluent Platform %s ships Apache Kafka %s by the usual pattern (mapping unconfirmed [U]); the verdict does not depend on it: %s", raw, row.AK, mono), row
+		return a, fmt.Sprintf("Confluent Platform %s ships Apache Kafka %s by the usual pattern (mapping unconfirmed [U]); the verdict does not depend on it: %s%s", raw, row.AK, mono, backport), row
 	}
 }
 
@@ -194,12 +198,12 @@ func evalKafkaBacklogHardcoded(c *evalCtx) Finding {
 	if kv.configurable == AnswerUnknown {
 		return unknown(kv.reason)
 	}
-	fd := Finding{Observed: kv.desc, Expected: "Apache Kafka ≥ 3.2 (Confluent Platform ≥ 7.2)"}
+	fd := Finding{Observed: kv.desc, Expected: "Apache Kafka ≥ 3.2 (Confluent Platform ≥ 7.2, or " + confluent.backports() + ")"}
 	if kv.configurable == AnswerYes {
 		fd.Status = Pass
 		fd.Reason = kv.reason + " ≥ 3.2: the listen backlog is configurable (socket.listen.backlog.size, KIP-764)"
 		if !kv.apache {
-			fd.Reason = kv.reason + "; from 3.2 the listen backlog is configurable (socket.listen.backlog.size, KIP-764)"
+			fd.Reason = kv.reason + "; the listen backlog is configurable (socket.listen.backlog.size, KIP-764)"
 		}
 		return fd
 	}
@@ -208,6 +212,9 @@ func evalKafkaBacklogHardcoded(c *evalCtx) Finding {
 	manual := "upgrade Kafka to ≥ 3.2"
 	if strings.EqualFold(c.f.Kafka.Distribution, "confluent") {
 		manual = "upgrade Confluent Platform to ≥ 7.2 (Apache Kafka ≥ 3.2)"
+		if from := confluent.backportFor(c.f.Kafka.Version); from != "" {
+			manual = "upgrade Confluent Platform to " + from + " or a later patch of its line (socket.listen.backlog.size backported), or to ≥ 7.2"
+		}
 	}
 	fd.Fix = &Fix{
 		Summary: "upgrade Kafka to a release with socket.listen.backlog.size (KIP-764)",

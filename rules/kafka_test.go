@@ -91,3 +91,42 @@ func ExampleKernelFixStatus() {
 	// affected
 	// kernel 5.4.0-58-generic is built on upstream 5.4.73 (/proc/version_signature) < 5.4.78, the first fixed release of the 5.4 series: it lacks commit 909172a
 }
+
+// TestKIP764Boundaries walks every boundary of Confluent's KIP-764
+// backports (FACTS §8) and of Apache Kafka 3.2: kafka-backlog-hardcoded's
+// verdict, and whether kafka-backlog-config checks the property (pass with
+// 4096 set, fail with a KafkaProperties fix when it is unset) or skips.
+func TestKIP764Boundaries(t *testing.T) {
+	for _, c := range []struct {
+		v, dist      string
+		configurable bool
+	}{
+		{"6.1.10", "confluent", false}, {"6.1.11", "confluent", true}, {"6.1.12", "confluent", true},
+		{"6.2.9", "confluent", false}, {"6.2.10", "confluent", true},
+		{"7.0.8", "confluent", false}, {"7.0.9", "confluent", true},
+		{"7.1.6", "confluent", false}, {"7.1.7", "confluent", true}, {"7.1.7-ccs", "confluent", true},
+		{"7.2.0", "confluent", true}, {"6.0.9", "confluent", false}, {"5.5.12", "confluent", false},
+		{"3.1.2", "apache", false}, {"3.2.0", "apache", true},
+	} {
+		t.Run(c.dist+" "+c.v, func(t *testing.T) {
+			f := compliantHost()
+			f.Kafka.Version, f.Kafka.Distribution = c.v, c.dist
+			hard := find(t, Evaluate(f, DefaultProfile()), RuleKafkaBacklogHardcoded)
+			cfg := find(t, Evaluate(f, DefaultProfile()), RuleKafkaBacklogConfig)
+			delete(f.Kafka.Properties, PropBacklog)
+			unset := find(t, Evaluate(f, DefaultProfile()), RuleKafkaBacklogConfig)
+			if !c.configurable {
+				if hard.Status != Fail || cfg.Status != Skip || unset.Status != Skip {
+					t.Fatalf("hardcoded %s, config %s/%s; want fail, skip/skip (%s)", hard.Status, cfg.Status, unset.Status, hard.Reason)
+				}
+				return
+			}
+			if hard.Status != Pass || cfg.Status != Pass || unset.Status != Fail {
+				t.Fatalf("hardcoded %s (%s), config %s/%s; want pass, pass/fail", hard.Status, hard.Reason, cfg.Status, unset.Status)
+			}
+			if unset.Fix == nil || unset.Fix.KafkaProperties[PropBacklog] != "4096" {
+				t.Fatalf("config fix %+v, want socket.listen.backlog.size=4096", unset.Fix)
+			}
+		})
+	}
+}

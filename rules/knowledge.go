@@ -17,7 +17,12 @@ const (
 	RuleKafkaBacklogConfig     = "kafka-backlog-config"
 	RuleListenBacklogEffective = "listen-backlog-effective"
 	RuleSysctlPersisted        = "sysctl-persisted"
+	RuleReconnectStorm         = "reconnect-storm"
+	RuleClientWscaleMismatch   = "client-wscale-mismatch"
 )
+
+// clientHostReason is why a broker rule does not apply to a client host.
+const clientHostReason = "client host: gathered with the client profile (kernel, sysctls, its connections to the brokers); broker rules do not apply"
 
 // Sysctl keys and server.properties keys the rules and the planner share.
 const (

@@ -22,11 +22,12 @@ func TestBacklogConfigurable(t *testing.T) {
 		{"3.10.0", "apache", AnswerYes},
 		{"4.0.0", "apache", AnswerYes},
 		{"0.10.2.1", "apache", AnswerNo},
-		{"5.5.1", "confluent", AnswerNo},  // AK 2.5
-		{"6.2.0", "confluent", AnswerNo},  // AK 2.8
-		{"6.1.11", "confluent", AnswerNo}, // KIP-764 backport not in the table yet
-		{"7.1.3", "confluent", AnswerNo},  // AK 3.1
-		{"7.1.7-ccs", "confluent", AnswerNo},
+		{"5.5.1", "confluent", AnswerNo},   // AK 2.5
+		{"6.2.0", "confluent", AnswerNo},   // AK 2.8
+		{"6.1.10", "confluent", AnswerNo},  // before Confluent's KIP-764 backport
+		{"6.1.11", "confluent", AnswerYes}, // the backport (FACTS §8)
+		{"7.1.3", "confluent", AnswerNo},   // AK 3.1
+		{"7.1.7-ccs", "confluent", AnswerYes},
 		{"7.2.0", "confluent", AnswerYes}, // AK 3.2
 		{"7.2.0-ccs", "confluent", AnswerYes},
 		{"7.9.0", "confluent", AnswerYes},
@@ -108,7 +109,7 @@ func TestEffectiveBacklog(t *testing.T) {
 }
 
 func TestRestartGateRules(t *testing.T) {
-	want := []string{RuleKernelSynackWscale, RuleSyncookiesFired, RuleKafkaBacklogHardcoded, RuleListenBacklogEffective}
+	want := []string{RuleKernelSynackWscale, RuleSyncookiesFired, RuleKafkaBacklogHardcoded, RuleListenBacklogEffective, RuleReconnectStorm}
 	got := RestartGateRules()
 	if len(got) != len(want) {
 		t.Fatalf("got %v, want %v", got, want)

@@ -33,6 +33,7 @@ type Profile struct {
 	DefaultQdisc      string   `json:"default_qdisc"`       // net.core.default_qdisc ==
 	NICRing           int      `json:"nic_ring"`            // rx/tx ring entries >= (capped at the NIC maximum)
 	Offloads          []string `json:"offloads"`            // ethtool -k short names that must be on
+	StormMargin       int      `json:"storm_margin"`        // reconnect-storm: percent above the effective backlog that is a warning, not a failure
 }
 
 type keyKind int
@@ -70,6 +71,7 @@ var profileKeys = map[string]profileKey{
 	"default_qdisc":       {kind: kindString, str: func(p *Profile) *string { return &p.DefaultQdisc }, sysctl: "net.core.default_qdisc"},
 	"nic_ring":            {kind: kindInt, ints: func(p *Profile) *int { return &p.NICRing }},
 	"offloads":            {kind: kindList, list: func(p *Profile) *[]string { return &p.Offloads }},
+	"storm_margin":        {kind: kindInt, ints: func(p *Profile) *int { return &p.StormMargin }},
 }
 
 // ProfileKeys lists the profile key names, sorted.

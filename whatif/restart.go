@@ -3,6 +3,8 @@ package whatif
 import (
 	"sort"
 
+	"github.com/kaudit/kaudit/audit/facts"
+
 	"github.com/kaudit/kaudit/report"
 	"github.com/kaudit/kaudit/rules"
 )
@@ -24,6 +26,9 @@ type RestartVerdict struct {
 func restartVerdicts(now, after *report.Report, noUpgrade map[string]bool) []RestartVerdict {
 	clusters := map[string][]int{}
 	for i, h := range now.Hosts {
+		if h.Facts != nil && h.Facts.Role == facts.RoleClient {
+			continue // a producer host is no broker to restart
+		}
 		groups := h.Groups
 		if len(groups) == 0 {
 			groups = []string{"(ungrouped)"}

@@ -3,6 +3,7 @@ package whatif
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -71,6 +72,7 @@ func EvaluatePlan(r *report.Report, flags Assume, inventory func(host string) As
 		w.Facts = append(w.Facts, backlogChange(r.Hosts[i].Facts, h.Facts, h.Name)...)
 		h.Findings = rules.Evaluate(h.Facts, profileFor(h.Name))
 	}
+	fleetPass(after)
 	report.Summarize(after)
 	w.After = after
 	for i := range after.Hosts {
@@ -208,8 +210,8 @@ func reboot(f *facts.Facts, release string) {
 	}
 }
 
-// relisten models a broker restart: the listener on the Kafka port is
-// re-created with min(requested backlog, somaxconn).
+// relisten models a broker restart: the listeners on its Kafka ports
+// (rules.KafkaPorts) are re-created with min(requested backlog, somaxconn).
 func relisten(f *facts.Facts) {
 	if f.Kafka == nil || len(f.Listeners) == 0 {
 		return
@@ -222,12 +224,9 @@ func relisten(f *facts.Facts) {
 	if !ok {
 		return // version or property unknown: leave the observed backlog
 	}
-	port := f.KafkaPort
-	if port == 0 {
-		port = rules.DefaultKafkaPort
-	}
+	ports := rules.KafkaPorts(f)
 	for i := range f.Listeners {
-		if f.Listeners[i].Port == port {
+		if slices.Contains(ports, f.Listeners[i].Port) {
 			f.Listeners[i].Backlog = rules.EffectiveBacklog(requested, somax)
 		}
 	}
@@ -254,6 +253,24 @@ func backlogChange(of, nf *facts.Facts, host string) []diff.FactChange {
 		}
 	}
 	return out
+}
+
+// fleetPass re-runs the fleet rules (rules.EvaluateFleet) on the
+// modelled facts of every audited host: the connections are kept as
+// observed, the what-if does not model reconnections.
+func fleetPass(r *report.Report) {
+	hosts := make([]rules.FleetHost, len(r.Hosts))
+	for i, h := range r.Hosts {
+		hosts[i] = rules.FleetHost{Name: h.Name, Address: h.Address, Facts: h.Facts}
+		if h.Error != nil {
+			hosts[i].Facts = nil
+		}
+	}
+	for i, fs := range rules.EvaluateFleet(hosts) {
+		if r.Hosts[i].Error == nil && r.Hosts[i].Facts != nil {
+			r.Hosts[i].Findings = rules.ApplyFleet(r.Hosts[i].Findings, fs)
+		}
+	}
 }
 
 func cloneReport(r *report.Report) *report.Report {

@@ -20,9 +20,10 @@ func host(name, group, release, kafkaVer, dist string, somaxconn, persistedSomax
 			"net.core.somaxconn": somaxconn, "net.ipv4.tcp_syncookies": "1", "net.ipv4.tcp_max_syn_backlog": "8192",
 			"net.ipv4.tcp_timestamps": "1", "net.ipv4.tcp_window_scaling": "1",
 		},
-		Persisted: map[string]facts.PersistedSysctl{},
-		Netstat:   map[string]map[string]int64{"TcpExt": {"SyncookiesSent": 0, "TCPReqQFullDoCookies": 0, "ListenOverflows": 0, "ListenDrops": 0, "TCPReqQFullDrop": 0}},
-		Listeners: []facts.Listener{{Addr: "*", Port: 9092, Backlog: 50}},
+		Persisted:   map[string]facts.PersistedSysctl{},
+		Netstat:     map[string]map[string]int64{"TcpExt": {"SyncookiesSent": 0, "TCPReqQFullDoCookies": 0, "ListenOverflows": 0, "ListenDrops": 0, "TCPReqQFullDrop": 0}},
+		Listeners:   []facts.Listener{{Addr: "*", Port: 9092, Backlog: 50}},
+		Established: []facts.LocalConns{{Addr: "10.0.0.1", Port: 9092, Count: 40}},
 		Kafka: &facts.Kafka{Version: kafkaVer, Distribution: dist, Config: "/etc/kafka/server.properties",
 			Properties: map[string]string{"socket.listen.backlog.size": "8192", "socket.receive.buffer.bytes": "102400"}},
 	}
@@ -308,4 +309,59 @@ func keys(cs []diff.Change) []string {
 		out = append(out, c.Host+"/"+c.Rule+":"+string(c.OldStatus)+">"+string(c.NewStatus))
 	}
 	return out
+}
+
+// TestWhatIfConfluentBackport: a patch upgrade within CP 7.1 to 7.1.7 (with
+// socket.listen.backlog.size backported, FACTS §8) is enough: the what-if
+// passes kafka-backlog-hardcoded, checks the property (8192 here),
+// re-listens with min(8192, somaxconn 4096), which holds the 1,840 clients
+// (reconnect-storm), and calls the cluster safe to rolling-restart; 7.1.6
+// is not.
+func TestWhatIfConfluentBackport(t *testing.T) {
+	for _, c := range []struct {
+		to   string
+		want rules.Status
+	}{{"7.1.7", rules.Pass}, {"7.1.6", rules.Fail}} {
+		h := host("w", "west", "6.1.0-13-amd64", "7.1.5", "confluent", "4096", "4096")
+		h.Facts.Established[0].Count = 1840 // a storm for the hard-coded 50, not for min(8192, 4096)
+		h.Findings = rules.Evaluate(h.Facts, rules.DefaultProfile())
+		r := &report.Report{SchemaVersion: 1, Hosts: []report.Host{h}}
+		report.Summarize(r)
+		if got := statusOf(t, r, "w", rules.RuleReconnectStorm); got != rules.Fail {
+			t.Fatalf("fixture: reconnect-storm %s", got)
+		}
+		w, err := Evaluate(r, Assume{Kafka: "confluent:" + c.to}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, rule := range []string{rules.RuleKafkaBacklogHardcoded, rules.RuleListenBacklogEffective, rules.RuleReconnectStorm} {
+			if got := statusOf(t, w.After, "w", rule); got != c.want {
+				t.Errorf("CP %s: %s %s, want %s", c.to, rule, got, c.want)
+			}
+		}
+		if safe := w.Clusters[0].SafeAfter; safe != (c.want == rules.Pass) {
+			t.Errorf("CP %s: safe to rolling-restart after: %v %v", c.to, safe, w.Clusters[0].BlockersAfter)
+		}
+		cfg := statusOf(t, w.After, "w", rules.RuleKafkaBacklogConfig)
+		if (c.want == rules.Pass) != (cfg == rules.Pass) {
+			t.Errorf("CP %s: kafka-backlog-config %s", c.to, cfg)
+		}
+	}
+}
+
+// A producer host (client profile) is no broker: it is in no
+// rolling-restart verdict, even in a group of its own.
+func TestRestartVerdictSkipsClientHosts(t *testing.T) {
+	b := host("b", "kafka", "6.1.0-13-amd64", "3.6.1", "apache", "4096", "4096")
+	c := report.Host{Name: "p", Groups: []string{"clients"}, Facts: &facts.Facts{Role: facts.RoleClient, Conns: []facts.Conn{}}}
+	c.Findings = rules.Evaluate(c.Facts, rules.DefaultProfile())
+	r := &report.Report{SchemaVersion: 1, Hosts: []report.Host{b, c}}
+	report.Summarize(r)
+	w, err := Evaluate(r, Assume{Kafka: "3.7.0"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(w.Clusters) != 1 || w.Clusters[0].Cluster != "kafka" {
+		t.Fatalf("clusters %+v", w.Clusters)
+	}
 }

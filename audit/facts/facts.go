@@ -11,15 +11,29 @@ package facts
 // reason instead of guessing.
 type Facts struct {
 	// KafkaPort is the broker listener port kaudit looked for (inventory, default 9092).
-	KafkaPort int                         `json:"kafka_port"`
+	KafkaPort int `json:"kafka_port"`
+	// Role is the profile the host was gathered with: RoleClient for a
+	// producer/consumer host (the inventory's clients group), "" for a
+	// broker.
+	Role      string                      `json:"role,omitempty"`
 	Kernel    Kernel                      `json:"kernel"`
 	Sysctl    map[string]string           `json:"sysctl"`    // runtime values read from /proc/sys, keys dotted (net.core.somaxconn), whitespace folded to one space
 	Persisted map[string]PersistedSysctl  `json:"persisted"` // the value each key will have after boot, and the file that wins
 	Netstat   map[string]map[string]int64 `json:"netstat"`   // "TcpExt" -> counter -> value, parsed by header name
 	Listeners []Listener                  `json:"listeners"`
-	Kafka     *Kafka                      `json:"kafka"`
-	NICs      []NIC                       `json:"nics"`
-	Evidence  Evidence                    `json:"evidence"`
+	// Established counts the ESTABLISHED TCP connections per local
+	// address:port of every listening port (`ss -tn state established`,
+	// counted on the host): what would reconnect after a restart.
+	Established []LocalConns `json:"established"`
+	// Conns are established connections with their window scales
+	// (`ss -tin`): on a broker those on its Kafka ports, on a client host
+	// those to the brokers' Kafka ports. At most a bound are kept;
+	// ConnsTotal is how many there were.
+	Conns      []Conn   `json:"conns"`
+	ConnsTotal int      `json:"conns_total,omitempty"`
+	Kafka      *Kafka   `json:"kafka"`
+	NICs       []NIC    `json:"nics"`
+	Evidence   Evidence `json:"evidence"`
 	// Feasibility is what this host lets kaudit change (nil: not gathered).
 	Feasibility *Feasibility `json:"feasibility,omitempty"`
 	// Probe is the SYN-cookie window-scale probe's outcome (kaudit scan
@@ -32,18 +46,20 @@ type Facts struct {
 
 // Section names used in Facts.Sections (and in the gather script).
 const (
-	SecKernel    = "kernel"
-	SecOSRelease = "os-release"
-	SecSysctl    = "sysctl"
-	SecPersisted = "sysctl-files"
-	SecChangelog = "kernel-changelog"
-	SecNetstat   = "netstat"
-	SecListeners = "listeners"
-	SecKafka     = "kafka"
-	SecKafkaConf = "kafka-config"
-	SecNICs      = "nics"
-	SecEvidence  = "evidence"
-	SecFeasible  = "feasibility"
+	SecKernel      = "kernel"
+	SecOSRelease   = "os-release"
+	SecSysctl      = "sysctl"
+	SecPersisted   = "sysctl-files"
+	SecChangelog   = "kernel-changelog"
+	SecNetstat     = "netstat"
+	SecListeners   = "listeners"
+	SecEstablished = "established"
+	SecConns       = "conns"
+	SecKafka       = "kafka"
+	SecKafkaConf   = "kafka-config"
+	SecNICs        = "nics"
+	SecEvidence    = "evidence"
+	SecFeasible    = "feasibility"
 )
 
 // SectionStatus says why a section is incomplete.
@@ -91,6 +107,31 @@ type Listener struct {
 	Queue   int    `json:"queue"`             // Recv-Q: current accept-queue length
 	PID     int    `json:"pid,omitempty"`     // from ss -p when permitted
 	Process string `json:"process,omitempty"` // from ss -p when permitted
+}
+
+// RoleClient marks a host gathered with the client profile (Facts.Role).
+const RoleClient = "client"
+
+// LocalConns is the number of ESTABLISHED connections on one local
+// address and port, as ss printed the address ("10.0.0.1",
+// "[::ffff:10.0.0.1]", "[fd10::1]").
+type LocalConns struct {
+	Addr  string `json:"addr"`
+	Port  int    `json:"port"`
+	Count int    `json:"count"`
+}
+
+// Conn is one established TCP connection from `ss -tin`, addresses as ss
+// printed them. SndWscale is the scale the peer advertised (applied to
+// the windows it sends), RcvWscale the one this side advertised; both -1
+// when ss printed no wscale (window scaling not in use).
+type Conn struct {
+	Local     string `json:"local"`
+	LocalPort int    `json:"local_port"`
+	Peer      string `json:"peer"`
+	PeerPort  int    `json:"peer_port"`
+	SndWscale int    `json:"snd_wscale"`
+	RcvWscale int    `json:"rcv_wscale"`
 }
 
 // Kafka describes the broker found on the host.

@@ -41,6 +41,8 @@ var sectionParsers = []struct {
 	{facts.SecListeners, false, (*assembler).listeners},
 	{facts.SecKafka, true, (*assembler).kafka}, // and kafka-config
 	{facts.SecFeasible, true, (*assembler).feasibility},
+	{facts.SecEstablished, false, (*assembler).established},
+	{facts.SecConns, false, (*assembler).conns},
 	{facts.SecNICs, true, (*assembler).nics},
 	{facts.SecEvidence, false, (*assembler).evidence},
 }
@@ -71,7 +73,14 @@ func (a *assembler) usable(name string, s remote.Section) bool {
 // Assemble builds facts from split sections.
 func Assemble(secs map[string]remote.Section, kafkaPort int) *facts.Facts {
 	a := &assembler{f: &facts.Facts{KafkaPort: kafkaPort, Sections: map[string]facts.SectionStatus{}}, secs: secs}
+	client := isClientRun(secs)
+	if client {
+		a.f.Role = facts.RoleClient
+	}
 	for _, p := range sectionParsers {
+		if client && brokerOnly[p.name] {
+			continue // the client profile gathers kernel, sysctls and conns only
+		}
 		s, present := secs[p.name]
 		if present {
 			s.Name = p.name

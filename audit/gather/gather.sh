@@ -36,6 +36,24 @@ for k in $SYSCTLS; do
 done
 e sysctl
 
+# The client profile (a producer/consumer host of the clients group): its
+# kernel and sysctls above, and its connections to the brokers' Kafka ports
+# (CLIENT_PORTS) with their window scales, at most CONN_LIMIT of them.
+if [ "$PROFILE" = client ]; then
+	b profile; echo client; e profile
+	b conns
+	flt=''
+	for p in $CLIENT_PORTS; do flt="${flt:+$flt or }dport = :$p"; done
+	if ! have ss; then
+		echo "ss not found in PATH (install iproute2)"; e conns missing
+	else
+		{ ss -tin state established "( $flt )" 2>/dev/null || echo "!ss failed: exit $?"; } | awk -v lim="$CONN_LIMIT" "$CONNS_AWK"
+		e conns
+	fi
+	printf '%s done\n' "$M"
+	exit 0
+fi
+
 b sysctl-files
 for d in /etc/sysctl.d /run/sysctl.d /usr/local/lib/sysctl.d /usr/lib/sysctl.d /lib/sysctl.d; do
 	for f in "$d"/*.conf; do
@@ -182,6 +200,30 @@ case "$conf" in /*/*) fdir "${conf%/*}" ;; esac
 if [ -r /sys/fs/selinux/enforce ]; then printf 'selinux %s\n' "$(cat /sys/fs/selinux/enforce 2>/dev/null)"; fi
 have chcon && echo 'tool chcon'
 e feasibility
+# Established connections per local address:port of every listening port
+# (what would reconnect after a restart), counted here: a broker with
+# 100,000 connections sends a few lines. Then the connections on the Kafka
+# ports (the inventory's and every port the broker's pid listens on) with
+# their window scales, at most CONN_LIMIT of them.
+b established
+if [ -n "$ssout" ]; then
+	lports=$(printf '%s\n' "$ssout" | awk '$1 == "LISTEN" { n = split($4, a, ":"); if (a[n] ~ /^[0-9]+$/) print a[n] }' | sort -u | tr '\n' ' ')
+	{ ss -tn state established 2>/dev/null || echo "!ss failed: exit $?"; } | awk -v ports="$lports" "$EST_AWK"
+	e established
+else
+	e established missing
+fi
+b conns
+if [ -n "$ssout" ]; then
+	kports=$KAFKA_PORT
+	[ -n "$pid" ] && kports="$kports $(printf '%s\n' "$ssout" | grep "pid=$pid," | awk '$1 == "LISTEN" { n = split($4, a, ":"); if (a[n] ~ /^[0-9]+$/) print a[n] }' | sort -u | tr '\n' ' ')"
+	flt=''
+	for p in $kports; do flt="${flt:+$flt or }sport = :$p"; done
+	{ ss -tin state established "( $flt )" 2>/dev/null || echo "!ss failed: exit $?"; } | awk -v lim="$CONN_LIMIT" "$CONNS_AWK"
+	e conns
+else
+	e conns missing
+fi
 
 b nics
 # npersist IF: what persists the interface's settings, read-only and cheap:

@@ -81,8 +81,11 @@ func TestScriptOnThisMachine(t *testing.T) {
 				t.Errorf("TcpExt.ListenOverflows missing: %v", f.Netstat)
 			}
 			if _, err := exec.LookPath("ss"); err == nil {
-				if f.Listeners == nil {
-					t.Errorf("ss present but no listener facts: %+v", f.Sections)
+				if f.Listeners == nil || f.Established == nil || f.Conns == nil {
+					t.Errorf("ss present but no listener or connection facts: %+v", f.Sections)
+				}
+				if f.ConnsTotal < len(f.Conns) || f.Role != "" {
+					t.Errorf("conns: total %d < %d listed, role %q", f.ConnsTotal, len(f.Conns), f.Role)
 				}
 			}
 		})
@@ -108,5 +111,41 @@ func TestLocalRunner(t *testing.T) {
 	n, _ := strconv.Atoi(strings.TrimSpace(string(raw)))
 	if got, _ := strconv.Atoi(f.Sysctl["net.core.somaxconn"]); got != n {
 		t.Fatalf("somaxconn %d, want %d", got, n)
+	}
+}
+
+// TestClientProfileOnThisMachine runs the client profile: kernel, sysctls
+// and connections only, with no note about the broker sections it skips.
+func TestClientProfileOnThisMachine(t *testing.T) {
+	if _, err := exec.LookPath("ss"); err != nil {
+		t.Skip("no ss")
+	}
+	marker := gather.NewMarker()
+	script, err := gather.Script(gather.Params{KafkaPort: 9092, SysctlKeys: keys, Marker: marker, Client: true, ClientPorts: []int{9092, 22}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("sh", "-s")
+	cmd.Stdin = strings.NewReader(string(script))
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := gather.Parse(out, marker, 9092)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Role != "client" || f.Conns == nil || f.Kernel.Release == "" || f.Sysctl == nil || f.Kafka != nil || f.Listeners != nil {
+		t.Fatalf("client facts: role %q conns %v kernel %q kafka %v listeners %v", f.Role, f.Conns, f.Kernel.Release, f.Kafka, f.Listeners)
+	}
+	for name, st := range f.Sections {
+		if name != "sysctl" {
+			t.Errorf("section %s noted on a client: %+v", name, st)
+		}
+	}
+	for _, c := range f.Conns {
+		if c.PeerPort != 9092 && c.PeerPort != 22 {
+			t.Errorf("connection to port %d listed", c.PeerPort)
+		}
 	}
 }

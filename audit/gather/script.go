@@ -13,6 +13,17 @@ import (
 //go:embed gather.sh
 var scriptBody string
 
+// The awk programs the script runs on ss output (EST_AWK, CONNS_AWK).
+var (
+	//go:embed established.awk
+	establishedAwk string
+	//go:embed conns.awk
+	connsAwk string
+)
+
+// DefaultConnLimit bounds the connections listed per host (ss -tin).
+const DefaultConnLimit = 4096
+
 // Params are the per-host inputs of the script.
 type Params struct {
 	KafkaPort   int
@@ -20,6 +31,11 @@ type Params struct {
 	Interfaces  []string // empty: the default-route interfaces
 	SysctlKeys  []string // dotted keys to read from /proc/sys
 	Marker      string   // section marker; NewMarker() when empty
+	// Client selects the client profile: kernel, sysctls and the
+	// connections to ClientPorts (the brokers' Kafka ports) only.
+	Client      bool
+	ClientPorts []int
+	ConnLimit   int // connections listed at most; DefaultConnLimit when 0
 }
 
 var reSysctl = regexp.MustCompile(`^[a-z0-9_]+(\.[a-z0-9_-]+)+$`)
@@ -53,8 +69,13 @@ func Script(p Params) ([]byte, error) {
 			return nil, fmt.Errorf("gather: bad sysctl key %q", k)
 		}
 	}
+	conns, err := connParams(p)
+	if err != nil {
+		return nil, err
+	}
 	var b strings.Builder
-	b.Grow(len(scriptBody) + 512)
+	b.Grow(len(scriptBody) + len(conns) + 512)
+	b.WriteString(conns)
 	fmt.Fprintf(&b, "M=%s\nKAFKA_PORT=%d\nKAFKA_CONFIG=%s\nIFACES=%s\nSYSCTLS=%s\n",
 		remote.Quote(p.Marker), p.KafkaPort, remote.Quote(p.KafkaConfig),
 		remote.Quote(strings.Join(p.Interfaces, " ")), remote.Quote(strings.Join(p.SysctlKeys, " ")))

@@ -58,6 +58,9 @@ type Inventory struct {
 	Format string              // FormatKaudit, FormatAnsible, FormatAnsibleINI or FormatAnsibleList
 	Hosts  []Host              // in file order
 	Groups map[string][]string // group → host names (transitive members), in host order
+	// ClientsGroup is the top-level clients_group: of kaudit's format: the
+	// group of producer/consumer hosts ("" when not set).
+	ClientsGroup string
 }
 
 // Inventory formats.
@@ -185,7 +188,7 @@ func (p *parser) finish(inv *Inventory, hosts []Host, g *graph, line int) (*Inve
 	if err := p.c.err(); err != nil {
 		return nil, err
 	}
-	inv.Hosts, inv.Groups = hosts, g.members(hosts)
+	inv.Hosts, inv.Groups, inv.ClientsGroup = hosts, g.members(hosts), p.clientsGroup
 	return inv, nil
 }
 
@@ -226,6 +229,8 @@ type parser struct {
 	stdin   bool   // no group_vars/ and host_vars/ to read (stdin, or ansible-inventory output)
 
 	varsDirs map[string]map[string]fs.DirEntry // group_vars/, host_vars/ listings
+
+	clientsGroup string // kaudit format: clients_group:
 }
 
 func (p *parser) empty(line int) error {
@@ -235,7 +240,7 @@ func (p *parser) empty(line int) error {
 
 func (p *parser) source(line int) string { return p.c.file + ":" + strconv.Itoa(line) }
 
-var kauditTopKeys = []string{"defaults", "groups", "hosts", "profile"}
+var kauditTopKeys = []string{"defaults", "groups", "hosts", "profile", "clients_group"}
 
 // isKaudit reports whether the top level uses kaudit's own keys.
 func isKaudit(root *yaml.Node) bool {

@@ -162,6 +162,14 @@ func (p *parser) parseKaudit(root *yaml.Node) ([]Host, *graph) {
 			p.settingsMap(e.value, "defaults", hostSetters, hostKeys, defs)
 		case "profile":
 			p.setProfile(top, e.value, "profile")
+		case "clients_group":
+			if name, ok := p.str(e.value, "clients_group"); ok {
+				if pr := checkGroup(name); pr != nil {
+					p.c.add(line(e.value), "clients_group", pr.hint, "%s", pr.msg)
+				} else {
+					p.clientsGroup = name
+				}
+			}
 		case "hosts":
 			addHosts(e.value, "hosts", "")
 		case "groups":

@@ -22,7 +22,7 @@ func demoCommand(e env) *cli.Command {
 	o := &demoOptions{newReportOpts(e)}
 	return &cli.Command{
 		Name:        "demo",
-		Usage:       "scan a simulated fleet of 8 broker hosts over real SSH on 127.0.0.1 (no root, nothing to install)",
+		Usage:       "scan a simulated fleet of 9 broker hosts and a producer over real SSH on 127.0.0.1 (no root, nothing to install)",
 		Description: helpWithExit("demo"),
 		Flags:       o.reportOpts.flags(),
 		Action:      func(c *cli.Context) error { return runDemo(c.Context, *o, c.Args().Slice(), e) },

@@ -71,10 +71,11 @@ func runFix(ctx context.Context, o fixOptions, args []string, e env) error {
 	if err != nil {
 		return err
 	}
-	_, hosts, err := loadInventory(args[0], o.limit)
+	inv, hosts, err := loadInventory(args[0], o.limit)
 	if err != nil {
 		return err
 	}
+	cfg.ClientsGroup = clientsGroup(cfg.ClientsGroup, inv)
 	var jdir string
 	if o.apply {
 		// Before connecting anywhere: an apply without a journal

@@ -60,7 +60,7 @@ func TestDemoJSON(t *testing.T) {
 		t.Fatalf("exit %d, want %d (stderr %s)", code, ExitFindings, errOut)
 	}
 	r := decode(t, out)
-	if r.SchemaVersion != 1 || r.Summary.Hosts != 8 || r.Summary.Audited != 7 || r.Summary.Unreachable != 1 {
+	if r.SchemaVersion != 1 || r.Summary.Hosts != 10 || r.Summary.Audited != 9 || r.Summary.Unreachable != 1 {
 		t.Fatalf("summary %+v", r.Summary)
 	}
 	nRules := len(rules.Catalog())

@@ -5,6 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/kaudit/kaudit/pipeline"
 	"github.com/kaudit/kaudit/report"
 )
 
@@ -34,5 +35,7 @@ func runMerge(_ context.Context, o reportOptions, args []string, e env) error {
 	if err != nil {
 		return usage(err)
 	}
+	pipeline.FleetPass(r) // the fleet rules see the hosts of every shard
+	report.Summarize(r)
 	return renderReport(o, r, e)
 }

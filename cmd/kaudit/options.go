@@ -39,6 +39,7 @@ type fanoutOpts struct {
 	timeout        time.Duration
 	connectTimeout time.Duration
 	profile        string
+	clientsGroup   string
 }
 
 func (o *fanoutOpts) flags() []cli.Flag {
@@ -47,12 +48,13 @@ func (o *fanoutOpts) flags() []cli.Flag {
 		&cli.DurationFlag{Name: "timeout", Value: audit.DefaultTimeout, Usage: "per-host deadline, connect + gather (an inventory timeout wins)", Destination: &o.timeout},
 		&cli.DurationFlag{Name: "connect-timeout", Value: transport.DefaultConnectTimeout, Usage: "per-host TCP connect + SSH handshake deadline", Destination: &o.connectTimeout},
 		&cli.StringFlag{Name: "profile", Usage: "threshold overrides from `FILE` (YAML; keys as in rules/profile.default.yaml, shown per rule by kaudit explain RULE)", Destination: &o.profile},
+		&cli.StringFlag{Name: "clients-group", Usage: "inventory `GROUP` of producer/consumer hosts: gathered with the client profile, their connections matched with the brokers' (client-wscale-mismatch); default the inventory's clients_group:, else " + audit.DefaultClientsGroup, Destination: &o.clientsGroup},
 	}
 }
 
 // config checks the fan-out flags and returns the scan's configuration.
 func (o fanoutOpts) config(failOn rules.Severity) (pipeline.Config, error) {
-	cfg := pipeline.Config{Concurrency: o.concurrency, Timeout: o.timeout, ConnectTimeout: o.connectTimeout, FailOn: failOn, ToolVersion: version}
+	cfg := pipeline.Config{Concurrency: o.concurrency, Timeout: o.timeout, ConnectTimeout: o.connectTimeout, FailOn: failOn, ToolVersion: version, ClientsGroup: o.clientsGroup}
 	if o.concurrency < 1 {
 		return cfg, usageErr("--concurrency must be at least 1")
 	}
@@ -149,4 +151,13 @@ func loadInventory(path, limit string) (*inventory.Inventory, []inventory.Host, 
 		return nil, nil, usage(err)
 	}
 	return inv, hosts, nil
+}
+
+// clientsGroup is --clients-group, else the inventory's clients_group:
+// ("" leaves audit.DefaultClientsGroup).
+func clientsGroup(flag string, inv *inventory.Inventory) string {
+	if flag != "" {
+		return flag
+	}
+	return inv.ClientsGroup
 }

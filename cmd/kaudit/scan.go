@@ -72,6 +72,7 @@ func runScan(ctx context.Context, o scanOptions, args []string, e env) error {
 	if err != nil {
 		return err
 	}
+	cfg.ClientsGroup = clientsGroup(cfg.ClientsGroup, inv)
 	hosts, shard, err := o.shard.selectHosts(hosts)
 	if err != nil {
 		return err

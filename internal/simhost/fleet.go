@@ -108,6 +108,8 @@ func DemoFleet() []*Host {
 			Kafka:       apacheKafka(2231, "2.8.1", "/opt/kafka/config/server.properties", "listeners=PLAINTEXT://:9092", "socket.receive.buffer.bytes=102400"),
 			NICs:        []NIC{eth("ixgbe", false, 4096, 4096, 512, 512, "on")},
 			Dmesg:       "[1190231.128842] TCP: request_sock_TCP: Possible SYN flooding on port 9092. Sending cookies.  Check SNMP counters.\n",
+			Established: "[::ffff:10.0.0.11]:9092 1600\n[fd00:10::11]:9092 240\n10.0.0.11:22 1\n",
+			Conns:       talkBrokerConns,
 		},
 		{ // Ubuntu 20.04 on a fixed 5.4 ABI, but Kafka 2.8 still pins the backlog.
 			Name: "kafka-focal-02", Release: "5.4.0-150-generic",
@@ -120,6 +122,8 @@ func DemoFleet() []*Host {
 			SS:          SS(false, Listen{Addr: "0.0.0.0", Port: 22, Backlog: 4096}, Listen{Addr: "*", Port: 9092, Backlog: 50, PID: 1207, Proc: "java"}),
 			Kafka:       apacheKafka(1207, "2.8.2", "/opt/kafka/config/server.properties", "listeners=PLAINTEXT://0.0.0.0:9092"),
 			NICs:        []NIC{eth("ena", false, 16384, 1024, 1024, 1024, "on")},
+			Established: "10.0.0.12:9092 35\n",
+			Conns:       ssHeader + "0 0 10.0.0.12:9092 10.0.1.21:40110\n\t wscale:7,7\ntotal=35\n",
 		},
 		{ // The compliant one: Debian 12, Kafka 3.6.1 with a raised backlog, tuned and persisted.
 			Name: "kafka-bookworm-03", Release: "6.1.0-13-amd64",
@@ -131,6 +135,7 @@ func DemoFleet() []*Host {
 			SS:          SS(false, Listen{Addr: "0.0.0.0", Port: 22, Backlog: 128}, Listen{Addr: "*", Port: 9092, Backlog: 4096, PID: 988, Proc: "java"}),
 			Kafka:       apacheKafka(988, "3.6.1", "/opt/kafka/config/server.properties", "listeners=PLAINTEXT://:9092", "socket.listen.backlog.size=4096", "socket.receive.buffer.bytes=-1"),
 			NICs:        []NIC{eth("mlx5_core", true, 8192, 8192, 4096, 4096, "on")},
+			Established: "[::ffff:10.0.0.13]:9092 2100\n",
 		},
 		{ // Confluent Platform 7.1 (= Apache 3.1) on RHEL 8: the release cannot settle it, the probe can.
 			Name: "kafka-rhel8-04", Release: "4.18.0-477.27.1.el8_8.x86_64",
@@ -143,8 +148,9 @@ func DemoFleet() []*Host {
 			Kafka: &Kafka{PID: 4410, FoundBy: "listener", Main: "kafka.Kafka", Config: "/etc/kafka/server.properties",
 				Classpath:  []string{"/usr/bin/../share/java/kafka/kafka-clients-7.1.0-ccs.jar", "/usr/bin/../share/java/kafka/kafka_2.13-7.1.0-ccs.jar"},
 				ConfigBody: "31:listeners=PLAINTEXT://0.0.0.0:9092\n"},
-			NICs:  []NIC{eth("virtio_net", true, 256, 256, 256, 256, "on")},
-			Probe: &ProbeAnswer{Client: 1, Server: 7, Python: "3.6.8 /usr/libexec/platform-python"}, // the probe settles it: the talk's bug
+			NICs:        []NIC{eth("virtio_net", true, 256, 256, 256, 256, "on")},
+			Probe:       &ProbeAnswer{Client: 1, Server: 7, Python: "3.6.8 /usr/libexec/platform-python"}, // the probe settles it: the talk's bug
+			Established: "10.0.0.14:9092 64\n",
 		},
 		{ // Ubuntu 18.04: the 4.15 signature never changes; only the probe settles it.
 			Name: "kafka-bionic-05", Release: "4.15.0-213-generic",
@@ -158,6 +164,7 @@ func DemoFleet() []*Host {
 			Kafka:       apacheKafka(3120, "3.4.0", "/opt/kafka/config/server.properties", "socket.listen.backlog.size=1024"),
 			NICs:        []NIC{eth("ixgbe", false, 4096, 4096, 4096, 4096, "off")},
 			Probe:       &ProbeAnswer{Client: 1, Server: 1, Python: "3.6.9 /usr/bin/python3"}, // and the probe finds it consistent
+			Established: "10.0.0.15:9092 300\n",
 		},
 		{ // Amazon Linux 2 on an affected 4.14, mitigated with tcp_syncookies=0.
 			Name: "kafka-amzn2-06", Release: "4.14.203-156.332.amzn2.x86_64",
@@ -169,6 +176,7 @@ func DemoFleet() []*Host {
 			SS:          SS(false, Listen{Addr: "*", Port: 9092, Backlog: 4096, PID: 2001, Proc: "java"}),
 			Kafka:       apacheKafka(2001, "3.3.2", "/opt/kafka/config/server.properties", "socket.listen.backlog.size=8192", "socket.receive.buffer.bytes=-1"),
 			NICs:        []NIC{eth("ena", false, 16384, 1024, 8192, 1024, "on")},
+			Established: "10.0.0.16:9092 5000\n",
 		},
 		{ // Debian 10 on an affected 4.19 sublevel, somaxconn raised by hand and not persisted.
 			Name: "kafka-buster-07", Release: "4.19.0-12-amd64",
@@ -180,6 +188,53 @@ func DemoFleet() []*Host {
 			SS:          SS(false, Listen{Addr: "*", Port: 9092, Backlog: 2048, PID: 777, Proc: "java"}),
 			Kafka:       apacheKafka(777, "3.2.3", "/opt/kafka/config/server.properties", "socket.listen.backlog.size=2048"),
 			NICs:        []NIC{eth("virtio_net", true, 1024, 1024, 256, 256, "on")},
+			Established: "10.0.0.17:9092 800\n",
+		},
+		{ // Confluent Platform 7.1.7 has socket.listen.backlog.size backported (FACTS §8): one line of server.properties, no upgrade.
+			Name: "kafka-cp717-09", Release: "6.1.0-13-amd64",
+			Version:     "Linux version 6.1.0-13-amd64 (debian-kernel@lists.debian.org) (gcc-12 (Debian 12.2.0-14) 12.2.0, GNU ld (GNU Binutils for Debian) 2.40) #1 SMP PREEMPT_DYNAMIC Debian 6.1.55-1 (2023-09-29)",
+			OSRelease:   osDebian12,
+			Sysctl:      sysctls(tuned),
+			SysctlFiles: tunedFile("/etc/sysctl.d/60-kafka.conf") + "@link /etc/sysctl.d/99-sysctl.conf /etc/sysctl.conf\n@file /etc/sysctl.conf\n",
+			Netstat:     Netstat(false, nil),
+			SS:          SS(false, Listen{Addr: "0.0.0.0", Port: 22, Backlog: 128}, Listen{Addr: "*", Port: 9092, Backlog: 50, PID: 5120, Proc: "java"}),
+			Kafka: &Kafka{PID: 5120, FoundBy: "listener", Main: "kafka.Kafka", Config: "/etc/kafka/server.properties",
+				Classpath:  []string{"/usr/bin/../share/java/kafka/kafka-clients-7.1.7-ccs.jar", "/usr/bin/../share/java/kafka/kafka_2.13-7.1.7-ccs.jar"},
+				ConfigBody: "31:listeners=PLAINTEXT://0.0.0.0:9092\n"},
+			NICs:        []NIC{eth("mlx5_core", true, 8192, 8192, 4096, 4096, "on")},
+			Established: "10.0.0.19:9092 900\n",
+		},
+		{ // A producer host (inventory group clients): its side of the connections to the brokers.
+			Name: "producer-10", Release: "6.1.0-13-amd64", Client: true, Groups: []string{"clients"},
+			Version:   "Linux version 6.1.0-13-amd64 (debian-kernel@lists.debian.org) (gcc-12 (Debian 12.2.0-14) 12.2.0, GNU ld (GNU Binutils for Debian) 2.40) #1 SMP PREEMPT_DYNAMIC Debian 6.1.55-1 (2023-09-29)",
+			OSRelease: osDebian12,
+			Sysctl:    sysctls(tuned),
+			Conns:     producerConns,
 		},
 	}
 }
+
+// ssHeader is ss -tin's header, as conns.awk keeps it.
+const ssHeader = "Recv-Q Send-Q Local Address:Port Peer Address:Port Process\n"
+
+// talkBrokerConns is the talk's broker side (conns.awk's bounded form):
+// with SO_RCVBUF 102400 it advertises wscale 1; the cookie connection from
+// 10.0.1.21:51234 uses 7 (FACTS §3).
+const talkBrokerConns = ssHeader +
+	"0 0 [::ffff:10.0.0.11]:9092 [::ffff:10.0.1.21]:51230\n\t wscale:7,1\n" +
+	"0 0 [::ffff:10.0.0.11]:9092 [::ffff:10.0.1.21]:51232\n\t wscale:7,1\n" +
+	"0 0 [::ffff:10.0.0.11]:9092 [::ffff:10.0.1.21]:51234\n\t wscale:7,7\n" +
+	"0 0 [::ffff:10.0.0.11]:9092 [::ffff:10.0.3.7]:33010\n\t wscale:7,1\n" +
+	"total=1840\n"
+
+// producerConns is producer-10's side: four connections to the talk's
+// broker (one beyond the broker's bounded list), one to kafka-focal-02 and
+// one to a virtual IP no broker has.
+const producerConns = ssHeader +
+	"0 0 10.0.1.21:51230 10.0.0.11:9092\n\t wscale:1,7\n" +
+	"0 0 10.0.1.21:51232 10.0.0.11:9092\n\t wscale:1,7\n" +
+	"0 0 10.0.1.21:51234 10.0.0.11:9092\n\t wscale:1,7\n" +
+	"0 0 10.0.1.21:51236 10.0.0.11:9092\n\t wscale:1,7\n" +
+	"0 0 10.0.1.21:40110 10.0.0.12:9092\n\t wscale:7,7\n" +
+	"0 0 10.0.1.21:40500 10.0.0.100:9092\n\t wscale:7,7\n" +
+	"total=6\n"

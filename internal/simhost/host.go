@@ -25,6 +25,15 @@ type Host struct {
 	Fault       Fault
 	// Sections overrides a section's state ("denied", "missing", …).
 	Sections map[string]string
+	// Established is the established section (established.awk's
+	// "ADDRESS:PORT COUNT" lines); Conns the conns section (conns.awk's
+	// bounded ss -tin, ending in "total=N"; "" renders "total=0").
+	Established string
+	Conns       string
+	// Client: a producer host, gathered with the client profile (kernel,
+	// sysctls, conns); Groups its inventory groups (default "demo").
+	Client bool
+	Groups []string
 	// Probe is how the kernel answers kaudit's SYN-cookie probe (nil: the
 	// login has no root, the probe is skipped); see probe.go.
 	Probe *ProbeAnswer
@@ -77,15 +86,24 @@ func (h *Host) sections(sysctlKeys string) []section {
 	if h.Signature != "" {
 		sig = "signature=" + h.Signature + "\n"
 	}
+	conns := h.Conns
+	if conns == "" {
+		conns = "total=0\n"
+	}
 	out := []section{
 		{"kernel", "ok", fmt.Sprintf("release=%s\nversion=%s\n%sarch=x86_64\n", h.Release, h.Version, sig)},
 		{"os-release", "ok", h.OSRelease},
 		{"sysctl", "ok", h.sysctlBody(sysctlKeys)},
+	}
+	if h.Client {
+		return append(out, section{"profile", "ok", "client\n"}, section{"conns", "ok", conns})
+	}
+	out = append(out, []section{
 		{"sysctl-files", "ok", h.SysctlFiles},
 		{"kernel-changelog", "ok", h.Changelog},
 		{"netstat", "ok", h.Netstat},
 		{"listeners", "ok", h.SS},
-	}
+	}...)
 	if h.Changelog == "" {
 		out[4].state = "absent"
 	}
@@ -93,6 +111,11 @@ func (h *Host) sections(sysctlKeys string) []section {
 		out[6] = section{"listeners", "missing", "ss not found in PATH (install iproute2)"}
 	}
 	out = append(out, h.kafkaSections()...)
+	if h.SS == "" {
+		out = append(out, section{"established", "missing", ""}, section{"conns", "missing", ""})
+	} else {
+		out = append(out, section{"established", "ok", h.Established}, section{"conns", "ok", conns})
+	}
 	return append(out, section{"nics", "ok", h.nicsBody()}, section{"evidence", "ok", h.Dmesg})
 }
 

@@ -61,7 +61,11 @@ func StartOn(dir string, hosts []*Host, addr func(i int) string, unreachable ...
 		}
 		f.Servers = append(f.Servers, s)
 		kh.WriteString(knownhosts.Line([]string{knownhosts.Normalize(s.Addr)}, s.HostKey) + "\n")
-		f.Hosts = append(f.Hosts, f.host(h.Name, s.IP(), s.Port()))
+		ih := f.host(h.Name, s.IP(), s.Port())
+		if len(h.Groups) > 0 {
+			ih.Groups = append([]string(nil), h.Groups...)
+		}
+		f.Hosts = append(f.Hosts, ih)
 	}
 	for _, name := range unreachable {
 		port, err := closedPort()

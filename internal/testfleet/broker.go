@@ -88,6 +88,19 @@ func splitVersion(v string) (maj, min int, rest string) {
 	return
 }
 
+// confluentBackport reports whether a Confluent Platform release has
+// socket.listen.backlog.size backported (FACTS §8: CP 6.1.11, 6.2.10,
+// 7.0.9, 7.1.7 and every later patch of those lines). This is the
+// simulated broker's behaviour, kept apart from kaudit's own table
+// (rules/confluent.yaml) on purpose: the e2e test checks one against the
+// other.
+func confluentBackport(cp string) bool {
+	maj, min, rest := splitVersion(cp)
+	patch, _ := strconv.Atoi(strings.TrimPrefix(strings.SplitN(strings.TrimPrefix(rest, "."), "-", 2)[0], "."))
+	first := map[[2]int]int{{6, 1}: 11, {6, 2}: 10, {7, 0}: 9, {7, 1}: 7}[[2]int{maj, min}]
+	return first > 0 && patch >= first
+}
+
 func versionAtLeast(v string, maj, min int) bool {
 	a, b, _ := splitVersion(v)
 	return a > maj || (a == maj && b >= min)
@@ -151,7 +164,7 @@ func (b *BrokerSpec) layout() (*brokerLayout, error) {
 	// Effective listen backlog (FACTS §2): the property exists from 3.2,
 	// before that the JDK's ServerSocketAdaptor default of 50 applies.
 	l.backlog = 50
-	if versionAtLeast(l.akVersion, 3, 2) {
+	if versionAtLeast(l.akVersion, 3, 2) || (b.Confluent && confluentBackport(b.Version)) {
 		if s, ok := l.props["socket.listen.backlog.size"]; ok {
 			n, err := strconv.Atoi(s)
 			if err != nil || n < 1 {
