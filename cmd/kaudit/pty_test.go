@@ -50,7 +50,7 @@ func TestDemoOnATerminal(t *testing.T) {
 		if !strings.Contains(out, "\x1b[") {
 			t.Errorf("%d columns: no colour on a terminal", cols)
 		}
-		if !strings.Contains(out, "scanning [") || !strings.Contains(out, "8/8 hosts · 1 failed") {
+		if !strings.Contains(out, "scanning [") || !strings.Contains(out, "10/10 hosts · 1 failed") {
 			t.Errorf("%d columns: no progress line on the terminal's stderr", cols)
 		}
 		if cols == 120 && len(screen) > 100 {
