@@ -83,7 +83,9 @@ func (c cli) quiet() cli { c.silent = true; return c }
 func (c cli) run(args ...string) (int, string, string) {
 	c.t.Helper()
 	cmd := exec.Command(c.bin, args...)
-	cmd.Env = []string{"HOME=" + c.home, "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C"}
+	// COLUMNS: plans unwrapped, so a test can look for a whole sentence
+	// (how the plan fits a terminal is cmd/kaudit's and termui's to test).
+	cmd.Env = []string{"HOME=" + c.home, "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C", "COLUMNS=1000"}
 	cmd.Stdin = bytes.NewReader(nil) // not a terminal
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
@@ -502,7 +504,9 @@ func TestNICOffloadApplyRollback(t *testing.T) {
 func (c cli) start(args ...string) (wait func(d time.Duration) (code int, stdout, stderr string, ok bool)) {
 	c.t.Helper()
 	cmd := exec.Command(c.bin, args...)
-	cmd.Env = []string{"HOME=" + c.home, "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C"}
+	// COLUMNS: plans unwrapped, so a test can look for a whole sentence
+	// (how the plan fits a terminal is cmd/kaudit's and termui's to test).
+	cmd.Env = []string{"HOME=" + c.home, "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C", "COLUMNS=1000"}
 	cmd.Stdin = bytes.NewReader(nil)
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
