@@ -11,6 +11,7 @@ import (
 	"github.com/kaudit/kaudit/audit/transport"
 	"github.com/kaudit/kaudit/report"
 	"github.com/kaudit/kaudit/rules"
+	"github.com/kaudit/kaudit/whatif"
 )
 
 // Config is what a scan needs besides its hosts.
@@ -130,18 +131,6 @@ func hostReport(res audit.Result, prof rules.Profile) report.Host {
 
 // FleetPass runs the fleet rules (rules.EvaluateFleet: the client and
 // broker sides of each connection) once every host is gathered, and puts
-// their findings into each audited host's.
-func FleetPass(r *report.Report) {
-	hosts := make([]rules.FleetHost, len(r.Hosts))
-	for i, h := range r.Hosts {
-		hosts[i] = rules.FleetHost{Name: h.Name, Address: h.Address, Facts: h.Facts}
-		if h.Error != nil {
-			hosts[i].Facts = nil
-		}
-	}
-	for i, fs := range rules.EvaluateFleet(hosts) {
-		if hosts[i].Facts != nil {
-			r.Hosts[i].Findings = rules.ApplyFleet(r.Hosts[i].Findings, fs)
-		}
-	}
-}
+// their findings into each audited host's. It is whatif.FleetPass, which
+// the what-if re-runs on modelled facts: whatif cannot import pipeline.
+func FleetPass(r *report.Report) { whatif.FleetPass(r) }

@@ -234,20 +234,8 @@ func buildHTMLHost(h *Host) htmlHost {
 		Kernel:     termsafe.Line(kernelRelease(h.Facts)),
 		Kafka:      termsafe.Line(kafkaVersion(h.Facts)),
 		Backlog:    effectiveBacklog(h.Facts),
-	}
-	total := 0
-	for _, d := range h.Deductions {
-		total += d.Points
-	}
-	out.Floored = total > 100
-	c := countHost(h)
-	switch {
-	case h.Error != nil || c.Fail[rules.Critical]+c.Fail[rules.High] > 0:
-		out.ScoreClass = "bad"
-	case c.failures()+c.Unknown+c.Error > 0:
-		out.ScoreClass = "warn"
-	default:
-		out.ScoreClass = "good"
+		Floored:    deducted(h) > 100,
+		ScoreClass: hostScoreClass(h),
 	}
 	if f := h.Facts; f != nil {
 		out.OS = termsafe.Line(osDescription(f.Kernel))
@@ -259,29 +247,57 @@ func buildHTMLHost(h *Host) htmlHost {
 		}
 	}
 	for _, f := range sortedFindings(h.Findings) {
-		hf := htmlFinding{
-			Anchor:   findingAnchor(h.Name, f.Rule),
-			Rule:     termsafe.Line(f.Rule),
-			Title:    termsafe.Line(f.Title),
-			Status:   string(f.Status),
-			Severity: string(f.Severity),
-			Observed: termsafe.Line(f.Observed),
-			Expected: termsafe.Line(f.Expected),
-			Reason:   termsafe.Block(f.Reason),
-			Source:   termsafe.Line(f.Source),
-		}
-		for _, e := range f.Evidence {
-			hf.Evidence = append(hf.Evidence, termsafe.Block(e))
-		}
-		if f.Fix != nil && f.Status != rules.Pass {
-			hf.Fix = termsafe.Block(f.Fix.Summary)
-			if f.Fix.Restart && !strings.Contains(strings.ToLower(f.Fix.Summary), "restart") {
-				hf.Fix += " (broker restart required)"
-			}
-		}
-		out.Findings = append(out.Findings, hf)
+		out.Findings = append(out.Findings, buildHTMLFinding(h.Name, f))
 	}
 	return out
+}
+
+// deducted is the sum of a host's deductions (the score floors at 0).
+func deducted(h *Host) int {
+	total := 0
+	for _, d := range h.Deductions {
+		total += d.Points
+	}
+	return total
+}
+
+// hostScoreClass colours a host's score: bad for an error or a critical or
+// high failure, warn for any other failure, unknown or error, else good.
+func hostScoreClass(h *Host) string {
+	c := countHost(h)
+	switch {
+	case h.Error != nil || c.Fail[rules.Critical]+c.Fail[rules.High] > 0:
+		return "bad"
+	case c.failures()+c.Unknown+c.Error > 0:
+		return "warn"
+	default:
+		return "good"
+	}
+}
+
+// buildHTMLFinding is one finding of host, made safe to render.
+func buildHTMLFinding(host string, f rules.Finding) htmlFinding {
+	hf := htmlFinding{
+		Anchor:   findingAnchor(host, f.Rule),
+		Rule:     termsafe.Line(f.Rule),
+		Title:    termsafe.Line(f.Title),
+		Status:   string(f.Status),
+		Severity: string(f.Severity),
+		Observed: termsafe.Line(f.Observed),
+		Expected: termsafe.Line(f.Expected),
+		Reason:   termsafe.Block(f.Reason),
+		Source:   termsafe.Line(f.Source),
+	}
+	for _, e := range f.Evidence {
+		hf.Evidence = append(hf.Evidence, termsafe.Block(e))
+	}
+	if f.Fix != nil && f.Status != rules.Pass {
+		hf.Fix = termsafe.Block(f.Fix.Summary)
+		if f.Fix.Restart && !strings.Contains(strings.ToLower(f.Fix.Summary), "restart") {
+			hf.Fix += " (broker restart required)"
+		}
+	}
+	return hf
 }
 
 // osDescription is the distribution and, where the host shows it, the

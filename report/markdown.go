@@ -18,104 +18,144 @@ func init() { Register("markdown", renderMarkdown) }
 // rationale and references stay in `kaudit explain RULE`.
 func renderMarkdown(w io.Writer, r *Report, _ Options) error {
 	var b strings.Builder
-	s := r.Summary
+	mdHeader(&b, r)
+	mdSummary(&b, r)
+	mdHostTable(&b, r)
+	mdFailing(&b, r)
+	mdUnknown(&b, r)
+	mdWaived(&b, r)
+	mdErrors(&b, r)
+	mdNotAudited(&b, r)
+	_, err := io.WriteString(w, strings.TrimRight(b.String(), "\n")+"\n")
+	return err
+}
 
-	fmt.Fprintf(&b, "# %s\n\n", reportTitle)
-	fmt.Fprintf(&b, "Generated %s by kaudit %s", scanTime(r), mdText(orDash(r.ToolVersion)))
+// mdHeader writes the title, when and from what, and the interrupted note.
+func mdHeader(b *strings.Builder, r *Report) {
+	fmt.Fprintf(b, "# %s\n\n", reportTitle)
+	fmt.Fprintf(b, "Generated %s by kaudit %s", scanTime(r), mdText(orDash(r.ToolVersion)))
 	if r.Inventory != "" {
-		fmt.Fprintf(&b, " from %s", mdCode(r.Inventory))
+		fmt.Fprintf(b, " from %s", mdCode(r.Inventory))
 	}
-	fmt.Fprintf(&b, " (scan took %s).\n\n", humanDuration(r.DurationMS))
+	fmt.Fprintf(b, " (scan took %s).\n\n", humanDuration(r.DurationMS))
 	if r.Interrupted {
 		b.WriteString("> **Scan interrupted:** the results below are partial.\n\n")
 	}
+}
 
+// mdSummary writes the verdict and the fleet's counts.
+func mdSummary(b *strings.Builder, r *Report) {
+	s := r.Summary
 	b.WriteString("## Summary\n\n")
 	label, detail := verdict(r)
-	fmt.Fprintf(&b, "**%s:** %s\n\n", label, detail)
+	fmt.Fprintf(b, "**%s:** %s\n\n", label, detail)
 	b.WriteString("| | |\n|---|---|\n")
-	fmt.Fprintf(&b, "| Hosts | %d (%d audited, %s) |\n", s.Hosts, s.Audited, plural(s.Unreachable, "error", "errors"))
-	fmt.Fprintf(&b, "| Fleet score | %s |\n", fleetScoreLong(s))
-	fmt.Fprintf(&b, "| Failing findings | %s |\n", failCounts(s))
-	fmt.Fprintf(&b, "| Not proven safe | %d unknown |\n", s.StatusCounts[string(rules.Unknown)])
+	fmt.Fprintf(b, "| Hosts | %d (%d audited, %s) |\n", s.Hosts, s.Audited, plural(s.Unreachable, "error", "errors"))
+	fmt.Fprintf(b, "| Fleet score | %s |\n", fleetScoreLong(s))
+	fmt.Fprintf(b, "| Failing findings | %s |\n", failCounts(s))
+	fmt.Fprintf(b, "| Not proven safe | %d unknown |\n", s.StatusCounts[string(rules.Unknown)])
 	if n := s.StatusCounts[string(rules.Error)]; n > 0 {
-		fmt.Fprintf(&b, "| Rules not evaluated | %d error |\n", n)
+		fmt.Fprintf(b, "| Rules not evaluated | %d error |\n", n)
 	}
 	b.WriteString("\n")
+}
 
+// mdHostTable writes one row per host: score, counts, kernel, Kafka, backlog.
+func mdHostTable(b *strings.Builder, r *Report) {
 	b.WriteString("## Hosts\n\n")
 	b.WriteString("| Host | Address | Score | Critical | High | Medium | Low | Unknown | Kernel | Kafka | Backlog |\n")
 	b.WriteString("|---|---|--:|--:|--:|--:|--:|--:|---|---|--:|\n")
 	for i := range r.Hosts {
 		h := &r.Hosts[i]
 		if h.Error != nil {
-			fmt.Fprintf(&b, "| %s | %s | **error** | - | - | - | - | - | %s | - | - |\n",
+			fmt.Fprintf(b, "| %s | %s | **error** | - | - | - | - | - | %s | - | - |\n",
 				mdText(h.Name), mdText(h.Address), mdText("not audited: "+string(h.Error.Kind)))
 			continue
 		}
 		c := countHost(h)
-		fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %d | %d | %d | %s | %s | %s |\n",
+		fmt.Fprintf(b, "| %s | %s | %d | %d | %d | %d | %d | %d | %s | %s | %s |\n",
 			mdText(h.Name), mdText(h.Address), h.Score,
 			c.Fail[rules.Critical], c.Fail[rules.High], c.Fail[rules.Medium], c.Fail[rules.Low], c.Unknown,
 			mdCode(kernelRelease(h.Facts)), mdText(kafkaVersion(h.Facts)), effectiveBacklog(h.Facts))
 	}
 	b.WriteString("\nBacklog is the Send-Q of the Kafka listener (the effective listen backlog); - when none was seen.\n\n")
+}
 
+// mdFailing writes the failing rules, or says there are none.
+func mdFailing(b *strings.Builder, r *Report) {
 	b.WriteString("## Failing rules\n\n")
-	if fails := r.GroupByRule(rules.Fail); len(fails) == 0 {
+	fails := r.GroupByRule(rules.Fail)
+	if len(fails) == 0 {
 		b.WriteString("No rule fails on any audited host.\n\n")
-	} else {
-		b.WriteString("| Severity | Rule | Hosts | Observed → expected | Reason | Fix |\n")
-		b.WriteString("|---|---|---|---|---|---|\n")
-		for _, g := range fails {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n",
-				g.Severity, mdRule(g), mdHosts(g.Hosts), mdSample(g), mdText(reasonWithSource(g)), mdFix(g.Sample.Fix))
-		}
-		b.WriteString("\n")
+		return
 	}
-
-	if unknown := r.GroupByRule(rules.Unknown); len(unknown) > 0 {
-		b.WriteString("## Not proven safe (unknown)\n\n")
-		b.WriteString("kaudit could not settle these rules from what it gathered. Treat them as unsafe until someone checks them.\n\n")
-		b.WriteString("| Severity | Rule | Hosts | Reason | To settle it |\n")
-		b.WriteString("|---|---|---|---|---|\n")
-		for _, g := range unknown {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n",
-				g.Severity, mdRule(g), mdHosts(g.Hosts), mdText(reasonWithSource(g)), mdFix(g.Sample.Fix))
-		}
-		b.WriteString("\n")
+	b.WriteString("| Severity | Rule | Hosts | Observed → expected | Reason | Fix |\n")
+	b.WriteString("|---|---|---|---|---|---|\n")
+	for _, g := range fails {
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s |\n",
+			g.Severity, mdRule(g), mdHosts(g.Hosts), mdSample(g), mdText(reasonWithSource(g)), mdFix(g.Sample.Fix))
 	}
+	b.WriteString("\n")
+}
 
-	if waived := r.GroupByRule(rules.Waived); len(waived) > 0 {
-		b.WriteString("## Waived\n\n")
-		b.WriteString("Accepted by a waiver file: shown here, kept out of the score and the exit code.\n\n")
-		b.WriteString("| Severity | Rule | Hosts | Waiver |\n|---|---|---|---|\n")
-		for _, g := range waived {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", g.Severity, mdRule(g), mdHosts(g.Hosts), mdText(waiverNote(g.Sample)))
-		}
-		b.WriteString("\n")
+// mdUnknown writes the rules not proven safe, when there are any.
+func mdUnknown(b *strings.Builder, r *Report) {
+	unknown := r.GroupByRule(rules.Unknown)
+	if len(unknown) == 0 {
+		return
 	}
-
-	if errs := r.GroupByRule(rules.Error); len(errs) > 0 {
-		b.WriteString("## Rules not evaluated (error)\n\n")
-		b.WriteString("| Severity | Rule | Hosts | Reason |\n|---|---|---|---|\n")
-		for _, g := range errs {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", g.Severity, mdRule(g), mdHosts(g.Hosts), mdText(g.Sample.Reason))
-		}
-		b.WriteString("\n")
+	b.WriteString("## Not proven safe (unknown)\n\n")
+	b.WriteString("kaudit could not settle these rules from what it gathered. Treat them as unsafe until someone checks them.\n\n")
+	b.WriteString("| Severity | Rule | Hosts | Reason | To settle it |\n")
+	b.WriteString("|---|---|---|---|---|\n")
+	for _, g := range unknown {
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n",
+			g.Severity, mdRule(g), mdHosts(g.Hosts), mdText(reasonWithSource(g)), mdFix(g.Sample.Fix))
 	}
+	b.WriteString("\n")
+}
 
-	if hosts := errorHosts(r); len(hosts) > 0 {
-		b.WriteString("## Hosts not audited\n\n")
-		b.WriteString("| Host | Address | Error | Message |\n|---|---|---|---|\n")
-		for _, h := range hosts {
-			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", mdText(h.Name), mdText(h.Address), mdText(string(h.Error.Kind)), mdText(h.Error.Message))
-		}
-		b.WriteString("\n")
+// mdWaived writes the waived rules, when there are any.
+func mdWaived(b *strings.Builder, r *Report) {
+	waived := r.GroupByRule(rules.Waived)
+	if len(waived) == 0 {
+		return
 	}
+	b.WriteString("## Waived\n\n")
+	b.WriteString("Accepted by a waiver file: shown here, kept out of the score and the exit code.\n\n")
+	b.WriteString("| Severity | Rule | Hosts | Waiver |\n|---|---|---|---|\n")
+	for _, g := range waived {
+		fmt.Fprintf(b, "| %s | %s | %s | %s |\n", g.Severity, mdRule(g), mdHosts(g.Hosts), mdText(waiverNote(g.Sample)))
+	}
+	b.WriteString("\n")
+}
 
-	_, err := io.WriteString(w, strings.TrimRight(b.String(), "\n")+"\n")
-	return err
+// mdErrors writes the rules that could not be evaluated, when there are any.
+func mdErrors(b *strings.Builder, r *Report) {
+	errs := r.GroupByRule(rules.Error)
+	if len(errs) == 0 {
+		return
+	}
+	b.WriteString("## Rules not evaluated (error)\n\n")
+	b.WriteString("| Severity | Rule | Hosts | Reason |\n|---|---|---|---|\n")
+	for _, g := range errs {
+		fmt.Fprintf(b, "| %s | %s | %s | %s |\n", g.Severity, mdRule(g), mdHosts(g.Hosts), mdText(g.Sample.Reason))
+	}
+	b.WriteString("\n")
+}
+
+// mdNotAudited writes the hosts that could not be audited, when there are any.
+func mdNotAudited(b *strings.Builder, r *Report) {
+	hosts := errorHosts(r)
+	if len(hosts) == 0 {
+		return
+	}
+	b.WriteString("## Hosts not audited\n\n")
+	b.WriteString("| Host | Address | Error | Message |\n|---|---|---|---|\n")
+	for _, h := range hosts {
+		fmt.Fprintf(b, "| %s | %s | %s | %s |\n", mdText(h.Name), mdText(h.Address), mdText(string(h.Error.Kind)), mdText(h.Error.Message))
+	}
+	b.WriteString("\n")
 }
 
 func fleetScoreLong(s Summary) string {

@@ -34,7 +34,18 @@ func init() { Register("prometheus", renderPrometheus) }
 func renderPrometheus(w io.Writer, r *Report, _ Options) error {
 	bw := bufio.NewWriter(w)
 	p := promWriter{w: bw}
+	promRuleFamilies(&p, r)
+	promHostFamilies(&p, r)
+	promScanFamilies(&p, r)
+	p.flush()
+	if p.err != nil {
+		return p.err
+	}
+	return bw.Flush()
+}
 
+// promRuleFamilies writes the per host × rule families: status, failed, source.
+func promRuleFamilies(p *promWriter, r *Report) {
 	p.family("kaudit_rule_status", "Status of a kaudit rule on a host: 1 for the status it has (pass, fail, warn, unknown, skip, error).")
 	for _, h := range r.Hosts {
 		for _, f := range firstPerRule(h.Findings) {
@@ -61,7 +72,10 @@ func renderPrometheus(w io.Writer, r *Report, _ Options) error {
 			}
 		}
 	}
+}
 
+// promHostFamilies writes the per-host families: score, up, error.
+func promHostFamilies(p *promWriter, r *Report) {
 	p.family("kaudit_host_score", "kaudit compliance score of an audited host, 0 to 100 (100 minus the weights of failing rules).")
 	for _, h := range r.Hosts {
 		if h.Error == nil {
@@ -84,7 +98,10 @@ func renderPrometheus(w io.Writer, r *Report, _ Options) error {
 			p.sample("kaudit_host_error", 1, "host", h.Name, "kind", string(h.Error.Kind))
 		}
 	}
+}
 
+// promScanFamilies writes the fleet score and the scan's time and duration.
+func promScanFamilies(p *promWriter, r *Report) {
 	p.family("kaudit_fleet_score", "Mean kaudit score of the audited hosts.")
 	if r.Summary.Audited > 0 {
 		p.sample("kaudit_fleet_score", float64(r.Summary.Score))
@@ -96,12 +113,6 @@ func renderPrometheus(w io.Writer, r *Report, _ Options) error {
 	}
 	p.family("kaudit_scan_duration_seconds", "Wall time of the kaudit scan in seconds.")
 	p.sample("kaudit_scan_duration_seconds", float64(r.DurationMS)/1000)
-
-	p.flush()
-	if p.err != nil {
-		return p.err
-	}
-	return bw.Flush()
 }
 
 // firstPerRule keeps the first finding of each rule: one series per

@@ -72,7 +72,7 @@ func EvaluatePlan(r *report.Report, flags Assume, inventory func(host string) As
 		w.Facts = append(w.Facts, backlogChange(r.Hosts[i].Facts, h.Facts, h.Name)...)
 		h.Findings = rules.Evaluate(h.Facts, profileFor(h.Name))
 	}
-	fleetPass(after)
+	FleetPass(after)
 	report.Summarize(after)
 	w.After = after
 	for i := range after.Hosts {
@@ -255,10 +255,13 @@ func backlogChange(of, nf *facts.Facts, host string) []diff.FactChange {
 	return out
 }
 
-// fleetPass re-runs the fleet rules (rules.EvaluateFleet) on the
-// modelled facts of every audited host: the connections are kept as
-// observed, the what-if does not model reconnections.
-func fleetPass(r *report.Report) {
+// FleetPass runs the fleet rules (rules.EvaluateFleet: the client and
+// broker sides of each connection) over every audited host of r and puts
+// their findings into each audited host's. The scan runs it once every
+// host is gathered (pipeline.FleetPass); the what-if re-runs it on the
+// modelled facts, with the connections kept as observed (it does not
+// model reconnections).
+func FleetPass(r *report.Report) {
 	hosts := make([]rules.FleetHost, len(r.Hosts))
 	for i, h := range r.Hosts {
 		hosts[i] = rules.FleetHost{Name: h.Name, Address: h.Address, Facts: h.Facts}

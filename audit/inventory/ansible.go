@@ -124,113 +124,149 @@ func (p *parser) ansibleVars(n *yaml.Node, field string, s *settings, isGroup bo
 	return priority, hasPriority
 }
 
+// ansibleLoader holds what parseAnsible collects while it walks the file.
+type ansibleLoader struct {
+	p        *parser
+	g        *graph
+	hosts    hostTable
+	visiting map[*yaml.Node]bool // group bodies on the current path, against alias loops
+}
+
 // parseAnsible reads an Ansible YAML inventory. The implicit group "all"
 // always exists; top-level groups are its children.
 func (p *parser) parseAnsible(root *yaml.Node) (hostTable, *graph) {
-	g := newGraph()
-	g.add("all", 0)
-	var hosts hostTable
-	visiting := map[*yaml.Node]bool{} // group bodies on the current path, against alias loops
-
-	var group func(name string, k, n *yaml.Node, field, parent string)
-	group = func(name string, k, n *yaml.Node, field, parent string) {
-		if pr := checkGroup(name); pr != nil {
-			p.c.add(k.Line, field, pr.hint, "%s", pr.msg)
-			return
-		}
-		g.add(name, k.Line)
-		if parent != "" {
-			g.addChild(parent, name, ref{k.Line, field})
-		}
-		if isNull(n) {
-			return
-		}
-		body := resolve(n)
-		if body.Kind != yaml.MappingNode {
-			p.wrongType(n, field, "a group (a mapping with hosts, vars or children)", "")
-			return
-		}
-		if visiting[body] {
-			p.c.add(line(n), field, "an alias cannot include the group that defines its anchor", "group %q contains itself through a YAML alias", name)
-			return
-		}
-		visiting[body] = true
-		defer delete(visiting, body)
-		for _, e := range p.entries(n, field) {
-			f := join(field, e.key)
-			switch e.key {
-			case "vars":
-				s := &settings{}
-				if prio, ok := p.ansibleVars(e.value, f, s, true); ok {
-					g.priority[name] = prio
-				}
-				g.addVars(name, s)
-			case "children":
-				if isNull(e.value) {
-					continue
-				}
-				if resolve(e.value).Kind != yaml.MappingNode {
-					p.wrongType(e.value, f, "a mapping of child groups", "write children as  name:  (one per line), each optionally with hosts/vars/children")
-					continue
-				}
-				for _, c := range p.entries(e.value, f) {
-					group(c.key, c.kNode, c.value, join(f, c.key), name)
-				}
-			case "hosts":
-				if isNull(e.value) {
-					continue
-				}
-				if resolve(e.value).Kind != yaml.MappingNode {
-					p.wrongType(e.value, f, "a mapping of host name to variables", "write hosts as  name:  or  name: {ansible_host: ...}  (a list is not valid in a YAML inventory)")
-					continue
-				}
-				for _, h := range p.entries(e.value, f) {
-					hf := join(f, h.key)
-					s := &settings{}
-					pattern, port, portStr := ansibleHostKey(h.key)
-					if portStr != "" || port != 0 {
-						if port < 1 || port > 65535 {
-							p.c.add(h.kNode.Line, hf, "write host:port with a port in 1-65535, or use ansible_port", "port %q out of range 1-65535", portStr)
-						} else {
-							s.port.set(port)
-						}
-					}
-					p.ansibleVars(h.value, hf, s, false)
-					for _, hn := range p.hostNames(pattern, h.kNode.Line, hf) {
-						rh := hosts.get(hn)
-						if rh == nil {
-							rh = &rawHost{name: hn, source: p.source(h.kNode.Line)}
-							hosts.put(rh, h.kNode.Line)
-						}
-						rh.vars = append(rh.vars, s) // later mentions override earlier ones
-						g.addHost(name, hn)
-					}
-				}
-			default:
-				hint := "an Ansible group has only hosts:, vars: and children:"
-				if c := closest(e.key, ansibleGroupKeys); c != "" {
-					hint = "did you mean \"" + c + "\"? " + hint
-				}
-				if parent == "" || parent == "all" && field == join("", name) {
-					if c := closest(name, kauditTopKeys); c != "" {
-						hint = "this file was read as an Ansible inventory; for kaudit's format did you mean \"" + c + ":\"?"
-					}
-				}
-				p.c.add(e.kNode.Line, f, hint, "unknown key %q in group %q", e.key, name)
-			}
-		}
-	}
-
+	l := &ansibleLoader{p: p, g: newGraph(), visiting: map[*yaml.Node]bool{}}
+	l.g.add("all", 0)
 	for _, e := range p.entries(root, "") {
 		parent := "all"
 		if e.key == "all" {
 			parent = ""
 		}
-		group(e.key, e.kNode, e.value, join("", e.key), parent)
+		l.group(e.key, e.kNode, e.value, join("", e.key), parent)
 	}
-	g.findCycles(p)
+	l.g.findCycles(p)
 
-	return hosts, g
+	return l.hosts, l.g
+}
+
+// group decodes one group (key k, body n) listed under parent ("" for all).
+func (l *ansibleLoader) group(name string, k, n *yaml.Node, field, parent string) {
+	p := l.p
+	if pr := checkGroup(name); pr != nil {
+		p.c.add(k.Line, field, pr.hint, "%s", pr.msg)
+		return
+	}
+	l.g.add(name, k.Line)
+	if parent != "" {
+		l.g.addChild(parent, name, ref{k.Line, field})
+	}
+	if isNull(n) {
+		return
+	}
+	body := resolve(n)
+	if body.Kind != yaml.MappingNode {
+		p.wrongType(n, field, "a group (a mapping with hosts, vars or children)", "")
+		return
+	}
+	if l.visiting[body] {
+		p.c.add(line(n), field, "an alias cannot include the group that defines its anchor", "group %q contains itself through a YAML alias", name)
+		return
+	}
+	l.visiting[body] = true
+	defer delete(l.visiting, body)
+	for _, e := range p.entries(n, field) {
+		l.groupEntry(name, e, field, parent)
+	}
+}
+
+// groupEntry decodes one key of a group's body.
+func (l *ansibleLoader) groupEntry(name string, e entry, field, parent string) {
+	p := l.p
+	f := join(field, e.key)
+	switch e.key {
+	case "vars":
+		s := &settings{}
+		if prio, ok := p.ansibleVars(e.value, f, s, true); ok {
+			l.g.priority[name] = prio
+		}
+		l.g.addVars(name, s)
+	case "children":
+		l.children(name, e.value, f)
+	case "hosts":
+		l.groupHosts(name, e.value, f)
+	default:
+		p.c.add(e.kNode.Line, f, unknownGroupKeyHint(name, e.key, field, parent), "unknown key %q in group %q", e.key, name)
+	}
+}
+
+// unknownGroupKeyHint says what to write instead of an unknown key in a
+// group; at top level it suspects a kaudit-format file read as Ansible.
+func unknownGroupKeyHint(name, key, field, parent string) string {
+	hint := "an Ansible group has only hosts:, vars: and children:"
+	if c := closest(key, ansibleGroupKeys); c != "" {
+		hint = "did you mean \"" + c + "\"? " + hint
+	}
+	if parent == "" || parent == "all" && field == join("", name) {
+		if c := closest(name, kauditTopKeys); c != "" {
+			hint = "this file was read as an Ansible inventory; for kaudit's format did you mean \"" + c + ":\"?"
+		}
+	}
+	return hint
+}
+
+// children decodes a group's children: mapping, each a nested group.
+func (l *ansibleLoader) children(name string, n *yaml.Node, f string) {
+	p := l.p
+	if isNull(n) {
+		return
+	}
+	if resolve(n).Kind != yaml.MappingNode {
+		p.wrongType(n, f, "a mapping of child groups", "write children as  name:  (one per line), each optionally with hosts/vars/children")
+		return
+	}
+	for _, c := range p.entries(n, f) {
+		l.group(c.key, c.kNode, c.value, join(f, c.key), name)
+	}
+}
+
+// groupHosts decodes a group's hosts: mapping of host key to variables.
+func (l *ansibleLoader) groupHosts(name string, n *yaml.Node, f string) {
+	p := l.p
+	if isNull(n) {
+		return
+	}
+	if resolve(n).Kind != yaml.MappingNode {
+		p.wrongType(n, f, "a mapping of host name to variables", "write hosts as  name:  or  name: {ansible_host: ...}  (a list is not valid in a YAML inventory)")
+		return
+	}
+	for _, h := range p.entries(n, f) {
+		l.hostEntry(name, h, join(f, h.key))
+	}
+}
+
+// hostEntry decodes one host key (name, range, optionally :port) and its
+// variables, and adds every named host to the group.
+func (l *ansibleLoader) hostEntry(name string, h entry, hf string) {
+	p := l.p
+	s := &settings{}
+	pattern, port, portStr := ansibleHostKey(h.key)
+	if portStr != "" || port != 0 {
+		if port < 1 || port > 65535 {
+			p.c.add(h.kNode.Line, hf, "write host:port with a port in 1-65535, or use ansible_port", "port %q out of range 1-65535", portStr)
+		} else {
+			s.port.set(port)
+		}
+	}
+	p.ansibleVars(h.value, hf, s, false)
+	for _, hn := range p.hostNames(pattern, h.kNode.Line, hf) {
+		rh := l.hosts.get(hn)
+		if rh == nil {
+			rh = &rawHost{name: hn, source: p.source(h.kNode.Line)}
+			l.hosts.put(rh, h.kNode.Line)
+		}
+		rh.vars = append(rh.vars, s) // later mentions override earlier ones
+		l.g.addHost(name, hn)
+	}
 }
 
 // isVaulted reports an ansible-vault value: a !vault scalar in YAML, or

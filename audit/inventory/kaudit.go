@@ -119,144 +119,199 @@ func (p *parser) hostNames(pattern string, line int, field string) []string {
 	return out
 }
 
+// childRef is a "children:" entry, resolved once every group is known.
+type childRef struct {
+	parent, child string
+	r             ref
+}
+
+// kauditLoader holds what parseKaudit collects while it walks the file.
+type kauditLoader struct {
+	p         *parser
+	g         *graph
+	hosts     hostTable
+	top, defs *settings
+	childRefs []childRef
+}
+
 // parseKaudit reads kaudit's own format.
 func (p *parser) parseKaudit(root *yaml.Node) ([]Host, *graph) {
-	g := newGraph()
-	var hosts hostTable
-	defaults := &settings{}
-	var top, defs *settings = &settings{}, &settings{}
-	var childRefs []struct {
-		parent, child string
-		r             ref
-	}
-
-	addHosts := func(n *yaml.Node, field, group string) {
-		if isNull(n) {
-			return
-		}
-		if resolve(n).Kind != yaml.MappingNode {
-			p.wrongType(n, field, "a mapping of host name to settings", "write hosts as  name: {address: ...}  or  name: ~")
-			return
-		}
-		for _, e := range p.entries(n, field) {
-			f := join(field, e.key)
-			s := &settings{}
-			p.settingsMap(e.value, f, hostSetters, hostKeys, s)
-			for _, name := range p.hostNames(e.key, e.kNode.Line, f) {
-				if line, dup := hosts.line[name]; dup {
-					p.c.add(e.kNode.Line, f, "host names must be unique; to put a host in several groups use children:",
-						"duplicate host %q (first defined at line %d)", name, line)
-					continue
-				}
-				hosts.put(&rawHost{name: name, source: p.source(e.kNode.Line), group: group, vars: []*settings{s}}, e.kNode.Line)
-				if group != "" {
-					g.addHost(group, name)
-				}
-			}
-		}
-	}
-
+	l := &kauditLoader{p: p, g: newGraph(), top: &settings{}, defs: &settings{}}
 	for _, e := range p.entries(root, "") {
-		switch e.key {
-		case "defaults":
-			p.settingsMap(e.value, "defaults", hostSetters, hostKeys, defs)
-		case "profile":
-			p.setProfile(top, e.value, "profile")
-		case "clients_group":
-			if name, ok := p.str(e.value, "clients_group"); ok {
-				if pr := checkGroup(name); pr != nil {
-					p.c.add(line(e.value), "clients_group", pr.hint, "%s", pr.msg)
-				} else {
-					p.clientsGroup = name
-				}
-			}
-		case "hosts":
-			addHosts(e.value, "hosts", "")
-		case "groups":
-			if isNull(e.value) {
-				continue
-			}
-			if resolve(e.value).Kind != yaml.MappingNode {
-				p.wrongType(e.value, "groups", "a mapping of group name to group", "")
-				continue
-			}
-			for _, ge := range p.entries(e.value, "groups") {
-				gf := join("groups", ge.key)
-				if pr := checkGroup(ge.key); pr != nil {
-					p.c.add(ge.kNode.Line, gf, pr.hint, "%s", pr.msg)
-					continue
-				}
-				g.add(ge.key, ge.kNode.Line)
-				if isNull(ge.value) {
-					continue
-				}
-				if resolve(ge.value).Kind != yaml.MappingNode {
-					p.wrongType(ge.value, gf, "a group (a mapping with vars, hosts or children)", "")
-					continue
-				}
-				for _, k := range p.entries(ge.value, gf) {
-					kf := join(gf, k.key)
-					switch k.key {
-					case "vars":
-						s := &settings{}
-						p.settingsMap(k.value, kf, hostSetters, hostKeys, s)
-						g.addVars(ge.key, s)
-					case "hosts":
-						addHosts(k.value, kf, ge.key)
-					case "children":
-						if isNull(k.value) {
-							continue
-						}
-						list := resolve(k.value)
-						if list.Kind != yaml.SequenceNode {
-							p.wrongType(k.value, kf, "a list of group names", "")
-							continue
-						}
-						for i, c := range list.Content {
-							if name, ok := p.str(c, index(kf, i)); ok {
-								childRefs = append(childRefs, struct {
-									parent, child string
-									r             ref
-								}{ge.key, name, ref{line(c), index(kf, i)}})
-							}
-						}
-					default:
-						p.c.add(k.kNode.Line, kf, unknownHint(k.key, groupKeys), "unknown key %q", k.key)
-					}
-				}
-			}
-		default:
-			p.c.add(e.kNode.Line, join("", e.key), unknownHint(e.key, kauditTopKeys), "unknown key %q", e.key)
+		l.topEntry(e)
+	}
+	l.resolveChildren()
+	l.g.findCycles(p)
+	return l.merge(), l.g
+}
+
+// topEntry decodes one top-level key.
+func (l *kauditLoader) topEntry(e entry) {
+	p := l.p
+	switch e.key {
+	case "defaults":
+		p.settingsMap(e.value, "defaults", hostSetters, hostKeys, l.defs)
+	case "profile":
+		p.setProfile(l.top, e.value, "profile")
+	case "clients_group":
+		l.clientsGroup(e.value)
+	case "hosts":
+		l.addHosts(e.value, "hosts", "")
+	case "groups":
+		l.groups(e.value)
+	default:
+		p.c.add(e.kNode.Line, join("", e.key), unknownHint(e.key, kauditTopKeys), "unknown key %q", e.key)
+	}
+}
+
+// clientsGroup decodes clients_group: the group whose hosts are clients.
+func (l *kauditLoader) clientsGroup(n *yaml.Node) {
+	p := l.p
+	name, ok := p.str(n, "clients_group")
+	if !ok {
+		return
+	}
+	if pr := checkGroup(name); pr != nil {
+		p.c.add(line(n), "clients_group", pr.hint, "%s", pr.msg)
+		return
+	}
+	p.clientsGroup = name
+}
+
+// addHosts decodes a mapping of host name (or range) to settings, listed
+// under group ("" at top level).
+func (l *kauditLoader) addHosts(n *yaml.Node, field, group string) {
+	p := l.p
+	if isNull(n) {
+		return
+	}
+	if resolve(n).Kind != yaml.MappingNode {
+		p.wrongType(n, field, "a mapping of host name to settings", "write hosts as  name: {address: ...}  or  name: ~")
+		return
+	}
+	for _, e := range p.entries(n, field) {
+		f := join(field, e.key)
+		s := &settings{}
+		p.settingsMap(e.value, f, hostSetters, hostKeys, s)
+		for _, name := range p.hostNames(e.key, e.kNode.Line, f) {
+			l.addHost(name, group, s, e.kNode.Line, f)
 		}
 	}
+}
 
-	for _, c := range childRefs {
-		if !g.has(c.child) {
+// addHost records one host, rejecting a name already defined.
+func (l *kauditLoader) addHost(name, group string, s *settings, at int, field string) {
+	p := l.p
+	if first, dup := l.hosts.line[name]; dup {
+		p.c.add(at, field, "host names must be unique; to put a host in several groups use children:",
+			"duplicate host %q (first defined at line %d)", name, first)
+		return
+	}
+	l.hosts.put(&rawHost{name: name, source: p.source(at), group: group, vars: []*settings{s}}, at)
+	if group != "" {
+		l.g.addHost(group, name)
+	}
+}
+
+// groups decodes the groups: mapping of group name to group.
+func (l *kauditLoader) groups(n *yaml.Node) {
+	p := l.p
+	if isNull(n) {
+		return
+	}
+	if resolve(n).Kind != yaml.MappingNode {
+		p.wrongType(n, "groups", "a mapping of group name to group", "")
+		return
+	}
+	for _, ge := range p.entries(n, "groups") {
+		l.group(ge)
+	}
+}
+
+// group decodes one group: its vars, hosts and children.
+func (l *kauditLoader) group(ge entry) {
+	p := l.p
+	gf := join("groups", ge.key)
+	if pr := checkGroup(ge.key); pr != nil {
+		p.c.add(ge.kNode.Line, gf, pr.hint, "%s", pr.msg)
+		return
+	}
+	l.g.add(ge.key, ge.kNode.Line)
+	if isNull(ge.value) {
+		return
+	}
+	if resolve(ge.value).Kind != yaml.MappingNode {
+		p.wrongType(ge.value, gf, "a group (a mapping with vars, hosts or children)", "")
+		return
+	}
+	for _, k := range p.entries(ge.value, gf) {
+		kf := join(gf, k.key)
+		switch k.key {
+		case "vars":
+			s := &settings{}
+			p.settingsMap(k.value, kf, hostSetters, hostKeys, s)
+			l.g.addVars(ge.key, s)
+		case "hosts":
+			l.addHosts(k.value, kf, ge.key)
+		case "children":
+			l.children(ge.key, k.value, kf)
+		default:
+			p.c.add(k.kNode.Line, kf, unknownHint(k.key, groupKeys), "unknown key %q", k.key)
+		}
+	}
+}
+
+// children records a group's list of child group names for resolveChildren.
+func (l *kauditLoader) children(parent string, n *yaml.Node, field string) {
+	p := l.p
+	if isNull(n) {
+		return
+	}
+	list := resolve(n)
+	if list.Kind != yaml.SequenceNode {
+		p.wrongType(n, field, "a list of group names", "")
+		return
+	}
+	for i, c := range list.Content {
+		if name, ok := p.str(c, index(field, i)); ok {
+			l.childRefs = append(l.childRefs, childRef{parent, name, ref{line(c), index(field, i)}})
+		}
+	}
+}
+
+// resolveChildren links every child reference to a defined group.
+func (l *kauditLoader) resolveChildren() {
+	for _, c := range l.childRefs {
+		if !l.g.has(c.child) {
 			hint := "define it under groups:"
-			if s := closest(c.child, g.order); s != "" {
+			if s := closest(c.child, l.g.order); s != "" {
 				hint = "did you mean \"" + s + "\"?"
 			}
-			p.c.add(c.r.line, c.r.field, hint, "unknown group %q", c.child)
+			l.p.c.add(c.r.line, c.r.field, hint, "unknown group %q", c.child)
 			continue
 		}
-		g.addChild(c.parent, c.child, c.r)
+		l.g.addChild(c.parent, c.child, c.r)
 	}
-	g.findCycles(p)
+}
 
-	defaults.overlay(top)
-	defaults.overlay(defs)
-	out := make([]Host, 0, len(hosts.list))
-	for _, h := range hosts.list {
+// merge layers each host's settings: the top-level profile, defaults:, the
+// vars of its groups, then its own entry.
+func (l *kauditLoader) merge() []Host {
+	defaults := &settings{}
+	defaults.overlay(l.top)
+	defaults.overlay(l.defs)
+	out := make([]Host, 0, len(l.hosts.list))
+	for _, h := range l.hosts.list {
 		s := &settings{}
 		s.overlay(defaults)
-		groups := g.groupsOf(h.name)
+		groups := l.g.groupsOf(h.name)
 		for _, grp := range groups {
-			s.overlay(g.vars[grp])
+			s.overlay(l.g.vars[grp])
 		}
 		for _, v := range h.vars {
 			s.overlay(v)
 		}
-		out = append(out, p.host(h.name, h.source, s, groups))
+		out = append(out, l.p.host(h.name, h.source, s, groups))
 	}
-	return out, g
+	return out
 }

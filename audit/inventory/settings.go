@@ -39,6 +39,14 @@ type opt[T any] struct {
 
 func (o *opt[T]) set(v T) { o.v, o.ok = v, true }
 
+// or is the value when given, else def.
+func (o opt[T]) or(def T) T {
+	if o.ok {
+		return o.v
+	}
+	return def
+}
+
 func over[T any](dst *opt[T], src opt[T]) {
 	if src.ok {
 		*dst = src
@@ -122,18 +130,19 @@ func cloneMap(m map[string]any) map[string]any {
 func (p *parser) host(name, source string, s *settings, groups []string) Host {
 	h := Host{
 		Name:           name,
-		Address:        name,
-		Port:           DefaultPort,
+		Address:        strings.TrimSuffix(strings.TrimPrefix(s.address.or(name), "["), "]"),
+		Port:           s.port.or(DefaultPort),
 		User:           s.user.v,
 		IdentityFiles:  s.identityFiles.v,
-		UseAgent:       true,
-		HostKeyPolicy:  DefaultHostKeyPolicy,
+		UseAgent:       s.useAgent.or(true),
+		KnownHosts:     knownHostsOr(s.knownHosts),
+		HostKeyPolicy:  s.hostKeyPolicy.or(DefaultHostKeyPolicy),
 		ProxyJump:      s.proxyJump.v,
 		Become:         s.become.v,
 		ConnectTimeout: s.connectTimeout.v,
 		Timeout:        s.timeout.v,
-		Connection:     DefaultConnection,
-		KafkaPort:      DefaultKafkaPort,
+		Connection:     s.connection.or(DefaultConnection),
+		KafkaPort:      s.kafkaPort.or(DefaultKafkaPort),
 		KafkaConfig:    s.kafkaConfig.v,
 		KafkaHome:      s.kafkaHome.v,
 		Interfaces:     s.interfaces.v,
@@ -143,35 +152,7 @@ func (p *parser) host(name, source string, s *settings, groups []string) Host {
 		AssumeKafka:    s.assumeKafka.v,
 		Source:         source,
 		SSHConfig:      !s.sshConfig.ok || s.sshConfig.v,
-		Given: Given{Address: s.address.ok, Port: s.port.ok, User: s.user.ok, IdentityFiles: s.identityFiles.ok,
-			UseAgent: s.useAgent.ok, KnownHosts: s.knownHosts.ok, HostKeyPolicy: s.hostKeyPolicy.ok,
-			ProxyJump: s.proxyJump.ok, ConnectTimeout: s.connectTimeout.ok},
-	}
-	if s.address.ok {
-		h.Address = s.address.v
-	}
-	h.Address = strings.TrimSuffix(strings.TrimPrefix(h.Address, "["), "]")
-	if s.port.ok {
-		h.Port = s.port.v
-	}
-	if s.useAgent.ok {
-		h.UseAgent = s.useAgent.v
-	}
-	if s.hostKeyPolicy.ok {
-		h.HostKeyPolicy = s.hostKeyPolicy.v
-	}
-	if s.connection.ok {
-		h.Connection = s.connection.v
-	}
-	if s.kafkaPort.ok {
-		h.KafkaPort = s.kafkaPort.v
-	}
-	if s.knownHosts.ok {
-		h.KnownHosts = s.knownHosts.v
-	} else if home, err := os.UserHomeDir(); err == nil {
-		h.KnownHosts = []string{filepath.Join(home, ".ssh", "known_hosts")}
-	} else {
-		h.KnownHosts = []string{DefaultKnownHosts} // unexpanded: the caller reports it when it opens it
+		Given:          s.given(),
 	}
 	if h.Profile == nil {
 		h.Profile = map[string]any{}
@@ -181,6 +162,24 @@ func (p *parser) host(name, source string, s *settings, groups []string) Host {
 	}
 	sort.Strings(h.Groups)
 	return h
+}
+
+// given records which connection settings the inventory set explicitly.
+func (s *settings) given() Given {
+	return Given{Address: s.address.ok, Port: s.port.ok, User: s.user.ok, IdentityFiles: s.identityFiles.ok,
+		UseAgent: s.useAgent.ok, KnownHosts: s.knownHosts.ok, HostKeyPolicy: s.hostKeyPolicy.ok,
+		ProxyJump: s.proxyJump.ok, ConnectTimeout: s.connectTimeout.ok}
+}
+
+// knownHostsOr is the known_hosts setting, else ~/.ssh/known_hosts.
+func knownHostsOr(o opt[[]string]) []string {
+	if o.ok {
+		return o.v
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return []string{filepath.Join(home, ".ssh", "known_hosts")}
+	}
+	return []string{DefaultKnownHosts} // unexpanded: the caller reports it when it opens it
 }
 
 // ---- typed decoders: each reports a precise error and returns ok=false ----

@@ -6,6 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/kaudit/kaudit/audit/inventory"
 	"github.com/kaudit/kaudit/pipeline"
 	"github.com/kaudit/kaudit/remediate"
 	"github.com/kaudit/kaudit/report"
@@ -49,19 +50,9 @@ func fixCommand(e env) *cli.Command {
 }
 
 func runFix(ctx context.Context, o fixOptions, args []string, e env) error {
-	if len(args) != 1 {
-		return usageErr("fix needs exactly one INVENTORY argument")
-	}
-	sel, err := selector(o.rules)
+	sel, err := fixSelector(o, args)
 	if err != nil {
 		return err
-	}
-	sel.RuntimeOnlyOK = o.runtimeOnlyOK
-	if o.batch < 1 {
-		return usageErr("--batch must be at least 1")
-	}
-	if o.maxFailures < 0 {
-		return usageErr("--max-failures must be 0 or more")
 	}
 	cfg, err := o.fanout.config(rules.High) // the plan is printed, not a report
 	if err != nil {
@@ -94,12 +85,37 @@ func runFix(ctx context.Context, o fixOptions, args []string, e env) error {
 	if err != nil {
 		return err
 	}
+	return planOrApply(ctx, e, o, args[0], r, hosts, sel, cfg, jdir, t.Width)
+}
+
+// fixSelector checks fix's arguments and flags and returns the rule selector.
+func fixSelector(o fixOptions, args []string) (remediate.Selector, error) {
+	if len(args) != 1 {
+		return remediate.Selector{}, usageErr("fix needs exactly one INVENTORY argument")
+	}
+	sel, err := selector(o.rules)
+	if err != nil {
+		return remediate.Selector{}, err
+	}
+	sel.RuntimeOnlyOK = o.runtimeOnlyOK
+	if o.batch < 1 {
+		return remediate.Selector{}, usageErr("--batch must be at least 1")
+	}
+	if o.maxFailures < 0 {
+		return remediate.Selector{}, usageErr("--max-failures must be 0 or more")
+	}
+	return sel, nil
+}
+
+// planOrApply prints the plan of a scan, or with --apply carries it out.
+func planOrApply(ctx context.Context, e env, o fixOptions, invPath string, r *report.Report, hosts []inventory.Host,
+	sel remediate.Selector, cfg pipeline.Config, jdir string, width int) error {
 	if r.Interrupted {
-		pipeline.WritePlan(e.stdout, r, sel, t.Width)
+		pipeline.WritePlan(e.stdout, r, sel, width)
 		return &exitError{code: ExitInterrupted, err: fmt.Errorf("interrupted while scanning: nothing changed")}
 	}
 	if !o.apply {
-		pipeline.WritePlan(e.stdout, r, sel, t.Width)
+		pipeline.WritePlan(e.stdout, r, sel, width)
 		return unauditedErr(r)
 	}
 	fp := pipeline.PlanFix(r, hosts, sel)
@@ -107,7 +123,7 @@ func runFix(ctx context.Context, o fixOptions, args []string, e env) error {
 		Runner: cfg.Runner, Timeout: cfg.Timeout, ConnectTimeout: cfg.ConnectTimeout,
 		Batch: o.batch, MaxFailures: o.maxFailures,
 	}
-	return applyFix(ctx, e, o, args[0], r, fp, acfg, jdir, t.Width)
+	return applyFix(ctx, e, o, invPath, r, fp, acfg, jdir, width)
 }
 
 func unauditedErr(r *report.Report) error {
