@@ -11,15 +11,14 @@ import (
 
 // mergeCommand joins the JSON reports of a sharded scan into one.
 func mergeCommand(e env) *cli.Command {
-	o := &reportOptions{output: outputOpts{waivers: waiverOpts{now: e.now}, term: termOpts{stdout: e.stdout}}}
-	fl := o.output.flags()
-	fl[0] = &cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "json", Usage: "report format: json (default), or any of kaudit report's", Destination: &o.output.format}
+	o := &reportOptions{output: outputOpts{waivers: waiverOpts{now: e.now}, term: termOpts{stdout: e.stdout},
+		defaultFormat: "json", formatUsage: "report format: json (default), or any of kaudit report's"}}
 	return &cli.Command{
 		Name:        "merge",
 		Usage:       "join the JSON reports of a sharded scan (kaudit scan --shard K/N): kaudit merge shard-*.json -o fleet.json",
 		ArgsUsage:   "SHARD.json...",
 		Description: helpWithExit("merge"),
-		Flags:       fl,
+		Flags:       o.output.flags(),
 		Action: func(c *cli.Context) error {
 			o.failOnSet = c.IsSet("fail-on")
 			return runMerge(c.Context, *o, c.Args().Slice(), e)

@@ -91,11 +91,21 @@ type outputOpts struct {
 	failOnUnknown          bool
 	waivers                waiverOpts
 	term                   termOpts
+	// defaultFormat and formatUsage, when set, replace --format's default
+	// ("table") and its help (kaudit merge writes JSON by default).
+	defaultFormat, formatUsage string
 }
 
 func (o *outputOpts) flags() []cli.Flag {
+	def, usage := o.defaultFormat, o.formatUsage
+	if def == "" {
+		def = "table"
+	}
+	if usage == "" {
+		usage = "report format: " + strings.Join(report.Formats(), ", ")
+	}
 	return append([]cli.Flag{
-		&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "table", Usage: "report format: " + strings.Join(report.Formats(), ", "), Destination: &o.format},
+		&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: def, Usage: usage, Destination: &o.format},
 		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the report to `FILE` instead of stdout", Destination: &o.output},
 		&cli.StringFlag{Name: "fail-on", Value: "high", Usage: "exit 1 when a finding of this `SEVERITY` or higher fails (critical, high, medium, low, info)", Destination: &o.failOn},
 		&cli.BoolFlag{Name: "fail-on-unknown", Usage: "also exit 1 when a finding at or above --fail-on is unknown (not proven safe), e.g. a kernel kaudit cannot settle", Destination: &o.failOnUnknown},
