@@ -1,8 +1,6 @@
 package main
 
 import (
-	"errors"
-	"fmt"
 	"os"
 
 	"github.com/urfave/cli/v2"
@@ -11,6 +9,7 @@ import (
 	"github.com/kaudit/kaudit/audit/inventory"
 	"github.com/kaudit/kaudit/audit/sshconfig"
 	"github.com/kaudit/kaudit/audit/transport"
+	"github.com/kaudit/kaudit/internal/ui"
 )
 
 // sshConfigOpts is --ssh-config, for every command that connects.
@@ -38,58 +37,11 @@ func connect(e env, hosts []inventory.Host, sc sshConfigOpts, b becomeOpts) (*tr
 		ssh.Config = cfg
 	}
 	if tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0); err == nil && term.IsTerminal(int(tty.Fd())) {
-		ssh.Passphrase = func(prompt string) ([]byte, error) { return readSecret(tty, prompt) }
+		ssh.Passphrase = func(prompt string) ([]byte, error) { return ui.ReadPassphrase(tty, prompt) }
 	} else if err == nil {
 		tty.Close()
 	}
 	return ssh, nil
-}
-
-// maxSecret bounds a typed passphrase.
-const maxSecret = 1024
-
-// readSecret shows prompt on the terminal and reads one line without echo.
-// Echo is off before the prompt appears (raw mode), so nothing typed early
-// is ever shown; Ctrl-C or Ctrl-D cancels, and the terminal is restored in
-// every case.
-func readSecret(tty *os.File, prompt string) ([]byte, error) {
-	fd := int(tty.Fd())
-	state, err := term.MakeRaw(fd)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = term.Restore(fd, state) }()
-	fmt.Fprint(tty, prompt)
-	defer fmt.Fprint(tty, "\r\n")
-	line := make([]byte, 0, maxSecret) // never reallocated: no stray copy to wipe
-	wipe := func() {
-		for i := range line {
-			line[i] = 0
-		}
-	}
-	buf := make([]byte, 1)
-	for len(line) < maxSecret {
-		if n, err := tty.Read(buf); err != nil || n == 0 {
-			wipe()
-			return nil, errors.New("no passphrase read")
-		}
-		switch c := buf[0]; c {
-		case '\r', '\n':
-			return line, nil
-		case 3, 4: // Ctrl-C, Ctrl-D
-			wipe()
-			return nil, errors.New("passphrase entry cancelled")
-		case 0x7f, 8: // backspace
-			if len(line) > 0 {
-				line[len(line)-1] = 0
-				line = line[:len(line)-1]
-			}
-		default:
-			line = append(line, c)
-		}
-	}
-	wipe()
-	return nil, fmt.Errorf("passphrase longer than %d bytes", maxSecret)
 }
 
 func anyUsesSSHConfig(hosts []inventory.Host) bool {

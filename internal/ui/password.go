@@ -30,15 +30,7 @@ func ReadPassword(w io.Writer, prompt string) ([]byte, error) {
 }
 
 func readPassword(w io.Writer, prompt string, fd int) ([]byte, error) {
-	// Echo goes off before the prompt appears: a password typed (or pasted)
-	// the instant the prompt shows must not be echoed either.
-	restore, err := noEcho(fd)
-	if err != nil {
-		return nil, fmt.Errorf("cannot turn off the terminal's echo: %w", err)
-	}
-	defer restore()
-	fmt.Fprint(w, prompt)
-	b, err := term.ReadPassword(fd)
+	b, err := readSecret(fd, func() { fmt.Fprint(w, prompt) })
 	fmt.Fprintln(w)
 	if err != nil {
 		return nil, fmt.Errorf("reading the password: %w", err)
@@ -49,18 +41,56 @@ func readPassword(w io.Writer, prompt string, fd int) ([]byte, error) {
 	return b, nil
 }
 
-// noEcho turns the terminal's echo off and returns what turns it back on.
-func noEcho(fd int) (func(), error) {
-	old, err := unix.IoctlGetTermios(fd, unix.TCGETS)
+// ReadPassphrase asks for a key passphrase on tty (prompt and answer on
+// the terminal itself, so stdout and stderr may be files). Ctrl-C or
+// Ctrl-D cancels. The caller clears the returned bytes once it has used
+// them.
+func ReadPassphrase(tty *os.File, prompt string) ([]byte, error) {
+	b, err := readSecret(int(tty.Fd()), func() { fmt.Fprint(tty, prompt) })
+	fmt.Fprint(tty, "\n")
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("passphrase: %w", err)
 	}
-	t := *old
-	t.Lflag &^= unix.ECHO
-	t.Lflag |= unix.ICANON | unix.ISIG
-	t.Iflag |= unix.ICRNL
-	if err := unix.IoctlSetTermios(fd, unix.TCSETS, &t); err != nil {
-		return nil, err
+	return b, nil
+}
+
+// MaxSecret bounds a typed password or passphrase.
+const MaxSecret = 1024
+
+// readSecret reads one line from the terminal fd, with echo off before
+// prompt is called (raw mode), so nothing typed early is ever shown.
+// Ctrl-C or Ctrl-D cancels; the line's buffer is never reallocated and is
+// wiped on every error; the terminal is restored in every case.
+func readSecret(fd int, prompt func()) ([]byte, error) {
+	state, err := term.MakeRaw(fd)
+	if err != nil {
+		return nil, fmt.Errorf("cannot turn off the terminal's echo: %w", err)
 	}
-	return func() { _ = unix.IoctlSetTermios(fd, unix.TCSETS, old) }, nil
+	defer func() { _ = term.Restore(fd, state) }()
+	prompt()
+	line := make([]byte, 0, MaxSecret) // never reallocated: no stray copy to wipe
+	wipe := func() { clear(line[:cap(line)]) }
+	buf := make([]byte, 1)
+	for len(line) < MaxSecret {
+		if n, err := unix.Read(fd, buf); err != nil || n == 0 {
+			wipe()
+			return nil, errors.New("nothing read from the terminal")
+		}
+		switch c := buf[0]; c {
+		case '\r', '\n':
+			return line, nil
+		case 3, 4: // Ctrl-C, Ctrl-D
+			wipe()
+			return nil, errors.New("entry cancelled")
+		case 0x7f, 8: // backspace
+			if len(line) > 0 {
+				line[len(line)-1] = 0
+				line = line[:len(line)-1]
+			}
+		default:
+			line = append(line, c)
+		}
+	}
+	wipe()
+	return nil, fmt.Errorf("longer than %d bytes", MaxSecret)
 }
