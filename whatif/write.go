@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/kaudit/kaudit/internal/termsafe"
 	"io"
 	"strings"
 	"text/tabwriter"
@@ -43,7 +44,7 @@ func writeTable(out io.Writer, w *Result) error {
 		fmt.Fprintf(&b, "What if: %s\n", strings.Join(assumed, ", "))
 	}
 	for _, a := range w.Assumptions {
-		fmt.Fprintf(&b, "  · %s\n", a)
+		fmt.Fprintf(&b, "  · %s\n", termsafe.Line(a)) // may quote a host's kernel or version
 	}
 	if err := diff.WriteUpgrade(&b, w.Upgrade, w.Facts); err != nil {
 		return err
@@ -67,7 +68,7 @@ func writeRestart(b *bytes.Buffer, clusters []RestartVerdict) {
 		if len(v.BlockersAfter) > 0 {
 			fmt.Fprintf(b, "\n%s: blocking after the upgrade:\n", v.Cluster)
 			for _, bl := range v.BlockersAfter {
-				fmt.Fprintf(b, "  - %s\n", bl)
+				fmt.Fprintf(b, "  - %s\n", termsafe.Line(bl))
 			}
 		}
 	}
