@@ -127,21 +127,18 @@ func JumpTarget(t Target) (Target, error) {
 // HostName and HostKeyAlias included): a HostKeyAlias with port 0, else
 // the host dialled and its port. This is the one place that decides it.
 func (c *SSH) KnownHostsName(t Target) (name string, port int) {
-	eps, err := c.route(t)
-	if err != nil || len(eps) == 0 {
-		return t.Address, t.Port
-	}
-	ep := eps[len(eps)-1]
-	return ep.hkName, ep.hkPort
+	name, port, _ = c.HostKeyLookup(t)
+	return name, port
 }
 
-// KnownHostsFilesFor is the known_hosts files t's key is checked against
-// and recorded in, resolved as a connection resolves them (ssh_config's
-// UserKnownHostsFile and GlobalKnownHostsFile included).
-func (c *SSH) KnownHostsFilesFor(t Target) KnownHostsFiles {
+// HostKeyLookup is KnownHostsName and the known_hosts files t's key is
+// checked against and recorded in (ssh_config's UserKnownHostsFile and
+// GlobalKnownHostsFile included), from one resolution of t.
+func (c *SSH) HostKeyLookup(t Target) (name string, port int, files KnownHostsFiles) {
 	eps, err := c.route(t)
 	if err != nil || len(eps) == 0 {
-		return KnownHostsFiles{User: t.KnownHosts}
+		return t.Address, t.Port, KnownHostsFiles{User: t.KnownHosts}
 	}
-	return eps[len(eps)-1].knownHosts
+	ep := eps[len(eps)-1]
+	return ep.hkName, ep.hkPort, ep.knownHosts
 }

@@ -185,9 +185,9 @@ func fetchAll(ctx context.Context, targets []transport.Target, runner *transport
 }
 
 func fetchOne(parent context.Context, t transport.Target, runner *transport.SSH, timeout time.Duration) Entry {
-	name, port := runner.KnownHostsName(t)
+	name, port, files := runner.HostKeyLookup(t)
 	e := Entry{Address: name, Port: port, Name: transport.LookupName(name, port),
-		Files: runner.KnownHostsFilesFor(t)}
+		Files: files}
 	if t.Local {
 		e.Status = Local
 		return e
