@@ -5,10 +5,12 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
-	"path/filepath"
 	"regexp"
 	"time"
+
+	"github.com/kaudit/kaudit/internal/atomicfile"
 )
 
 // JournalVersion is the version of the journal's JSON shape.
@@ -133,7 +135,11 @@ func (j *Journal) Save(path string) error {
 		return fmt.Errorf("journal %s: %w", path, err)
 	}
 	data = append(data, '\n')
-	return writeFileAtomic(path, data, 0o600)
+	err = atomicfile.Write(path, 0o600, func(w io.Writer) error { _, err := w.Write(data); return err })
+	if err != nil {
+		return fmt.Errorf("journal %s: %w", path, err)
+	}
+	return nil
 }
 
 // LoadJournal reads a journal written by Save.
@@ -153,38 +159,4 @@ func LoadJournal(path string) (*Journal, error) {
 		return nil, fmt.Errorf("journal %s: invalid run id %q", path, j.RunID)
 	}
 	return &j, nil
-}
-
-func writeFileAtomic(path string, data []byte, mode os.FileMode) (err error) {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("journal %s: %w", path, err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = tmp.Write(data); err != nil {
-		return fmt.Errorf("journal %s: %w", path, err)
-	}
-	if err = tmp.Chmod(mode); err != nil {
-		return fmt.Errorf("journal %s: %w", path, err)
-	}
-	if err = tmp.Sync(); err != nil {
-		return fmt.Errorf("journal %s: %w", path, err)
-	}
-	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("journal %s: %w", path, err)
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("journal %s: %w", path, err)
-	}
-	if d, derr := os.Open(dir); derr == nil { // make the rename durable; best effort
-		d.Sync()
-		d.Close()
-	}
-	return nil
 }

@@ -1,7 +1,7 @@
 // Package atomicfile writes a file so that a reader never sees half of it:
 // the content goes to a temporary file in the same directory, which is
-// then renamed over the destination. A failed write leaves the previous
-// file in place.
+// then synced and renamed over the destination (the directory synced too,
+// best effort). A failed write leaves the previous file in place.
 package atomicfile
 
 import (
@@ -28,11 +28,19 @@ func Write(path string, perm os.FileMode, render func(io.Writer) error) error {
 		f.Close()
 		return err
 	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("cannot write %s: %v", path, err)
+	}
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("cannot write %s: %v", path, err)
 	}
 	if err := os.Rename(f.Name(), path); err != nil {
 		return fmt.Errorf("cannot write %s: %v", path, err)
+	}
+	if d, err := os.Open(filepath.Dir(path)); err == nil { // make the rename durable; best effort
+		d.Sync()
+		d.Close()
 	}
 	return nil
 }
