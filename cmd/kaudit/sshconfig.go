@@ -4,11 +4,11 @@ import (
 	"os"
 
 	"github.com/urfave/cli/v2"
-	"golang.org/x/term"
 
 	"github.com/kaudit/kaudit/audit/inventory"
 	"github.com/kaudit/kaudit/audit/sshconfig"
 	"github.com/kaudit/kaudit/audit/transport"
+	"github.com/kaudit/kaudit/internal/termui"
 	"github.com/kaudit/kaudit/internal/ui"
 )
 
@@ -36,7 +36,7 @@ func connect(e env, hosts []inventory.Host, sc sshConfigOpts, b becomeOpts) (*tr
 		}
 		ssh.Config = cfg
 	}
-	if tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0); err == nil && term.IsTerminal(int(tty.Fd())) {
+	if tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0); err == nil && termui.IsTerminal(tty) {
 		ssh.Passphrase = func(prompt string) ([]byte, error) { return ui.ReadPassphrase(tty, prompt) }
 	} else if err == nil {
 		tty.Close()

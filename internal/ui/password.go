@@ -8,6 +8,8 @@ import (
 
 	"golang.org/x/sys/unix"
 	"golang.org/x/term"
+
+	"github.com/kaudit/kaudit/internal/termui"
 )
 
 // ErrNoTerminal is ReadPassword's error when no terminal is attached.
@@ -19,7 +21,7 @@ var ErrNoTerminal = errors.New("no terminal")
 // is an error.
 func ReadPassword(w io.Writer, prompt string) ([]byte, error) {
 	tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
-	if err != nil || !term.IsTerminal(int(tty.Fd())) {
+	if err != nil || !termui.IsTerminal(tty) {
 		if tty != nil {
 			tty.Close()
 		}

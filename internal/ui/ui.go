@@ -11,13 +11,14 @@ import (
 	"os"
 	"strings"
 
-	"golang.org/x/term"
+	"github.com/kaudit/kaudit/internal/termui"
 )
 
-// IsTerminal reports whether w is a file open on a terminal.
+// IsTerminal reports whether w is a file open on a terminal
+// (termui.IsTerminal for any stream).
 func IsTerminal(w any) bool {
 	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
+	return ok && termui.IsTerminal(f)
 }
 
 // Ask writes question and " [y/N] " to prompt and reads one line of in:
