@@ -94,14 +94,7 @@ func (p *parser) setAnsibleConnection(s *settings, n *yaml.Node, field string) {
 // ansibleVars decodes a vars mapping, returning the settings and, for group
 // vars, ansible_group_priority.
 func (p *parser) ansibleVars(n *yaml.Node, field string, s *settings, isGroup bool) (priority int, hasPriority bool) {
-	if isNull(n) {
-		return 0, false
-	}
-	if resolve(n).Kind != yaml.MappingNode {
-		p.wrongType(n, field, "a mapping of variables", "")
-		return 0, false
-	}
-	for _, e := range p.entries(n, field) {
+	for _, e := range p.mapping(n, field, "a mapping of variables", "") {
 		f := join(field, e.key)
 		if e.key == "ansible_group_priority" && isGroup {
 			if v, ok := p.integer(e.value, f); ok {
@@ -217,14 +210,7 @@ func unknownGroupKeyHint(name, key, field, parent string) string {
 // children decodes a group's children: mapping, each a nested group.
 func (l *ansibleLoader) children(name string, n *yaml.Node, f string) {
 	p := l.p
-	if isNull(n) {
-		return
-	}
-	if resolve(n).Kind != yaml.MappingNode {
-		p.wrongType(n, f, "a mapping of child groups", "write children as  name:  (one per line), each optionally with hosts/vars/children")
-		return
-	}
-	for _, c := range p.entries(n, f) {
+	for _, c := range p.mapping(n, f, "a mapping of child groups", "write children as  name:  (one per line), each optionally with hosts/vars/children") {
 		l.group(c.key, c.kNode, c.value, join(f, c.key), name)
 	}
 }
@@ -232,14 +218,7 @@ func (l *ansibleLoader) children(name string, n *yaml.Node, f string) {
 // groupHosts decodes a group's hosts: mapping of host key to variables.
 func (l *ansibleLoader) groupHosts(name string, n *yaml.Node, f string) {
 	p := l.p
-	if isNull(n) {
-		return
-	}
-	if resolve(n).Kind != yaml.MappingNode {
-		p.wrongType(n, f, "a mapping of host name to variables", "write hosts as  name:  or  name: {ansible_host: ...}  (a list is not valid in a YAML inventory)")
-		return
-	}
-	for _, h := range p.entries(n, f) {
+	for _, h := range p.mapping(n, f, "a mapping of host name to variables", "write hosts as  name:  or  name: {ansible_host: ...}  (a list is not valid in a YAML inventory)") {
 		l.hostEntry(name, h, join(f, h.key))
 	}
 }

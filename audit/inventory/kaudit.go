@@ -49,14 +49,7 @@ var kafkaSetters = map[string]setter{
 // settingsMap decodes a mapping of host settings (defaults, group vars,
 // a host entry). Null is an empty layer.
 func (p *parser) settingsMap(n *yaml.Node, field string, setters map[string]setter, known []string, s *settings) {
-	if isNull(n) {
-		return
-	}
-	if resolve(n).Kind != yaml.MappingNode {
-		p.wrongType(n, field, "a mapping of settings", "")
-		return
-	}
-	for _, e := range p.entries(n, field) {
+	for _, e := range p.mapping(n, field, "a mapping of settings", "") {
 		f := join(field, e.key)
 		set, ok := setters[e.key]
 		if !ok {
@@ -182,14 +175,7 @@ func (l *kauditLoader) clientsGroup(n *yaml.Node) {
 // under group ("" at top level).
 func (l *kauditLoader) addHosts(n *yaml.Node, field, group string) {
 	p := l.p
-	if isNull(n) {
-		return
-	}
-	if resolve(n).Kind != yaml.MappingNode {
-		p.wrongType(n, field, "a mapping of host name to settings", "write hosts as  name: {address: ...}  or  name: ~")
-		return
-	}
-	for _, e := range p.entries(n, field) {
+	for _, e := range p.mapping(n, field, "a mapping of host name to settings", "write hosts as  name: {address: ...}  or  name: ~") {
 		f := join(field, e.key)
 		s := &settings{}
 		p.settingsMap(e.value, f, hostSetters, hostKeys, s)
@@ -216,14 +202,7 @@ func (l *kauditLoader) addHost(name, group string, s *settings, at int, field st
 // groups decodes the groups: mapping of group name to group.
 func (l *kauditLoader) groups(n *yaml.Node) {
 	p := l.p
-	if isNull(n) {
-		return
-	}
-	if resolve(n).Kind != yaml.MappingNode {
-		p.wrongType(n, "groups", "a mapping of group name to group", "")
-		return
-	}
-	for _, ge := range p.entries(n, "groups") {
+	for _, ge := range p.mapping(n, "groups", "a mapping of group name to group", "") {
 		l.group(ge)
 	}
 }

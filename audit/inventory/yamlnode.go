@@ -31,6 +31,19 @@ func isNull(n *yaml.Node) bool {
 	return n == nil || (n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null")
 }
 
+// mapping is entries of n when n is a mapping; nothing when it is null;
+// and nothing, with a wrong-type problem saying want and hint, otherwise.
+func (p *parser) mapping(n *yaml.Node, field, want, hint string) []entry {
+	if isNull(n) {
+		return nil
+	}
+	if resolve(n).Kind != yaml.MappingNode {
+		p.wrongType(n, field, want, hint)
+		return nil
+	}
+	return p.entries(n, field)
+}
+
 // entries lists a mapping's pairs in file order, expanding YAML merge keys
 // ("<<: *base"; explicit keys win over merged ones) and reporting duplicate
 // keys. A node that is not a mapping yields nil.
