@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -381,4 +382,31 @@ func TestFleetUsersAndKillAll(t *testing.T) {
 		}
 	}
 	h.RestartSSHD(t) // left running: teardown must end it
+}
+
+// TestDialKeepsHostsUp: Dial joins a namespace on a locked thread. If that
+// thread were thrown away, the kernel would fire the Pdeathsig of every
+// host launcher forked from it and take those hosts down (a CI run lost
+// its CP 7.1.7 host that way). After 40 dials every host must still run.
+func TestDialKeepsHostsUp(t *testing.T) {
+	noLeftoversAfter(t)
+	var specs []HostSpec
+	for i := range 6 {
+		specs = append(specs, HostSpec{Name: fmt.Sprintf("d%d", i)})
+	}
+	specs[1].Kafka = &BrokerSpec{Version: "3.6.1"} // a listener on :9092
+	f := Start(t, specs)
+	a, b := f.Hosts[0], f.Hosts[1]
+	f.Wire(t, a, b, 0, []string{"10.78.0.1/24"}, []string{"10.78.0.2/24"})
+	for range 40 {
+		a.Dial(t, "10.78.0.2:9092", 1)
+	}
+	for _, h := range f.Hosts {
+		if err := syscall.Kill(h.InitPid, 0); err != nil {
+			t.Errorf("%s: init %d gone after the dials: %v", h.Spec.Name, h.InitPid, err)
+		}
+		if _, err := h.ExecErr("true"); err != nil {
+			t.Errorf("%s: %v", h.Spec.Name, err)
+		}
+	}
 }

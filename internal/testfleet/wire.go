@@ -47,9 +47,12 @@ func (f *Fleet) Wire(t testing.TB, a, b *Host, n int, aAddrs, bAddrs []string) {
 
 // Dial opens n TCP connections from inside h's network namespace to addr
 // ("10.77.0.1:9092", "[fd77::1]:9092") and keeps them open until the test
-// ends. The sockets are created on a thread that joined h's namespace and
-// is then thrown away (never returned to the Go scheduler), so the test
-// process's own namespace is untouched.
+// ends. The sockets are created on a locked thread that joins h's
+// namespace and then returns to the test process's own namespace before it
+// is unlocked. The thread must not exit: the hosts' launchers carry
+// Pdeathsig, which the kernel fires when the *thread* that forked them
+// dies, so a thrown-away thread could take a whole test host down with it.
+// Only if the way back fails is the thread left locked (and so discarded).
 func (h *Host) Dial(t testing.TB, addr string, n int) []net.Conn {
 	t.Helper()
 	type result struct {
@@ -58,28 +61,36 @@ func (h *Host) Dial(t testing.TB, addr string, n int) []net.Conn {
 	}
 	ch := make(chan result, 1)
 	go func() {
-		runtime.LockOSThread() // never unlocked: the thread exits with the goroutine
+		runtime.LockOSThread()
 		var r result
 		defer func() { ch <- r }()
+		home, err := os.Open("/proc/thread-self/ns/net")
+		if err != nil {
+			runtime.UnlockOSThread() // still in our own namespace
+			r.err = err
+			return
+		}
+		defer home.Close()
 		fd, err := os.Open("/run/netns/" + h.NS)
 		if err != nil {
+			runtime.UnlockOSThread()
 			r.err = err
 			return
 		}
 		defer fd.Close()
 		if err := unix.Setns(int(fd.Fd()), unix.CLONE_NEWNET); err != nil {
+			runtime.UnlockOSThread()
 			r.err = fmt.Errorf("setns %s: %w", h.NS, err)
 			return
 		}
-		d := net.Dialer{Timeout: 5 * time.Second}
-		for range n {
-			c, err := d.Dial("tcp", addr)
-			if err != nil {
-				r.err = err
-				return
+		r.conns, r.err = dialN(addr, n)
+		if err := unix.Setns(int(home.Fd()), unix.CLONE_NEWNET); err != nil {
+			if r.err == nil {
+				r.err = fmt.Errorf("setns back from %s: %w", h.NS, err)
 			}
-			r.conns = append(r.conns, c)
+			return // locked for good: the thread is discarded
 		}
+		runtime.UnlockOSThread()
 	}()
 	r := <-ch
 	t.Cleanup(func() {
@@ -91,4 +102,17 @@ func (h *Host) Dial(t testing.TB, addr string, n int) []net.Conn {
 		t.Fatalf("testfleet: %s: dial %s (%d of %d open): %v", h.Spec.Name, addr, len(r.conns), n, r.err)
 	}
 	return r.conns
+}
+
+func dialN(addr string, n int) ([]net.Conn, error) {
+	d := net.Dialer{Timeout: 5 * time.Second}
+	var conns []net.Conn
+	for range n {
+		c, err := d.Dial("tcp", addr)
+		if err != nil {
+			return conns, err
+		}
+		conns = append(conns, c)
+	}
+	return conns, nil
 }
