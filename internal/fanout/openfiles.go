@@ -1,0 +1,44 @@
+package fanout
+
+import (
+	"fmt"
+	"syscall"
+)
+
+// Open files a fan-out of connections may use: FilesReserved for the
+// process itself (std streams, the poller, the inventory, known_hosts,
+// the agent, the report, bastion connections), FilesPerItem for each
+// item in flight (its socket, plus an identity file read during auth).
+const (
+	FilesReserved = 64
+	FilesPerItem  = 2
+)
+
+// OpenFileLimit is the process's open-file limit (RLIMIT_NOFILE, soft;
+// the Go runtime raises it to the hard limit at start), 0 if unknown.
+func OpenFileLimit() uint64 {
+	var rl syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
+		return 0
+	}
+	return rl.Cur
+}
+
+// FitOpenFiles bounds a fan-out of want connections by the open-file
+// limit files (0: unknown, want is kept). It returns the bound and, when
+// it is lower than want, a notice saying why and what to do; the bound
+// is at least 1.
+func FitOpenFiles(want int, files uint64) (int, string) {
+	if files == 0 || want <= 0 {
+		return want, ""
+	}
+	fit := 1
+	if files > FilesReserved+FilesPerItem {
+		fit = int(min((files-FilesReserved)/FilesPerItem, uint64(1<<30)))
+	}
+	if want <= fit {
+		return want, ""
+	}
+	return fit, fmt.Sprintf("concurrency %d lowered to %d: the open-file limit is %d (%d per host in flight, %d kept for kaudit); raise it (ulimit -n, LimitNOFILE=, the container's nofile) to go wider",
+		want, fit, files, FilesPerItem, FilesReserved)
+}

@@ -1,0 +1,35 @@
+package fanout
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestFitOpenFiles(t *testing.T) {
+	for _, tc := range []struct {
+		want   int
+		files  uint64
+		fit    int
+		notice string
+	}{
+		{32, 0, 32, ""},          // limit unknown: kept
+		{32, 1024, 32, ""},       // fits
+		{480, 1024, 480, ""},     // exactly fits: (1024-64)/2
+		{481, 1024, 480, "concurrency 481 lowered to 480: the open-file limit is 1024"},
+		{300, 100, 18, "concurrency 300 lowered to 18: the open-file limit is 100"},
+		{10, 40, 1, "concurrency 10 lowered to 1: the open-file limit is 40"},
+		{1, 40, 1, ""},
+		{5000, 1 << 20, 5000, ""},
+	} {
+		fit, notice := FitOpenFiles(tc.want, tc.files)
+		if fit != tc.fit || !strings.HasPrefix(notice, tc.notice) || (tc.notice == "") != (notice == "") {
+			t.Errorf("FitOpenFiles(%d, %d) = %d, %q; want %d, %q…", tc.want, tc.files, fit, notice, tc.fit, tc.notice)
+		}
+	}
+}
+
+func TestOpenFileLimit(t *testing.T) {
+	if OpenFileLimit() < 3 {
+		t.Errorf("OpenFileLimit() = %d: not read", OpenFileLimit())
+	}
+}
