@@ -12,9 +12,9 @@ func TestFitOpenFiles(t *testing.T) {
 		fit    int
 		notice string
 	}{
-		{32, 0, 32, ""},          // limit unknown: kept
-		{32, 1024, 32, ""},       // fits
-		{480, 1024, 480, ""},     // exactly fits: (1024-64)/2
+		{32, 0, 32, ""},      // limit unknown: kept
+		{32, 1024, 32, ""},   // fits
+		{480, 1024, 480, ""}, // exactly fits: (1024-64)/2
 		{481, 1024, 480, "concurrency 481 lowered to 480: the open-file limit is 1024"},
 		{300, 100, 18, "concurrency 300 lowered to 18: the open-file limit is 100"},
 		{10, 40, 1, "concurrency 10 lowered to 1: the open-file limit is 40"},
