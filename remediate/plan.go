@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/kaudit/kaudit/audit/facts"
+	"github.com/kaudit/kaudit/internal/remote"
 	"github.com/kaudit/kaudit/remediate/props"
 	"github.com/kaudit/kaudit/remediate/sysctld"
 	"github.com/kaudit/kaudit/rules"
@@ -988,7 +989,7 @@ func (p *planner) nmFallback(nic facts.NIC, set map[string]string) nicPersistenc
 		}
 	}
 	action := fmt.Sprintf("%s is managed by NetworkManager (connection %q): kaudit persisted its settings in %s; to keep them in NetworkManager instead run `nmcli connection modify %s %s`, then remove %s's lines from %s",
-		nic.Name, ps.Connection, NICPersistPath, shellQuote(ps.Connection), strings.Join(args, " "), nic.Name, NICPersistPath)
+		nic.Name, ps.Connection, NICPersistPath, remote.QuoteWord(ps.Connection), strings.Join(args, " "), nic.Name, NICPersistPath)
 	if rings && !versionAtLeast(ps.NMVersion, 1, 26) {
 		action = fmt.Sprintf("%s is managed by NetworkManager %s (connection %q): kaudit persisted its settings in %s (NetworkManager takes ring sizes only from 1.26 on)",
 			nic.Name, orUnknown(ps.NMVersion), ps.Connection, NICPersistPath)
@@ -1030,10 +1031,7 @@ func (p *planner) linkPersistence(nic facts.NIC, set map[string]string) nicPersi
 // in a NetworkManager connection: "nm-uuid=<connection UUID>".
 const NMMatchPrefix = "nm-uuid="
 
-var (
-	reUUID      = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
-	reShellSafe = regexp.MustCompile(`^[A-Za-z0-9_./:@=-]+$`)
-)
+var reUUID = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
 
 // nmPersistence persists in the NetworkManager connection (nmcli
 // connection modify UUID ethtool.…, the previous values journalled) when
@@ -1093,12 +1091,4 @@ func orUnknown(s string) string {
 		return "(version unknown)"
 	}
 	return s
-}
-
-// shellQuote quotes s for a POSIX shell, for a command shown to the user.
-func shellQuote(s string) string {
-	if reShellSafe.MatchString(s) {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

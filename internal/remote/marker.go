@@ -35,6 +35,17 @@ func Quote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
+// QuoteWord is Quote for a command shown to a person: a word of only
+// [A-Za-z0-9_./:@=-] is left bare (it means the same quoted or not).
+func QuoteWord(s string) string {
+	if reBareWord.MatchString(s) {
+		return s
+	}
+	return Quote(s)
+}
+
+var reBareWord = regexp.MustCompile(`^[A-Za-z0-9_./:@=-]+$`)
+
 // ScriptVar is the value of a line NAME='VALUE' of a script (how every
 // kaudit script is given its marker, M, and its other parameters), or
 // false when the script sets no such single-quoted value.

@@ -28,3 +28,18 @@ func TestScriptMarker(t *testing.T) {
 		t.Errorf("empty SYSCTLS = %q, %v", v, ok)
 	}
 }
+
+func TestQuoteWord(t *testing.T) {
+	for in, want := range map[string]string{
+		"eth0":               "eth0",
+		"Wired connection 1": "'Wired connection 1'",
+		"a'b":                `'a'\''b'`,
+		"":                   "''",
+		"x;rm -rf /":         "'x;rm -rf /'",
+		"$(id)":              "'$(id)'",
+	} {
+		if got := QuoteWord(in); got != want {
+			t.Errorf("QuoteWord(%q) = %s, want %s", in, got, want)
+		}
+	}
+}

@@ -48,6 +48,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/kaudit/kaudit/internal/remote"
 )
 
 const (
@@ -845,7 +847,7 @@ func (h *Host) prepare() error {
 	}
 
 	// The script run as PID 1 of the host's new mount/PID/UTS namespaces.
-	q := shellQuote
+	q := remote.Quote
 	var s strings.Builder
 	s.WriteString("set -eu\n")
 	s.WriteString("mount -t tmpfs -o mode=0755,size=64m kft-run /run\n")
@@ -1494,10 +1496,6 @@ func u32ip(v uint32) string {
 	b := make([]byte, 4)
 	binary.BigEndian.PutUint32(b, v)
 	return net.IP(b).String()
-}
-
-func shellQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 func fingerprint(pubLine string) (string, error) {
