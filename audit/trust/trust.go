@@ -135,16 +135,19 @@ func Fetch(ctx context.Context, hosts []inventory.Host, runner *transport.SSH, o
 	return append(out, hostEntries...)
 }
 
-// bastionTargets returns one target per distinct proxy_jump hop. The
+// bastionTargets returns one target per distinct last jump hop, from
+// proxy_jump or ssh_config's ProxyJump. The
 // hop's ProxyJump field carries the spec it came from, for display only:
 // it is cleared before dialling.
 func bastionTargets(targets []transport.Target, runner *transport.SSH) []transport.Target {
 	var out []transport.Target
 	seen := map[string]bool{}
 	for _, t := range targets {
-		if t.ProxyJump == "" || t.Local {
+		spec := runner.ProxyJump(t) // the inventory's proxy_jump, else ssh_config's
+		if spec == "" || t.Local {
 			continue
 		}
+		t.ProxyJump, t.Given.ProxyJump = spec, true
 		jt, err := transport.JumpTarget(t)
 		if err != nil {
 			continue // the host's own fetch reports it
@@ -154,7 +157,7 @@ func bastionTargets(targets []transport.Target, runner *transport.SSH) []transpo
 			continue
 		}
 		seen[key] = true
-		jt.ProxyJump = t.ProxyJump
+		jt.ProxyJump = spec
 		out = append(out, jt)
 	}
 	return out

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/crypto/ssh/knownhosts"
 
 	"github.com/kaudit/kaudit/audit/inventory"
+	"github.com/kaudit/kaudit/audit/sshconfig"
 	"github.com/kaudit/kaudit/audit/transport"
 	"github.com/kaudit/kaudit/audit/trust"
 	"github.com/kaudit/kaudit/internal/simhost"
@@ -133,5 +134,33 @@ func TestFetchInsecureHost(t *testing.T) {
 	entries := trust.Fetch(context.Background(), []inventory.Host{h}, transport.NewSSH(), trust.Options{Timeout: 10 * time.Second})
 	if entries[0].Status != trust.New || f.Servers[4].Sessions != 0 {
 		t.Fatalf("insecure host: %s, %d sessions", statuses(entries), f.Servers[4].Sessions)
+	}
+}
+
+// A bastion named only in ssh_config (ProxyJump, no proxy_jump in the
+// inventory) is fetched first too, so the host behind it is reachable on
+// the same run and both keys are offered.
+func TestFetchBastionFromSSHConfig(t *testing.T) {
+	f, inv, _ := trustFleet(t)
+	behind := inv[2]
+	bastion := behind.ProxyJump
+	behind.ProxyJump, behind.SSHConfig = "", true
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "config")
+	if err := os.WriteFile(conf, []byte("Host behind\n  ProxyJump "+bastion+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := sshconfig.Load(sshconfig.Options{File: conf, Home: dir, LocalUser: "me"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runner := transport.NewSSH()
+	runner.Config = cfg
+	entries := trust.Fetch(context.Background(), []inventory.Host{behind}, runner, trust.Options{Timeout: 10 * time.Second})
+	if got, want := statuses(entries), bastion+"=new behind=new"; got != want {
+		t.Fatalf("statuses\n got %s\nwant %s (%+v)", got, want, entries)
+	}
+	if !entries[0].Bastion || f.Servers[1].Forwards != 1 {
+		t.Errorf("bastion entry %+v, bastion forwards %d: want the key of behind fetched through it", entries[0], f.Servers[1].Forwards)
 	}
 }
