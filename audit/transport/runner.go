@@ -26,6 +26,11 @@ type Target struct {
 	// Step names the script in error messages ("the apply script");
 	// "" is DefaultStep, the audit's gather script.
 	Step string
+	// Coalesce holds the script's standard output on the host and sends
+	// it in few large writes (coalesce.go): for a script whose result is
+	// its output, not its exit status (the gather). SSH only: a local
+	// pipe costs nothing per write.
+	Coalesce bool
 
 	// Given marks the settings above that the inventory set itself: they
 	// win over ssh_config; the others are filled from it.

@@ -277,6 +277,9 @@ func runSession(ctx context.Context, client *ssh.Client, t Target, script []byte
 	stdout := &limitedBuffer{max: MaxOutput, cut: cut}
 	stderr := &limitedBuffer{max: 1 << 20, cut: cut}
 	sess.Stdout, sess.Stderr = stdout, stderr
+	if t.Coalesce {
+		script = coalesce(script)
+	}
 	cmd, stdin := remoteInput(t.Become, pw, script) // become.go: the password goes to sudo's stdin only
 	sess.Stdin = stdin
 	err = sess.Run(cmd)
