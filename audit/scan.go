@@ -151,7 +151,9 @@ func scanHost(parent context.Context, h inventory.Host, opt Options, clientPorts
 		res.Err = &transport.Error{Kind: transport.KindProtocol, Msg: err.Error(), Err: err}
 		return res
 	}
-	out, err := opt.Runner.Run(ctx, Target(h, opt.ConnectTimeout), script)
+	t := Target(h, opt.ConnectTimeout)
+	t.Coalesce = true // the gather's result is its output (it always exits 0)
+	out, err := opt.Runner.Run(ctx, t, script)
 	if err != nil {
 		e := transport.AsError(err)
 		if e.Kind == transport.KindTimeout && parent.Err() == nil && ctx.Err() != nil {

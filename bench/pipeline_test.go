@@ -5,14 +5,13 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"runtime"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/kaudit/kaudit/audit"
 	"github.com/kaudit/kaudit/audit/inventory"
 	"github.com/kaudit/kaudit/audit/transport"
+	"github.com/kaudit/kaudit/pipeline"
 	"github.com/kaudit/kaudit/report"
 	"github.com/kaudit/kaudit/rules"
 )
@@ -27,7 +26,7 @@ import (
 //	KAUDIT_BENCH_INVENTORY=/tmp/f/inventory.yaml go test -run '^$' \
 //	    -bench Fleet -benchtime 1x -cpuprofile cpu.out -memprofile mem.out ./bench/
 //
-// It mirrors cmd/kaudit's scan until that pipeline is a library call.
+// It runs pipeline.Scan and report.Render, as cmd/kaudit's scan does.
 func BenchmarkFleet(b *testing.B) {
 	path := os.Getenv("KAUDIT_BENCH_INVENTORY")
 	if path == "" {
@@ -59,24 +58,15 @@ func BenchmarkFleet(b *testing.B) {
 }
 
 func scanFleet(b *testing.B, hosts []inventory.Host, out string) {
-	prof := rules.DefaultProfile()
-	started := time.Now()
-	results := audit.Scan(context.Background(), hosts, audit.Options{SysctlKeys: rules.SysctlKeys(), Runner: transport.NewSSH()})
-	r := &report.Report{SchemaVersion: report.SchemaVersion, StartedAt: started, DurationMS: time.Since(started).Milliseconds()}
-	for _, res := range results {
-		h := report.Host{Name: res.Host.Name, Address: res.Host.Address, Groups: res.Host.Groups, Findings: []rules.Finding{}}
-		if res.Err != nil {
-			b.Fatalf("%s: %v", res.Host.Name, res.Err)
-		}
-		p, err := prof.With(res.Host.Profile)
-		if err != nil {
-			b.Fatal(err)
-		}
-		h.Facts = res.Facts
-		h.Findings = rules.Evaluate(res.Facts, p)
-		r.Hosts = append(r.Hosts, h)
+	r, err := pipeline.Scan(context.Background(), hosts, pipeline.Config{Profile: rules.DefaultProfile(), Runner: transport.NewSSH()})
+	if err != nil {
+		b.Fatal(err)
 	}
-	report.Summarize(r)
+	for _, h := range r.Hosts {
+		if h.Error != nil {
+			b.Fatalf("%s: %s", h.Name, h.Error.Message)
+		}
+	}
 	f, err := os.Create(out)
 	if err != nil {
 		b.Fatal(err)
@@ -89,5 +79,4 @@ func scanFleet(b *testing.B, hosts []inventory.Host, out string) {
 	if err := w.Flush(); err != nil {
 		b.Fatal(err)
 	}
-	runtime.KeepAlive(results)
 }

@@ -7,9 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"unicode/utf8"
-
-	"github.com/kaudit/kaudit/internal/termsafe"
 )
 
 func init() { Register("json", renderJSON) }
@@ -17,19 +14,21 @@ func init() { Register("json", renderJSON) }
 // renderJSON writes the report as json.Encoder with a two-space indent
 // would, byte for byte, but one host at a time: the document is never
 // built (and indented in a second copy) in memory whole, which for 10,000
-// hosts is ≈ 200 MB twice. Every value is exact: encoding/json writes C0
-// controls as \u escapes, and DEL, C1 controls and bidi overrides, which
-// it leaves raw, are escaped too (escapeActing), so `cat report.json` on
-// a terminal shows them instead of obeying them.
+// hosts is ≈ 200 MB twice. Each host is encoded compactly into a buffer
+// reused for the next and indented by appendIndented, which also escapes
+// what the encoder leaves raw: DEL, C1 controls and bidi overrides
+// (encoding/json writes C0 controls as \u escapes already), so `cat
+// report.json` on a terminal shows them instead of obeying them.
 func renderJSON(w io.Writer, r *Report, _ Options) error {
 	head := *r
 	head.Hosts = nil
-	b, err := json.MarshalIndent(&head, "", "  ")
+	b, err := json.Marshal(&head)
 	if err != nil {
 		return err
 	}
+	b = appendIndented(nil, b, "", "  ")
 	if r.Hosts == nil {
-		_, err := fmt.Fprintf(w, "%s\n", escapeActing(b))
+		_, err := fmt.Fprintf(w, "%s\n", b)
 		return err
 	}
 	tail := []byte("\"hosts\": null\n}")
@@ -37,49 +36,28 @@ func renderJSON(w io.Writer, r *Report, _ Options) error {
 		return fmt.Errorf("report: unexpected JSON layout (hosts is not the last field)")
 	}
 	bw := bufio.NewWriterSize(w, 64<<10)
-	bw.Write(escapeActing(b[:len(b)-len(tail)]))
+	bw.Write(b[:len(b)-len(tail)])
 	if len(r.Hosts) == 0 {
 		bw.WriteString("\"hosts\": []\n}\n")
 		return bw.Flush()
 	}
 	bw.WriteString("\"hosts\": [\n")
+	var compact bytes.Buffer
+	enc := json.NewEncoder(&compact) // as json.Marshal: HTML-safe, one value and a newline
+	var out []byte
 	for i := range r.Hosts {
-		hb, err := json.MarshalIndent(&r.Hosts[i], "    ", "  ")
-		if err != nil {
+		compact.Reset()
+		if err := enc.Encode(&r.Hosts[i]); err != nil {
 			return err
 		}
-		bw.WriteString("    ")
-		bw.Write(escapeActing(hb))
+		out = appendIndented(append(out[:0], "    "...), bytes.TrimSuffix(compact.Bytes(), []byte("\n")), "    ", "  ")
 		if i < len(r.Hosts)-1 {
-			bw.WriteString(",")
+			out = append(out, ',')
 		}
-		bw.WriteString("\n")
+		bw.Write(append(out, '\n'))
 	}
 	bw.WriteString("  ]\n}\n")
 	return bw.Flush()
-}
-
-// escapeActing \u-escapes the characters termsafe.Acts names that the
-// encoder left raw. Outside strings JSON is printable ASCII, so every such
-// rune is inside a string, where \uXXXX means the same rune.
-func escapeActing(b []byte) []byte {
-	var out []byte
-	for i := 0; i < len(b); {
-		r, size := utf8.DecodeRune(b[i:])
-		if r >= 0x7f && termsafe.Acts(r) {
-			if out == nil {
-				out = append(make([]byte, 0, len(b)+16), b[:i]...)
-			}
-			out = fmt.Appendf(out, `\u%04x`, r)
-		} else if out != nil {
-			out = append(out, b[i:i+size]...)
-		}
-		i += size
-	}
-	if out == nil {
-		return b
-	}
-	return out
 }
 
 // Load reads a JSON report written by `kaudit scan --format json`.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -89,5 +90,26 @@ func TestErrorStep(t *testing.T) {
 		if c.e.Step != c.step || c.e.Msg != c.want || c.e.Error() != c.want {
 			t.Errorf("step %q msg %q, want %q %q", c.e.Step, c.e.Msg, c.step, c.want)
 		}
+	}
+}
+
+// io.Copy into a limitedBuffer (how x/crypto/ssh fills stdout and stderr)
+// keeps every byte up to the bound, and past it drains, cuts once and
+// keeps no more than the bound.
+func TestLimitedBufferReadFrom(t *testing.T) {
+	type onlyReader struct{ io.Reader } // hides strings.Reader's WriteTo, as an SSH channel has none
+	text := strings.Repeat("0123456789abcdef", 1000)
+	l := &limitedBuffer{max: len(text)}
+	if n, err := io.Copy(l, onlyReader{strings.NewReader(text)}); n != int64(len(text)) || err != nil || string(l.Bytes()) != text || l.overflowed() {
+		t.Fatalf("within the bound: n=%d err=%v overflowed=%v, kept %d bytes", n, err, l.overflowed(), len(l.Bytes()))
+	}
+	cuts := make(chan struct{}, 4)
+	l = &limitedBuffer{max: 5000, cut: func() { cuts <- struct{}{} }}
+	if n, err := io.Copy(l, onlyReader{strings.NewReader(text)}); n != int64(len(text)) || err != nil {
+		t.Fatalf("past the bound: n=%d err=%v (the buffer must keep draining)", n, err)
+	}
+	<-cuts
+	if len(cuts) != 0 || !l.overflowed() || len(l.Bytes()) > 5000 || !strings.HasPrefix(text, string(l.Bytes())) {
+		t.Fatalf("cuts=%d overflowed=%v kept %d bytes", len(cuts)+1, l.overflowed(), len(l.Bytes()))
 	}
 }

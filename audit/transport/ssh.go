@@ -277,9 +277,11 @@ func runSession(ctx context.Context, client *ssh.Client, t Target, script []byte
 	stdout := &limitedBuffer{max: MaxOutput, cut: cut}
 	stderr := &limitedBuffer{max: 1 << 20, cut: cut}
 	sess.Stdout, sess.Stderr = stdout, stderr
+	if t.Coalesce {
+		script = coalesce(script)
+	}
 	cmd, stdin := remoteInput(t.Become, pw, script) // become.go: the password goes to sudo's stdin only
-	sess.Stdin = stdin
-	err = sess.Run(cmd)
+	err = runWithInput(sess, cmd, stdin)
 	if stdout.overflowed() || stderr.overflowed() {
 		return nil, tooMuch()
 	}
@@ -298,4 +300,25 @@ func runSession(ctx context.Context, client *ssh.Client, t Target, script []byte
 		return nil, classify(err, t.step())
 	}
 	return out, checkExit(t, out)
+}
+
+// runWithInput runs cmd with stdin written straight to the channel. With
+// Session.Stdin set, x/crypto/ssh copies it through an io.Pipe and
+// io.Copy's 32 KB buffer, one goroutine more and 32 KB more per host;
+// stdin here is a bytes.Reader (or a MultiReader of them), which writes
+// itself. The write ends when the script is sent or the channel closes
+// (when Run's deferred Close runs at the latest).
+func runWithInput(sess *ssh.Session, cmd string, stdin io.Reader) error {
+	w, err := sess.StdinPipe()
+	if err != nil {
+		return err
+	}
+	if err := sess.Start(cmd); err != nil {
+		return err
+	}
+	go func() {
+		_, _ = io.Copy(w, stdin)
+		_ = w.Close() // EOF: /bin/sh -s has the whole script
+	}()
+	return sess.Wait()
 }
