@@ -7,8 +7,10 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/kaudit/kaudit/audit"
 	"github.com/kaudit/kaudit/audit/inventory"
 	"github.com/kaudit/kaudit/audit/transport"
+	"github.com/kaudit/kaudit/internal/termui"
 	"github.com/kaudit/kaudit/pipeline"
 	"github.com/kaudit/kaudit/report"
 	"github.com/kaudit/kaudit/rules"
@@ -128,10 +130,10 @@ func scan(ctx context.Context, e env, hosts []inventory.Host, cfg pipeline.Confi
 	}
 	ctx, stop := interruptible(ctx)
 	defer stop()
-	prog := newProgress(e.stderr, len(hosts), quiet)
-	cfg.Progress = prog.done
+	bar := termui.StartBar(e.stderr, len(hosts), quiet)
+	cfg.Progress = func(res audit.Result) { bar.Done(res.Err != nil) }
 	r, err := pipeline.Scan(ctx, hosts, cfg)
-	prog.finish()
+	bar.Finish()
 	return r, err
 }
 
