@@ -79,6 +79,9 @@ func (e env) warn(format string, args ...any) {
 	fmt.Fprintf(e.stderr, "kaudit: warning: "+format+"\n", args...)
 }
 
+// warnLine is warn for a message given whole (a library's Warn func).
+func (e env) warnLine(msg string) { e.warn("%s", msg) }
+
 func newApp(e env) *cli.App {
 	return &cli.App{
 		Name:            "kaudit",

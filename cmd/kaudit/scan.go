@@ -112,7 +112,7 @@ func scanAndEmit(ctx context.Context, e env, o reportOpts, eo emitOpts, cfg pipe
 // newRunner is the SSH transport, its warnings on stderr.
 func newRunner(e env) *transport.SSH {
 	ssh := transport.NewSSH()
-	ssh.Warn = func(msg string) { e.warn("%s", msg) }
+	ssh.Warn = e.warnLine
 	return ssh
 }
 
