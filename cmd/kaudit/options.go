@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"strings"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/kaudit/kaudit/audit"
 	"github.com/kaudit/kaudit/audit/inventory"
 	"github.com/kaudit/kaudit/audit/transport"
+	"github.com/kaudit/kaudit/internal/atomicfile"
 	"github.com/kaudit/kaudit/pipeline"
 	"github.com/kaudit/kaudit/report"
 	"github.com/kaudit/kaudit/rules"
@@ -170,4 +172,17 @@ func clientsGroup(flag string, inv *inventory.Inventory) string {
 		return flag
 	}
 	return inv.ClientsGroup
+}
+
+// writeOutput renders to stdout, or to path atomically (atomicfile), so a
+// reader never sees half a report and a failed render leaves the previous
+// file in place. Files are 0644: reports are meant to be shared.
+func writeOutput(stdout io.Writer, path string, render func(io.Writer) error) error {
+	if path == "" {
+		return render(stdout)
+	}
+	if err := atomicfile.Write(path, 0o644, render); err != nil {
+		return usage(err)
+	}
+	return nil
 }
