@@ -2,7 +2,7 @@ package main
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"io"
 
 	"github.com/urfave/cli/v2"
@@ -13,7 +13,6 @@ import (
 	"github.com/kaudit/kaudit/internal/termui"
 	"github.com/kaudit/kaudit/pipeline"
 	"github.com/kaudit/kaudit/report"
-	"github.com/kaudit/kaudit/rules"
 )
 
 // scanOptions are the flags of kaudit scan.
@@ -148,19 +147,22 @@ func emit(stdout io.Writer, r *report.Report, o emitOpts) error {
 	return exitFor(r, o)
 }
 
+// exitFor is the exit status of a report's verdict (pipeline.Judge).
 func exitFor(r *report.Report, o emitOpts) error {
-	failOn := o.failOn
-	switch {
-	case r.Interrupted:
-		return &exitError{code: ExitInterrupted, err: fmt.Errorf("interrupted: %d of %d hosts audited", r.Summary.Audited, r.Summary.Hosts)}
-	case r.WorstFailure().Rank() >= failOn.Rank() && r.WorstFailure() != "":
-		return &exitError{code: ExitFindings}
-	case o.failOnUnknown && r.Worst(rules.Unknown).Rank() >= failOn.Rank() && r.Worst(rules.Unknown) != "":
-		return &exitError{code: ExitFindings, err: fmt.Errorf("%s finding(s) could not be proven safe (--fail-on-unknown)", r.Worst(rules.Unknown))}
-	case r.Summary.Unreachable > 0:
-		return &exitError{code: ExitUnaudited}
+	v, msg := pipeline.Judge(r, o.failOn, o.failOnUnknown)
+	ee := &exitError{code: ExitFindings}
+	switch v {
+	case pipeline.Pass:
+		return nil
+	case pipeline.Unaudited:
+		ee.code = ExitUnaudited
+	case pipeline.Interrupted:
+		ee.code = ExitInterrupted
 	}
-	return nil
+	if msg != "" {
+		ee.err = errors.New(msg)
+	}
+	return ee
 }
 
 // shardOpts is --shard K/N for scan-like commands.
