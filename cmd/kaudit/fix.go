@@ -62,7 +62,7 @@ func runFix(ctx context.Context, o fixOptions, args []string, e env) error {
 	if err != nil {
 		return err
 	}
-	cfg.ClientsGroup = clientsGroup(cfg.ClientsGroup, inv)
+	cfg.ClientsGroup = pipeline.ClientsGroup(cfg.ClientsGroup, inv)
 	var jdir string
 	if o.apply {
 		// Before connecting anywhere: an apply without a journal

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"io"
 	"strings"
 	"time"
 
@@ -10,7 +9,6 @@ import (
 	"github.com/kaudit/kaudit/audit"
 	"github.com/kaudit/kaudit/audit/inventory"
 	"github.com/kaudit/kaudit/audit/transport"
-	"github.com/kaudit/kaudit/internal/atomicfile"
 	"github.com/kaudit/kaudit/pipeline"
 	"github.com/kaudit/kaudit/report"
 	"github.com/kaudit/kaudit/rules"
@@ -151,38 +149,12 @@ func oneOf(flag, value string, known []string) error {
 	return usageErr("unknown --%s %q (known: %s)", flag, value, strings.Join(known, ", "))
 }
 
-// loadInventory loads the INVENTORY argument and applies --limit; any
-// problem is a usage error (exit 2) before a single connection is made.
+// loadInventory is pipeline.LoadInventory, any problem a usage error
+// (exit 2) before a single connection is made.
 func loadInventory(path, limit string) (*inventory.Inventory, []inventory.Host, error) {
-	inv, err := inventory.Load(path)
-	if err != nil {
-		return nil, nil, usage(err)
-	}
-	hosts, err := inv.Select(limit)
+	inv, hosts, err := pipeline.LoadInventory(path, limit)
 	if err != nil {
 		return nil, nil, usage(err)
 	}
 	return inv, hosts, nil
-}
-
-// clientsGroup is --clients-group, else the inventory's clients_group:
-// ("" leaves audit.DefaultClientsGroup).
-func clientsGroup(flag string, inv *inventory.Inventory) string {
-	if flag != "" {
-		return flag
-	}
-	return inv.ClientsGroup
-}
-
-// writeOutput renders to stdout, or to path atomically (atomicfile), so a
-// reader never sees half a report and a failed render leaves the previous
-// file in place. Files are 0644: reports are meant to be shared.
-func writeOutput(stdout io.Writer, path string, render func(io.Writer) error) error {
-	if path == "" {
-		return render(stdout)
-	}
-	if err := atomicfile.Write(path, 0o644, render); err != nil {
-		return usage(err)
-	}
-	return nil
 }

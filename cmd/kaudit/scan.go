@@ -73,7 +73,7 @@ func runScan(ctx context.Context, o scanOptions, args []string, e env) error {
 	if err != nil {
 		return err
 	}
-	cfg.ClientsGroup = clientsGroup(cfg.ClientsGroup, inv)
+	cfg.ClientsGroup = pipeline.ClientsGroup(cfg.ClientsGroup, inv)
 	hosts, shard, err := o.shard.selectHosts(hosts)
 	if err != nil {
 		return err
@@ -138,7 +138,7 @@ func scan(ctx context.Context, e env, hosts []inventory.Host, cfg pipeline.Confi
 
 // emit renders the report and turns it into an exit code.
 func emit(stdout io.Writer, r *report.Report, o emitOpts) error {
-	err := writeOutput(stdout, o.output, func(w io.Writer) error {
+	err := pipeline.WriteOutput(stdout, o.output, func(w io.Writer) error {
 		return report.Render(w, o.format, r, report.Options{Color: o.term.Color, Width: o.term.Width, Verbose: o.term.Verbose})
 	})
 	if err != nil {
