@@ -1,7 +1,9 @@
 // Package pipeline is kaudit as a library: the steps every front end
 // (the CLI, the demo, tests, benchmarks) runs, in one place.
 //
+//	Connect   inventory hosts → the SSH runner (ssh_config, become password, passphrases)
 //	Scan      inventory hosts → gather (audit.Scan) → rules.Evaluate → report
+//	Judge     report → its verdict (pass, unaudited, findings, interrupted)
 //	PlanFix   report → remediate.PlanHost per audited host → what apply will do / skip
 //	Apply     fix plan → remediate/apply (canary, batches, journal, verify, restore)
 //	Rollback  journal (local, or rebuilt from the hosts) → remediate/apply.Rollback

@@ -41,12 +41,12 @@ var layers = map[string][]string{
 	"remediate/apply": {"audit", "audit/facts", "audit/gather", "audit/parse", "audit/inventory", "audit/transport",
 		"rules", "remediate", "remediate/props", "remediate/sysctld", "internal/*"},
 	"waiver": {"report", "rules", "internal/*"},
-	"pipeline": {"audit", "audit/facts", "audit/inventory", "audit/probe", "audit/transport", "rules", "report", "remediate", "remediate/apply", "whatif",
-		"internal/termsafe", "internal/termui"},
+	"pipeline": {"audit", "audit/facts", "audit/inventory", "audit/probe", "audit/sshconfig", "audit/transport", "rules", "report", "remediate", "remediate/apply", "whatif",
+		"internal/atomicfile", "internal/termsafe", "internal/termui"},
 	// The CLI parses flags and calls the library: no gather script, no
 	// parser, no remote-script plumbing, no fan-out of its own.
-	"cmd/kaudit": {"audit", "audit/inventory", "audit/probe", "audit/sshconfig", "audit/transport", "audit/trust", "pipeline", "rules", "report", "report/diff",
-		"whatif", "remediate", "remediate/apply", "waiver", "internal/simhost", "internal/argv", "internal/atomicfile", "internal/ui",
+	"cmd/kaudit": {"audit", "audit/inventory", "audit/probe", "audit/transport", "audit/trust", "pipeline", "rules", "report", "report/diff",
+		"whatif", "remediate", "remediate/apply", "waiver", "internal/simhost", "internal/argv", "internal/ui",
 		"internal/termsafe", "internal/termui"},
 	"internal/simhost":   {"audit/inventory", "internal/*"},
 	"internal/testfleet": {"audit/inventory", "internal/*"},

@@ -47,6 +47,19 @@ func WritePlanSummary(w io.Writer, r *report.Report, sel remediate.Selector, not
 	}
 }
 
+// WriteDemoPlan is the fix plan kaudit demo shows under its report: the
+// summary and where the whole plan is, or with verbose the whole plan.
+func WriteDemoPlan(w io.Writer, r *report.Report, verbose bool, width int) {
+	if verbose {
+		fmt.Fprintln(w, "\nFix plan (kaudit fix INVENTORY; nothing is changed by the demo)")
+		WritePlan(w, r, remediate.Selector{}, width)
+		return
+	}
+	fmt.Fprintln(w)
+	WritePlanSummary(w, r, remediate.Selector{}, "(nothing is changed by the demo)",
+		"the whole plan: kaudit demo -v · on your fleet: kaudit fix INVENTORY", width)
+}
+
 func writeUnaudited(w io.Writer, hosts []report.Host, width int) {
 	for _, h := range hosts {
 		line := fmt.Sprintf("%s: not audited (%s: %s): no plan", h.Name, h.Error.Kind, h.Error.Message)
@@ -74,6 +87,17 @@ func WriteFixPlan(w io.Writer, fp *FixPlan, width int) {
 // What is what Apply will do: "N changes on M hosts".
 func (fp *FixPlan) What() string {
 	return fmt.Sprintf("%s on %s", countOf(fp.Changes, "change", "changes"), countOf(fp.Changing, "host", "hosts"))
+}
+
+// WriteApplying is the line fix --apply writes as run cfg starts on fp.
+func WriteApplying(w io.Writer, fp *FixPlan, cfg ApplyConfig) {
+	fmt.Fprintf(w, "run %s: applying %s (journal %s)\n", cfg.RunID, fp.What(), cfg.JournalPath)
+}
+
+// WriteUndo is where run cfg's journal is and how to undo the run on
+// the hosts of inventory.
+func WriteUndo(w io.Writer, cfg ApplyConfig, inventory string) {
+	fmt.Fprintf(w, "journal: %s\nundo: kaudit rollback %s --run %s\n", cfg.JournalPath, inventory, cfg.RunID)
 }
 
 // WriteRun writes one block per host of a run (status, each change

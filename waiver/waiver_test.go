@@ -1,6 +1,7 @@
 package waiver
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -255,5 +256,11 @@ func TestDocsExample(t *testing.T) {
 	}
 	if len(w) != 3 || w[0].Line != 12 || !w[2].Expires.IsZero() {
 		t.Errorf("%+v", w)
+	}
+}
+
+func TestApplyFile(t *testing.T) {
+	if _, err := ApplyFile(&report.Report{}, filepath.Join(t.TempDir(), "missing.yaml"), time.Now()); err == nil || !strings.HasPrefix(err.Error(), "waivers: ") {
+		t.Errorf("missing file: err %v, want one starting \"waivers: \"", err)
 	}
 }

@@ -3,15 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/kaudit/kaudit/internal/simhost"
 	"github.com/kaudit/kaudit/pipeline"
-	"github.com/kaudit/kaudit/remediate"
-	"github.com/kaudit/kaudit/report"
 )
 
 // demoOptions are the flags of kaudit demo: scan's, but no --limit (the
@@ -47,20 +44,7 @@ func runDemo(ctx context.Context, o demoOptions, _ []string, e env) error {
 	defer fleet.Close()
 	r, err := scanAndEmit(ctx, e, o.reportOpts, eo, cfg, fleet.Hosts, "demo (simulated fleet on 127.0.0.1)", "")
 	if r != nil && eo.format == "table" && eo.output == "" {
-		demoPlan(e.stdout, r, eo.term)
+		pipeline.WriteDemoPlan(e.stdout, r, eo.term.Verbose, eo.term.Width)
 	}
 	return err
-}
-
-// demoPlan prints the fix plan's summary and the command that shows it
-// whole; with -v, the whole plan.
-func demoPlan(w io.Writer, r *report.Report, t termOptions) {
-	if t.Verbose {
-		fmt.Fprintln(w, "\nFix plan (kaudit fix INVENTORY; nothing is changed by the demo)")
-		pipeline.WritePlan(w, r, remediate.Selector{}, t.Width)
-		return
-	}
-	fmt.Fprintln(w)
-	pipeline.WritePlanSummary(w, r, remediate.Selector{}, "(nothing is changed by the demo)",
-		"the whole plan: kaudit demo -v · on your fleet: kaudit fix INVENTORY", t.Width)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/kaudit/kaudit/pipeline"
 	"github.com/kaudit/kaudit/report"
 	"github.com/kaudit/kaudit/report/diff"
 )
@@ -56,7 +57,7 @@ func runDiff(_ context.Context, o diffOptions, args []string, e env) error {
 		reps[i] = r
 	}
 	d := diff.Compare(reps[0], reps[1])
-	if err := writeOutput(e.stdout, o.output, func(w io.Writer) error { return diff.Write(w, o.format, d) }); err != nil {
+	if err := pipeline.WriteOutput(e.stdout, o.output, func(w io.Writer) error { return diff.Write(w, o.format, d) }); err != nil {
 		return err
 	}
 	if o.failOnNew && d.NewlyFailingCount() > 0 {

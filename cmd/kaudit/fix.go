@@ -13,20 +13,17 @@ import (
 	"github.com/kaudit/kaudit/rules"
 )
 
-// fixOptions are the flags of kaudit fix.
+// fixOptions are the flags of kaudit fix; --batch, --max-failures and
+// --runtime-only-ok are bound to the library's fields.
 type fixOptions struct {
-	limit       string
-	fanout      fanoutOpts
-	become      becomeOpts
-	ssh         sshConfigOpts
-	rules       string
-	apply, yes  bool
-	batch       int
-	maxFailures int
-	journalDir  string
-	term        termOpts // --width, --quiet
-	// runtimeOnlyOK: plan runtime-only what cannot be persisted on a host.
-	runtimeOnlyOK bool
+	limit, rules, journalDir string
+	fanout                   fanoutOpts
+	become                   becomeOpts
+	ssh                      sshConfigOpts
+	apply, yes               bool
+	term                     termOpts // --width, --quiet
+	sel                      remediate.Selector
+	run                      pipeline.ApplyConfig
 }
 
 func fixCommand(e env) *cli.Command {
@@ -40,18 +37,17 @@ func fixCommand(e env) *cli.Command {
 			&cli.StringFlag{Name: "rules", Usage: "only plan fixes for these comma-separated rule `IDS`", Destination: &o.rules},
 			&cli.BoolFlag{Name: "apply", Usage: "apply the plan (sysctl, server.properties and NIC changes)", Destination: &o.apply},
 			&cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "with --apply: do not ask for confirmation", Destination: &o.yes},
-			&cli.IntFlag{Name: "batch", Value: 1, Usage: "with --apply: hosts changed at once after the first (canary) host", Destination: &o.batch},
-			&cli.IntFlag{Name: "max-failures", Value: 0, Usage: "with --apply: start no further batch once more than `N` hosts failed", Destination: &o.maxFailures},
+			&cli.IntFlag{Name: "batch", Value: 1, Usage: "with --apply: hosts changed at once after the first (canary) host", Destination: &o.run.Batch},
+			&cli.IntFlag{Name: "max-failures", Value: 0, Usage: "with --apply: start no further batch once more than `N` hosts failed", Destination: &o.run.MaxFailures},
 			&cli.StringFlag{Name: "journal-dir", Usage: "with --apply: where the run journal is written (default ~/.local/state/kaudit/runs)", Destination: &o.journalDir},
-			&cli.BoolFlag{Name: "runtime-only-ok", Usage: "plan a change whose running value can be set but whose persistence cannot (no udev rules dir, read-only /etc/sysctl.d) as runtime only, instead of listing it as impossible on that host", Destination: &o.runtimeOnlyOK},
+			&cli.BoolFlag{Name: "runtime-only-ok", Usage: "plan a change whose running value can be set but whose persistence cannot (no udev rules dir, read-only /etc/sysctl.d) as runtime only, instead of listing it as impossible on that host", Destination: &o.sel.RuntimeOnlyOK},
 		}, o.ssh.flags(), o.become.flags(), o.term.layoutFlags()),
 		Action: func(c *cli.Context) error { return runFix(c.Context, *o, c.Args().Slice(), e) },
 	}
 }
 
 func runFix(ctx context.Context, o fixOptions, args []string, e env) error {
-	sel, err := fixSelector(o, args)
-	if err != nil {
+	if err := o.check(args); err != nil {
 		return err
 	}
 	cfg, err := o.fanout.config(rules.High) // the plan is printed, not a report
@@ -66,7 +62,7 @@ func runFix(ctx context.Context, o fixOptions, args []string, e env) error {
 	if err != nil {
 		return err
 	}
-	cfg.ClientsGroup = clientsGroup(cfg.ClientsGroup, inv)
+	cfg.ClientsGroup = pipeline.ClientsGroup(cfg.ClientsGroup, inv)
 	var jdir string
 	if o.apply {
 		// Before connecting anywhere: an apply without a journal
@@ -85,45 +81,40 @@ func runFix(ctx context.Context, o fixOptions, args []string, e env) error {
 	if err != nil {
 		return err
 	}
-	return planOrApply(ctx, e, o, args[0], r, hosts, sel, cfg, jdir, t.Width)
+	o.run.Runner, o.run.Timeout, o.run.ConnectTimeout = cfg.Runner, cfg.Timeout, cfg.ConnectTimeout
+	return planOrApply(ctx, e, o, args[0], r, hosts, jdir, t.Width)
 }
 
-// fixSelector checks fix's arguments and flags and returns the rule selector.
-func fixSelector(o fixOptions, args []string) (remediate.Selector, error) {
+// check checks fix's arguments and flags, and sets the rule selector.
+func (o *fixOptions) check(args []string) error {
 	if len(args) != 1 {
-		return remediate.Selector{}, usageErr("fix needs exactly one INVENTORY argument")
+		return usageErr("fix needs exactly one INVENTORY argument")
 	}
-	sel, err := selector(o.rules)
+	sel, err := pipeline.Selector(o.rules)
 	if err != nil {
-		return remediate.Selector{}, err
+		return usageErr("--rules: %v (kaudit rules lists them)", err)
 	}
-	sel.RuntimeOnlyOK = o.runtimeOnlyOK
-	if o.batch < 1 {
-		return remediate.Selector{}, usageErr("--batch must be at least 1")
+	o.sel.Rules = sel.Rules
+	if o.run.Batch < 1 {
+		return usageErr("--batch must be at least 1")
 	}
-	if o.maxFailures < 0 {
-		return remediate.Selector{}, usageErr("--max-failures must be 0 or more")
+	if o.run.MaxFailures < 0 {
+		return usageErr("--max-failures must be 0 or more")
 	}
-	return sel, nil
+	return nil
 }
 
 // planOrApply prints the plan of a scan, or with --apply carries it out.
-func planOrApply(ctx context.Context, e env, o fixOptions, invPath string, r *report.Report, hosts []inventory.Host,
-	sel remediate.Selector, cfg pipeline.Config, jdir string, width int) error {
+func planOrApply(ctx context.Context, e env, o fixOptions, invPath string, r *report.Report, hosts []inventory.Host, jdir string, width int) error {
 	if r.Interrupted {
-		pipeline.WritePlan(e.stdout, r, sel, width)
+		pipeline.WritePlan(e.stdout, r, o.sel, width)
 		return &exitError{code: ExitInterrupted, err: fmt.Errorf("interrupted while scanning: nothing changed")}
 	}
 	if !o.apply {
-		pipeline.WritePlan(e.stdout, r, sel, width)
+		pipeline.WritePlan(e.stdout, r, o.sel, width)
 		return unauditedErr(r)
 	}
-	fp := pipeline.PlanFix(r, hosts, sel)
-	acfg := pipeline.ApplyConfig{
-		Runner: cfg.Runner, Timeout: cfg.Timeout, ConnectTimeout: cfg.ConnectTimeout,
-		Batch: o.batch, MaxFailures: o.maxFailures,
-	}
-	return applyFix(ctx, e, o, invPath, r, fp, acfg, jdir, width)
+	return applyFix(ctx, e, o, invPath, r, pipeline.PlanFix(r, hosts, o.sel), jdir, width)
 }
 
 func unauditedErr(r *report.Report) error {
@@ -133,40 +124,28 @@ func unauditedErr(r *report.Report) error {
 	return nil
 }
 
-// selector is --rules: the fixes of these rules only.
-func selector(list string) (remediate.Selector, error) {
-	sel, err := pipeline.Selector(list)
-	if err != nil {
-		return sel, usageErr("--rules: %v (kaudit rules lists them)", err)
-	}
-	return sel, nil
-}
-
 // applyFix shows the plan, asks, and carries it out: fix --apply.
-func applyFix(ctx context.Context, e env, o fixOptions, invPath string, r *report.Report, fp *pipeline.FixPlan, cfg pipeline.ApplyConfig, jdir string, width int) error {
+func applyFix(ctx context.Context, e env, o fixOptions, invPath string, r *report.Report, fp *pipeline.FixPlan, jdir string, width int) error {
 	pipeline.WriteFixPlan(e.stdout, fp, width)
 	if fp.Changes == 0 {
 		return unauditedErr(r)
 	}
-	ok, err := confirm(e, o.yes, "apply "+fp.What()+"?", "fix --apply")
-	if err != nil {
+	if ok, err := confirm(e, o.yes, "apply "+fp.What()+"?", "fix --apply"); !ok || err != nil {
 		return err
 	}
-	if !ok {
-		return nil
-	}
+	cfg := o.run
 	cfg.RunID = remediate.NewRunID(e.now())
 	cfg.JournalPath = pipeline.JournalPath(jdir, cfg.RunID)
 	cfg.Log = func(line string) { fmt.Fprintf(e.stderr, "kaudit: %s\n", line) }
 	sctx, stop := interruptible(ctx)
 	defer stop()
-	fmt.Fprintf(e.stdout, "run %s: applying %s (journal %s)\n", cfg.RunID, fp.What(), cfg.JournalPath)
+	pipeline.WriteApplying(e.stdout, fp, cfg)
 	j, err := pipeline.Apply(sctx, fp, cfg)
 	if j == nil {
 		return usage(err)
 	}
 	pipeline.WriteRun(e.stdout, j)
-	fmt.Fprintf(e.stdout, "journal: %s\nundo: kaudit rollback %s --run %s\n", cfg.JournalPath, invPath, cfg.RunID)
+	pipeline.WriteUndo(e.stdout, cfg, invPath)
 	if err != nil {
 		e.warn("%v", err)
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -33,32 +32,31 @@ func limitFlag(dst *string, usage string) []cli.Flag {
 
 const scanLimitUsage = "only hosts matching `PATTERN`: comma-separated groups, hosts or globs; !term excludes"
 
-// fanoutOpts tune a scan's fan-out.
+// fanoutOpts tune a scan's fan-out; the flags are bound to the scan's
+// pipeline.Config, --profile to the file it is loaded from.
 type fanoutOpts struct {
-	concurrency    int
-	timeout        time.Duration
-	connectTimeout time.Duration
-	profile        string
-	clientsGroup   string
+	cfg     pipeline.Config
+	profile string
 }
 
 func (o *fanoutOpts) flags() []cli.Flag {
 	return []cli.Flag{
-		&cli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Value: audit.DefaultConcurrency, Usage: "hosts audited at once", Destination: &o.concurrency},
-		&cli.DurationFlag{Name: "timeout", Value: audit.DefaultTimeout, Usage: "per-host deadline, connect + gather (an inventory timeout wins)", Destination: &o.timeout},
-		&cli.DurationFlag{Name: "connect-timeout", Value: transport.DefaultConnectTimeout, Usage: "per-host TCP connect + SSH handshake deadline", Destination: &o.connectTimeout},
+		&cli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Value: audit.DefaultConcurrency, Usage: "hosts audited at once", Destination: &o.cfg.Concurrency},
+		&cli.DurationFlag{Name: "timeout", Value: audit.DefaultTimeout, Usage: "per-host deadline, connect + gather (an inventory timeout wins)", Destination: &o.cfg.Timeout},
+		&cli.DurationFlag{Name: "connect-timeout", Value: transport.DefaultConnectTimeout, Usage: "per-host TCP connect + SSH handshake deadline", Destination: &o.cfg.ConnectTimeout},
 		&cli.StringFlag{Name: "profile", Usage: "threshold overrides from `FILE` (YAML; keys as in rules/profile.default.yaml, shown per rule by kaudit explain RULE)", Destination: &o.profile},
-		&cli.StringFlag{Name: "clients-group", Usage: "inventory `GROUP` of producer/consumer hosts: gathered with the client profile, their connections matched with the brokers' (client-wscale-mismatch); default the inventory's clients_group:, else " + audit.DefaultClientsGroup, Destination: &o.clientsGroup},
+		&cli.StringFlag{Name: "clients-group", Usage: "inventory `GROUP` of producer/consumer hosts: gathered with the client profile, their connections matched with the brokers' (client-wscale-mismatch); default the inventory's clients_group:, else " + audit.DefaultClientsGroup, Destination: &o.cfg.ClientsGroup},
 	}
 }
 
 // config checks the fan-out flags and returns the scan's configuration.
 func (o fanoutOpts) config(failOn rules.Severity) (pipeline.Config, error) {
-	cfg := pipeline.Config{Concurrency: o.concurrency, Timeout: o.timeout, ConnectTimeout: o.connectTimeout, FailOn: failOn, ToolVersion: version, ClientsGroup: o.clientsGroup}
-	if o.concurrency < 1 {
+	cfg := o.cfg
+	cfg.FailOn, cfg.ToolVersion = failOn, version
+	if cfg.Concurrency < 1 {
 		return cfg, usageErr("--concurrency must be at least 1")
 	}
-	if o.timeout <= 0 || o.connectTimeout <= 0 {
+	if cfg.Timeout <= 0 || cfg.ConnectTimeout <= 0 {
 		return cfg, usageErr("--timeout and --connect-timeout must be positive")
 	}
 	prof, err := loadProfile(o.profile)
@@ -149,25 +147,12 @@ func oneOf(flag, value string, known []string) error {
 	return usageErr("unknown --%s %q (known: %s)", flag, value, strings.Join(known, ", "))
 }
 
-// loadInventory loads the INVENTORY argument and applies --limit; any
-// problem is a usage error (exit 2) before a single connection is made.
+// loadInventory is pipeline.LoadInventory, any problem a usage error
+// (exit 2) before a single connection is made.
 func loadInventory(path, limit string) (*inventory.Inventory, []inventory.Host, error) {
-	inv, err := inventory.Load(path)
-	if err != nil {
-		return nil, nil, usage(err)
-	}
-	hosts, err := inv.Select(limit)
+	inv, hosts, err := pipeline.LoadInventory(path, limit)
 	if err != nil {
 		return nil, nil, usage(err)
 	}
 	return inv, hosts, nil
-}
-
-// clientsGroup is --clients-group, else the inventory's clients_group:
-// ("" leaves audit.DefaultClientsGroup).
-func clientsGroup(flag string, inv *inventory.Inventory) string {
-	if flag != "" {
-		return flag
-	}
-	return inv.ClientsGroup
 }

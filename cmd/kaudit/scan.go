@@ -2,16 +2,17 @@ package main
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"io"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/kaudit/kaudit/audit"
 	"github.com/kaudit/kaudit/audit/inventory"
 	"github.com/kaudit/kaudit/audit/transport"
+	"github.com/kaudit/kaudit/internal/termui"
 	"github.com/kaudit/kaudit/pipeline"
 	"github.com/kaudit/kaudit/report"
-	"github.com/kaudit/kaudit/rules"
 )
 
 // scanOptions are the flags of kaudit scan.
@@ -72,7 +73,7 @@ func runScan(ctx context.Context, o scanOptions, args []string, e env) error {
 	if err != nil {
 		return err
 	}
-	cfg.ClientsGroup = clientsGroup(cfg.ClientsGroup, inv)
+	cfg.ClientsGroup = pipeline.ClientsGroup(cfg.ClientsGroup, inv)
 	hosts, shard, err := o.shard.selectHosts(hosts)
 	if err != nil {
 		return err
@@ -110,7 +111,7 @@ func scanAndEmit(ctx context.Context, e env, o reportOpts, eo emitOpts, cfg pipe
 // newRunner is the SSH transport, its warnings on stderr.
 func newRunner(e env) *transport.SSH {
 	ssh := transport.NewSSH()
-	ssh.Warn = func(msg string) { e.warn("%s", msg) }
+	ssh.Warn = e.warnLine
 	return ssh
 }
 
@@ -128,16 +129,16 @@ func scan(ctx context.Context, e env, hosts []inventory.Host, cfg pipeline.Confi
 	}
 	ctx, stop := interruptible(ctx)
 	defer stop()
-	prog := newProgress(e.stderr, len(hosts), quiet)
-	cfg.Progress = prog.done
+	bar := termui.StartBar(e.stderr, len(hosts), quiet)
+	cfg.Progress = func(res audit.Result) { bar.Done(res.Err != nil) }
 	r, err := pipeline.Scan(ctx, hosts, cfg)
-	prog.finish()
+	bar.Finish()
 	return r, err
 }
 
 // emit renders the report and turns it into an exit code.
 func emit(stdout io.Writer, r *report.Report, o emitOpts) error {
-	err := writeOutput(stdout, o.output, func(w io.Writer) error {
+	err := pipeline.WriteOutput(stdout, o.output, func(w io.Writer) error {
 		return report.Render(w, o.format, r, report.Options{Color: o.term.Color, Width: o.term.Width, Verbose: o.term.Verbose})
 	})
 	if err != nil {
@@ -146,17 +147,42 @@ func emit(stdout io.Writer, r *report.Report, o emitOpts) error {
 	return exitFor(r, o)
 }
 
+// exitFor is the exit status of a report's verdict (pipeline.Judge).
 func exitFor(r *report.Report, o emitOpts) error {
-	failOn := o.failOn
-	switch {
-	case r.Interrupted:
-		return &exitError{code: ExitInterrupted, err: fmt.Errorf("interrupted: %d of %d hosts audited", r.Summary.Audited, r.Summary.Hosts)}
-	case r.WorstFailure().Rank() >= failOn.Rank() && r.WorstFailure() != "":
-		return &exitError{code: ExitFindings}
-	case o.failOnUnknown && r.Worst(rules.Unknown).Rank() >= failOn.Rank() && r.Worst(rules.Unknown) != "":
-		return &exitError{code: ExitFindings, err: fmt.Errorf("%s finding(s) could not be proven safe (--fail-on-unknown)", r.Worst(rules.Unknown))}
-	case r.Summary.Unreachable > 0:
-		return &exitError{code: ExitUnaudited}
+	v, msg := pipeline.Judge(r, o.failOn, o.failOnUnknown)
+	ee := &exitError{code: ExitFindings}
+	switch v {
+	case pipeline.Pass:
+		return nil
+	case pipeline.Unaudited:
+		ee.code = ExitUnaudited
+	case pipeline.Interrupted:
+		ee.code = ExitInterrupted
 	}
-	return nil
+	if msg != "" {
+		ee.err = errors.New(msg)
+	}
+	return ee
+}
+
+// shardOpts is --shard K/N for scan-like commands.
+type shardOpts struct{ spec string }
+
+func (o *shardOpts) flags() []cli.Flag {
+	return []cli.Flag{&cli.StringFlag{Name: "shard", Destination: &o.spec,
+		Usage: "audit only shard `K/N` of the selected hosts (K from 0, e.g. \"$JOB_COMPLETION_INDEX/3\"); " +
+			"a host's shard depends on its name alone; join the reports with kaudit merge"}}
+}
+
+// selectHosts applies --shard to hosts and returns the shard ("" without
+// the flag) for the report. A malformed K/N is a usage error.
+func (o shardOpts) selectHosts(hosts []inventory.Host) ([]inventory.Host, string, error) {
+	if o.spec == "" {
+		return hosts, "", nil
+	}
+	s, err := inventory.ParseShard(o.spec)
+	if err != nil {
+		return nil, "", usageErr("--shard: %v", err)
+	}
+	return inventory.SelectShard(s, hosts), s.String(), nil
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"io"
 	"os"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -49,26 +48,15 @@ type termOptions struct {
 	Quiet   bool
 }
 
-// check decides for output going to stdout (toStdout) in format; colour
-// is only ever written for the table.
+// check decides for output going to stdout (toStdout) in format
+// (termui.Layout); colour is only ever written for the table.
 func (o termOpts) check(toStdout bool, format string) (termOptions, error) {
 	t := termOptions{Verbose: o.verbose, Quiet: o.quiet}
-	if o.width < 0 {
-		return t, usageErr("--width must be a positive number of columns")
-	}
 	out, _ := o.stdout.(*os.File)
-	t.Width = termui.Width(o.width, os.Getenv, out)
-	mode := strings.ToLower(o.color)
-	if o.noColor {
-		if mode != "auto" && mode != "never" {
-			return t, usageErr("--no-color contradicts --color %s", mode)
-		}
-		mode = "never"
-	}
-	color, err := termui.Color(mode, os.Getenv, toStdout && termui.IsTerminal(out))
+	width, color, err := termui.Layout{Width: o.width, Color: o.color, NoColor: o.noColor}.Decide(os.Getenv, out, toStdout)
 	if err != nil {
-		return t, usageErr("%v", err)
+		return t, usage(err)
 	}
-	t.Color = color && format == "table"
+	t.Width, t.Color = width, color && format == "table"
 	return t, nil
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -13,11 +12,10 @@ import (
 
 // trustOptions are the flags of kaudit trust.
 type trustOptions struct {
-	limit          string
-	yes            bool
-	concurrency    int
-	connectTimeout time.Duration
-	ssh            sshConfigOpts
+	limit string
+	yes   bool
+	fetch trust.Options // --concurrency, --connect-timeout
+	ssh   sshConfigOpts
 }
 
 func trustCommand(e env) *cli.Command {
@@ -29,8 +27,8 @@ func trustCommand(e env) *cli.Command {
 		Description: help("trust"),
 		Flags: flags(limitFlag(&o.limit, "only hosts matching `PATTERN` (as for scan)"), []cli.Flag{
 			&cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "record new keys without asking (automation: check the fingerprints another way)", Destination: &o.yes},
-			&cli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Value: 20, Usage: "hosts contacted at once", Destination: &o.concurrency},
-			&cli.DurationFlag{Name: "connect-timeout", Value: transport.DefaultConnectTimeout, Usage: "per-host TCP connect + SSH handshake deadline", Destination: &o.connectTimeout},
+			&cli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Value: 20, Usage: "hosts contacted at once", Destination: &o.fetch.Concurrency},
+			&cli.DurationFlag{Name: "connect-timeout", Value: transport.DefaultConnectTimeout, Usage: "per-host TCP connect + SSH handshake deadline", Destination: &o.fetch.ConnectTimeout},
 		}, o.ssh.flags()),
 		Action: func(c *cli.Context) error { return runTrust(c.Context, *o, c.Args().Slice(), e) },
 	}
@@ -40,7 +38,7 @@ func runTrust(ctx context.Context, o trustOptions, args []string, e env) error {
 	if len(args) != 1 {
 		return usageErr("trust needs exactly one INVENTORY argument")
 	}
-	if o.concurrency < 1 || o.connectTimeout <= 0 {
+	if o.fetch.Concurrency < 1 || o.fetch.ConnectTimeout <= 0 {
 		return usageErr("--concurrency must be at least 1 and --connect-timeout positive")
 	}
 	_, hosts, err := loadInventory(args[0], o.limit)
@@ -54,7 +52,7 @@ func runTrust(ctx context.Context, o trustOptions, args []string, e env) error {
 		return err
 	}
 	defer runner.Close()
-	entries := trust.Fetch(ctx, hosts, runner, trust.Options{Concurrency: o.concurrency, ConnectTimeout: o.connectTimeout})
+	entries := trust.Fetch(ctx, hosts, runner, o.fetch)
 	trust.Write(e.stdout, entries)
 	if ctx.Err() != nil {
 		return &exitError{code: ExitInterrupted, err: fmt.Errorf("interrupted: nothing was written")}

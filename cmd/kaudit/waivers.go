@@ -31,11 +31,11 @@ func (o waiverOpts) apply(e env, r *report.Report) error {
 	if o.file == "" {
 		return nil
 	}
-	w, err := waiver.Load(o.file)
+	warnings, err := waiver.ApplyFile(r, o.file, o.now())
 	if err != nil {
-		return usage(fmt.Errorf("waivers: %w", err))
+		return usage(err)
 	}
-	for _, msg := range waiver.ApplyWaivers(r, w, o.now()) {
+	for _, msg := range warnings {
 		e.warn("%s", msg)
 	}
 	return nil

@@ -94,7 +94,7 @@ func runWhatif(_ context.Context, o whatifOptions, args []string, e env) error {
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	if err := writeOutput(e.stdout, o.output, func(out io.Writer) error { return whatif.Write(out, o.format, w) }); err != nil {
+	if err := pipeline.WriteOutput(e.stdout, o.output, func(out io.Writer) error { return whatif.Write(out, o.format, w) }); err != nil {
 		return err
 	}
 	if cluster, unsafe := w.UnsafeAfter(); o.failUnsafe && unsafe {

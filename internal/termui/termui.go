@@ -167,3 +167,31 @@ func cutWidth(s string, n int) (string, string) {
 	}
 	return s[:cut], s[cut:]
 }
+
+// Layout is what --width, --color and --no-color ask for, before they
+// are decided against the environment and the terminal.
+type Layout struct {
+	Width   int    // columns; 0: COLUMNS, the terminal's, else DefaultWidth
+	Color   string // a ColorModes value ("" is auto)
+	NoColor bool   // same as Color "never"
+}
+
+// Decide is the width to lay out at and whether to colour, for output
+// written to out (terminal: out is the person's terminal, not a file).
+// A negative width, an unknown mode, or NoColor with a mode other than
+// auto or never is an error that names the flag.
+func (l Layout) Decide(env Env, out *os.File, terminal bool) (width int, color bool, err error) {
+	if l.Width < 0 {
+		return 0, false, fmt.Errorf("--width must be a positive number of columns")
+	}
+	width = Width(l.Width, env, out)
+	mode := strings.ToLower(l.Color)
+	if l.NoColor {
+		if mode != "auto" && mode != "never" {
+			return width, false, fmt.Errorf("--no-color contradicts --color %s", mode)
+		}
+		mode = "never"
+	}
+	color, err = Color(mode, env, terminal && IsTerminal(out))
+	return width, color, err
+}

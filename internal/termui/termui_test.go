@@ -107,3 +107,34 @@ func TestWrap(t *testing.T) {
 		}
 	}
 }
+
+func TestLayoutDecide(t *testing.T) {
+	env := func(m map[string]string) Env { return func(k string) string { return m[k] } }
+	cases := []struct {
+		l         Layout
+		env       map[string]string
+		width     int
+		color     bool
+		wantError string
+	}{
+		{Layout{Width: 80, Color: "always"}, nil, 80, true, ""},
+		{Layout{Color: "ALWAYS"}, map[string]string{"COLUMNS": "120"}, 120, true, ""},
+		{Layout{Color: "auto"}, map[string]string{"CLICOLOR_FORCE": "1"}, DefaultWidth, true, ""},
+		{Layout{Color: "always", NoColor: true}, nil, 0, false, "--no-color contradicts --color always"},
+		{Layout{Color: "auto", NoColor: true}, map[string]string{"CLICOLOR_FORCE": "1"}, DefaultWidth, false, ""},
+		{Layout{Width: -1}, nil, 0, false, "--width must be a positive number of columns"},
+		{Layout{Color: "sometimes"}, nil, 0, false, `unknown --color "sometimes"`},
+	}
+	for _, c := range cases {
+		w, col, err := c.l.Decide(env(c.env), nil, false)
+		if c.wantError != "" {
+			if err == nil || !strings.Contains(err.Error(), c.wantError) {
+				t.Errorf("%+v: err %v, want %q", c.l, err, c.wantError)
+			}
+			continue
+		}
+		if err != nil || w != c.width || col != c.color {
+			t.Errorf("%+v: width %d colour %v err %v, want %d %v", c.l, w, col, err, c.width, c.color)
+		}
+	}
+}

@@ -56,6 +56,21 @@ func ReadPassphrase(tty *os.File, prompt string) ([]byte, error) {
 	return b, nil
 }
 
+// TerminalPassphrase is a func that asks for a key passphrase on the
+// controlling terminal (ReadPassphrase on /dev/tty), or nil when there
+// is no terminal to ask on.
+func TerminalPassphrase() func(prompt string) ([]byte, error) {
+	tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
+	if err != nil {
+		return nil
+	}
+	if !termui.IsTerminal(tty) {
+		tty.Close()
+		return nil
+	}
+	return func(prompt string) ([]byte, error) { return ReadPassphrase(tty, prompt) }
+}
+
 // MaxSecret bounds a typed password or passphrase.
 const MaxSecret = 1024
 

@@ -1,0 +1,52 @@
+package pipeline
+
+import (
+	"fmt"
+
+	"github.com/kaudit/kaudit/audit/inventory"
+	"github.com/kaudit/kaudit/audit/sshconfig"
+	"github.com/kaudit/kaudit/audit/transport"
+)
+
+// ConnectConfig is what Connect needs besides the hosts. Every field may
+// be left zero.
+type ConnectConfig struct {
+	// SSHConfig is an OpenSSH client configuration file read instead of
+	// ~/.ssh/config and /etc/ssh/ssh_config (like ssh -F).
+	SSHConfig string
+	// Become is the sudo password for hosts with become: sudo (sent only
+	// to sudo -S); nil: passwordless sudo -n.
+	Become *transport.BecomePassword
+	// Passphrase asks for an encrypted key's passphrase; nil: such keys
+	// are not used.
+	Passphrase func(prompt string) ([]byte, error)
+	// Warn receives the transport's and ssh_config's warnings.
+	Warn func(string)
+}
+
+// Connect is the SSH runner for hosts, the one the CLI's scan, fix,
+// rollback and trust connect with: ssh_config loaded (unless no host uses
+// it and no file is given), warnings, passphrases and the become password
+// as c says. Close it when done (it holds the bastion connections). A bad
+// ssh_config is an error that says how to fix or ignore it.
+func Connect(hosts []inventory.Host, c ConnectConfig) (*transport.SSH, error) {
+	ssh := transport.NewSSH()
+	ssh.Warn, ssh.BecomePassword, ssh.Passphrase = c.Warn, c.Become, c.Passphrase
+	if usesSSHConfig(hosts) || c.SSHConfig != "" {
+		cfg, err := sshconfig.Load(sshconfig.Options{File: c.SSHConfig, Warn: ssh.Warn})
+		if err != nil {
+			return nil, fmt.Errorf("%v (hint: fix the file, or set ssh_config: false in the inventory to ignore it)", err)
+		}
+		ssh.Config = cfg
+	}
+	return ssh, nil
+}
+
+func usesSSHConfig(hosts []inventory.Host) bool {
+	for _, h := range hosts {
+		if h.SSHConfig && h.Connection != inventory.ConnLocal {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,28 @@
+package pipeline
+
+import "github.com/kaudit/kaudit/audit/inventory"
+
+// LoadInventory loads the inventory at path and selects the hosts limit
+// matches (inventory.Select: groups, hosts, globs, !exclusions; "" is
+// every host). Any problem is found here, before a connection is made.
+func LoadInventory(path, limit string) (*inventory.Inventory, []inventory.Host, error) {
+	inv, err := inventory.Load(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	hosts, err := inv.Select(limit)
+	if err != nil {
+		return nil, nil, err
+	}
+	return inv, hosts, nil
+}
+
+// ClientsGroup is the inventory group of producer/consumer hosts: group
+// when set (the flag wins), else the inventory's clients_group: ("" leaves
+// audit.DefaultClientsGroup).
+func ClientsGroup(group string, inv *inventory.Inventory) string {
+	if group != "" {
+		return group
+	}
+	return inv.ClientsGroup
+}
