@@ -86,6 +86,8 @@ func Scan(ctx context.Context, hosts []inventory.Host, opt Options) []Result {
 	if opt.Concurrency <= 0 {
 		opt.Concurrency = DefaultConcurrency
 	}
+	// Never "too many open files": the CLI has said so when it lowered it.
+	opt.Concurrency, _ = fanout.FitOpenFiles(opt.Concurrency, fanout.OpenFileLimit())
 	if opt.Timeout <= 0 {
 		opt.Timeout = DefaultTimeout
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kaudit/kaudit/audit/inventory"
 	"github.com/kaudit/kaudit/audit/transport"
+	"github.com/kaudit/kaudit/internal/fanout"
 	"github.com/kaudit/kaudit/internal/ui"
 	"github.com/kaudit/kaudit/pipeline"
 )
@@ -63,4 +64,14 @@ func connect(e env, hosts []inventory.Host, sc sshConfigOpts, b becomeOpts) (*tr
 		return nil, usage(err)
 	}
 	return ssh, nil
+}
+
+// fitOpenFiles lowers a fan-out of *n connections to what the open-file
+// limit allows, and says so on stderr.
+func (e env) fitOpenFiles(n *int) {
+	fit, notice := fanout.FitOpenFiles(*n, fanout.OpenFileLimit())
+	if notice != "" {
+		e.warn("%s", notice)
+	}
+	*n = fit
 }

@@ -77,11 +77,15 @@ func runFix(ctx context.Context, o fixOptions, args []string, e env) error {
 	}
 	defer runner.Close()
 	cfg.Runner = runner
+	e.fitOpenFiles(&cfg.Concurrency)
 	r, err := scan(ctx, e, hosts, cfg, t.Quiet)
 	if err != nil {
 		return err
 	}
 	o.run.Runner, o.run.Timeout, o.run.ConnectTimeout = cfg.Runner, cfg.Timeout, cfg.ConnectTimeout
+	if o.apply {
+		e.fitOpenFiles(&o.run.Batch)
+	}
 	return planOrApply(ctx, e, o, args[0], r, hosts, jdir, t.Width)
 }
 

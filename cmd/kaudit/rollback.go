@@ -73,6 +73,7 @@ func runRollback(ctx context.Context, o rollbackOptions, args []string, e env) e
 	}
 	defer runner.Close()
 	cfg.Runner = runner
+	e.fitOpenFiles(&cfg.Concurrency)
 	j, err := loadRun(ctx, e, o, dir, hosts, cfg)
 	if err != nil {
 		return err

@@ -84,6 +84,7 @@ func runScan(ctx context.Context, o scanOptions, args []string, e env) error {
 	}
 	defer runner.Close()
 	cfg.Runner = runner
+	e.fitOpenFiles(&cfg.Concurrency)
 	_, err = scanAndEmit(ctx, e, o.reportOpts, eo, cfg, hosts, inv.Path, shard)
 	return err
 }

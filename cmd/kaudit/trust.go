@@ -52,6 +52,7 @@ func runTrust(ctx context.Context, o trustOptions, args []string, e env) error {
 		return err
 	}
 	defer runner.Close()
+	e.fitOpenFiles(&o.fetch.Concurrency)
 	entries := trust.Fetch(ctx, hosts, runner, o.fetch)
 	trust.Write(e.stdout, entries)
 	if ctx.Err() != nil {
