@@ -7,7 +7,6 @@ import (
 
 	"github.com/kaudit/kaudit/audit/inventory"
 	"github.com/kaudit/kaudit/audit/transport"
-	"github.com/kaudit/kaudit/internal/fanout"
 	"github.com/kaudit/kaudit/internal/ui"
 	"github.com/kaudit/kaudit/pipeline"
 )
@@ -69,7 +68,7 @@ func connect(e env, hosts []inventory.Host, sc sshConfigOpts, b becomeOpts) (*tr
 // fitOpenFiles lowers a fan-out of *n connections to what the open-file
 // limit allows, and says so on stderr.
 func (e env) fitOpenFiles(n *int) {
-	fit, notice := fanout.FitOpenFiles(*n, fanout.OpenFileLimit())
+	fit, notice := pipeline.FitOpenFiles(*n)
 	if notice != "" {
 		e.warn("%s", notice)
 	}
