@@ -5,6 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/kaudit/kaudit/audit"
 	"github.com/kaudit/kaudit/audit/inventory"
 	"github.com/kaudit/kaudit/audit/transport"
 	"github.com/kaudit/kaudit/internal/ui"
@@ -68,7 +69,7 @@ func connect(e env, hosts []inventory.Host, sc sshConfigOpts, b becomeOpts) (*tr
 // fitOpenFiles lowers a fan-out of *n connections to what the open-file
 // limit allows, and says so on stderr.
 func (e env) fitOpenFiles(n *int) {
-	fit, notice := pipeline.FitOpenFiles(*n)
+	fit, notice := audit.FitOpenFiles(*n)
 	if notice != "" {
 		e.warn("%s", notice)
 	}
