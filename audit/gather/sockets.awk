@@ -88,9 +88,6 @@ function conn(s, st,    k) {
 	if ((k = index(s, " users:((")) > 0) s = substr(s, 1, k - 1)
 	return s
 }
-function section(name, body) {
-	printf "%s begin %s\n%s\n%s end %s ok\n", M, name, body, M, name
-}
 END {
 	if (mode == "client") { print "total=" total + 0; exit }
 	pid = ""
@@ -98,16 +95,15 @@ END {
 	else if (nk > 0) { pid = kp[1]; found = "cmdline" }
 	if (pid != "") print pid " " found > "/dev/fd/3"
 	sel[kport] = 1
-	b = errs
-	if (hdr != "") b = b hdr "\n"
+	printf "%s begin listeners\n%s", M, errs
+	if (hdr != "") print hdr
 	for (j = 1; j <= nl; j++) {
-		b = b lrow[j] "\n"
+		print lrow[j]
 		if (pid != "" && index(lpids[j], " " pid " ")) sel[lport[j]] = 1
 	}
-	section("listeners", b)
-	b = errs
-	for (a in est) { p = a; sub(/.*:/, "", p); if (p in listening) b = b a " " est[a] "\n" }
-	section("established", b)
+	printf "\n%s end listeners ok\n%s begin established\n%s", M, M, errs
+	for (a in est) { p = a; sub(/.*:/, "", p); if (p in listening) print a " " est[a] }
+	printf "\n%s end established ok\n", M
 	printf "%s begin conns\n%s", M, errs
 	if (hdr != "") print hdr
 	shown = 0
