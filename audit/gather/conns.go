@@ -11,7 +11,7 @@ import (
 )
 
 // connParams renders the script's connection variables: PROFILE,
-// CLIENT_PORTS, CONN_LIMIT and the two awk programs.
+// CLIENT_PORTS, CONN_LIMIT and the awk program of its ss run.
 func connParams(p Params) (string, error) {
 	limit := p.ConnLimit
 	if limit == 0 {
@@ -34,8 +34,8 @@ func connParams(p Params) (string, error) {
 		}
 		ports = append(ports, strconv.Itoa(port))
 	}
-	return fmt.Sprintf("PROFILE=%s\nCLIENT_PORTS=%s\nCONN_LIMIT=%d\nEST_AWK=%s\nCONNS_AWK=%s\n",
-		profile, remote.Quote(strings.Join(ports, " ")), limit, remote.Quote(establishedAwk), remote.Quote(connsAwk)), nil
+	return fmt.Sprintf("PROFILE=%s\nCLIENT_PORTS=%s\nCONN_LIMIT=%d\nSOCKETS_AWK=%s\n",
+		profile, remote.Quote(strings.Join(ports, " ")), limit, remote.Quote(socketsAwk)), nil
 }
 
 // brokerOnly are the sections the client profile does not gather.

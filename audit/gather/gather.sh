@@ -10,68 +10,115 @@ export PATH
 b() { printf '%s begin %s\n' "$M" "$1"; }
 e() { printf '\n%s end %s %s\n' "$M" "$1" "${2:-ok}"; }
 have() { command -v "$1" >/dev/null 2>&1; }
-# rd FILE: print it, or say why not
-rd() {
-	if [ -r "$1" ]; then cat "$1" 2>&1; elif [ -e "$1" ]; then echo "!denied $1"; else echo "!absent $1"; fi
+# Builtins only below where they do the job: every fork and exec costs the
+# host more than the SSH session itself, so files are read with read, paths
+# built with parameter expansion, and each section printed at once.
+NL='
+'
+# rv FILE: v = the file's text (its lines, newline-joined), or why not.
+# Not for /proc/sys: the shell's read takes a byte at a time, and a sysctl
+# entry answers only the first read.
+rv() {
+	v=''
+	if [ -r "$1" ]; then
+		while IFS= read -r l || [ -n "$l" ]; do v="$v$l$NL"; done < "$1"
+		v=${v%"$NL"}
+	elif [ -e "$1" ]; then v="!denied $1"; else v="!absent $1"; fi
+}
+# sp KEY: p = the /proc/sys path of a dotted sysctl key.
+sp() {
+	p=/proc/sys
+	o=$IFS; IFS=.
+	for x in $1; do p=$p/$x; done
+	IFS=$o
 }
 
-b kernel
-printf 'release='; rd /proc/sys/kernel/osrelease
-printf 'version='; rd /proc/version
-if [ -r /proc/version_signature ]; then printf 'signature='; cat /proc/version_signature; fi
-printf 'arch=%s\n' "$(uname -m 2>/dev/null)"
-e kernel
+# why FILE: a = FILE when it is readable, else why not ("!denied FILE").
+why() { if [ -r "$1" ]; then a=$1; elif [ -e "$1" ]; then a="!denied $1"; else a="!absent $1"; fi; }
 
-b os-release
-if [ -r /etc/os-release ]; then cat /etc/os-release; e os-release
-elif [ -r /usr/lib/os-release ]; then cat /usr/lib/os-release; e os-release
-else e os-release absent; fi
-
-b sysctl
+# The kernel and sysctl sections, read by one awk: its arguments are
+# pairs, LABEL FILE (LABEL, then the file's lines joined by spaces, tabs
+# made spaces), LABEL !WHY (LABEL!WHY: the file is not read) or "" TEXT.
+why /proc/sys/kernel/osrelease; set -- "" "$M begin kernel" release= "$a"
+why /proc/version; set -- "$@" version= "$a"
+[ -r /proc/version_signature ] && set -- "$@" signature= /proc/version_signature
+if [ -r /proc/sys/kernel/arch ]; then set -- "$@" arch= /proc/sys/kernel/arch; else set -- "$@" "" "arch=$(uname -m 2>/dev/null)"; fi
+set -- "$@" "" "$NL$M end kernel ok" "" "$M begin sysctl"
 for k in $SYSCTLS; do
-	p=/proc/sys/$(printf '%s' "$k" | tr . /)
-	if [ -r "$p" ]; then printf '%s=' "$k"; tr '\t\n' '  ' < "$p"; echo
-	elif [ -e "$p" ]; then printf '%s!denied\n' "$k"
-	else printf '%s!absent\n' "$k"; fi
+	sp "$k"
+	if [ -r "$p" ]; then set -- "$@" "$k=" "$p"
+	elif [ -e "$p" ]; then set -- "$@" "$k" "!denied"
+	else set -- "$@" "$k" "!absent"; fi
 done
-e sysctl
+set -- "$@" "" "$NL$M end sysctl ok"
+awk 'BEGIN {
+	for (i = 1; i < ARGC; i += 2) {
+		l = ARGV[i]; f = ARGV[i + 1]
+		if (l == "" || substr(f, 1, 1) == "!") { print l f; continue }
+		s = ""; sep = ""
+		while ((getline v < f) > 0) { s = s sep v; sep = " " }
+		close(f)
+		gsub(/\t/, " ", s)
+		print l s
+	}
+}' "$@"
+
+if [ -r /etc/os-release ]; then rv /etc/os-release; st=ok
+elif [ -r /usr/lib/os-release ]; then rv /usr/lib/os-release; st=ok
+else v=''; st=absent; fi
+printf '%s begin os-release\n%s\n%s end os-release %s\n' "$M" "$v" "$M" "$st"
 
 # The client profile (a producer/consumer host of the clients group): its
 # kernel and sysctls above, and its connections to the brokers' Kafka ports
 # (CLIENT_PORTS) with their window scales, at most CONN_LIMIT of them.
 if [ "$PROFILE" = client ]; then
-	b profile; echo client; e profile
-	b conns
+	printf '%s begin profile\nclient\n\n%s end profile ok\n%s begin conns\n' "$M" "$M" "$M"
 	flt=''
 	for p in $CLIENT_PORTS; do flt="${flt:+$flt or }dport = :$p"; done
 	if ! have ss; then
 		echo "ss not found in PATH (install iproute2)"; e conns missing
 	else
-		{ ss -tin state established "( $flt )" 2>/dev/null || echo "!ss failed: exit $?"; } | awk -v lim="$CONN_LIMIT" "$CONNS_AWK"
+		{ ss -tin state established "( $flt )" 2>/dev/null || echo "!ss failed: exit $?"; } | awk -v mode=client -v lim="$CONN_LIMIT" "$SOCKETS_AWK"
 		e conns
 	fi
 	printf '%s done\n' "$M"
 	exit 0
 fi
 
-b sysctl-files
+# Persisted sysctls: every file systemd-sysctl reads, in its directories'
+# order, then /etc/sysctl.conf, read by one awk: "@file F" (or "@link F
+# TARGET", or "!denied F"), then the file's non-comment lines, numbered.
+set --
 for d in /etc/sysctl.d /run/sysctl.d /usr/local/lib/sysctl.d /usr/lib/sysctl.d /lib/sysctl.d; do
+	[ -d "$d" ] || continue
 	for f in "$d"/*.conf; do
 		[ -e "$f" ] || [ -L "$f" ] || continue
-		if [ -L "$f" ]; then printf '@link %s %s\n' "$f" "$(readlink -f "$f" 2>/dev/null)"; else printf '@file %s\n' "$f"; fi
-		[ -r "$f" ] || { echo "!denied $f"; continue; }
-		grep -n -v -E '^[[:space:]]*([#;]|$)' "$f" 2>/dev/null
+		if [ -L "$f" ]; then h="@link $f $(readlink -f "$f" 2>/dev/null)"; else h="@file $f"; fi
+		if [ -r "$f" ]; then set -- "$@" "$h" "$f"; else set -- "$@" "$h$NL!denied $f" ""; fi
 	done
 done
 if [ -e /etc/sysctl.conf ]; then
-	printf '@file /etc/sysctl.conf\n'
-	if [ -r /etc/sysctl.conf ]; then grep -n -v -E '^[[:space:]]*([#;]|$)' /etc/sysctl.conf 2>/dev/null; else echo "!denied /etc/sysctl.conf"; fi
+	if [ -r /etc/sysctl.conf ]; then set -- "$@" "@file /etc/sysctl.conf" /etc/sysctl.conf
+	else set -- "$@" "@file /etc/sysctl.conf$NL!denied /etc/sysctl.conf" ""; fi
 fi
+b sysctl-files
+[ $# -gt 0 ] && awk 'BEGIN {
+	for (i = 1; i < ARGC; i += 2) {
+		print ARGV[i]
+		f = ARGV[i + 1]
+		if (f == "") continue
+		n = 0
+		while ((getline l < f) > 0) { n++; if (l !~ /^[ \t\r\v\f]*([#;]|$)/) print n ":" l }
+		close(f)
+	}
+}' "$@"
 e sysctl-files
 
 b kernel-changelog
 T='net: Update window_clamp if SOCK_RCVBUF is set'
-r=$(cat /proc/sys/kernel/osrelease 2>/dev/null)
+# The release only where a changelog can be read (cheap tests first).
+r=''
+if have rpm || { set -- /usr/share/doc/linux-image-*/changelog.Debian.gz; [ -e "$1" ]; }; then r=$(cat /proc/sys/kernel/osrelease 2>/dev/null); fi
 st=absent
 if have rpm; then
 	for pkg in "kernel-$r" "kernel-core-$r" "kernel-uek-$r"; do
@@ -93,36 +140,32 @@ e kernel-changelog "$st"
 b netstat
 if [ -r /proc/net/netstat ]; then cat /proc/net/netstat; e netstat; else e netstat denied; fi
 
-b listeners
-ssout=''
+# The broker: the pids whose command line is a Kafka broker's (one grep
+# over /proc), then one ss run that sockets.awk turns into the listeners,
+# established and conns sections, writing on fd 3 which pid is the broker
+# (the one listening on KAFKA_PORT if it is a broker, else the first).
+kpids=''
+for f in $(grep -l -E '[k]afka\.Kafka|[S]upportedKafka' /proc/[0-9]*/cmdline 2>/dev/null); do
+	f=${f#/proc/}; kpids="$kpids ${f%/cmdline}"
+done
+pid=''
+found=''
 if have ss; then
-	# Once: the kafka section below finds the broker's pid in the same output.
-	ssout=$(ss -ltnp 2>/dev/null || ss -ltn 2>&1)
-	printf '%s\n' "$ssout"
-	e listeners
+	exec 4>&1
+	pf=$( { ss -tinp state listening state established 2>/dev/null || ss -tin state listening state established 2>&1 || echo "!ss failed: exit $?"; } |
+		awk -v mode=broker -v M="$M" -v kport="$KAFKA_PORT" -v kpids="$kpids" -v lim="$CONN_LIMIT" "$SOCKETS_AWK" 3>&1 >&4)
+	exec 4>&-
+	pid=${pf%% *}; found=${pf#* }
+	case $pid in *[!0-9]*) pid='' ;; esac
 else
-	echo "ss not found in PATH (install iproute2)"; e listeners missing
+	printf '%s begin listeners\nss not found in PATH (install iproute2)\n\n%s end listeners missing\n' "$M" "$M"
+	printf '%s begin established\n\n%s end established missing\n%s begin conns\n\n%s end conns missing\n' "$M" "$M" "$M" "$M"
+	for p in $kpids; do pid=$p; found=cmdline; break; done
 fi
 
 b kafka
-pid=''
-found=''
 kargs=''
-if [ -n "$ssout" ]; then
-	pid=$(printf '%s\n' "$ssout" | grep -E "[:.]$KAFKA_PORT[[:space:]]" | sed -n 's/.*pid=\([0-9][0-9]*\).*/\1/p' | head -n 1)
-	# Only a Kafka broker counts: another program on the port is not one.
-	if [ -n "$pid" ] && grep -q -E '[k]afka\.Kafka|[S]upportedKafka' "/proc/$pid/cmdline" 2>/dev/null; then
-		found=listener
-	else
-		pid=''
-	fi
-fi
-if [ -z "$pid" ]; then
-	f=$(grep -l -E '[k]afka\.Kafka|[S]upportedKafka' /proc/[0-9]*/cmdline 2>/dev/null | head -n 1)
-	if [ -n "$f" ]; then pid=${f#/proc/}; pid=${pid%/cmdline}; found=cmdline; fi
-fi
 if [ -n "$pid" ] && [ -r "/proc/$pid/cmdline" ]; then
-	printf 'pid=%s\nfound=%s\n' "$pid" "$found"
 	# Only the classpath's kafka* jars and what follows the main class:
 	# JVM options (which may carry passwords) never leave the host.
 	# Read once: kafka-config below takes the config path from "arg=".
@@ -136,17 +179,23 @@ if [ -n "$pid" ] && [ -r "/proc/$pid/cmdline" ]; then
 		main == 1 && $0 == "--override" { ov = 1; next }
 		main == 1 && substr($0, 1, 1) != "-" && conf == "" { conf = $0; print "arg=" $0; next }
 	')
-	printf '%s\n' "$kargs" | while IFS= read -r l; do
+	t="pid=$pid${NL}found=$found$NL"
+	o=$IFS; IFS=$NL; set -f
+	for l in $kargs; do
 		case "$l" in
 		cp=*/\*)
 			d=${l#cp=}; d=${d%/\*}
-			for j in "$d"/kafka_*.jar "$d"/kafka-clients-*.jar; do [ -e "$j" ] && printf 'cp=%s\n' "$j"; done ;;
+			set +f
+			for j in "$d"/kafka_*.jar "$d"/kafka-clients-*.jar; do [ -e "$j" ] && t="${t}cp=$j$NL"; done
+			set -f ;;
 		cp=*)
 			j=${l#cp=}
-			case "${j##*/}" in kafka*) printf '%s\n' "$l" ;; esac ;;
-		*) printf '%s\n' "$l" ;;
+			case "${j##*/}" in kafka*) t="$t$l$NL" ;; esac ;;
+		*) t="$t$l$NL" ;;
 		esac
 	done
+	set +f; IFS=$o
+	printf '%s' "$t"
 	e kafka
 elif [ -n "$pid" ]; then
 	echo "pid=$pid"; e kafka denied
@@ -157,7 +206,7 @@ fi
 b kafka-config
 conf=$KAFKA_CONFIG
 if [ -z "$conf" ] && [ -n "$pid" ]; then
-	conf=$(printf '%s\n' "$kargs" | sed -n 's/^arg=//p' | head -n 1)
+	case "$NL$kargs" in *"${NL}arg="*) c=$NL$kargs; c=${c#*"${NL}arg="}; conf=${c%%"$NL"*} ;; esac
 	case "$conf" in /*) ;; ?*) [ -r "/proc/$pid/cwd" ] && conf=$(readlink "/proc/$pid/cwd")/$conf ;; esac
 fi
 if [ -z "$conf" ]; then
@@ -178,109 +227,105 @@ else
 	printf 'path=%s\n' "$conf"; e kafka-config absent
 fi
 
-b feasibility
 # What kaudit's changes need here, read only. The mode of each /proc/sys
 # entry (root passes test -w whatever the mode; the kernel still refuses a
 # write to a 0444 entry), the net namespace of this shell and of PID 1, the
-# directories kaudit writes in, every mount (ro or rw, type), SELinux.
-for k in $SYSCTLS; do
-	p=/proc/sys/$(printf '%s' "$k" | tr . /)
-	[ -e "$p" ] && printf 'mode %s %s\n' "$k" "$(ls -ldn "$p" 2>/dev/null | cut -c1-10)"
+# directories kaudit writes in, every mount (ro or rw, type), SELinux. One
+# ls gives every mode and both namespace links; one awk prints them.
+set --
+for k in $SYSCTLS; do sp "$k"; [ -e "$p" ] && set -- "$@" "$p"; done
+FD=''
+cdir=''
+case "$conf" in /*/*) cdir=${conf%/*} ;; esac
+for d in /etc /etc/sysctl.d /etc/udev/rules.d /etc/NetworkManager/system-connections /etc/sysconfig/network-scripts /etc/network /etc/systemd/network "$cdir"; do
+	[ -n "$d" ] || continue
+	if [ -d "$d" ]; then w=no; [ -w "$d" ] && w=yes; set -- "$@" "$d"
+	elif [ -e "$d" ]; then w=notdir
+	else w=absent; fi
+	FD="$FD$w $d$NL"
 done
-printf 'netns-self %s\n' "$(readlink /proc/self/ns/net 2>/dev/null)"
-printf 'netns-init %s\n' "$(readlink /proc/1/ns/net 2>/dev/null)"
-fdir() {
-	if [ -d "$1" ]; then w=no; [ -w "$1" ] && w=yes; printf 'dir %s %s %s\n' "$w" "$(ls -ldn "$1" 2>/dev/null | cut -c1-10)" "$1"
-	elif [ -e "$1" ]; then printf 'dir notdir - %s\n' "$1"
-	else printf 'dir absent - %s\n' "$1"; fi
-}
-for d in /etc /etc/sysctl.d /etc/udev/rules.d /etc/NetworkManager/system-connections /etc/sysconfig/network-scripts /etc/network /etc/systemd/network; do fdir "$d"; done
-case "$conf" in /*/*) fdir "${conf%/*}" ;; esac
-[ -r /proc/mounts ] && awk '{ split($4, o, ","); print "mount", o[1], $3, $2 }' /proc/mounts
-if [ -r /sys/fs/selinux/enforce ]; then printf 'selinux %s\n' "$(cat /sys/fs/selinux/enforce 2>/dev/null)"; fi
+mounts=0; [ -r /proc/mounts ] && mounts=1
+b feasibility
+ls -ldn "$@" /proc/self/ns/net /proc/1/ns/net 2>/dev/null | FD=$FD awk -v keys="$SYSCTLS" -v mounts="$mounts" "$FEAS_AWK"
+if [ -r /sys/fs/selinux/enforce ]; then rv /sys/fs/selinux/enforce; printf 'selinux %s\n' "$v"; fi
 have chcon && echo 'tool chcon'
 e feasibility
-# Established connections per local address:port of every listening port
-# (what would reconnect after a restart), counted here: a broker with
-# 100,000 connections sends a few lines. Then the connections on the Kafka
-# ports (the inventory's and every port the broker's pid listens on) with
-# their window scales, at most CONN_LIMIT of them.
-b established
-if [ -n "$ssout" ]; then
-	lports=$(printf '%s\n' "$ssout" | awk '$1 == "LISTEN" { n = split($4, a, ":"); if (a[n] ~ /^[0-9]+$/) print a[n] }' | sort -u | tr '\n' ' ')
-	{ ss -tn state established 2>/dev/null || echo "!ss failed: exit $?"; } | awk -v ports="$lports" "$EST_AWK"
-	e established
-else
-	e established missing
-fi
-b conns
-if [ -n "$ssout" ]; then
-	kports=$KAFKA_PORT
-	[ -n "$pid" ] && kports="$kports $(printf '%s\n' "$ssout" | grep "pid=$pid," | awk '$1 == "LISTEN" { n = split($4, a, ":"); if (a[n] ~ /^[0-9]+$/) print a[n] }' | sort -u | tr '\n' ' ')"
-	flt=''
-	for p in $kports; do flt="${flt:+$flt or }sport = :$p"; done
-	{ ss -tin state established "( $flt )" 2>/dev/null || echo "!ss failed: exit $?"; } | awk -v lim="$CONN_LIMIT" "$CONNS_AWK"
-	e conns
-else
-	e conns missing
-fi
 
 b nics
 # npersist IF: what persists the interface's settings, read-only and cheap:
 # its MAC, NetworkManager (state, connection name and UUID), an ifcfg file (its
 # ETHTOOL_OPTS line), an ifupdown "iface IF" stanza (line, file), systemd's
 # 99-default.link, udevadm's version and the other .link files (their
-# match keys).
+# match keys). What is the same for every interface is read once.
 nmv=''
 if have nmcli; then nmv=$(nmcli --version 2>/dev/null | sed -n 's/.*version \([0-9][0-9.]*\).*/\1/p' | head -n 1); fi
 udv=''
-if have udevadm; then udv=$(udevadm --version 2>/dev/null | sed -n '1s/^\([0-9][0-9]*\).*/\1/p'); fi
+if have udevadm; then udv=$(udevadm --version 2>/dev/null); udv=${udv%%"$NL"*}; udv=${udv%%[!0-9]*}; fi
+ifup=''
+have ifup && ifup=$(command -v ifup)
+ln=''
+for f in /lib/systemd/network/99-default.link /usr/lib/systemd/network/99-default.link; do
+	[ -f "$f" ] && ln="$ln@link-default $f$NL"
+done
+[ -n "$udv" ] && ln="$ln@udev-version $udv$NL"
+[ -d /etc/systemd/network ] && ln="$ln@link-dir /etc/systemd/network$NL"
+set --
+for f in /etc/systemd/network/*.link /run/systemd/network/*.link /usr/lib/systemd/network/*.link /lib/systemd/network/*.link; do
+	[ -f "$f" ] || continue
+	case "$f" in */99-default.link) continue ;; esac
+	set -- "$@" "$f"
+done
+[ $# -gt 0 ] && ln="$ln$(awk 'BEGIN {
+	for (i = 1; i < ARGC; i++) {
+		print "@link " ARGV[i]
+		while ((getline l < ARGV[i]) > 0)
+			if (l ~ /^[ \t]*(OriginalName|MACAddress|PermanentMACAddress|Driver|Name)[ \t]*=/) { sub(/^[ \t]*/, "", l); print "@link-key " l }
+		close(ARGV[i])
+	}
+}' "$@")$NL"
 npersist() {
-	printf '@mac %s\n' "$(cat "/sys/class/net/$1/address" 2>/dev/null)"
+	v=''
+	{ read -r v < "/sys/class/net/$1/address"; } 2>/dev/null
+	t="@mac $v$NL"
 	if [ -n "$nmv" ]; then
-		printf '@nm-version %s\n' "$nmv"
-		printf '@nm-state %s\n' "$(nmcli -t -g GENERAL.STATE device show "$1" 2>/dev/null | head -n 1)"
-		printf '@nm-connection %s\n' "$(nmcli -t -g GENERAL.CONNECTION device show "$1" 2>/dev/null | head -n 1)"
-		printf '@nm-uuid %s\n' "$(nmcli -t -g GENERAL.CON-UUID device show "$1" 2>/dev/null | head -n 1)"
+		t="$t@nm-version $nmv$NL"
+		t="$t@nm-state $(nmcli -t -g GENERAL.STATE device show "$1" 2>/dev/null | head -n 1)$NL"
+		t="$t@nm-connection $(nmcli -t -g GENERAL.CONNECTION device show "$1" 2>/dev/null | head -n 1)$NL"
+		t="$t@nm-uuid $(nmcli -t -g GENERAL.CON-UUID device show "$1" 2>/dev/null | head -n 1)$NL"
 	fi
-	have ifup && printf '@ifup %s\n' "$(command -v ifup)"
+	[ -n "$ifup" ] && t="$t@ifup $ifup$NL"
 	f=/etc/sysconfig/network-scripts/ifcfg-$1
 	if [ -f "$f" ]; then
-		printf '@ifcfg %s\n' "$f"
-		grep -n -E '^[[:space:]]*ETHTOOL_OPTS=' "$f" 2>/dev/null | tail -n 1 | sed 's/^/@ifcfg-opts /'
+		t="$t@ifcfg $f$NL"
+		v=$(grep -n -E '^[[:space:]]*ETHTOOL_OPTS=' "$f" 2>/dev/null | tail -n 1)
+		[ -n "$v" ] && t="$t@ifcfg-opts $v$NL"
 	fi
-	re=$(printf '%s' "$1" | sed 's/[].[]/[&]/g')
 	for f in /etc/network/interfaces /etc/network/interfaces.d/*; do
 		[ -f "$f" ] || continue
-		n=$(grep -n -E "^[[:space:]]*iface[[:space:]]+$re([[:space:]]|\$)" "$f" 2>/dev/null | head -n 1 | cut -d: -f1)
-		[ -n "$n" ] && printf '@iface %s %s\n' "$n" "$f"
+		n=$(I=$1 awk '{ sub(/\r$/, "") } $1 == "iface" && $2 == ENVIRON["I"] { print NR; exit }' "$f" 2>/dev/null)
+		[ -n "$n" ] && t="$t@iface $n $f$NL"
 	done
-	for f in /lib/systemd/network/99-default.link /usr/lib/systemd/network/99-default.link; do
-		[ -f "$f" ] && printf '@link-default %s\n' "$f"
-	done
-	[ -n "$udv" ] && printf '@udev-version %s\n' "$udv"
-	[ -d /etc/systemd/network ] && printf '@link-dir /etc/systemd/network\n'
-	for f in /etc/systemd/network/*.link /run/systemd/network/*.link /usr/lib/systemd/network/*.link /lib/systemd/network/*.link; do
-		[ -f "$f" ] || continue
-		case "$f" in */99-default.link) continue ;; esac
-		printf '@link %s\n' "$f"
-		grep -E '^[[:space:]]*(OriginalName|MACAddress|PermanentMACAddress|Driver|Name)[[:space:]]*=' "$f" 2>/dev/null | sed 's/^[[:space:]]*/@link-key /'
-	done
+	printf '%s%s' "$t" "$ln"
 }
 ifs=$IFACES
 if [ -z "$ifs" ]; then
-	ifs=$( { awk 'NR > 1 && $2 == "00000000" && $8 == "00000000" { print $1 }' /proc/net/route 2>/dev/null
-		awk '$1 == "00000000000000000000000000000000" && $2 == "00" && $10 != "lo" { print $10 }' /proc/net/ipv6_route 2>/dev/null; } | awk '!seen[$0]++')
+	set --
+	for f in /proc/net/route /proc/net/ipv6_route; do [ -r "$f" ] && set -- "$@" "$f"; done
+	[ $# -gt 0 ] && ifs=$(awk '
+		FILENAME == "/proc/net/route" { if (FNR > 1 && $2 == "00000000" && $8 == "00000000" && !seen[$1]++) print $1; next }
+		$1 == "00000000000000000000000000000000" && $2 == "00" && $10 != "lo" && !seen[$10]++ { print $10 }' "$@" 2>/dev/null)
 fi
 if ! have ethtool; then
-	for i in $ifs; do printf '@if %s\n' "$i"; done
-	echo "ethtool not found in PATH (install ethtool)"; e nics missing
+	t=''
+	for i in $ifs; do t="$t@if $i$NL"; done
+	printf '%sethtool not found in PATH (install ethtool)\n' "$t"; e nics missing
 else
+	d0=$PWD
 	for i in $ifs; do
-		printf '@if %s\n' "$i"
-		drv=$(readlink "/sys/class/net/$i/device/driver" 2>/dev/null)
-		[ -n "$drv" ] && printf '@driver %s\n' "${drv##*/}"
-		printf '@ring\n'; ethtool -g "$i" 2>&1
+		t="@if $i$NL"
+		# The driver's name without readlink: cd -P resolves the link.
+		if cd -P "/sys/class/net/$i/device/driver" 2>/dev/null; then t="$t@driver ${PWD##*/}$NL"; cd "$d0" 2>/dev/null || cd /; fi
+		printf '%s@ring\n' "$t"; ethtool -g "$i" 2>&1
 		# Top-level features only: the tab-indented children are not checked.
 		printf '@features\n'; ethtool -k "$i" 2>&1 | grep -v '^	'
 		npersist "$i"
@@ -290,7 +335,8 @@ fi
 
 b evidence
 if have dmesg; then
-	dmesg 2>&1 | grep -E 'SYN flooding|Operation not permitted|Permission denied|read kernel buffer failed' | tail -n 21
+	dmesg 2>&1 | awk '/SYN flooding|Operation not permitted|Permission denied|read kernel buffer failed/ { l[n++ % 21] = $0 }
+		END { for (i = (n > 21 ? n - 21 : 0); i < n; i++) print l[i % 21] }'
 	e evidence
 else
 	e evidence missing

@@ -13,12 +13,13 @@ import (
 //go:embed gather.sh
 var scriptBody string
 
-// The awk programs the script runs on ss output (EST_AWK, CONNS_AWK).
+// The awk programs the script runs: SOCKETS_AWK on its one ss run,
+// FEAS_AWK on its one ls of the feasibility section.
 var (
-	//go:embed established.awk
-	establishedAwk string
-	//go:embed conns.awk
-	connsAwk string
+	//go:embed sockets.awk
+	socketsAwk string
+	//go:embed feasibility.awk
+	feasibilityAwk string
 )
 
 // DefaultConnLimit bounds the connections listed per host (ss -tin).
@@ -74,11 +75,11 @@ func Script(p Params) ([]byte, error) {
 		return nil, err
 	}
 	var b strings.Builder
-	b.Grow(len(scriptBody) + len(conns) + 512)
+	b.Grow(len(scriptBody) + len(conns) + len(feasibilityAwk) + 512)
 	b.WriteString(conns)
-	fmt.Fprintf(&b, "M=%s\nKAFKA_PORT=%d\nKAFKA_CONFIG=%s\nIFACES=%s\nSYSCTLS=%s\n",
+	fmt.Fprintf(&b, "M=%s\nKAFKA_PORT=%d\nKAFKA_CONFIG=%s\nIFACES=%s\nSYSCTLS=%s\nFEAS_AWK=%s\n",
 		remote.Quote(p.Marker), p.KafkaPort, remote.Quote(p.KafkaConfig),
-		remote.Quote(strings.Join(p.Interfaces, " ")), remote.Quote(strings.Join(p.SysctlKeys, " ")))
+		remote.Quote(strings.Join(p.Interfaces, " ")), remote.Quote(strings.Join(p.SysctlKeys, " ")), remote.Quote(feasibilityAwk))
 	b.WriteString(scriptBody)
 	return []byte(b.String()), nil
 }

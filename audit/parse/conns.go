@@ -11,8 +11,7 @@ import (
 )
 
 // EstablishedCounts parses the gather's count of ESTABLISHED connections
-// per local address:port (established.awk over `ss -tn state
-// established`): one "ADDRESS:PORT COUNT" line each, in any order. The
+// per local address:port (sockets.awk over the gather's one ss run): one "ADDRESS:PORT COUNT" line each, in any order. The
 // result is sorted by port, then address. Empty text is no connection.
 func EstablishedCounts(text string) ([]facts.LocalConns, error) {
 	out := make([]facts.LocalConns, 0)
@@ -43,7 +42,7 @@ func EstablishedCounts(text string) ([]facts.LocalConns, error) {
 var wscaleRE = regexp.MustCompile(`(?:^|\s)wscale:(\d+),(\d+)(?:\s|$)`)
 
 // SSTCPInfo parses `ss -tin` output (also `state established`, with or
-// without the State column, with or without a header, and conns.awk's
+// without the State column, with or without a header, and sockets.awk's
 // shrunk form whose info lines hold only the wscale token or "-"): one
 // socket line "[State] Recv-Q Send-Q Local:Port Peer:Port", then an
 // indented info line. wscale:SND,RCV there gives the window scales; an
@@ -120,7 +119,7 @@ func wscales(info string) (int, int) {
 	return snd, rcv
 }
 
-// ConnsSection parses the gather's conns section: conns.awk's bounded
+// ConnsSection parses the gather's conns section: sockets.awk's bounded
 // `ss -tin` (see SSTCPInfo) and its last line "total=N", the number of
 // sockets on the host before the bound (N ≥ the sockets listed).
 func ConnsSection(text string) ([]facts.Conn, int, error) {

@@ -18,15 +18,15 @@ type Host struct {
 	SysctlFiles string
 	Changelog   string // kernel-changelog body ("" = absent)
 	Netstat     string // /proc/net/netstat
-	SS          string // ss -ltnp output; "" = ss missing
+	SS          string // listeners section: ss -ltnp's header and LISTEN rows; "" = ss missing
 	Kafka       *Kafka
 	NICs        []NIC
 	Dmesg       string // matching dmesg lines
 	Fault       Fault
 	// Sections overrides a section's state ("denied", "missing", …).
 	Sections map[string]string
-	// Established is the established section (established.awk's
-	// "ADDRESS:PORT COUNT" lines); Conns the conns section (conns.awk's
+	// Established is the established section (sockets.awk's
+	// "ADDRESS:PORT COUNT" lines); Conns the conns section (sockets.awk's
 	// bounded ss -tin, ending in "total=N"; "" renders "total=0").
 	Established string
 	Conns       string
