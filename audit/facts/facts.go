@@ -22,13 +22,15 @@ type Facts struct {
 	Netstat   map[string]map[string]int64 `json:"netstat"`   // "TcpExt" -> counter -> value, parsed by header name
 	Listeners []Listener                  `json:"listeners"`
 	// Established counts the ESTABLISHED TCP connections per local
-	// address:port of every listening port (`ss -tn state established`,
-	// counted on the host): what would reconnect after a restart.
+	// address:port of every listening port (counted on the host from the
+	// gather's one `ss -tinp state listening state established`): what
+	// would reconnect after a restart.
 	Established []LocalConns `json:"established"`
 	// Conns are established connections with their window scales
-	// (`ss -tin`): on a broker those on its Kafka ports, on a client host
-	// those to the brokers' Kafka ports. At most a bound are kept;
-	// ConnsTotal is how many there were.
+	// (`ss -ti`, the same run): on a broker those on its Kafka ports, on a
+	// client host (`ss -tin state established`) those to the brokers'
+	// Kafka ports. At most a bound are kept; ConnsTotal is how many there
+	// were.
 	Conns      []Conn   `json:"conns"`
 	ConnsTotal int      `json:"conns_total,omitempty"`
 	Kafka      *Kafka   `json:"kafka"`
