@@ -28,24 +28,7 @@ func appendIndented(dst, src []byte, prefix, indent string) []byte {
 	for i := 0; i < len(src); i++ {
 		c := src[i]
 		if inStr {
-			switch {
-			case esc:
-				esc = false
-			case c == '\\':
-				esc = true
-			case c == '"':
-				inStr = false
-			case c >= 0x7f:
-				r, size := utf8.DecodeRune(src[i:])
-				if termsafe.Acts(r) {
-					dst = appendUEscape(dst, r)
-				} else {
-					dst = append(dst, src[i:i+size]...)
-				}
-				i += size - 1
-				continue
-			}
-			dst = append(dst, c)
+			dst, i, inStr, esc = inString(dst, src, i, esc)
 			continue
 		}
 		if open && c != '}' && c != ']' {
@@ -78,6 +61,30 @@ func appendIndented(dst, src []byte, prefix, indent string) []byte {
 		}
 	}
 	return dst
+}
+
+// inString appends src[i], a byte inside a string (a rune termsafe.Acts
+// names \u-escaped, whole), and returns the index of the last byte used
+// and whether the string and an escape go on after it.
+func inString(dst, src []byte, i int, esc bool) ([]byte, int, bool, bool) {
+	c := src[i]
+	switch {
+	case esc:
+		return append(dst, c), i, true, false
+	case c == '\\':
+		return append(dst, c), i, true, true
+	case c == '"':
+		return append(dst, c), i, false, false
+	case c >= 0x7f:
+		r, size := utf8.DecodeRune(src[i:])
+		if termsafe.Acts(r) {
+			dst = appendUEscape(dst, r)
+		} else {
+			dst = append(dst, src[i:i+size]...)
+		}
+		return dst, i + size - 1, true, false
+	}
+	return append(dst, c), i, true, false
 }
 
 // appendUEscape appends \u and r's four lowercase hex digits (r < 0x10000:
