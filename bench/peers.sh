@@ -68,6 +68,13 @@ for n in $NS_LIST; do
 	[ "$n" -gt "$MAXN" ] && MAXN=$n
 done
 
+# One run at a time: a second would delete the first one's namespace, and
+# two at once would skew each other's CPU figures anyway.
+exec 9>/tmp/kbench-peers.lock
+if ! flock -n 9; then
+	echo "peers.sh: another run holds /tmp/kbench-peers.lock: waiting for it" >&2
+	flock 9
+fi
 NS=kbench-peers
 WORK=$(mktemp -d /tmp/kbench-peers.XXXXXX)
 OUT=${OUT:-$WORK/out}
