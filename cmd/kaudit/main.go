@@ -16,6 +16,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/kaudit/kaudit/internal/argv"
+	"github.com/kaudit/kaudit/internal/suggest"
 	"github.com/kaudit/kaudit/internal/termsafe"
 	"github.com/kaudit/kaudit/pipeline"
 )
@@ -132,10 +133,38 @@ func run(args []string, stdout, stderr io.Writer) int {
 func runEnv(args []string, e env) int {
 	e.stderr = termsafe.NewWriter(e.stderr)
 	app := newApp(e)
+	args, err := commandLine(app, args)
+	if err != nil {
+		return exitCode(err, e.stderr)
+	}
 	if !completing(args) { // the completion flag must stay last
 		args = interspersed(app, args)
 	}
 	return exitCode(app.Run(args), e.stderr)
+}
+
+// commandLine reads `kaudit help [COMMAND…]` as `kaudit [COMMAND…] --help`
+// and refuses an unknown command with the nearest known one (urfave/cli
+// would answer "No help topic for 'X'").
+func commandLine(app *cli.App, args []string) ([]string, error) {
+	if len(args) < 2 || strings.HasPrefix(args[1], "-") {
+		return args, nil
+	}
+	if args[1] == "help" {
+		return append(append([]string{args[0]}, args[2:]...), "--help"), nil
+	}
+	var names []string
+	for _, c := range app.Commands {
+		if c.HasName(args[1]) {
+			return args, nil
+		}
+		names = append(names, c.Name)
+	}
+	hint := ""
+	if s := suggest.Closest(args[1], names); s != "" {
+		hint = " (did you mean " + s + "?)"
+	}
+	return nil, usageErr("unknown command %q%s: kaudit --help lists the commands", args[1], hint)
 }
 
 // exitCode is the one place an error becomes an exit code (and its

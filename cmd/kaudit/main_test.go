@@ -380,3 +380,25 @@ func TestFailOnUnknown(t *testing.T) {
 		t.Fatalf("--fail-on-unknown: exit %d (%s), want 1", code, errOut)
 	}
 }
+
+// `kaudit help [COMMAND…]` is `--help` of that command; an unknown command
+// is a usage error naming the nearest one (urfave/cli alone said "No help
+// topic for 'help'" for both).
+func TestHelpCommandAndUnknownCommands(t *testing.T) {
+	for _, tc := range []struct {
+		args         []string
+		code         int
+		stdout, errs string
+	}{
+		{[]string{"help"}, ExitOK, "kaudit - audit Kafka broker hosts", ""},
+		{[]string{"help", "scan"}, ExitOK, "kaudit scan - audit every host", ""},
+		{[]string{"help", "waivers", "check"}, ExitOK, "kaudit waivers check - validate a waiver file", ""},
+		{[]string{"sacn", "inv.yaml"}, ExitUsage, "", `kaudit: error: unknown command "sacn" (did you mean scan?): kaudit --help lists the commands`},
+		{[]string{"frobnicate"}, ExitUsage, "", `kaudit: error: unknown command "frobnicate": kaudit --help lists the commands`},
+	} {
+		code, out, errs := runCLI(t, tc.args...)
+		if code != tc.code || !strings.Contains(out, tc.stdout) || !strings.Contains(errs, tc.errs) || (tc.errs == "") != (errs == "") {
+			t.Errorf("kaudit %v: exit %d, stdout %.80q…, stderr %q; want exit %d, %q, %q", tc.args, code, out, errs, tc.code, tc.stdout, tc.errs)
+		}
+	}
+}
