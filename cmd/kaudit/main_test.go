@@ -395,6 +395,7 @@ func TestHelpCommandAndUnknownCommands(t *testing.T) {
 		{[]string{"help", "waivers", "check"}, ExitOK, "kaudit waivers check - validate a waiver file", ""},
 		{[]string{"sacn", "inv.yaml"}, ExitUsage, "", `kaudit: error: unknown command "sacn" (did you mean scan?): kaudit --help lists the commands`},
 		{[]string{"frobnicate"}, ExitUsage, "", `kaudit: error: unknown command "frobnicate": kaudit --help lists the commands`},
+		{[]string{"rules", "listen-backlog-effective"}, ExitUsage, "", "kaudit: error: rules takes no arguments (kaudit explain listen-backlog-effective explains one rule)"},
 	} {
 		code, out, errs := runCLI(t, tc.args...)
 		if code != tc.code || !strings.Contains(out, tc.stdout) || !strings.Contains(errs, tc.errs) || (tc.errs == "") != (errs == "") {

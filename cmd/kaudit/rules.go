@@ -16,7 +16,10 @@ func rulesCommand(e env) *cli.Command {
 	}
 }
 
-func runRules(_ context.Context, _ []string, e env) error {
+func runRules(_ context.Context, args []string, e env) error {
+	if len(args) > 0 {
+		return usageErr("rules takes no arguments (kaudit explain %s explains one rule)", args[0])
+	}
 	pipeline.WriteCatalog(e.stdout)
 	return nil
 }
