@@ -403,3 +403,12 @@ func TestHelpCommandAndUnknownCommands(t *testing.T) {
 		}
 	}
 }
+
+// Every report carries the version --version prints (a build without
+// -ldflags left tool_version empty).
+func TestReportCarriesToolVersion(t *testing.T) {
+	_, out, _ := runCLI(t, "demo", "-f", "json")
+	if r := decode(t, out); r.ToolVersion == "" || r.ToolVersion != toolVersion() {
+		t.Errorf("tool_version %q, want %q", r.ToolVersion, toolVersion())
+	}
+}

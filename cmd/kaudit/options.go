@@ -52,7 +52,7 @@ func (o *fanoutOpts) flags() []cli.Flag {
 // config checks the fan-out flags and returns the scan's configuration.
 func (o fanoutOpts) config(failOn rules.Severity) (pipeline.Config, error) {
 	cfg := o.cfg
-	cfg.FailOn, cfg.ToolVersion = failOn, version
+	cfg.FailOn, cfg.ToolVersion = failOn, toolVersion()
 	if cfg.Concurrency < 1 {
 		return cfg, usageErr("--concurrency must be at least 1")
 	}
