@@ -47,7 +47,7 @@ var layers = map[string][]string{
 	// parser, no remote-script plumbing, no fan-out of its own.
 	"cmd/kaudit": {"audit", "audit/inventory", "audit/probe", "audit/transport", "audit/trust", "pipeline", "rules", "report", "report/diff",
 		"whatif", "remediate", "remediate/apply", "waiver", "internal/simhost", "internal/argv", "internal/ui",
-		"internal/termsafe", "internal/termui"},
+		"internal/termsafe", "internal/termui", "internal/suggest"},
 	"internal/simhost":   {"audit/inventory", "internal/*"},
 	"internal/testfleet": {"audit/inventory", "internal/*"},
 	"internal":           {"internal/*"},
