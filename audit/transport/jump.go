@@ -1,20 +1,22 @@
 package transport
 
+import "strings"
+
 // ProxyJump is the jump chain a connection to t goes through, as route
-// decides it: the inventory's proxy_jump when given, else ssh_config's
-// ProxyJump for t ("" or "none": direct). It lets callers that fetch a
-// bastion's key first (kaudit trust) see bastions named only in
-// ssh_config.
+// decides it ("" when direct, also for ProxyJump none). It lets callers
+// that fetch a bastion's key first (kaudit trust) see bastions named only
+// in ssh_config. A target that does not resolve keeps its own proxy_jump:
+// its connection reports the error.
 func (c *SSH) ProxyJump(t Target) string {
-	if t.Given.ProxyJump || c.Config == nil || t.NoSSHConfig || t.Local {
+	if t.Local {
 		return t.ProxyJump
 	}
-	_, h, err := resolveEndpoint(c.Config, targetQuery(t, true), t, t.Given, t.Name)
-	if err != nil || h == nil {
+	_, _, jump, err := c.target(t)
+	if err != nil {
 		return t.ProxyJump
 	}
-	if h.ProxyJump == "" || h.ProxyJump == "none" {
+	if strings.EqualFold(jump, "none") {
 		return ""
 	}
-	return h.ProxyJump
+	return jump
 }

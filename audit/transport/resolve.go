@@ -42,27 +42,37 @@ const maxJumpDepth = 8
 
 // route returns the endpoints to go through, jump hosts first, the target last.
 func (c *SSH) route(t Target) ([]endpoint, error) {
-	cfg := c.Config
-	if t.NoSSHConfig {
-		cfg = nil
-	}
-	q := targetQuery(t, cfg != nil)
-	ep, h, err := resolveEndpoint(cfg, q, t, t.Given, t.Name)
+	cfg, ep, jump, err := c.target(t)
 	if err != nil {
 		return nil, err
-	}
-	jump := t.ProxyJump
-	if cfg != nil && !t.Given.ProxyJump {
-		if h.ProxyCommand != "" {
-			return nil, newErr(KindUnreachable, nil, "ssh_config %s sets ProxyCommand for %s: kaudit runs no local commands; use ProxyJump instead (ProxyCommand 'ssh -W %%h:%%p HOP' is ProxyJump HOP)", h.Where["proxycommand"], t.Name)
-		}
-		jump = h.ProxyJump
 	}
 	hops, err := jumpChain(cfg, jump, t, 0)
 	if err != nil {
 		return nil, err
 	}
 	return append(hops, ep), nil
+}
+
+// target resolves t itself: the ssh_config in force for it (nil when it
+// is not used), its endpoint, and the jump chain it goes through (the
+// inventory's proxy_jump when given, else ssh_config's ProxyJump).
+func (c *SSH) target(t Target) (*sshconfig.Config, endpoint, string, error) {
+	cfg := c.Config
+	if t.NoSSHConfig {
+		cfg = nil
+	}
+	ep, h, err := resolveEndpoint(cfg, targetQuery(t, cfg != nil), t, t.Given, t.Name)
+	if err != nil {
+		return nil, ep, "", err
+	}
+	jump := t.ProxyJump
+	if cfg != nil && !t.Given.ProxyJump {
+		if h.ProxyCommand != "" {
+			return nil, ep, "", newErr(KindUnreachable, nil, "ssh_config %s sets ProxyCommand for %s: kaudit runs no local commands; use ProxyJump instead (ProxyCommand 'ssh -W %%h:%%p HOP' is ProxyJump HOP)", h.Where["proxycommand"], t.Name)
+		}
+		jump = h.ProxyJump
+	}
+	return cfg, ep, jump, nil
 }
 
 // targetQuery is what the inventory presets for a target, like ssh's
