@@ -9,11 +9,13 @@ import (
 	"errors"
 	"fmt"
 	"hash"
+	"io"
 	"os"
 	"path"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 
 	"golang.org/x/crypto/ssh"
 )
@@ -74,7 +76,7 @@ type hashedHost struct {
 // that accept-new may create; one that cannot be read fails every check.
 func readKnownFile(p string) *knownFile {
 	f := &knownFile{path: p, ix: newKnownIndex()}
-	data, err := os.ReadFile(p)
+	data, err := readShared(p)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 	case err != nil:
@@ -83,6 +85,22 @@ func readKnownFile(p string) *knownFile {
 		f.ix.add(p, data)
 	}
 	return f
+}
+
+// readShared reads p under a shared flock, so that it never sees half of a
+// line that record (holding the exclusive lock) is appending: one write(2)
+// that crosses a page boundary is visible to an unlocked reader in two
+// steps. Where flock is not supported the file is read without it.
+func readShared(p string) ([]byte, error) {
+	fh, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	if err := syscall.Flock(int(fh.Fd()), syscall.LOCK_SH); err == nil {
+		defer syscall.Flock(int(fh.Fd()), syscall.LOCK_UN) //nolint:errcheck // closing releases it too
+	}
+	return io.ReadAll(fh)
 }
 
 // add indexes data, which follows what is indexed already.
