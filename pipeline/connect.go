@@ -1,11 +1,16 @@
 package pipeline
 
 import (
+	"errors"
 	"fmt"
+	"io"
+
+	"github.com/kaudit/kaudit/audit"
 
 	"github.com/kaudit/kaudit/audit/inventory"
 	"github.com/kaudit/kaudit/audit/sshconfig"
 	"github.com/kaudit/kaudit/audit/transport"
+	"github.com/kaudit/kaudit/internal/ui"
 )
 
 // ConnectConfig is what Connect needs besides the hosts. Every field may
@@ -49,4 +54,35 @@ func usesSSHConfig(hosts []inventory.Host) bool {
 		}
 	}
 	return false
+}
+
+// AskBecomePassword reads the become password on the terminal
+// (ui.ReadPassword: the prompt on stderr, /dev/tty, so that the inventory
+// may come on stdin) for --ask-become-pass. Without a terminal it is an
+// error that says what to do instead.
+func AskBecomePassword(stderr io.Writer) (*transport.BecomePassword, error) {
+	b, err := ui.ReadPassword(stderr, "BECOME password: ")
+	if errors.Is(err, ui.ErrNoTerminal) {
+		return nil, errors.New("--ask-become-pass needs a terminal to read the password from (none is attached); for automation allow passwordless sudo (NOPASSWD) for /bin/sh")
+	}
+	var pw *transport.BecomePassword
+	if err == nil {
+		defer clear(b)
+		pw, err = transport.NewBecomePassword(b)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("--ask-become-pass: %v", err)
+	}
+	return pw, nil
+}
+
+// FitOpenFiles is a fan-out of n connections lowered to what the
+// open-file limit allows (audit.FitOpenFiles), with a warning on c when
+// it was lowered.
+func FitOpenFiles(c Console, n int) int {
+	fit, notice := audit.FitOpenFiles(n)
+	if notice != "" {
+		c.Warn(notice)
+	}
+	return fit
 }

@@ -41,8 +41,11 @@ var layers = map[string][]string{
 	"remediate/apply": {"audit", "audit/facts", "audit/gather", "audit/parse", "audit/inventory", "audit/transport",
 		"rules", "remediate", "remediate/props", "remediate/sysctld", "internal/*"},
 	"waiver": {"report", "rules", "internal/*"},
-	"pipeline": {"audit", "audit/facts", "audit/inventory", "audit/probe", "audit/sshconfig", "audit/transport", "rules", "report", "remediate", "remediate/apply", "whatif",
-		"internal/atomicfile", "internal/termsafe", "internal/termui"},
+	// pipeline: every command's flow; it talks with the person only
+	// through internal/ui and internal/termui, and serves the demo's
+	// simulated fleet (internal/simhost).
+	"pipeline": {"audit", "audit/facts", "audit/inventory", "audit/probe", "audit/sshconfig", "audit/transport", "audit/trust", "rules", "report", "report/diff",
+		"remediate", "remediate/apply", "waiver", "whatif", "internal/atomicfile", "internal/termsafe", "internal/termui", "internal/ui", "internal/simhost"},
 	// The CLI parses flags and calls the library: no gather script, no
 	// parser, no remote-script plumbing, no fan-out of its own.
 	"cmd/kaudit": {"audit", "audit/inventory", "audit/probe", "audit/transport", "audit/trust", "pipeline", "rules", "report", "report/diff",

@@ -1,0 +1,78 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/kaudit/kaudit/audit/transport"
+	"github.com/kaudit/kaudit/audit/trust"
+)
+
+// CheckTrust validates kaudit trust's fan-out as the person asked for it.
+func CheckTrust(o trust.Options) error {
+	if o.Concurrency < 1 || o.ConnectTimeout <= 0 {
+		return errors.New("--concurrency must be at least 1 and --connect-timeout positive")
+	}
+	return nil
+}
+
+// TrustJob is what kaudit trust fetches: the keys of the hosts of
+// Inventory that Limit selects.
+type TrustJob struct {
+	Inventory, Limit string
+	Connect          ConnectConfig
+	Options          trust.Options
+	Yes              bool // record without asking
+}
+
+// Trust is kaudit trust: fetch every host's key and list them, ask and
+// record the new ones in known_hosts, then an error line per changed key.
+// Ctrl-C stops the fetch (nothing is written) and, at the question, ends
+// kaudit at once. Its verdicts: Interrupted, Findings (new keys not
+// confirmed), Unaudited (keys left untrusted).
+func Trust(ctx context.Context, c Console, j TrustJob) error {
+	_, hosts, err := LoadInventory(j.Inventory, j.Limit)
+	if err != nil {
+		return err
+	}
+	ctx, stop := Interruptible(ctx)
+	defer stop()
+	runner, err := Connect(hosts, j.Connect)
+	if err != nil {
+		return err
+	}
+	defer runner.Close()
+	j.Options.Concurrency = FitOpenFiles(c, j.Options.Concurrency)
+	entries := trust.Fetch(ctx, hosts, runner, j.Options)
+	trust.Write(c.Stdout, entries)
+	if ctx.Err() != nil {
+		return Fail(Interrupted, "interrupted: nothing was written")
+	}
+	stop() // nothing is written before the answer
+	return recordKeys(c, entries, runner.HostKeys, j.Yes)
+}
+
+// recordKeys asks and records the new keys of entries, then tells what is
+// not trusted.
+func recordKeys(c Console, entries []trust.Entry, hk *transport.HostKeys, yes bool) error {
+	if n := trust.Pending(entries); n > 0 {
+		ok, err := c.Ask(yes, fmt.Sprintf("\nRecord these %d new host keys in known_hosts?", n),
+			fmt.Errorf("%d new host keys and no terminal to confirm on: nothing was written; check the fingerprints above and run again with --yes", n))
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return Fail(Findings, "nothing was written (%d new keys not confirmed)", n)
+		}
+		entries = trust.Record(entries, hk)
+		fmt.Fprintf(c.Stdout, "\nrecorded %d of %d new keys\n", trust.Count(entries, trust.Recorded), n)
+	}
+	for _, msg := range trust.ChangedWarnings(entries) {
+		fmt.Fprintf(c.Stderr, "kaudit: error: %s\n", msg)
+	}
+	if bad := trust.Untrusted(entries); bad > 0 {
+		return Fail(Unaudited, "%d of %d host keys are not trusted (see above)", bad, len(entries))
+	}
+	return nil
+}
