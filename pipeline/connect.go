@@ -6,7 +6,6 @@ import (
 	"io"
 
 	"github.com/kaudit/kaudit/audit"
-
 	"github.com/kaudit/kaudit/audit/inventory"
 	"github.com/kaudit/kaudit/audit/sshconfig"
 	"github.com/kaudit/kaudit/audit/transport"
@@ -22,6 +21,10 @@ type ConnectConfig struct {
 	// Become is the sudo password for hosts with become: sudo (sent only
 	// to sudo -S); nil: passwordless sudo -n.
 	Become *transport.BecomePassword
+	// AskBecome (--ask-become-pass) has Connect read Become on the
+	// terminal first (AskBecomePassword, the prompt written to Prompt).
+	AskBecome bool
+	Prompt    io.Writer
 	// Passphrase asks for an encrypted key's passphrase; nil: such keys
 	// are not used.
 	Passphrase func(prompt string) ([]byte, error)
@@ -35,6 +38,13 @@ type ConnectConfig struct {
 // as c says. Close it when done (it holds the bastion connections). A bad
 // ssh_config is an error that says how to fix or ignore it.
 func Connect(hosts []inventory.Host, c ConnectConfig) (*transport.SSH, error) {
+	if c.AskBecome {
+		pw, err := AskBecomePassword(c.Prompt)
+		if err != nil {
+			return nil, err
+		}
+		c.Become = pw
+	}
 	ssh := transport.NewSSH()
 	ssh.Warn, ssh.BecomePassword, ssh.Passphrase = c.Warn, c.Become, c.Passphrase
 	if usesSSHConfig(hosts) || c.SSHConfig != "" {

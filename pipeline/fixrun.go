@@ -15,7 +15,7 @@ type FixJob struct {
 	Selector   remediate.Selector
 	Apply, Yes bool        // Yes: do not ask before applying
 	Config     ApplyConfig // Runner, timeouts, Batch, MaxFailures; RunID, JournalPath and Log are set here
-	JournalDir string      // JournalDir's, with Apply
+	JournalDir string      // with Apply: where the journal goes (FixFleet makes it from the --journal-dir flag)
 	Inventory  string      // the inventory's path, for the undo line
 	Width      int         // columns the plan is laid out for
 }

@@ -9,41 +9,32 @@ import (
 	"github.com/kaudit/kaudit/audit/trust"
 )
 
-// CheckTrust validates kaudit trust's fan-out as the person asked for it.
-func CheckTrust(o trust.Options) error {
-	if o.Concurrency < 1 || o.ConnectTimeout <= 0 {
-		return errors.New("--concurrency must be at least 1 and --connect-timeout positive")
-	}
-	return nil
-}
-
-// TrustJob is what kaudit trust fetches: the keys of the hosts of
-// Inventory that Limit selects.
+// TrustJob is how kaudit trust fetches and records keys.
 type TrustJob struct {
-	Inventory, Limit string
-	Connect          ConnectConfig
-	Options          trust.Options
-	Yes              bool // record without asking
+	Options trust.Options // as the person asked: at least one host at once, a positive connect timeout
+	Yes     bool          // record without asking
 }
 
-// Trust is kaudit trust: fetch every host's key and list them, ask and
+// Trust is kaudit trust: fetch the key of every host of f and list them, ask and
 // record the new ones in known_hosts, then an error line per changed key.
 // Ctrl-C stops the fetch (nothing is written) and, at the question, ends
 // kaudit at once. Its verdicts: Interrupted, Findings (new keys not
 // confirmed), Unaudited (keys left untrusted).
-func Trust(ctx context.Context, c Console, j TrustJob) error {
-	_, hosts, err := LoadInventory(j.Inventory, j.Limit)
+func Trust(ctx context.Context, c Console, f Fleet, j TrustJob) error {
+	if j.Options.Concurrency < 1 || j.Options.ConnectTimeout <= 0 {
+		return errors.New("--concurrency must be at least 1 and --connect-timeout positive")
+	}
+	_, hosts, err := LoadInventory(f.Inventory, f.Limit)
 	if err != nil {
 		return err
 	}
 	ctx, stop := Interruptible(ctx)
 	defer stop()
-	runner, err := Connect(hosts, j.Connect)
+	runner, err := f.connect(c, hosts, &j.Options.Concurrency)
 	if err != nil {
 		return err
 	}
 	defer runner.Close()
-	j.Options.Concurrency = FitOpenFiles(c, j.Options.Concurrency)
 	entries := trust.Fetch(ctx, hosts, runner, j.Options)
 	trust.Write(c.Stdout, entries)
 	if ctx.Err() != nil {

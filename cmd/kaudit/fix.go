@@ -13,12 +13,12 @@ import (
 // fixOptions are the flags of kaudit fix; --batch, --max-failures,
 // --runtime-only-ok, --apply and --yes are bound to the library's fields.
 type fixOptions struct {
-	limit, rules, journalDir string
-	fanout                   fanoutOpts
-	conn                     connectOpts
-	layout                   termui.Layout // --width
-	quiet                    bool
-	job                      pipeline.FixJob
+	limit, rules string
+	fanout       fanoutOpts
+	conn         connectOpts
+	layout       termui.Layout // --width
+	quiet        bool
+	job          pipeline.FixJob
 }
 
 func fixCommand(e env) *cli.Command {
@@ -35,7 +35,7 @@ func fixCommand(e env) *cli.Command {
 			&cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "with --apply: do not ask for confirmation", Destination: &j.Yes},
 			&cli.IntFlag{Name: "batch", Value: 1, Usage: "with --apply: hosts changed at once after the first (canary) host", Destination: &j.Config.Batch},
 			&cli.IntFlag{Name: "max-failures", Value: 0, Usage: "with --apply: start no further batch once more than `N` hosts failed", Destination: &j.Config.MaxFailures},
-			&cli.StringFlag{Name: "journal-dir", Usage: "with --apply: where the run journal is written (default ~/.local/state/kaudit/runs)", Destination: &o.journalDir},
+			&cli.StringFlag{Name: "journal-dir", Usage: "with --apply: where the run journal is written (default ~/.local/state/kaudit/runs)", Destination: &j.JournalDir},
 			&cli.BoolFlag{Name: "runtime-only-ok", Usage: "plan a change whose running value can be set but whose persistence cannot (no udev rules dir, read-only /etc/sysctl.d) as runtime only, instead of listing it as impossible on that host", Destination: &j.Selector.RuntimeOnlyOK},
 		}, o.conn.flags(true), layoutFlags(&o.layout, &o.quiet)),
 		Action: func(c *cli.Context) error { return runFix(c.Context, *o, c.Args().Slice(), e) },
@@ -53,34 +53,7 @@ func runFix(ctx context.Context, o fixOptions, args []string, e env) error {
 	if o.job.Width, _, err = o.layout.DecideFor(e.Stdout, true); err != nil {
 		return err
 	}
-	inv, hosts, err := pipeline.LoadInventory(args[0], o.limit)
-	if err != nil {
-		return err
-	}
-	cfg.ClientsGroup, o.job.Inventory = pipeline.ClientsGroup(cfg.ClientsGroup, inv), args[0]
-	// Before connecting anywhere: an apply without a journal directory
-	// would be refused later anyway.
-	if o.job.Apply {
-		if o.job.JournalDir, err = pipeline.JournalDir(o.journalDir); err != nil {
-			return err
-		}
-	}
-	runner, err := o.conn.connect(e, hosts)
-	if err != nil {
-		return err
-	}
-	defer runner.Close()
-	cfg.Runner = runner
-	cfg.Concurrency = pipeline.FitOpenFiles(e, cfg.Concurrency)
-	r, err := pipeline.ScanOnTerminal(ctx, e, hosts, cfg, o.quiet)
-	if err != nil {
-		return err
-	}
-	o.job.Config.Runner, o.job.Config.Timeout, o.job.Config.ConnectTimeout = cfg.Runner, cfg.Timeout, cfg.ConnectTimeout
-	if o.job.Apply {
-		o.job.Config.Batch = pipeline.FitOpenFiles(e, o.job.Config.Batch)
-	}
-	return pipeline.Fix(ctx, e, r, hosts, o.job)
+	return pipeline.FixFleet(ctx, e, o.conn.fleet(e, args[0], o.limit), cfg, o.quiet, o.job)
 }
 
 // check checks fix's arguments and flags, and sets the rule selector.

@@ -2,13 +2,10 @@ package main
 
 import (
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/kaudit/kaudit/audit"
-	"github.com/kaudit/kaudit/audit/inventory"
-	"github.com/kaudit/kaudit/audit/probe"
 	"github.com/kaudit/kaudit/audit/transport"
 	"github.com/kaudit/kaudit/internal/termui"
 	"github.com/kaudit/kaudit/internal/ui"
@@ -117,57 +114,25 @@ func (o *whatIfOpts) flags() []cli.Flag {
 
 func (o whatIfOpts) assume() whatif.Assume { return o.a }
 
-// probeOpts are the probe's flags: --probe (scan only) and --probe-budget.
-type probeOpts struct {
-	on     bool
-	budget time.Duration
-}
-
-func (o *probeOpts) flags(withSwitch bool) []cli.Flag {
-	fs := []cli.Flag{
-		&cli.DurationFlag{Name: "probe-budget", Value: probe.DefaultBudget, Usage: "time the probe may take on each host (SSH connect not included; killed after it + 2s)", Destination: &o.budget},
-	}
-	if withSwitch {
-		fs = append([]cli.Flag{&cli.BoolFlag{Name: "probe", Usage: "also run the SYN-cookie window-scale probe on each host (needs root or become: sudo; see kaudit probe --help)", Destination: &o.on}}, fs...)
-	}
-	return fs
-}
-
 // connectOpts are --ssh-config and --ask-become-pass, for every command
 // that connects (become: those that run commands on the hosts).
-type connectOpts struct {
-	sshConfig string
-	askBecome bool
-}
+type connectOpts struct{ cc pipeline.ConnectConfig }
 
 func (o *connectOpts) flags(become bool) []cli.Flag {
-	fs := []cli.Flag{&cli.StringFlag{Name: "ssh-config", Destination: &o.sshConfig,
+	fs := []cli.Flag{&cli.StringFlag{Name: "ssh-config", Destination: &o.cc.SSHConfig,
 		Usage: "read OpenSSH client settings from `FILE` instead of ~/.ssh/config and /etc/ssh/ssh_config (like ssh -F); the inventory's own settings still win"}}
 	if become {
-		fs = append(fs, &cli.BoolFlag{Name: "ask-become-pass", Aliases: []string{"K"}, Destination: &o.askBecome,
+		fs = append(fs, &cli.BoolFlag{Name: "ask-become-pass", Aliases: []string{"K"}, Destination: &o.cc.AskBecome,
 			Usage: "ask once, on the terminal, for the sudo password of hosts with become: sudo; it is sent only to sudo's standard input (sudo -S), never on a command line, in logs or in reports"})
 	}
 	return fs
 }
 
-// config is pipeline.Connect's configuration: the become password asked
-// first, warnings on stderr, key passphrases asked on the terminal when
-// there is one.
-func (o connectOpts) config(e env) (pipeline.ConnectConfig, error) {
-	cc := pipeline.ConnectConfig{SSHConfig: o.sshConfig, Passphrase: ui.TerminalPassphrase(), Warn: e.Warn}
-	var err error
-	if o.askBecome {
-		cc.Become, err = pipeline.AskBecomePassword(e.Stderr)
-	}
-	return cc, err
-}
-
-// connect is pipeline.Connect for hosts (config). Close it when the
-// command is done.
-func (o connectOpts) connect(e env, hosts []inventory.Host) (*transport.SSH, error) {
-	cc, err := o.config(e)
-	if err != nil {
-		return nil, err
-	}
-	return pipeline.Connect(hosts, cc)
+// fleet is the hosts of the inventory file that limit selects, connected
+// to with warnings on stderr, the become password and key passphrases
+// asked on the terminal.
+func (o connectOpts) fleet(e env, inventory, limit string) pipeline.Fleet {
+	cc := o.cc
+	cc.Passphrase, cc.Warn, cc.Prompt = ui.TerminalPassphrase(), e.Warn, e.Stderr
+	return pipeline.Fleet{Inventory: inventory, Limit: limit, Connect: cc}
 }

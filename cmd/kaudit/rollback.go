@@ -44,23 +44,5 @@ func runRollback(ctx context.Context, o rollbackOptions, args []string, e env) e
 	if len(args) != 1 {
 		return usageErr("rollback needs exactly one INVENTORY argument")
 	}
-	if err := o.job.Check(); err != nil {
-		return err
-	}
-	var err error
-	if o.job.JournalDir, err = pipeline.JournalDir(o.job.JournalDir); err != nil {
-		return err
-	}
-	_, hosts, err := pipeline.LoadInventory(args[0], o.limit)
-	if err != nil {
-		return err
-	}
-	runner, err := o.conn.connect(e, hosts)
-	if err != nil {
-		return err
-	}
-	defer runner.Close()
-	o.job.Config.Runner = runner
-	o.job.Config.Concurrency = pipeline.FitOpenFiles(e, o.job.Config.Concurrency)
-	return pipeline.RollbackRun(ctx, e, hosts, o.job)
+	return pipeline.RollbackFleet(ctx, e, o.conn.fleet(e, args[0], o.limit), o.job)
 }

@@ -51,19 +51,6 @@ func scanCommand(e env) *cli.Command {
 	}
 }
 
-// probeCommand is scan with the probe always on.
-func probeCommand(e env) *cli.Command {
-	o := &scanOptions{probe: probeOpts{on: true}}
-	return &cli.Command{
-		Name:        "probe",
-		Usage:       "audit every host like scan, and settle the SYN-cookie kernel bug by observation on each",
-		ArgsUsage:   "INVENTORY",
-		Description: helpWithExit("probe"),
-		Flags:       o.flags(false),
-		Action:      func(c *cli.Context) error { return runScan(c.Context, *o, c.Args().Slice(), e) },
-	}
-}
-
 // flags are scan's (withProbeSwitch) or probe's flags.
 func (o *scanOptions) flags(withProbeSwitch bool) []cli.Flag {
 	shard := &cli.StringFlag{Name: "shard", Destination: &o.shard,
@@ -83,40 +70,5 @@ func runScan(ctx context.Context, o scanOptions, args []string, e env) error {
 	if len(args) != 1 {
 		return usageErr("scan needs exactly one INVENTORY argument (see inventory.example.yaml)")
 	}
-	inv, hosts, err := pipeline.LoadInventory(args[0], o.limit)
-	if err != nil {
-		return err
-	}
-	j.Config.ClientsGroup, j.Inventory = pipeline.ClientsGroup(j.Config.ClientsGroup, inv), inv.Path
-	if j.Hosts, j.Shard, err = pipeline.SelectShard(hosts, o.shard); err != nil {
-		return err
-	}
-	runner, err := o.conn.connect(e, j.Hosts)
-	if err != nil {
-		return err
-	}
-	defer runner.Close()
-	j.Config.Runner = runner
-	j.Config.Concurrency = pipeline.FitOpenFiles(e, j.Config.Concurrency)
-	_, err = pipeline.ScanReport(ctx, e, j)
-	return err
-}
-
-// demoCommand scans the simulated fleet: scan's flags, but no --limit
-// (the fleet is fixed).
-func demoCommand(e env) *cli.Command {
-	o := &reportOpts{}
-	return &cli.Command{
-		Name:        "demo",
-		Usage:       "scan a simulated fleet of 9 broker hosts and a producer over real SSH on 127.0.0.1 (no root, nothing to install)",
-		Description: helpWithExit("demo"),
-		Flags:       o.flags(),
-		Action: func(c *cli.Context) error {
-			j, err := o.job(e)
-			if err != nil {
-				return err
-			}
-			return pipeline.Demo(c.Context, e, j)
-		},
-	}
+	return pipeline.ScanFleet(ctx, e, o.conn.fleet(e, args[0], o.limit), o.shard, j)
 }
