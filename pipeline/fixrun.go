@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/kaudit/kaudit/audit/inventory"
@@ -18,6 +19,17 @@ type FixJob struct {
 	JournalDir string      // with Apply: where the journal goes (FixFleet makes it from the --journal-dir flag)
 	Inventory  string      // the inventory's path, for the undo line
 	Width      int         // columns the plan is laid out for
+}
+
+// Check validates the apply's fan-out as the person asked for it.
+func (j FixJob) Check() error {
+	if j.Config.Batch < 1 {
+		return errors.New("--batch must be at least 1")
+	}
+	if j.Config.MaxFailures < 0 {
+		return errors.New("--max-failures must be 0 or more")
+	}
+	return nil
 }
 
 // Fix prints the plan of r's hosts, or with j.Apply shows it, asks, and

@@ -66,11 +66,5 @@ func (o *fixOptions) check(args []string) error {
 		return usageErr("--rules: %v (kaudit rules lists them)", err)
 	}
 	o.job.Selector.Rules = sel.Rules
-	if o.job.Config.Batch < 1 {
-		return usageErr("--batch must be at least 1")
-	}
-	if o.job.Config.MaxFailures < 0 {
-		return usageErr("--max-failures must be 0 or more")
-	}
-	return nil
+	return o.job.Check()
 }
