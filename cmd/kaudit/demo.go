@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/kaudit/kaudit/pipeline"
@@ -15,12 +17,14 @@ func demoCommand(e env) *cli.Command {
 		Usage:       "scan a simulated fleet of 9 broker hosts and a producer over real SSH on 127.0.0.1 (no root, nothing to install)",
 		Description: helpWithExit("demo"),
 		Flags:       o.flags(),
-		Action: func(c *cli.Context) error {
-			j, err := o.job(e)
-			if err != nil {
-				return err
-			}
-			return pipeline.Demo(c.Context, e, j)
-		},
+		Action:      func(c *cli.Context) error { return runDemo(c.Context, *o, c.Args().Slice(), e) },
 	}
+}
+
+func runDemo(ctx context.Context, o reportOpts, _ []string, e env) error {
+	j, err := o.job(e)
+	if err != nil {
+		return err
+	}
+	return pipeline.Demo(ctx, e, j)
 }
