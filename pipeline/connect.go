@@ -1,11 +1,15 @@
 package pipeline
 
 import (
+	"errors"
 	"fmt"
+	"io"
 
+	"github.com/kaudit/kaudit/audit"
 	"github.com/kaudit/kaudit/audit/inventory"
 	"github.com/kaudit/kaudit/audit/sshconfig"
 	"github.com/kaudit/kaudit/audit/transport"
+	"github.com/kaudit/kaudit/internal/ui"
 )
 
 // ConnectConfig is what Connect needs besides the hosts. Every field may
@@ -17,6 +21,10 @@ type ConnectConfig struct {
 	// Become is the sudo password for hosts with become: sudo (sent only
 	// to sudo -S); nil: passwordless sudo -n.
 	Become *transport.BecomePassword
+	// AskBecome (--ask-become-pass) has Connect read Become on the
+	// terminal first (AskBecomePassword, the prompt written to Prompt).
+	AskBecome bool
+	Prompt    io.Writer
 	// Passphrase asks for an encrypted key's passphrase; nil: such keys
 	// are not used.
 	Passphrase func(prompt string) ([]byte, error)
@@ -30,6 +38,13 @@ type ConnectConfig struct {
 // as c says. Close it when done (it holds the bastion connections). A bad
 // ssh_config is an error that says how to fix or ignore it.
 func Connect(hosts []inventory.Host, c ConnectConfig) (*transport.SSH, error) {
+	if c.AskBecome {
+		pw, err := AskBecomePassword(c.Prompt)
+		if err != nil {
+			return nil, err
+		}
+		c.Become = pw
+	}
 	ssh := transport.NewSSH()
 	ssh.Warn, ssh.BecomePassword, ssh.Passphrase = c.Warn, c.Become, c.Passphrase
 	if usesSSHConfig(hosts) || c.SSHConfig != "" {
@@ -49,4 +64,35 @@ func usesSSHConfig(hosts []inventory.Host) bool {
 		}
 	}
 	return false
+}
+
+// AskBecomePassword reads the become password on the terminal
+// (ui.ReadPassword: the prompt on stderr, /dev/tty, so that the inventory
+// may come on stdin) for --ask-become-pass. Without a terminal it is an
+// error that says what to do instead.
+func AskBecomePassword(stderr io.Writer) (*transport.BecomePassword, error) {
+	b, err := ui.ReadPassword(stderr, "BECOME password: ")
+	if errors.Is(err, ui.ErrNoTerminal) {
+		return nil, errors.New("--ask-become-pass needs a terminal to read the password from (none is attached); for automation allow passwordless sudo (NOPASSWD) for /bin/sh")
+	}
+	var pw *transport.BecomePassword
+	if err == nil {
+		defer clear(b)
+		pw, err = transport.NewBecomePassword(b)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("--ask-become-pass: %v", err)
+	}
+	return pw, nil
+}
+
+// FitOpenFiles is a fan-out of n connections lowered to what the
+// open-file limit allows (audit.FitOpenFiles), with a warning on c when
+// it was lowered.
+func FitOpenFiles(c Console, n int) int {
+	fit, notice := audit.FitOpenFiles(n)
+	if notice != "" {
+		c.Warn(notice)
+	}
+	return fit
 }

@@ -41,13 +41,17 @@ var layers = map[string][]string{
 	"remediate/apply": {"audit", "audit/facts", "audit/gather", "audit/parse", "audit/inventory", "audit/transport",
 		"rules", "remediate", "remediate/props", "remediate/sysctld", "internal/*"},
 	"waiver": {"report", "rules", "internal/*"},
-	"pipeline": {"audit", "audit/facts", "audit/inventory", "audit/probe", "audit/sshconfig", "audit/transport", "rules", "report", "remediate", "remediate/apply", "whatif",
-		"internal/atomicfile", "internal/termsafe", "internal/termui"},
-	// The CLI parses flags and calls the library: no gather script, no
-	// parser, no remote-script plumbing, no fan-out of its own.
-	"cmd/kaudit": {"audit", "audit/inventory", "audit/probe", "audit/transport", "audit/trust", "pipeline", "rules", "report", "report/diff",
-		"whatif", "remediate", "remediate/apply", "waiver", "internal/simhost", "internal/argv", "internal/ui",
-		"internal/termsafe", "internal/termui", "internal/suggest"},
+	// pipeline: every command's flow; it talks with the person only
+	// through internal/ui and internal/termui, and serves the demo's
+	// simulated fleet (internal/simhost).
+	"pipeline": {"audit", "audit/facts", "audit/inventory", "audit/probe", "audit/sshconfig", "audit/transport", "audit/trust", "rules", "report", "report/diff",
+		"remediate", "remediate/apply", "waiver", "whatif", "internal/atomicfile", "internal/termsafe", "internal/termui", "internal/ui", "internal/simhost"},
+	// The CLI parses flags and calls the library (pipeline); of the rest
+	// only the defaults and types its flags are bound to, the formats its
+	// help lists, and the terminal helpers. No flow of its own: no
+	// inventory, trust, waiver, remediation or simulated fleet.
+	"cmd/kaudit": {"audit", "audit/probe", "audit/transport", "pipeline", "rules", "report", "report/diff", "whatif",
+		"internal/argv", "internal/ui", "internal/termsafe", "internal/termui", "internal/suggest"},
 	"internal/simhost":   {"audit/inventory", "internal/*"},
 	"internal/testfleet": {"audit/inventory", "internal/*"},
 	"internal":           {"internal/*"},
@@ -146,6 +150,10 @@ func TestImportLayersForbid(t *testing.T) {
 		{"cmd/kaudit", "internal/remote", false},
 		{"cmd/kaudit", "internal/fanout", false},
 		{"cmd/kaudit", "pipeline", true},
+		{"cmd/kaudit", "remediate/apply", false},
+		{"cmd/kaudit", "audit/inventory", false},
+		{"cmd/kaudit", "internal/simhost", false},
+		{"pipeline", "internal/simhost", true},
 		{"pipeline", "internal/testfleet", false},
 		{"internal/remote", "audit/gather", false},
 		{"internal/fanout", "internal/safe", true},

@@ -1,6 +1,10 @@
 package pipeline
 
-import "github.com/kaudit/kaudit/audit/inventory"
+import (
+	"fmt"
+
+	"github.com/kaudit/kaudit/audit/inventory"
+)
 
 // LoadInventory loads the inventory at path and selects the hosts limit
 // matches (inventory.Select: groups, hosts, globs, !exclusions; "" is
@@ -25,4 +29,17 @@ func ClientsGroup(group string, inv *inventory.Inventory) string {
 		return group
 	}
 	return inv.ClientsGroup
+}
+
+// SelectShard is the hosts of shard spec (K/N, inventory.ParseShard) and
+// the shard as the report records it; "" selects every host.
+func SelectShard(hosts []inventory.Host, spec string) ([]inventory.Host, string, error) {
+	if spec == "" {
+		return hosts, "", nil
+	}
+	s, err := inventory.ParseShard(spec)
+	if err != nil {
+		return nil, "", fmt.Errorf("--shard: %v", err)
+	}
+	return inventory.SelectShard(s, hosts), s.String(), nil
 }

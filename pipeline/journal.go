@@ -14,7 +14,8 @@ var ErrNoHome = errors.New("cannot find the home directory for the run journal")
 // JournalDir is where fix --apply writes a run's journal and rollback
 // reads it: dir, or when empty $XDG_STATE_HOME/kaudit/runs (an absolute
 // XDG_STATE_HOME only), else ~/.local/state/kaudit/runs. It is created
-// (0700: a journal holds the hosts' previous settings).
+// (0700: a journal holds the hosts' previous settings). Without a home
+// directory the error (ErrNoHome) says to set --journal-dir.
 func JournalDir(dir string) (string, error) {
 	if dir == "" {
 		if x := os.Getenv("XDG_STATE_HOME"); x != "" && filepath.IsAbs(x) {
@@ -22,7 +23,7 @@ func JournalDir(dir string) (string, error) {
 		} else {
 			home, err := os.UserHomeDir()
 			if err != nil {
-				return "", fmt.Errorf("%w (%v)", ErrNoHome, err)
+				return "", fmt.Errorf("%w (%v): set --journal-dir", ErrNoHome, err)
 			}
 			dir = filepath.Join(home, ".local", "state", "kaudit", "runs")
 		}

@@ -8,8 +8,9 @@ import (
 )
 
 // Verdict is what a report means for the run, decided once for every
-// command that prints one (scan, probe, demo, report, merge); the CLI
-// maps each to its exit code.
+// command that prints one (scan, probe, demo, report, merge), and how
+// any other command ended (a *Failure carries it); the CLI maps each to
+// its exit code.
 type Verdict int
 
 const (
@@ -17,6 +18,7 @@ const (
 	Unaudited                  // some hosts could not be audited; nothing reached the threshold
 	Findings                   // a finding at or above the threshold fails (or is unknown, when asked)
 	Interrupted                // the scan was interrupted: the report holds what was gathered
+	NotApplied                 // fix --apply / rollback: a host was not changed or restored as planned
 )
 
 // Judge is r's verdict at threshold failOn, with what to tell the person

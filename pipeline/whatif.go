@@ -1,6 +1,9 @@
 package pipeline
 
 import (
+	"fmt"
+	"io"
+
 	"github.com/kaudit/kaudit/audit/inventory"
 	"github.com/kaudit/kaudit/report"
 	"github.com/kaudit/kaudit/rules"
@@ -33,4 +36,16 @@ func WhatIf(r *report.Report, a whatif.Assume, base rules.Profile, hosts []inven
 		}
 		return p
 	})
+}
+
+// WriteWhatIf writes the what-if of WhatIf (when there is one) to w as a
+// table after a blank line: the scan's hook, stdout keeping the report.
+// Call it right after the scan, before waivers are applied.
+func WriteWhatIf(w io.Writer, r *report.Report, a whatif.Assume, base rules.Profile, hosts []inventory.Host) error {
+	res, err := WhatIf(r, a, base, hosts)
+	if err != nil || res == nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	return whatif.Write(w, "table", res)
 }

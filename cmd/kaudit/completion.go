@@ -23,7 +23,7 @@ func completionCommand(e env) *cli.Command {
 		Usage:     "print the shell completion script: source <(kaudit completion bash)  (also zsh, fish)",
 		ArgsUsage: "bash|zsh|fish",
 		Action: func(c *cli.Context) error {
-			return writeCompletion(e.stdout, c.App, c.Args().First())
+			return writeCompletion(e.Stdout, c.App, c.Args().First())
 		},
 	}
 }

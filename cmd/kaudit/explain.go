@@ -29,7 +29,7 @@ func runExplain(_ context.Context, args []string, e env) error {
 	if !ok {
 		return usageErr("no rule %q (known: %s)", args[0], strings.Join(pipeline.RuleIDs(), ", "))
 	}
-	out, _ := e.stdout.(*os.File)
-	pipeline.WriteExplain(e.stdout, r, termui.Width(0, os.Getenv, out)) // $COLUMNS, the terminal's, else 100
+	out, _ := e.Stdout.(*os.File)
+	pipeline.WriteExplain(e.Stdout, r, termui.Width(0, os.Getenv, out)) // $COLUMNS, the terminal's, else 100
 	return nil
 }

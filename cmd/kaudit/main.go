@@ -49,40 +49,18 @@ func help(name string) string {
 // helpWithExit is help(name), a blank line and the EXIT STATUS table.
 func helpWithExit(name string) string { return help(name) + "\n\n" + help("exit") }
 
-// exitError carries an exit code out of a command.
-type exitError struct {
-	code int
-	err  error
-}
+// version is set at build time with -ldflags "-X main.version=..."; when
+// it is empty the binary reports the version its build info carries.
+var version = ""
 
-func (e *exitError) Error() string {
-	if e.err == nil {
-		return fmt.Sprintf("exit %d", e.code)
-	}
-	return e.err.Error()
-}
+// toolVersion is the version kaudit reports (pipeline.Version).
+func toolVersion() string { return pipeline.Version(version) }
 
-func usageErr(format string, args ...any) error {
-	return &exitError{code: ExitUsage, err: fmt.Errorf(format, args...)}
-}
-
-// usage makes err a usage error (exit 2).
-func usage(err error) error { return &exitError{code: ExitUsage, err: err} }
+// usageErr is a usage error: any error but a *pipeline.Failure exits 2.
+func usageErr(format string, args ...any) error { return fmt.Errorf(format, args...) }
 
 // env is where a command reads and writes, and its clock.
-type env struct {
-	stdin          io.Reader
-	stdout, stderr io.Writer
-	now            func() time.Time
-}
-
-// warn writes "kaudit: warning: MESSAGE" on stderr.
-func (e env) warn(format string, args ...any) {
-	fmt.Fprintf(e.stderr, "kaudit: warning: "+format+"\n", args...)
-}
-
-// warnLine is warn for a message given whole (a library's Warn func).
-func (e env) warnLine(msg string) { e.warn("%s", msg) }
+type env = pipeline.Console
 
 func newApp(e env) *cli.App {
 	return &cli.App{
@@ -90,9 +68,9 @@ func newApp(e env) *cli.App {
 		Usage:           "audit Kafka broker hosts over SSH for the SYN-cookie / listen-backlog failure and its neighbours",
 		Version:         toolVersion(),
 		Description:     helpWithExit("app"),
-		Reader:          e.stdin,
-		Writer:          e.stdout,
-		ErrWriter:       e.stderr,
+		Reader:          e.Stdin,
+		Writer:          e.Stdout,
+		ErrWriter:       e.Stderr,
 		HideHelpCommand: true,
 		// urfave/cli's own completion: --generate-bash-completion on every
 		// command; kaudit completion bash|zsh|fish prints the script.
@@ -113,9 +91,7 @@ func newApp(e env) *cli.App {
 			trustCommand(e),
 			completionCommand(e),
 		},
-		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-			return &exitError{code: ExitUsage, err: err}
-		},
+		OnUsageError:   func(_ *cli.Context, err error, _ bool) error { return err },
 		ExitErrHandler: func(*cli.Context, error) {}, // main decides
 	}
 }
@@ -125,22 +101,22 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	return runEnv(args, env{stdin: os.Stdin, stdout: stdout, stderr: stderr, now: time.Now})
+	return runEnv(args, env{Stdin: os.Stdin, Stdout: stdout, Stderr: stderr, Now: time.Now})
 }
 
 // runEnv runs kaudit. Everything written to stderr goes through
 // termsafe: error and warning lines quote what hosts said.
 func runEnv(args []string, e env) int {
-	e.stderr = termsafe.NewWriter(e.stderr)
+	e.Stderr = termsafe.NewWriter(e.Stderr)
 	app := newApp(e)
 	args, err := commandLine(app, args)
 	if err != nil {
-		return exitCode(err, e.stderr)
+		return exitCode(err, e.Stderr)
 	}
 	if !completing(args) { // the completion flag must stay last
 		args = interspersed(app, args)
 	}
-	return exitCode(app.Run(args), e.stderr)
+	return exitCode(app.Run(args), e.Stderr)
 }
 
 // commandLine reads `kaudit help [COMMAND…]` as `kaudit [COMMAND…] --help`
@@ -168,25 +144,31 @@ func commandLine(app *cli.App, args []string) ([]string, error) {
 }
 
 // exitCode is the one place an error becomes an exit code (and its
-// message a line on stderr).
+// message a line on stderr): a *pipeline.Failure exits with its verdict's
+// code, any other error is a usage or input error.
 func exitCode(err error, stderr io.Writer) int {
 	if err == nil {
 		return ExitOK
 	}
-	var ee *exitError
-	var pe *pipeline.ProfileError
-	switch {
-	case errors.As(err, &ee):
-		if ee.err != nil {
-			fmt.Fprintf(stderr, "kaudit: error: %v\n", ee.err)
-		}
-		return ee.code
-	case errors.As(err, &pe): // an inventory error, found before connecting
+	var f *pipeline.Failure
+	if !errors.As(err, &f) {
 		fmt.Fprintf(stderr, "kaudit: error: %v\n", err)
 		return ExitUsage
 	}
-	fmt.Fprintf(stderr, "kaudit: error: %v\n", err)
-	return ExitUsage
+	if f.Err != nil {
+		fmt.Fprintf(stderr, "kaudit: error: %v\n", f.Err)
+	}
+	switch f.Verdict {
+	case pipeline.Pass:
+		return ExitOK
+	case pipeline.Unaudited:
+		return ExitUnaudited
+	case pipeline.Interrupted:
+		return ExitInterrupted
+	case pipeline.NotApplied:
+		return ExitApplyFailed
+	}
+	return ExitFindings
 }
 
 // interspersed moves a subcommand's flags before its positional arguments
@@ -194,28 +176,26 @@ func exitCode(err error, stderr io.Writer) int {
 // users type it (urfave/cli v2 stops parsing flags at the first positional
 // argument). Everything after "--" is left alone.
 func interspersed(app *cli.App, args []string) []string {
-	if len(args) < 3 {
+	if len(args) < 3 || app.Command(args[1]) == nil {
 		return args
 	}
-	var cmd *cli.Command
-	for _, c := range app.Commands {
-		if c.HasName(args[1]) {
-			cmd = c
-		}
-	}
-	if cmd == nil {
-		return args
-	}
+	cmd := app.Command(args[1])
 	takesValue := func(name string) bool {
 		for _, f := range cmd.Flags {
-			for _, n := range f.Names() {
-				if n == name {
-					_, isBool := f.(*cli.BoolFlag)
-					return !isBool
-				}
+			if _, isBool := f.(*cli.BoolFlag); !isBool && hasName(f, name) {
+				return true
 			}
 		}
 		return false
 	}
 	return append([]string{args[0], args[1]}, argv.FlagsFirst(args[2:], takesValue)...)
+}
+
+func hasName(f cli.Flag, name string) bool {
+	for _, n := range f.Names() {
+		if n == name {
+			return true
+		}
+	}
+	return false
 }

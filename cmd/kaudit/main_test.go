@@ -25,7 +25,7 @@ func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 func runCLIAt(t *testing.T, now func() time.Time, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var o, e bytes.Buffer
-	code = runEnv(append([]string{"kaudit"}, args...), env{stdin: os.Stdin, stdout: &o, stderr: &e, now: now})
+	code = runEnv(append([]string{"kaudit"}, args...), env{Stdin: os.Stdin, Stdout: &o, Stderr: &e, Now: now})
 	return code, o.String(), e.String()
 }
 

@@ -6,13 +6,11 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/kaudit/kaudit/pipeline"
-	"github.com/kaudit/kaudit/report"
 )
 
 // mergeCommand joins the JSON reports of a sharded scan into one.
 func mergeCommand(e env) *cli.Command {
-	o := &reportOptions{output: outputOpts{waivers: waiverOpts{now: e.now}, term: termOpts{stdout: e.stdout},
-		defaultFormat: "json", formatUsage: "report format: json (default), or any of kaudit report's"}}
+	o := &reportOptions{output: outputOpts{defaultFormat: "json", formatUsage: "report format: json (default), or any of kaudit report's"}}
 	return &cli.Command{
 		Name:        "merge",
 		Usage:       "join the JSON reports of a sharded scan (kaudit scan --shard K/N): kaudit merge shard-*.json -o fleet.json",
@@ -30,11 +28,5 @@ func runMerge(_ context.Context, o reportOptions, args []string, e env) error {
 	if len(args) < 1 {
 		return usageErr("merge needs the JSON reports of the shards (kaudit merge shard-0.json shard-1.json … -o fleet.json)")
 	}
-	r, err := report.MergeFiles(args)
-	if err != nil {
-		return usage(err)
-	}
-	pipeline.FleetPass(r) // the fleet rules see the hosts of every shard
-	report.Summarize(r)
-	return renderReport(o, r, e)
+	return pipeline.Merge(e, args, o.output.f, o.failOnSet) // the fleet rules see the hosts of every shard
 }

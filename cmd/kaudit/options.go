@@ -6,16 +6,18 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/kaudit/kaudit/audit"
-	"github.com/kaudit/kaudit/audit/inventory"
 	"github.com/kaudit/kaudit/audit/transport"
+	"github.com/kaudit/kaudit/internal/termui"
+	"github.com/kaudit/kaudit/internal/ui"
 	"github.com/kaudit/kaudit/pipeline"
 	"github.com/kaudit/kaudit/report"
 	"github.com/kaudit/kaudit/rules"
+	"github.com/kaudit/kaudit/whatif"
 )
 
 // The option groups commands share. Each command's options struct embeds
-// the groups it has; each group declares its own flags bound to its
-// fields, and checks them into what the library takes.
+// the groups it has; each group declares its flags bound to the fields
+// of the library type it fills, and the library checks them.
 
 // flags concatenates flag groups in order.
 func flags(groups ...[]cli.Flag) []cli.Flag {
@@ -53,42 +55,17 @@ func (o *fanoutOpts) flags() []cli.Flag {
 func (o fanoutOpts) config(failOn rules.Severity) (pipeline.Config, error) {
 	cfg := o.cfg
 	cfg.FailOn, cfg.ToolVersion = failOn, toolVersion()
-	if cfg.Concurrency < 1 {
-		return cfg, usageErr("--concurrency must be at least 1")
+	if err := cfg.Check(); err != nil {
+		return cfg, err
 	}
-	if cfg.Timeout <= 0 || cfg.ConnectTimeout <= 0 {
-		return cfg, usageErr("--timeout and --connect-timeout must be positive")
-	}
-	prof, err := loadProfile(o.profile)
+	prof, err := pipeline.LoadProfile(o.profile)
 	cfg.Profile = prof
 	return cfg, err
 }
 
-// checkScan checks the flags of a command that scans and prints a report.
-func checkScan(out outputOpts, fan fanoutOpts) (emitOpts, pipeline.Config, error) {
-	eo, err := out.check(out.failOn)
-	if err != nil {
-		return eo, pipeline.Config{}, err
-	}
-	cfg, err := fan.config(eo.failOn)
-	return eo, cfg, err
-}
-
-// loadProfile is --profile FILE, or the default profile without one.
-func loadProfile(file string) (rules.Profile, error) {
-	prof, err := pipeline.LoadProfile(file)
-	if err != nil {
-		return prof, usage(err)
-	}
-	return prof, nil
-}
-
 // outputOpts are the flags of every command that prints a report.
 type outputOpts struct {
-	format, output, failOn string
-	failOnUnknown          bool
-	waivers                waiverOpts
-	term                   termOpts
+	f pipeline.OutputFlags
 	// defaultFormat and formatUsage, when set, replace --format's default
 	// ("table") and its help (kaudit merge writes JSON by default).
 	defaultFormat, formatUsage string
@@ -103,56 +80,59 @@ func (o *outputOpts) flags() []cli.Flag {
 		usage = "report format: " + strings.Join(report.Formats(), ", ")
 	}
 	return append([]cli.Flag{
-		&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: def, Usage: usage, Destination: &o.format},
-		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the report to `FILE` instead of stdout", Destination: &o.output},
-		&cli.StringFlag{Name: "fail-on", Value: "high", Usage: "exit 1 when a finding of this `SEVERITY` or higher fails (critical, high, medium, low, info)", Destination: &o.failOn},
-		&cli.BoolFlag{Name: "fail-on-unknown", Usage: "also exit 1 when a finding at or above --fail-on is unknown (not proven safe), e.g. a kernel kaudit cannot settle", Destination: &o.failOnUnknown},
-		o.waivers.flag(),
-	}, o.term.flags()...)
+		&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: def, Usage: usage, Destination: &o.f.Format},
+		&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the report to `FILE` instead of stdout", Destination: &o.f.Path},
+		&cli.StringFlag{Name: "fail-on", Value: "high", Usage: "exit 1 when a finding of this `SEVERITY` or higher fails (critical, high, medium, low, info)", Destination: &o.f.FailOn},
+		&cli.BoolFlag{Name: "fail-on-unknown", Usage: "also exit 1 when a finding at or above --fail-on is unknown (not proven safe), e.g. a kernel kaudit cannot settle", Destination: &o.f.FailOnUnknown},
+		&cli.StringFlag{Name: waiversFlagName, Usage: "accept findings listed in the waiver `FILE` (YAML; kaudit waivers check FILE): they are reported as waived and no longer count in the score or exit status", Destination: &o.f.Waivers},
+		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "table: every host's observed value, the reason, the fix and the rationale per rule (default: one line per rule); demo: the whole fix plan", Destination: &o.f.Verbose},
+		&cli.StringFlag{Name: "color", Value: "auto", Usage: "colour the table: `MODE` auto (on a terminal, unless NO_COLOR is set; CLICOLOR_FORCE=1 colours a pipe too), always or never", Destination: &o.f.Layout.Color},
+		&cli.BoolFlag{Name: "no-color", Usage: "same as --color never", Destination: &o.f.Layout.NoColor},
+	}, layoutFlags(&o.f.Layout, &o.f.Quiet)...)
 }
 
-// emitOpts are checked output flags: how to render a report and turn it
-// into an exit code.
-type emitOpts struct {
-	format, output string
-	failOn         rules.Severity
-	failOnUnknown  bool
-	term           termOptions
+const waiversFlagName = "waivers"
+
+// layoutFlags are --width and --quiet: of every command that prints a
+// report, and of fix, which prints a plan.
+func layoutFlags(l *termui.Layout, quiet *bool) []cli.Flag {
+	return []cli.Flag{
+		&cli.IntFlag{Name: "width", Usage: "lay the table and the plan out for `N` columns", DefaultText: "$COLUMNS, else the terminal's width, else 100", Destination: &l.Width},
+		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "no progress bar on stderr (drawn only when stderr is a terminal)", Destination: quiet},
+	}
 }
 
-// check validates --format and the --fail-on threshold (given: a command
-// may take it from elsewhere), and decides the terminal layout (termOpts).
-func (o outputOpts) check(failOn string) (emitOpts, error) {
-	eo := emitOpts{format: o.format, output: o.output, failOnUnknown: o.failOnUnknown}
-	if err := oneOf("format", eo.format, report.Formats()); err != nil {
-		return eo, err
+// whatIfOpts are --assume-kernel and --assume-kafka.
+type whatIfOpts struct{ a whatif.Assume }
+
+func (o *whatIfOpts) flags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "assume-kernel", Usage: "what if every host ran kernel `RELEASE` (after a reboot): which findings would it fix or introduce; overrides the inventory's assume_kernel", Destination: &o.a.Kernel},
+		&cli.StringFlag{Name: "assume-kafka", Usage: "what if every broker ran Kafka `VERSION` (3.6.1, or confluent:7.6.0) after a restart; overrides the inventory's assume_kafka", Destination: &o.a.Kafka},
 	}
-	sev, ok := rules.ParseSeverity(failOn)
-	if !ok {
-		return eo, usageErr("unknown --fail-on %q (critical, high, medium, low, info)", failOn)
-	}
-	eo.failOn = sev
-	var err error
-	eo.term, err = o.term.check(eo.output == "", eo.format)
-	return eo, err
 }
 
-// oneOf checks that --flag is one of the known values.
-func oneOf(flag, value string, known []string) error {
-	for _, k := range known {
-		if k == value {
-			return nil
-		}
+func (o whatIfOpts) assume() whatif.Assume { return o.a }
+
+// connectOpts are --ssh-config and --ask-become-pass, for every command
+// that connects (become: those that run commands on the hosts).
+type connectOpts struct{ cc pipeline.ConnectConfig }
+
+func (o *connectOpts) flags(become bool) []cli.Flag {
+	fs := []cli.Flag{&cli.StringFlag{Name: "ssh-config", Destination: &o.cc.SSHConfig,
+		Usage: "read OpenSSH client settings from `FILE` instead of ~/.ssh/config and /etc/ssh/ssh_config (like ssh -F); the inventory's own settings still win"}}
+	if become {
+		fs = append(fs, &cli.BoolFlag{Name: "ask-become-pass", Aliases: []string{"K"}, Destination: &o.cc.AskBecome,
+			Usage: "ask once, on the terminal, for the sudo password of hosts with become: sudo; it is sent only to sudo's standard input (sudo -S), never on a command line, in logs or in reports"})
 	}
-	return usageErr("unknown --%s %q (known: %s)", flag, value, strings.Join(known, ", "))
+	return fs
 }
 
-// loadInventory is pipeline.LoadInventory, any problem a usage error
-// (exit 2) before a single connection is made.
-func loadInventory(path, limit string) (*inventory.Inventory, []inventory.Host, error) {
-	inv, hosts, err := pipeline.LoadInventory(path, limit)
-	if err != nil {
-		return nil, nil, usage(err)
-	}
-	return inv, hosts, nil
+// fleet is the hosts of the inventory file that limit selects, connected
+// to with warnings on stderr, the become password and key passphrases
+// asked on the terminal.
+func (o connectOpts) fleet(e env, inventory, limit string) pipeline.Fleet {
+	cc := o.cc
+	cc.Passphrase, cc.Warn, cc.Prompt = ui.TerminalPassphrase(), e.Warn, e.Stderr
+	return pipeline.Fleet{Inventory: inventory, Limit: limit, Connect: cc}
 }

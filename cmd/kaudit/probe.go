@@ -8,6 +8,19 @@ import (
 	"github.com/kaudit/kaudit/audit/probe"
 )
 
+// probeCommand is scan with the probe always on.
+func probeCommand(e env) *cli.Command {
+	o := &scanOptions{probe: probeOpts{on: true}}
+	return &cli.Command{
+		Name:        "probe",
+		Usage:       "audit every host like scan, and settle the SYN-cookie kernel bug by observation on each",
+		ArgsUsage:   "INVENTORY",
+		Description: helpWithExit("probe"),
+		Flags:       o.flags(false),
+		Action:      func(c *cli.Context) error { return runScan(c.Context, *o, c.Args().Slice(), e) },
+	}
+}
+
 // probeOpts are the probe's flags: --probe (scan only) and --probe-budget.
 type probeOpts struct {
 	on     bool
@@ -23,31 +36,3 @@ func (o *probeOpts) flags(withSwitch bool) []cli.Flag {
 	}
 	return fs
 }
-
-// check says whether and how this scan probes (nil: no probe).
-func (o probeOpts) check() (*probe.Options, error) {
-	if !o.on {
-		return nil, nil
-	}
-	if o.budget < probe.MinBudget || o.budget > probe.MaxBudget {
-		return nil, usageErr("--probe-budget must be between %s and %s", probe.MinBudget, probe.MaxBudget)
-	}
-	return &probe.Options{Budget: o.budget}, nil
-}
-
-// probeCommand is scan with the probe always on.
-func probeCommand(e env) *cli.Command {
-	o := &scanOptions{reportOpts: newReportOpts(e), probe: probeOpts{on: true}}
-	return &cli.Command{
-		Name:        "probe",
-		Usage:       "audit every host like scan, and settle the SYN-cookie kernel bug by observation on each",
-		ArgsUsage:   "INVENTORY",
-		Description: helpWithExit("probe"),
-		Flags:       o.flags(false),
-		Action:      func(c *cli.Context) error { return runScan(c.Context, *o, c.Args().Slice(), e) },
-	}
-}
-
-// demoProbe is what the demo probes with: the simulated hosts answer the
-// probe's protocol without running it.
-func demoProbe() *probe.Options { return &probe.Options{Budget: 2 * time.Second} }

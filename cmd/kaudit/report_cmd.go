@@ -5,10 +5,11 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/kaudit/kaudit/pipeline"
 	"github.com/kaudit/kaudit/report"
 )
 
-// reportOptions are the flags of kaudit report.
+// reportOptions are the flags of kaudit report (and merge).
 type reportOptions struct {
 	output    outputOpts
 	failOnSet bool // --fail-on given: it wins over the threshold the scan recorded
@@ -17,7 +18,7 @@ type reportOptions struct {
 // reportCommand re-renders a JSON scan (kaudit scan -f json) in any
 // registered format without connecting anywhere.
 func reportCommand(e env) *cli.Command {
-	o := &reportOptions{output: outputOpts{waivers: waiverOpts{now: e.now}, term: termOpts{stdout: e.stdout}}}
+	o := &reportOptions{}
 	return &cli.Command{
 		Name:        "report",
 		Usage:       "re-render an earlier JSON scan in any format (no SSH): kaudit report scan.json -f html -o report.html",
@@ -37,21 +38,7 @@ func runReport(_ context.Context, o reportOptions, args []string, e env) error {
 	}
 	r, err := report.Load(args[0])
 	if err != nil {
-		return usage(err)
-	}
-	return renderReport(o, r, e)
-}
-
-// renderReport renders a loaded (or merged) report as kaudit report does.
-func renderReport(o reportOptions, r *report.Report, e env) error {
-	eo, err := o.output.check(r.FailOnFor(o.output.failOn, o.failOnSet))
-	if err != nil {
 		return err
 	}
-	r.FailOn = string(eo.failOn)
-	if err := o.output.waivers.apply(e, r); err != nil {
-		return err
-	}
-	report.Summarize(r)
-	return emit(e.stdout, r, eo)
+	return pipeline.Rerender(e, r, o.output.f, o.failOnSet)
 }

@@ -20,6 +20,6 @@ func runRules(_ context.Context, args []string, e env) error {
 	if len(args) > 0 {
 		return usageErr("rules takes no arguments (kaudit explain %s explains one rule)", args[0])
 	}
-	pipeline.WriteCatalog(e.stdout)
+	pipeline.WriteCatalog(e.Stdout)
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kaudit/kaudit/internal/termui"
+	"github.com/kaudit/kaudit/pipeline"
 )
 
 // The demo's default table is short: at 120 columns at most 100 lines,
@@ -133,7 +134,7 @@ func TestVersion(t *testing.T) {
 			{Key: "vcs.revision", Value: "1936d55aabbccddeeff00112233"}, {Key: "vcs.modified", Value: "true"}}}, "devel+1936d55aabbc-dirty"},
 		{debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "devel"},
 	} {
-		if got := buildVersion(&c.bi); got != c.want {
+		if got := pipeline.BuildVersion(&c.bi); got != c.want {
 			t.Errorf("buildVersion(%+v) = %q, want %q", c.bi.Main, got, c.want)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kaudit/kaudit/audit/inventory"
 	"github.com/kaudit/kaudit/internal/simhost"
+	"github.com/kaudit/kaudit/pipeline"
 	"github.com/kaudit/kaudit/report"
 	"github.com/kaudit/kaudit/rules"
 	"github.com/kaudit/kaudit/whatif"
@@ -68,7 +69,7 @@ func TestEmitWhatIfHook(t *testing.T) {
 	app := &cli.App{Writer: &stdout, ErrWriter: &stderr, Commands: []*cli.Command{{
 		Name: "x", Flags: a.flags(),
 		Action: func(c *cli.Context) error {
-			return emitWhatIf(env{stdout: &stdout, stderr: &stderr}, r, a.assume(), rules.DefaultProfile(), nil)
+			return pipeline.WriteWhatIf(&stderr, r, a.assume(), rules.DefaultProfile(), nil)
 		},
 	}}}
 	if err := app.Run([]string{"kaudit", "x", "--assume-kernel", "6.1.0"}); err != nil {
@@ -250,7 +251,7 @@ func TestEmitWhatIfHookInventory(t *testing.T) {
 	app := &cli.App{Writer: &stdout, ErrWriter: &stderr, Commands: []*cli.Command{{
 		Name: "x", Flags: a.flags(),
 		Action: func(c *cli.Context) error {
-			return emitWhatIf(env{stdout: &stdout, stderr: &stderr}, r, a.assume(), rules.DefaultProfile(), hosts)
+			return pipeline.WriteWhatIf(&stderr, r, a.assume(), rules.DefaultProfile(), hosts)
 		},
 	}}}
 	if err := app.Run([]string{"kaudit", "x"}); err != nil {

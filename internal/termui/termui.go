@@ -9,6 +9,7 @@ package termui
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -194,4 +195,12 @@ func (l Layout) Decide(env Env, out *os.File, terminal bool) (width int, color b
 	}
 	color, err = Color(mode, env, terminal && IsTerminal(out))
 	return width, color, err
+}
+
+// DecideFor is Decide under the process's environment for output
+// written to w (the terminal when w is a *os.File open on one); toW is
+// false when the output goes to a file instead (auto does not colour it).
+func (l Layout) DecideFor(w io.Writer, toW bool) (width int, color bool, err error) {
+	f, _ := w.(*os.File)
+	return l.Decide(os.Getenv, f, toW)
 }
