@@ -42,15 +42,14 @@ func renderJSON(w io.Writer, r *Report, _ Options) error {
 		return bw.Flush()
 	}
 	bw.WriteString("\"hosts\": [\n")
-	var compact bytes.Buffer
-	enc := json.NewEncoder(&compact) // as json.Marshal: HTML-safe, one value and a newline
+	var he hostEncoder
 	var out []byte
 	for i := range r.Hosts {
-		compact.Reset()
-		if err := enc.Encode(&r.Hosts[i]); err != nil {
+		host, err := he.encode(&r.Hosts[i])
+		if err != nil {
 			return err
 		}
-		out = appendIndented(append(out[:0], "    "...), bytes.TrimSuffix(compact.Bytes(), []byte("\n")), "    ", "  ")
+		out = appendIndented(append(out[:0], "    "...), host, "    ", "  ")
 		if i < len(r.Hosts)-1 {
 			out = append(out, ',')
 		}
@@ -58,6 +57,48 @@ func renderJSON(w io.Writer, r *Report, _ Options) error {
 	}
 	bw.WriteString("  ]\n}\n")
 	return bw.Flush()
+}
+
+// hostEncoder encodes one host compactly, as json.Marshal would, into
+// buffers reused from host to host.
+type hostEncoder struct {
+	compact, findings bytes.Buffer
+	enc, encFindings  *json.Encoder // as json.Marshal: HTML-safe, one value and a newline
+	spliced           []byte
+}
+
+// encode is h's compact JSON. A spooled host (Host.Spooled) is encoded
+// without facts and its spooled facts are put back where the encoder
+// would have written them: before "findings", the last field.
+func (e *hostEncoder) encode(h *Host) ([]byte, error) {
+	if e.enc == nil {
+		e.enc, e.encFindings = json.NewEncoder(&e.compact), json.NewEncoder(&e.findings)
+	}
+	e.compact.Reset()
+	if err := e.enc.Encode(h); err != nil {
+		return nil, err
+	}
+	b := bytes.TrimSuffix(e.compact.Bytes(), []byte("\n"))
+	if h.Spooled == nil {
+		return b, nil
+	}
+	e.findings.Reset()
+	if err := e.encFindings.Encode(h.Findings); err != nil {
+		return nil, err
+	}
+	tail := append([]byte(`"findings":`), bytes.TrimSuffix(e.findings.Bytes(), []byte("\n"))...)
+	tail = append(tail, '}')
+	if !bytes.HasSuffix(b, tail) || h.Facts != nil {
+		return nil, fmt.Errorf("report: host %s: unexpected JSON layout (findings is not the last field)", h.Name)
+	}
+	out := append(append(e.spliced[:0], b[:len(b)-len(tail)]...), `"facts":`...)
+	out, err := h.Spooled.appendJSON(out)
+	if err != nil {
+		return nil, fmt.Errorf("host %s: %w", h.Name, err)
+	}
+	out = append(append(out, ','), tail...)
+	e.spliced = out
+	return out, nil
 }
 
 // Load reads a JSON report written by `kaudit scan --format json`.
