@@ -18,13 +18,14 @@ import (
 type hostSink struct {
 	profiles map[string]rules.Profile
 	spool    *report.Spool // nil: the facts stay in the report
+	texts    *rules.Interner
 	hosts    []report.Host
 	done     []bool
 	fleet    []*facts.Facts // what the fleet rules read of each host (nil: not audited)
 }
 
 func newHostSink(n int, profiles map[string]rules.Profile, cfg Config) (*hostSink, error) {
-	s := &hostSink{profiles: profiles, hosts: make([]report.Host, n), done: make([]bool, n), fleet: make([]*facts.Facts, n)}
+	s := &hostSink{profiles: profiles, texts: rules.NewInterner(), hosts: make([]report.Host, n), done: make([]bool, n), fleet: make([]*facts.Facts, n)}
 	if cfg.SpoolFacts {
 		var err error
 		if s.spool, err = report.NewSpool(cfg.SpoolDir); err != nil {
@@ -37,6 +38,7 @@ func newHostSink(n int, profiles map[string]rules.Profile, cfg Config) (*hostSin
 // finish is called once per started host, concurrently for different i.
 func (s *hostSink) finish(i int, res audit.Result) audit.Result {
 	h := hostReport(res, s.profiles[res.Host.Name])
+	s.texts.Findings(h.Findings)
 	s.fleet[i] = h.Facts
 	if s.spool != nil && h.Facts != nil {
 		if ref, err := s.spool.Put(h.Facts); err == nil {
