@@ -62,17 +62,22 @@ func renderJSON(w io.Writer, r *Report, _ Options) error {
 // hostEncoder encodes one host compactly, as json.Marshal would, into
 // buffers reused from host to host.
 type hostEncoder struct {
-	compact, findings bytes.Buffer
-	enc, encFindings  *json.Encoder // as json.Marshal: HTML-safe, one value and a newline
-	spliced           []byte
+	compact bytes.Buffer
+	enc     *json.Encoder // as json.Marshal: HTML-safe, one value and a newline
+	spliced []byte
 }
+
+// findingsKey starts the field after facts. Nothing a Host encodes before
+// it can hold these bytes: strings escape their quotes, and the error and
+// deductions objects have no such key.
+var findingsKey = []byte(`,"findings":`)
 
 // encode is h's compact JSON. A spooled host (Host.Spooled) is encoded
 // without facts and its spooled facts are put back where the encoder
-// would have written them: before "findings", the last field.
+// would have written them: right before "findings".
 func (e *hostEncoder) encode(h *Host) ([]byte, error) {
 	if e.enc == nil {
-		e.enc, e.encFindings = json.NewEncoder(&e.compact), json.NewEncoder(&e.findings)
+		e.enc = json.NewEncoder(&e.compact)
 	}
 	e.compact.Reset()
 	if err := e.enc.Encode(h); err != nil {
@@ -82,21 +87,16 @@ func (e *hostEncoder) encode(h *Host) ([]byte, error) {
 	if h.Spooled == nil {
 		return b, nil
 	}
-	e.findings.Reset()
-	if err := e.encFindings.Encode(h.Findings); err != nil {
-		return nil, err
+	at := bytes.Index(b, findingsKey)
+	if at < 0 || h.Facts != nil {
+		return nil, fmt.Errorf("report: host %s: unexpected JSON layout (no findings after facts)", h.Name)
 	}
-	tail := append([]byte(`"findings":`), bytes.TrimSuffix(e.findings.Bytes(), []byte("\n"))...)
-	tail = append(tail, '}')
-	if !bytes.HasSuffix(b, tail) || h.Facts != nil {
-		return nil, fmt.Errorf("report: host %s: unexpected JSON layout (findings is not the last field)", h.Name)
-	}
-	out := append(append(e.spliced[:0], b[:len(b)-len(tail)]...), `"facts":`...)
+	out := append(append(e.spliced[:0], b[:at]...), `,"facts":`...)
 	out, err := h.Spooled.appendJSON(out)
 	if err != nil {
 		return nil, fmt.Errorf("host %s: %w", h.Name, err)
 	}
-	out = append(append(out, ','), tail...)
+	out = append(out, b[at:]...)
 	e.spliced = out
 	return out, nil
 }

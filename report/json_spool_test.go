@@ -37,7 +37,10 @@ func spooledCopy(t *testing.T, r *Report) *Report {
 // TestSpooledRendersTheSameBytes: every golden case, and hostile text in
 // the facts, renders byte for byte as from the facts in memory.
 func TestSpooledRendersTheSameBytes(t *testing.T) {
-	reports := map[string]*Report{"fixture": loadFixture(t), "hostile": hostileReport(t, "\x1b]0;owned\x07\u202e<script>\u00ad")}
+	lookalike := hostileReport(t, `","findings":[],"facts":{"x":1}}`)
+	lookalike.Hosts[0].Name += `,"findings":` // an audited host: spooled
+	lookalike.Hosts[0].Groups = []string{`,"findings":[`}
+	reports := map[string]*Report{"fixture": loadFixture(t), "hostile": hostileReport(t, "\x1b]0;owned\x07\u202e<script>\u00ad"), "key lookalikes": lookalike}
 	for name, r := range reports {
 		sp := spooledCopy(t, r)
 		for _, c := range goldenCases() {
