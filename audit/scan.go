@@ -34,6 +34,12 @@ type Options struct {
 	// Progress, when set, is called once per finished host (from the
 	// scanning goroutines, serialized by the caller if needed).
 	Progress func(Result)
+	// Finish, when set, is called once per host that was started, as it
+	// finishes (after Progress, from the scanning goroutines, so
+	// concurrently), with the host's index; Scan keeps the result Finish
+	// returns instead: a caller that consumes the facts as hosts finish
+	// returns the result without them, so they are not all held at once.
+	Finish func(i int, res Result) Result
 	// ClientsGroup names the inventory group whose hosts are producers or
 	// consumers, gathered with the client profile (DefaultClientsGroup
 	// when ""): their connections to the other hosts' Kafka ports.
@@ -104,10 +110,14 @@ func Scan(ctx context.Context, hosts []inventory.Host, opt Options) []Result {
 	ports := brokerPorts(hosts, opt.ClientsGroup)
 	results := make([]Result, len(hosts))
 	out := fanout.Run(ctx, len(hosts), fanout.Options{Limit: opt.Concurrency}, func(i int) bool {
-		results[i] = scanHost(ctx, hosts[i], opt, ports)
+		res := scanHost(ctx, hosts[i], opt, ports)
 		if opt.Progress != nil {
-			opt.Progress(results[i])
+			opt.Progress(res)
 		}
+		if opt.Finish != nil {
+			res = opt.Finish(i, res)
+		}
+		results[i] = res
 		return true
 	})
 	for _, i := range out.NotStarted {

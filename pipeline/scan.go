@@ -33,6 +33,16 @@ type Config struct {
 	// ClientsGroup is the inventory group of producer/consumer hosts
 	// (audit.DefaultClientsGroup when ""), gathered with the client profile.
 	ClientsGroup string
+	// SpoolFacts keeps each audited host's facts out of memory once its
+	// rules are evaluated: as their JSON in a report.Spool (a temporary
+	// file in SpoolDir, os.TempDir() when "", unlinked at once) that the
+	// report's hosts point to (report.Host.Spooled), the fleet rules run
+	// on what they read (rules.FleetFacts). For a report rendered as JSON:
+	// the other formats load the facts back whole, and the what-if, which
+	// models facts as values, cannot run on it. Report.Close frees the
+	// spool. A host whose facts cannot be written keeps them in memory.
+	SpoolFacts bool
+	SpoolDir   string
 }
 
 // ProfileError is an inventory host whose profile overrides do not apply:
@@ -73,12 +83,18 @@ func LoadProfile(file string) (rules.Profile, error) {
 }
 
 // Scan gathers facts from hosts, evaluates the rules on each audited host
-// and returns the summarized report. A host that cannot be audited is a
-// value in the report (its Error), not an error of Scan; the only error is
-// a *ProfileError, before any connection. When ctx ends before every host
-// is done, the report covers what was gathered and is marked Interrupted.
+// as it finishes and returns the summarized report. A host that cannot be
+// audited is a value in the report (its Error), not an error of Scan; the
+// only errors come before any connection: a *ProfileError, or a facts
+// spool that cannot be created (Config.SpoolFacts). When ctx ends before
+// every host is done, the report covers what was gathered and is marked
+// Interrupted.
 func Scan(ctx context.Context, hosts []inventory.Host, cfg Config) (*report.Report, error) {
 	profiles, err := Profiles(hosts, cfg.Profile)
+	if err != nil {
+		return nil, err
+	}
+	sink, err := newHostSink(len(hosts), profiles, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -95,6 +111,7 @@ func Scan(ctx context.Context, hosts []inventory.Host, cfg Config) (*report.Repo
 		Runner:         cfg.Runner,
 		Probe:          cfg.Probe,
 		Progress:       cfg.Progress,
+		Finish:         sink.finish,
 		ClientsGroup:   cfg.ClientsGroup,
 	})
 	r := &report.Report{
@@ -105,10 +122,8 @@ func Scan(ctx context.Context, hosts []inventory.Host, cfg Config) (*report.Repo
 		FailOn:        string(cfg.FailOn),
 		Interrupted:   ctx.Err() != nil,
 	}
-	for _, res := range results {
-		r.Hosts = append(r.Hosts, hostReport(res, profiles[res.Host.Name]))
-	}
-	FleetPass(r)
+	r.Hosts = sink.report(results)
+	whatif.FleetPassOn(r, sink.fleet)
 	report.Summarize(r)
 	return r, nil
 }

@@ -51,5 +51,11 @@ func Render(w io.Writer, format string, r *Report, opt Options) error {
 	if !ok {
 		return fmt.Errorf("unknown format %q (known: %s)", format, strings.Join(Formats(), ", "))
 	}
+	if format != "json" && r.spooled() { // only renderJSON prints spooled facts as they are
+		var err error
+		if r, err = r.withFacts(); err != nil {
+			return err
+		}
+	}
 	return fn(w, r, opt)
 }

@@ -5,6 +5,7 @@
 package report
 
 import (
+	"fmt"
 	"sort"
 	"time"
 
@@ -64,6 +65,10 @@ type Host struct {
 	DurationMS int64           `json:"duration_ms"`
 	Facts      *facts.Facts    `json:"facts,omitempty"`
 	Findings   []rules.Finding `json:"findings"`
+	// Spooled holds an audited host's facts, Facts nil, when the scan
+	// kept them out of memory (pipeline.Config.SpoolFacts); the JSON
+	// format prints them in Facts' place, the others load them back.
+	Spooled *SpooledFacts `json:"-"`
 }
 
 // HostError says why a host could not be audited.
@@ -119,6 +124,52 @@ func ScoreHost(h *Host) {
 		score = 0
 	}
 	h.Score = score
+}
+
+// spooled reports whether some host's facts are in a Spool.
+func (r *Report) spooled() bool {
+	for i := range r.Hosts {
+		if r.Hosts[i].Spooled != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// Close frees what r holds outside memory: the spool of its spooled
+// hosts' facts (pipeline.Config.SpoolFacts), which cannot be read
+// afterwards. A report without one has nothing to free.
+func (r *Report) Close() error {
+	var err error
+	seen := map[*Spool]bool{}
+	for i := range r.Hosts {
+		if sf := r.Hosts[i].Spooled; sf != nil && !seen[sf.spool] {
+			seen[sf.spool] = true
+			if e := sf.spool.Close(); err == nil {
+				err = e
+			}
+		}
+	}
+	return err
+}
+
+// withFacts is r with every spooled host's facts loaded back, for the
+// formats that read them as values; r itself is left alone.
+func (r *Report) withFacts() (*Report, error) {
+	c := *r
+	c.Hosts = append([]Host(nil), r.Hosts...)
+	for i := range c.Hosts {
+		h := &c.Hosts[i]
+		if h.Spooled == nil {
+			continue
+		}
+		f, err := h.Spooled.Load()
+		if err != nil {
+			return nil, fmt.Errorf("host %s: %w", h.Name, err)
+		}
+		h.Facts, h.Spooled = f, nil
+	}
+	return &c, nil
 }
 
 // Summarize scores every host and recomputes r.Summary.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"sort"
+	"strings"
 
 	"github.com/kaudit/kaudit/audit/facts"
 )
@@ -340,4 +341,67 @@ func capList(l []string, n int) []string {
 		return l
 	}
 	return append(append([]string(nil), l[:n]...), fmt.Sprintf("… and %d more", len(l)-n))
+}
+
+// FleetFacts is the part of f the fleet rules read (EvaluateFleet gives
+// the same findings with it as with f), copied with fresh strings so it
+// keeps nothing else of f alive, not even the gather output its strings
+// were cut from: what a scan keeps of a host whose facts it has written
+// out (pipeline.Config.SpoolFacts) until every host is gathered. Nil for nil.
+func FleetFacts(f *facts.Facts) *facts.Facts {
+	if f == nil {
+		return nil
+	}
+	out := &facts.Facts{
+		KafkaPort: f.KafkaPort, Role: strings.Clone(f.Role), ConnsTotal: f.ConnsTotal,
+		Listeners: cloneSlice(f.Listeners, func(l facts.Listener) facts.Listener {
+			l.Addr, l.Process = strings.Clone(l.Addr), strings.Clone(l.Process)
+			return l
+		}),
+		Established: cloneSlice(f.Established, func(e facts.LocalConns) facts.LocalConns {
+			e.Addr = strings.Clone(e.Addr)
+			return e
+		}),
+		Conns: cloneSlice(f.Conns, func(c facts.Conn) facts.Conn {
+			c.Local, c.Peer = strings.Clone(c.Local), strings.Clone(c.Peer)
+			return c
+		}),
+		Sections: cloneMap(f.Sections, func(s facts.SectionStatus) facts.SectionStatus {
+			return facts.SectionStatus{State: strings.Clone(s.State), Message: strings.Clone(s.Message)}
+		}),
+	}
+	if k := f.Kafka; k != nil {
+		out.Kafka = &facts.Kafka{
+			PID: k.PID, FoundBy: strings.Clone(k.FoundBy), Version: strings.Clone(k.Version),
+			Distribution: strings.Clone(k.Distribution), Jar: strings.Clone(k.Jar), Scala: strings.Clone(k.Scala),
+			Config: strings.Clone(k.Config), Properties: cloneMap(k.Properties, strings.Clone),
+			PropertyLines: cloneMap(k.PropertyLines, func(n int) int { return n }),
+		}
+	}
+	return out
+}
+
+// cloneSlice copies s element by element through clone; nil stays nil
+// and empty stays empty (the rules tell "not gathered" from "none").
+func cloneSlice[T any](s []T, clone func(T) T) []T {
+	if s == nil {
+		return nil
+	}
+	out := make([]T, len(s))
+	for i, v := range s {
+		out[i] = clone(v)
+	}
+	return out
+}
+
+// cloneMap copies m with fresh keys and values through clone; nil stays nil.
+func cloneMap[V any](m map[string]V, clone func(V) V) map[string]V {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]V, len(m))
+	for k, v := range m {
+		out[strings.Clone(k)] = clone(v)
+	}
+	return out
 }

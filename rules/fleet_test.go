@@ -2,8 +2,10 @@ package rules
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/kaudit/kaudit/audit/facts"
 	"github.com/kaudit/kaudit/audit/parse"
@@ -166,5 +168,53 @@ func BenchmarkEvaluateFleet(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		EvaluateFleet(hosts)
+	}
+}
+
+// TestFleetFactsSameFindings: the fleet rules find the same on
+// FleetFacts as on the whole facts, for every shape of fleet above and a
+// broker without Kafka, one whose ss section failed and a client host
+// with no connections; and FleetFacts keeps no string of the original.
+func TestFleetFactsSameFindings(t *testing.T) {
+	noKafka := compliantHost()
+	noKafka.Kafka = nil
+	noKafka.Sections = map[string]facts.SectionStatus{facts.SecKafka: {State: "denied", Message: "ps: permission denied"}}
+	noSS := compliantHost()
+	noSS.Conns, noSS.Listeners = nil, nil
+	noSS.Sections = map[string]facts.SectionStatus{facts.SecConns: {State: "missing", Message: "ss: command not found"}}
+	fleets := map[string][]FleetHost{
+		"pair":     pairFleet(t, brokerCap, clientCap),
+		"mismatch": pairFleet(t, "pair-broker-mismatch-reconstructed.txt", clientCap),
+		"snat":     pairFleet(t, "pair-broker-snat-reconstructed.txt", clientCap),
+		"odd brokers": append(pairFleet(t, brokerCap, clientCap),
+			FleetHost{Name: "nokafka", Address: "10.210.0.9", Facts: noKafka}, FleetHost{Name: "noss", Address: "10.210.0.8", Facts: noSS},
+			FleetHost{Name: "idle-client", Facts: &facts.Facts{Role: facts.RoleClient}}, FleetHost{Name: "down"}),
+	}
+	shrunk := pairFleet(t, brokerCap, clientCap)
+	var err error
+	if shrunk[0].Facts.Conns, shrunk[0].Facts.ConnsTotal, err = parse.ConnsSection(capture(t, "pair-broker-shrunk-lim4-this-machine.txt")); err != nil {
+		t.Fatal(err)
+	}
+	fleets["bounded sample"] = shrunk
+	for name, hosts := range fleets {
+		lean := make([]FleetHost, len(hosts))
+		for i, h := range hosts {
+			lean[i] = FleetHost{Name: h.Name, Address: h.Address, Facts: FleetFacts(h.Facts)}
+			if (h.Facts == nil) != (lean[i].Facts == nil) {
+				t.Fatalf("%s: host %s: FleetFacts(nil) must be nil and only then", name, h.Name)
+			}
+		}
+		want, got := EvaluateFleet(hosts), EvaluateFleet(lean)
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: fleet findings on FleetFacts differ:\n%+v\nwant\n%+v", name, got, want)
+		}
+		if want[0][0].Status == Unknown && name == "pair" {
+			t.Errorf("%s: the comparison is vacuous, the broker's finding is unknown", name)
+		}
+		for i, h := range hosts {
+			if h.Facts != nil && len(h.Facts.Conns) > 0 && unsafe.StringData(h.Facts.Conns[0].Peer) == unsafe.StringData(lean[i].Facts.Conns[0].Peer) {
+				t.Errorf("%s: host %s: FleetFacts shares its strings with the facts it was made from", name, h.Name)
+			}
+		}
 	}
 }

@@ -262,15 +262,26 @@ func backlogChange(of, nf *facts.Facts, host string) []diff.FactChange {
 // modelled facts, with the connections kept as observed (it does not
 // model reconnections).
 func FleetPass(r *report.Report) {
+	fleet := make([]*facts.Facts, len(r.Hosts))
+	for i, h := range r.Hosts {
+		fleet[i] = h.Facts
+	}
+	FleetPassOn(r, fleet)
+}
+
+// FleetPassOn is FleetPass with the facts of r.Hosts[i] in fleet[i]
+// (nil: not audited), for a scan that no longer holds them in the report
+// (pipeline.Config.SpoolFacts keeps rules.FleetFacts of each host).
+func FleetPassOn(r *report.Report, fleet []*facts.Facts) {
 	hosts := make([]rules.FleetHost, len(r.Hosts))
 	for i, h := range r.Hosts {
-		hosts[i] = rules.FleetHost{Name: h.Name, Address: h.Address, Facts: h.Facts}
+		hosts[i] = rules.FleetHost{Name: h.Name, Address: h.Address, Facts: fleet[i]}
 		if h.Error != nil {
 			hosts[i].Facts = nil
 		}
 	}
 	for i, fs := range rules.EvaluateFleet(hosts) {
-		if r.Hosts[i].Error == nil && r.Hosts[i].Facts != nil {
+		if r.Hosts[i].Error == nil && fleet[i] != nil {
 			r.Hosts[i].Findings = rules.ApplyFleet(r.Hosts[i].Findings, fs)
 		}
 	}

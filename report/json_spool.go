@@ -1,0 +1,86 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"sync"
+
+	"github.com/kaudit/kaudit/audit/facts"
+)
+
+// Spool holds hosts' facts out of memory, as the JSON the report would
+// print for them, in one temporary file: a scan of 10,000 hosts keeps
+// each host's findings and ≈ 1 KB of what the fleet rules read instead of
+// its whole fact set (pipeline.Config.SpoolFacts). The file is removed
+// from its directory as soon as it is created, so nothing is left behind
+// when kaudit ends, however it ends; its space is freed on Close (or when
+// the process exits).
+type Spool struct {
+	mu  sync.Mutex
+	f   *os.File
+	end int64
+}
+
+// SpooledFacts is where one host's facts are in a Spool.
+type SpooledFacts struct {
+	spool *Spool
+	off   int64
+	n     int
+}
+
+// NewSpool creates a spool in dir (os.TempDir() when "").
+func NewSpool(dir string) (*Spool, error) {
+	f, err := os.CreateTemp(dir, "kaudit-facts-*.json")
+	if err != nil {
+		return nil, fmt.Errorf("facts spool: %w (hint: set TMPDIR to a writable directory)", err)
+	}
+	if err := os.Remove(f.Name()); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("facts spool: %w", err)
+	}
+	return &Spool{f: f}, nil
+}
+
+// Put appends f's JSON encoding (as json.Marshal writes it, the bytes the
+// JSON report prints) and says where it is. It is safe for concurrent use.
+func (s *Spool) Put(f *facts.Facts) (*SpooledFacts, error) {
+	b, err := json.Marshal(f)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, err := s.f.WriteAt(b, s.end); err != nil {
+		return nil, fmt.Errorf("facts spool: %w", err)
+	}
+	ref := &SpooledFacts{spool: s, off: s.end, n: len(b)}
+	s.end += int64(len(b))
+	return ref, nil
+}
+
+// Close frees the spool's space; its facts cannot be read afterwards.
+func (s *Spool) Close() error { return s.f.Close() }
+
+// appendJSON appends the facts' JSON encoding to dst.
+func (sf *SpooledFacts) appendJSON(dst []byte) ([]byte, error) {
+	start := len(dst)
+	dst = append(dst, make([]byte, sf.n)...)
+	if _, err := sf.spool.f.ReadAt(dst[start:], sf.off); err != nil {
+		return dst[:start], fmt.Errorf("facts spool: %w", err)
+	}
+	return dst, nil
+}
+
+// Load decodes the facts back (for a reader that needs them as values).
+func (sf *SpooledFacts) Load() (*facts.Facts, error) {
+	b, err := sf.appendJSON(nil)
+	if err != nil {
+		return nil, err
+	}
+	var f facts.Facts
+	if err := json.Unmarshal(b, &f); err != nil {
+		return nil, fmt.Errorf("facts spool: %w", err)
+	}
+	return &f, nil
+}

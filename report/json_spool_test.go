@@ -1,0 +1,80 @@
+package report
+
+import (
+	"bytes"
+	"testing"
+)
+
+// spooledCopy is r with every audited host's facts moved into a spool, as
+// pipeline.Scan leaves them with Config.SpoolFacts.
+func spooledCopy(t *testing.T, r *Report) *Report {
+	t.Helper()
+	sp, err := NewSpool(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sp.Close() })
+	c := *r
+	c.Hosts = append([]Host(nil), r.Hosts...)
+	n := 0
+	for i := range c.Hosts {
+		h := &c.Hosts[i]
+		if h.Facts == nil {
+			continue
+		}
+		if h.Spooled, err = sp.Put(h.Facts); err != nil {
+			t.Fatal(err)
+		}
+		h.Facts = nil
+		n++
+	}
+	if n == 0 {
+		t.Fatal("fixture has no audited host: nothing spooled")
+	}
+	return &c
+}
+
+// TestSpooledRendersTheSameBytes: every golden case, and hostile text in
+// the facts, renders byte for byte as from the facts in memory.
+func TestSpooledRendersTheSameBytes(t *testing.T) {
+	lookalike := hostileReport(t, `","findings":[],"facts":{"x":1}}`)
+	lookalike.Hosts[0].Name += `,"findings":` // an audited host: spooled
+	lookalike.Hosts[0].Groups = []string{`,"findings":[`}
+	reports := map[string]*Report{"fixture": loadFixture(t), "hostile": hostileReport(t, "\x1b]0;owned\x07\u202e<script>\u00ad"), "key lookalikes": lookalike}
+	for name, r := range reports {
+		sp := spooledCopy(t, r)
+		for _, c := range goldenCases() {
+			var want, got bytes.Buffer
+			if err := Render(&want, c.format, r, c.opt); err != nil {
+				t.Fatalf("%s %s: %v", name, c.name, err)
+			}
+			if err := Render(&got, c.format, sp, c.opt); err != nil {
+				t.Fatalf("%s %s spooled: %v", name, c.name, err)
+			}
+			if !bytes.Equal(got.Bytes(), want.Bytes()) {
+				t.Errorf("%s %s: spooled facts render differently: %s", name, c.name, firstDiff(want.String(), got.String()))
+			}
+		}
+		for i, h := range sp.Hosts {
+			if h.Facts != nil {
+				t.Errorf("%s: host %d: rendering put facts back into the report", name, i)
+			}
+		}
+	}
+}
+
+// TestSpoolClosed: a report whose spool is closed cannot print its facts,
+// and says which host it was at.
+func TestSpoolClosed(t *testing.T) {
+	sp := spooledCopy(t, loadFixture(t))
+	if err := sp.Close(); err != nil {
+		t.Fatal(err)
+	}
+	err := Render(&bytes.Buffer{}, "json", sp, Options{})
+	if err == nil || !bytes.Contains([]byte(err.Error()), []byte("host kafka-a1: facts spool")) {
+		t.Fatalf("render after Close: %v, want an error naming host kafka-a1 and the spool", err)
+	}
+	if err := Render(&bytes.Buffer{}, "table", sp, Options{}); err == nil {
+		t.Fatal("table render after Close: no error")
+	}
+}

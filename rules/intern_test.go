@@ -1,0 +1,87 @@
+package rules
+
+import (
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"unsafe"
+)
+
+// deepCopy is fs with nothing shared (findings are JSON-like values).
+func deepCopy(fs []Finding) []Finding {
+	in := NewInterner()
+	out := append([]Finding(nil), fs...)
+	for i := range out {
+		out[i].Evidence = append([]string(nil), out[i].Evidence...)
+		if out[i].Fix != nil {
+			out[i].Fix = in.cloneFix(out[i].Fix)
+		}
+	}
+	return out
+}
+
+// TestInternerKeepsValues: interning the findings of hosts that differ
+// and of hosts that are alike changes no value, makes equal texts and
+// equal fixes one, and keeps fixes that differ only where JSON does not
+// look (WhenUnknown, an alternative's typed fields) apart.
+func TestInternerKeepsValues(t *testing.T) {
+	a, b := compliantHost(), compliantHost()
+	b.Sysctl["net.core.somaxconn"] = "128"
+	b.Sysctl["net.ipv4.tcp_syncookies"] = "2"
+	hosts := [][]Finding{Evaluate(a, DefaultProfile()), Evaluate(b, DefaultProfile()), Evaluate(b, DefaultProfile())}
+	before := make([][]Finding, len(hosts))
+	for i, fs := range hosts {
+		before[i] = deepCopy(fs)
+	}
+	in := NewInterner()
+	var wg sync.WaitGroup
+	for _, fs := range hosts {
+		wg.Add(1)
+		go func() { defer wg.Done(); in.Findings(fs) }()
+	}
+	wg.Wait()
+	for i, fs := range hosts {
+		if !reflect.DeepEqual(fs, before[i]) {
+			t.Fatalf("host %d: interning changed a finding:\n%+v\nwant\n%+v", i, fs, before[i])
+		}
+	}
+	fixes := 0
+	for j, fd := range hosts[1] { // hosts 1 and 2 are alike
+		twin := hosts[2][j]
+		if fd.Reason != "" && unsafe.StringData(fd.Reason) != unsafe.StringData(twin.Reason) {
+			t.Errorf("%s: equal reasons not shared", fd.Rule)
+		}
+		if fd.Fix != nil {
+			fixes++
+			if fd.Fix != twin.Fix {
+				t.Errorf("%s: equal fixes of two hosts are two values", fd.Rule)
+			}
+		}
+	}
+	if fixes == 0 {
+		t.Fatal("no finding with a fix: the fix sharing is not tested")
+	}
+	f1 := &Fix{Summary: "s", Alternatives: []Alternative{{Text: "t", Sysctl: map[string]string{"k": "1"}}}}
+	f2 := &Fix{Summary: "s", Alternatives: []Alternative{{Text: "t", Sysctl: map[string]string{"k": "2"}}}}
+	f3 := &Fix{Summary: "s", Alternatives: f1.Alternatives, WhenUnknown: true}
+	fs := []Finding{{Fix: f1}, {Fix: f2}, {Fix: f3}, {Fix: f1}}
+	in.Findings(fs)
+	if fs[0].Fix == fs[1].Fix || fs[0].Fix == fs[2].Fix || fs[0].Fix != fs[3].Fix || fs[1].Fix.Alternatives[0].Sysctl["k"] != "2" || !fs[2].Fix.WhenUnknown {
+		t.Errorf("fixes that differ outside JSON were merged: %+v %+v %+v", fs[0].Fix, fs[1].Fix, fs[2].Fix)
+	}
+}
+
+// TestInternerLetsTheSourceGo: an interned text cut from a large string
+// (a host's gather output) is a copy, not a view into it.
+func TestInternerLetsTheSourceGo(t *testing.T) {
+	big := strings.Repeat("x", 1<<16) + "net.core.somaxconn = 128"
+	fs := []Finding{{Observed: big[1<<16:], Evidence: []string{big[1<<16+4 : 1<<16+8]}}}
+	NewInterner().Findings(fs)
+	lo, hi := uintptr(unsafe.Pointer(unsafe.StringData(big))), uintptr(unsafe.Pointer(unsafe.StringData(big)))+uintptr(len(big))
+	for _, s := range []string{fs[0].Observed, fs[0].Evidence[0]} {
+		if p := uintptr(unsafe.Pointer(unsafe.StringData(s))); p >= lo && p < hi {
+			t.Errorf("%q still points into the source string", s)
+		}
+	}
+}
