@@ -32,6 +32,9 @@ func Demo(ctx context.Context, c Console, j ReportJob) error {
 	defer fleet.Close()
 	j.Hosts, j.Inventory = fleet.Hosts, DemoInventory
 	r, err := ScanReport(ctx, c, j)
+	if r != nil {
+		defer r.Close()
+	}
 	if r != nil && j.Output.Format == "table" && j.Output.Path == "" {
 		WriteDemoPlan(c.Stdout, r, j.Output.Render.Verbose, j.Output.Render.Width)
 	}

@@ -44,7 +44,10 @@ func ScanFleet(ctx context.Context, c Console, f Fleet, shard string, j ReportJo
 	}
 	defer runner.Close()
 	j.Config.Runner = runner
-	_, err = ScanReport(ctx, c, j)
+	r, err := ScanReport(ctx, c, j)
+	if r != nil {
+		r.Close()
+	}
 	return err
 }
 

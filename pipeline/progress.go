@@ -47,8 +47,12 @@ type ReportJob struct {
 // ScanReport runs j: the scan (ScanOnTerminal), then the what-if on the
 // raw findings on c's stderr (when j.WhatIf is set, or the inventory
 // plans an upgrade for a scanned host), then the waivers, then the report
-// and its verdict (Emit). The report is nil when it was not emitted.
+// and its verdict (Emit). The report is nil when it was not emitted. A
+// JSON report without a what-if spools the facts (SpoolFor): Close it.
 func ScanReport(ctx context.Context, c Console, j ReportJob) (*report.Report, error) {
+	if SpoolFor(j.Output.Format, j.WhatIf, j.Hosts) {
+		j.Config.SpoolFacts = canSpool(c, j.Config.SpoolDir)
+	}
 	r, err := ScanOnTerminal(ctx, c, j.Hosts, j.Config, j.Output.Quiet)
 	if err != nil {
 		return nil, err

@@ -79,3 +79,16 @@ func SpoolFor(format string, a whatif.Assume, hosts []inventory.Host) bool {
 	}
 	return !slices.ContainsFunc(hosts, func(h inventory.Host) bool { return h.AssumeKernel != "" || h.AssumeKafka != "" })
 }
+
+// canSpool reports whether a facts spool can be made in dir; when it
+// cannot (a read-only or full temporary directory), it warns and the scan
+// holds every host's facts in memory, as it did before spooling.
+func canSpool(c Console, dir string) bool {
+	sp, err := report.NewSpool(dir)
+	if err != nil {
+		c.Warnf("%v; keeping every host's facts in memory instead", err)
+		return false
+	}
+	sp.Close()
+	return true
+}
