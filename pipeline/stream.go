@@ -74,10 +74,7 @@ func (s *hostSink) report(results []audit.Result) []report.Host {
 // upgrades hosts plan: true for JSON when there is no what-if, which
 // needs every host's facts as values (see WhatIf).
 func SpoolFor(format string, a whatif.Assume, hosts []inventory.Host) bool {
-	if format != "json" || a.Kernel != "" || a.Kafka != "" {
-		return false
-	}
-	return !slices.ContainsFunc(hosts, func(h inventory.Host) bool { return h.AssumeKernel != "" || h.AssumeKafka != "" })
+	return format == "json" && !plansUpgrade(a, hosts)
 }
 
 // canSpool reports whether a facts spool can be made in dir; when it

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/kaudit/kaudit/audit/inventory"
 	"github.com/kaudit/kaudit/report"
@@ -26,7 +27,7 @@ func WhatIf(r *report.Report, a whatif.Assume, base rules.Profile, hosts []inven
 			planned[h.Name] = whatif.Assume{Kernel: h.AssumeKernel, Kafka: h.AssumeKafka}
 		}
 	}
-	if a.Kernel == "" && a.Kafka == "" && len(planned) == 0 {
+	if !plansUpgrade(a, hosts) {
 		return nil, nil
 	}
 	return whatif.EvaluatePlan(r, a, func(name string) whatif.Assume { return planned[name] }, func(name string) rules.Profile {
@@ -36,6 +37,13 @@ func WhatIf(r *report.Report, a whatif.Assume, base rules.Profile, hosts []inven
 		}
 		return p
 	})
+}
+
+// plansUpgrade reports whether a scan has a what-if: a assumes an
+// upgrade, or a host of hosts plans one (assume_kernel / assume_kafka).
+func plansUpgrade(a whatif.Assume, hosts []inventory.Host) bool {
+	return a.Kernel != "" || a.Kafka != "" ||
+		slices.ContainsFunc(hosts, func(h inventory.Host) bool { return h.AssumeKernel != "" || h.AssumeKafka != "" })
 }
 
 // WriteWhatIf writes the what-if of WhatIf (when there is one) to w as a

@@ -2,6 +2,7 @@ package whatif
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -52,6 +53,9 @@ func EvaluatePlan(r *report.Report, flags Assume, inventory func(host string) As
 	}
 	if profileFor == nil {
 		profileFor = func(string) rules.Profile { return rules.DefaultProfile() }
+	}
+	if slices.ContainsFunc(r.Hosts, func(h report.Host) bool { return h.Spooled != nil }) {
+		return nil, errors.New("what-if: the report's facts are spooled (pipeline.Config.SpoolFacts); scan without spooling to model an upgrade")
 	}
 	w := &Result{Assume: flags, Plans: []HostPlan{}, NoUpgrade: []string{}, Upgrade: diff.NewUpgrade(), Facts: []diff.FactChange{}}
 	plans, kvers, err := planHosts(r, flags, inventory)

@@ -365,3 +365,25 @@ func TestRestartVerdictSkipsClientHosts(t *testing.T) {
 		t.Fatalf("clusters %+v", w.Clusters)
 	}
 }
+
+// A report whose facts were spooled (pipeline's JSON scan) has no facts
+// to model: the what-if refuses it instead of treating every host as
+// unaudited.
+func TestWhatIfRefusesSpooledFacts(t *testing.T) {
+	r := whatIfReport()
+	if _, err := Evaluate(r, Assume{Kernel: "6.1.0"}, nil); err != nil {
+		t.Fatalf("held facts: %v", err)
+	}
+	sp, err := report.NewSpool(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sp.Close()
+	if r.Hosts[0].Spooled, err = sp.Put(r.Hosts[0].Facts); err != nil {
+		t.Fatal(err)
+	}
+	r.Hosts[0].Facts = nil
+	if _, err := Evaluate(r, Assume{Kernel: "6.1.0"}, nil); err == nil || !strings.Contains(err.Error(), "spooled") {
+		t.Errorf("spooled facts: %v", err)
+	}
+}
