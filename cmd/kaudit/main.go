@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -179,7 +180,10 @@ func interspersed(app *cli.App, args []string) []string {
 	if len(args) < 3 || app.Command(args[1]) == nil {
 		return args
 	}
-	cmd := app.Command(args[1])
+	cmd, n := app.Command(args[1]), 2
+	for n < len(args) && subcommand(cmd, args[n]) != nil { // kaudit waivers check …
+		cmd, n = subcommand(cmd, args[n]), n+1
+	}
 	takesValue := func(name string) bool {
 		for _, f := range cmd.Flags {
 			if _, isBool := f.(*cli.BoolFlag); !isBool && hasName(f, name) {
@@ -188,7 +192,17 @@ func interspersed(app *cli.App, args []string) []string {
 		}
 		return false
 	}
-	return append([]string{args[0], args[1]}, argv.FlagsFirst(args[2:], takesValue)...)
+	return append(slices.Clone(args[:n]), argv.FlagsFirst(args[n:], takesValue)...)
+}
+
+// subcommand is cmd's subcommand called name, nil when there is none.
+func subcommand(cmd *cli.Command, name string) *cli.Command {
+	for _, s := range cmd.Subcommands {
+		if s.HasName(name) {
+			return s
+		}
+	}
+	return nil
 }
 
 func hasName(f cli.Flag, name string) bool {

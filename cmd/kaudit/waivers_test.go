@@ -94,3 +94,21 @@ func TestWithWaiversFlagNoDuplicate(t *testing.T) {
 		t.Errorf("--waivers %d times", n)
 	}
 }
+
+// --soon works before and after the file, as every command's flags do:
+// the flags of a subcommand (waivers check) are found, not only those of
+// the top-level command (before, both orders were "flag provided but not
+// defined: -soon").
+func TestWaiversCheckSoon(t *testing.T) {
+	p := writeFile(t, "w.yaml", waiverFile)
+	now := withClock(t, "2026-12-01T08:00:00Z")
+	for _, args := range [][]string{{"waivers", "check", "--soon", "40", p}, {"waivers", "check", p, "--soon", "40"}} {
+		code, out, stderr := runCLIAt(t, now, args...)
+		if code != ExitOK || !strings.Contains(out, "expires in 30d") || !strings.Contains(out, "expires in 4d") {
+			t.Errorf("%q: exit %d\n%s\n%s", args, code, out, stderr)
+		}
+	}
+	if code, _, _ := runCLIAt(t, now, "waivers", "check", p, "--soon"); code != ExitUsage {
+		t.Errorf("--soon without DAYS: exit %d", code)
+	}
+}
