@@ -30,14 +30,14 @@ func Rerender(c Console, r *report.Report, f OutputFlags, failOnSet bool) error 
 }
 
 // Merge is kaudit merge: the shards' reports joined (report.MergeFiles),
-// the fleet rules run again over every shard's hosts, then Rerender.
+// the fleet rules run again over every shard's hosts, then Rerender
+// (which summarizes).
 func Merge(c Console, files []string, f OutputFlags, failOnSet bool) error {
 	r, err := report.MergeFiles(files)
 	if err != nil {
 		return err
 	}
 	FleetPass(r)
-	report.Summarize(r)
 	return Rerender(c, r, f, failOnSet)
 }
 

@@ -56,8 +56,14 @@ func (in *Interner) text(s string) string {
 	return s
 }
 
+// maxFixesPerSummary bounds the fixes kept under one Summary: a fix
+// whose typed fields vary from host to host (NIC names and ring sizes)
+// would otherwise make every lookup a walk over all the fleet's variants.
+const maxFixesPerSummary = 16
+
 // fix is the interned *Fix equal to f (reflect.DeepEqual: every field,
-// the typed ones JSON leaves out included), or a fresh copy of f.
+// the typed ones JSON leaves out included), or a fresh copy of f, kept
+// for the next hosts while its Summary has fewer than maxFixesPerSummary.
 func (in *Interner) fix(f *Fix) *Fix {
 	for _, g := range in.fixes[f.Summary] {
 		if reflect.DeepEqual(f, g) {
@@ -65,7 +71,9 @@ func (in *Interner) fix(f *Fix) *Fix {
 		}
 	}
 	c := in.cloneFix(f)
-	in.fixes[c.Summary] = append(in.fixes[c.Summary], c)
+	if len(in.fixes[c.Summary]) < maxFixesPerSummary {
+		in.fixes[c.Summary] = append(in.fixes[c.Summary], c)
+	}
 	return c
 }
 

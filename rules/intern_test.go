@@ -85,3 +85,30 @@ func TestInternerLetsTheSourceGo(t *testing.T) {
 		}
 	}
 }
+
+// TestInternerBoundsFixVariants: a fix whose typed fields differ on every
+// host (one NIC name each) under one Summary keeps its value on each
+// host, while at most maxFixesPerSummary variants are kept for lookups;
+// a variant kept early is still shared.
+func TestInternerBoundsFixVariants(t *testing.T) {
+	in := NewInterner()
+	nic := func(i int) *Fix {
+		return &Fix{Summary: "raise the NIC rings", NIC: map[string]map[string]string{"eth" + strings.Repeat("x", i): {"rx": "4096"}}}
+	}
+	for i := 0; i < 100; i++ {
+		fs := []Finding{{Rule: "nic-ring", Fix: nic(i)}}
+		in.Findings(fs)
+		if !reflect.DeepEqual(fs[0].Fix, nic(i)) {
+			t.Fatalf("host %d: fix changed: %+v", i, fs[0].Fix)
+		}
+	}
+	if n := len(in.fixes["raise the NIC rings"]); n != maxFixesPerSummary {
+		t.Errorf("%d variants kept, want %d", n, maxFixesPerSummary)
+	}
+	a, b := []Finding{{Fix: nic(3)}}, []Finding{{Fix: nic(3)}}
+	in.Findings(a)
+	in.Findings(b)
+	if a[0].Fix != b[0].Fix {
+		t.Error("an early variant is not shared")
+	}
+}
