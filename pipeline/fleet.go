@@ -15,11 +15,16 @@ type Fleet struct {
 	Connect          ConnectConfig
 }
 
-// connect is Connect for hosts of f, its fan-out of *n connections fitted
-// to the open-file limit (FitOpenFiles). Close it when done.
+// connect is Connect for hosts of f, their known_hosts files checked
+// (CheckKnownHosts), its fan-out of *n connections fitted to the
+// open-file limit (FitOpenFiles). Close it when done.
 func (f Fleet) connect(c Console, hosts []inventory.Host, n *int) (*transport.SSH, error) {
 	runner, err := Connect(hosts, f.Connect)
 	if err != nil {
+		return nil, err
+	}
+	if err := CheckKnownHosts(runner, hosts); err != nil {
+		runner.Close()
 		return nil, err
 	}
 	*n = FitOpenFiles(c, *n)
@@ -30,6 +35,9 @@ func (f Fleet) connect(c Console, hosts []inventory.Host, n *int) (*transport.SS
 // set: SelectShard) scanned and reported as j says (ScanReport); j's
 // hosts, inventory and shard are set here.
 func ScanFleet(ctx context.Context, c Console, f Fleet, shard string, j ReportJob) error {
+	if err := j.Output.loadWaivers(); err != nil {
+		return err
+	}
 	inv, hosts, err := LoadInventory(f.Inventory, f.Limit)
 	if err != nil {
 		return err

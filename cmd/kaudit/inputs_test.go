@@ -1,0 +1,129 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kaudit/kaudit/internal/simhost"
+)
+
+// countedFleet serves one compliant host and writes an inventory whose
+// known_hosts is kh ("": the fleet's own file) with host_key_policy
+// policy ("": strict). The fleet's servers count the connections made.
+func countedFleet(t *testing.T, kh, policy string) (inv string, f *simhost.Fleet) {
+	t.Helper()
+	dir := t.TempDir()
+	f, err := simhost.Start(dir, []*simhost.Host{compliant()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(f.Close)
+	if kh == "" {
+		kh = f.KnownHosts
+	}
+	if policy == "" {
+		policy = "strict"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "defaults:\n  user: kafka\n  use_agent: false\n  identity_files: [%q]\n  known_hosts: [%q]\n  host_key_policy: %s\n  connect_timeout: 2s\nhosts:\n", f.KeyFile, kh, policy)
+	for _, h := range f.Hosts {
+		fmt.Fprintf(&b, "  %s: {address: 127.0.0.1, port: %d}\n", h.Name, h.Port)
+	}
+	inv = filepath.Join(dir, "inventory.yaml")
+	if err := os.WriteFile(inv, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return inv, f
+}
+
+func accepted(f *simhost.Fleet) int {
+	n := 0
+	for _, s := range f.Servers {
+		n += s.Accepted
+	}
+	return n
+}
+
+// TestBadWaiversBeforeAnyHost: a waiver file that is missing or malformed
+// is a usage error naming the file and line, found before any host is
+// contacted (it used to be read after every host was gathered).
+func TestBadWaiversBeforeAnyHost(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing.yaml")
+	bad := writeFile(t, "bad.yaml", "waivers:\n  - rule: somaxcon\n    hosts: [a]\n    reason: r\n")
+	syntax := writeFile(t, "syntax.yaml", "waivers:\n  - rule: somaxconn\n   hosts: [a\n")
+	wants := map[string]string{
+		missing: "kaudit: error: --waivers: " + missing + ": cannot read the waiver file: no such file or directory (give the path of a YAML waiver file; docs/waivers.example.yaml shows the format)\n",
+		bad:     "kaudit: error: --waivers: " + bad + `:2: waivers[0].rule: unknown rule "somaxcon" (did you mean "somaxconn"?)` + "\n",
+		syntax:  "kaudit: error: --waivers: " + syntax + ":1: did not find expected '-' indicator (not valid YAML; docs/waivers.example.yaml shows the format)\n",
+	}
+	for file, want := range wants {
+		for _, cmd := range []string{"scan", "probe"} {
+			inv, f := countedFleet(t, "", "")
+			code, out, errOut := runCLI(t, cmd, inv, "--waivers", file, "-f", "json")
+			if code != ExitUsage || !strings.HasPrefix(errOut, want) || out != "" {
+				t.Errorf("%s --waivers %s: exit %d, stdout %q, stderr\n%s\nwant exit 2 and a stderr starting\n%s", cmd, filepath.Base(file), code, out, errOut, want)
+			}
+			if n := accepted(f); n != 0 {
+				t.Errorf("%s --waivers %s: %d connections made, want none", cmd, filepath.Base(file), n)
+			}
+		}
+		for _, args := range [][]string{
+			{"demo", "--waivers", file},
+			{"report", reportFixture, "--waivers", file},
+			{"diff", diffOld, diffNew, "--waivers", file},
+		} {
+			code, out, errOut := runCLI(t, args...)
+			if code != ExitUsage || !strings.HasPrefix(errOut, want) || out != "" {
+				t.Errorf("%v: exit %d, stdout %q, stderr\n%s\nwant exit 2 and a stderr starting\n%s", args, code, out, errOut, want)
+			}
+		}
+	}
+}
+
+// TestKnownHostsNotAFile: a known_hosts that is a directory or cannot be
+// read is a usage error before any host is contacted, in every command
+// that connects (it used to fail each host as hostkey, exit 3). A missing
+// one is still an empty file: accept-new records the key in it, strict
+// fails the host as hostkey.
+func TestKnownHostsNotAFile(t *testing.T) {
+	dir := t.TempDir()
+	plain := writeFile(t, "plain", "")
+	cases := []struct{ name, kh, want string }{
+		{"directory", dir, "kaudit: error: %s:9: host kafka-bookworm-03: known_hosts " + dir + ": is a directory, not a file (give known_hosts the path of a file in it, e.g. " + dir + "/known_hosts); no host was contacted\n"},
+		{"under a file", plain + "/known_hosts", "kaudit: error: %s:9: host kafka-bookworm-03: known_hosts " + plain + "/known_hosts: cannot be read: not a directory (give known_hosts the path of a readable file, e.g. ~/.ssh/known_hosts); no host was contacted\n"},
+		{"malformed", writeFile(t, "kh", "127.0.0.1 ssh-ed25519 AAAA!!!\n"), "kaudit: error: %s:9: host kafka-bookworm-03: known_hosts "},
+	}
+	for _, tc := range cases {
+		for _, args := range [][]string{{"scan"}, {"probe"}, {"trust", "--yes"}, {"fix"}, {"fix", "--apply", "--yes", "--journal-dir", t.TempDir()}} {
+			inv, f := countedFleet(t, tc.kh, "")
+			code, out, errOut := runCLI(t, append(append([]string{}, args...), inv)...)
+			want := fmt.Sprintf(tc.want, inv)
+			if code != ExitUsage || !strings.HasPrefix(errOut, want) || out != "" {
+				t.Errorf("%s: %v: exit %d, stdout %q, stderr\n%s\nwant exit 2 and a stderr starting\n%s", tc.name, args, code, out, errOut, want)
+			}
+			if n := accepted(f); n != 0 {
+				t.Errorf("%s: %v: %d connections made, want none", tc.name, args, n)
+			}
+		}
+	}
+
+	// Missing: accept-new records the key and the scan passes; strict
+	// fails the host as hostkey (exit 3), as before.
+	kh := filepath.Join(t.TempDir(), "known_hosts")
+	inv, _ := countedFleet(t, kh, "accept-new")
+	if code, _, errOut := runCLI(t, "scan", inv, "-f", "json"); code != ExitOK {
+		t.Errorf("missing known_hosts, accept-new: exit %d\n%s", code, errOut)
+	}
+	if b, err := os.ReadFile(kh); err != nil || strings.Count(string(b), "\n") != 1 {
+		t.Errorf("accept-new did not record the key: %v %q", err, b)
+	}
+	inv, _ = countedFleet(t, filepath.Join(t.TempDir(), "known_hosts"), "")
+	code, out, _ := runCLI(t, "scan", inv, "-f", "json")
+	if r := decode(t, out); code != ExitUnaudited || r.Hosts[0].Error == nil || r.Hosts[0].Error.Kind != "hostkey" {
+		t.Errorf("missing known_hosts, strict: exit %d, %+v", code, r.Hosts[0].Error)
+	}
+}
