@@ -38,7 +38,7 @@ func ScanFleet(ctx context.Context, c Console, f Fleet, shard string, j ReportJo
 	if err := j.Output.loadWaivers(); err != nil {
 		return err
 	}
-	inv, hosts, err := LoadInventory(f.Inventory, f.Limit)
+	inv, hosts, err := f.load(c)
 	if err != nil {
 		return err
 	}
@@ -64,7 +64,7 @@ func ScanFleet(ctx context.Context, c Console, f Fleet, shard string, j ReportJo
 // (JournalDir of j.JournalDir, the --journal-dir flag) is made before
 // connecting anywhere: an apply without one would be refused later.
 func FixFleet(ctx context.Context, c Console, f Fleet, cfg Config, quiet bool, j FixJob) error {
-	inv, hosts, err := LoadInventory(f.Inventory, f.Limit)
+	inv, hosts, err := f.load(c)
 	if err != nil {
 		return err
 	}
@@ -102,7 +102,7 @@ func RollbackFleet(ctx context.Context, c Console, f Fleet, j RollbackJob) error
 	if j.JournalDir, err = JournalDir(j.JournalDir); err != nil {
 		return err
 	}
-	_, hosts, err := LoadInventory(f.Inventory, f.Limit)
+	_, hosts, err := f.load(c)
 	if err != nil {
 		return err
 	}

@@ -73,10 +73,13 @@ func Errors(err error) []*Error {
 
 // collector gathers the errors of one file.
 type collector struct {
-	file string
-	errs []*Error
-	seen map[string]bool
+	file  string
+	errs  []*Error
+	seen  map[string]bool
+	warns []string // what loads but is suspect, for Inventory.Warnings
 }
+
+func (c *collector) warn(msg string) { c.warns = append(c.warns, msg) }
 
 func (c *collector) add(line int, field, hint, format string, args ...any) {
 	e := &Error{File: c.file, Line: line, Field: field, Msg: fmt.Sprintf(format, args...), Hint: hint}

@@ -61,6 +61,9 @@ type Inventory struct {
 	// ClientsGroup is the top-level clients_group: of kaudit's format: the
 	// group of producer/consumer hosts ("" when not set).
 	ClientsGroup string
+	// Warnings are what loads but looks like a mistake (one host given
+	// two addresses), each "FILE:LINE: …", for the caller to show.
+	Warnings []string
 }
 
 // Inventory formats.
@@ -188,7 +191,7 @@ func (p *parser) finish(inv *Inventory, hosts []Host, g *graph, line int) (*Inve
 	if err := p.c.err(); err != nil {
 		return nil, err
 	}
-	inv.Hosts, inv.Groups, inv.ClientsGroup = hosts, g.members(hosts), p.clientsGroup
+	inv.Hosts, inv.Groups, inv.ClientsGroup, inv.Warnings = hosts, g.members(hosts), p.clientsGroup, p.c.warns
 	return inv, nil
 }
 

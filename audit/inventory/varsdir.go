@@ -3,6 +3,7 @@ package inventory
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -68,6 +69,28 @@ func (p *parser) varsEntries(kind string) map[string]fs.DirEntry {
 	}
 	p.varsDirs[kind] = m
 	return m
+}
+
+// warnAddresses warns when the mentions of host h in the inventory (one
+// per group that lists it) give it different addresses: Ansible takes the
+// last and so does kaudit, but two definitions of one name with two
+// addresses are more often a copy-paste slip than a wish.
+func (p *parser) warnAddresses(h *rawHost) {
+	var first *settings
+	for _, v := range h.vars {
+		if !v.address.ok {
+			continue
+		}
+		if first == nil {
+			first = v
+			continue
+		}
+		if v.address.v != first.address.v {
+			p.c.warn(fmt.Sprintf("%s: host %s is defined twice with different addresses: %s at %s, %s at %s; Ansible uses the last one (%s), and so does kaudit (hint: remove or correct one of the two)",
+				first.addressAt, h.name, first.address.v, first.addressAt, v.address.v, v.addressAt, v.address.v))
+			first = v
+		}
+	}
 }
 
 // varsDirFiles lists the vars files under dir, in Ansible's order.
@@ -158,6 +181,7 @@ func (p *parser) resolveAnsible(hosts hostTable, g *graph) []Host {
 				s.overlay(v)
 			}
 		}
+		p.warnAddresses(h)
 		for _, v := range h.vars {
 			s.overlay(v)
 		}

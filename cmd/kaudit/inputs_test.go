@@ -127,3 +127,41 @@ func TestKnownHostsNotAFile(t *testing.T) {
 		t.Errorf("missing known_hosts, strict: exit %d, %+v", code, r.Hosts[0].Error)
 	}
 }
+
+// TestDuplicateAnsibleHostWarned: a host listed in two groups with two
+// addresses is scanned at the last (Ansible's merge order), with a warning
+// naming both definitions and both addresses.
+func TestDuplicateAnsibleHostWarned(t *testing.T) {
+	dir := t.TempDir()
+	f, err := simhost.Start(dir, []*simhost.Host{compliant()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(f.Close)
+	inv := fmt.Sprintf(`all:
+  vars:
+    ansible_user: kafka
+    ansible_ssh_private_key_file: %s
+    kaudit_known_hosts: [%s]
+  children:
+    east:
+      hosts:
+        broker-1: {ansible_host: 127.0.0.9, ansible_port: %d}
+    west:
+      hosts:
+        broker-1: {ansible_host: 127.0.0.1}
+`, f.KeyFile, f.KnownHosts, f.Hosts[0].Port)
+	path := filepath.Join(dir, "hosts.yml")
+	if err := os.WriteFile(path, []byte(inv), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCLI(t, "scan", path, "-f", "json")
+	want := "kaudit: warning: " + path + ":9: host broker-1 is defined twice with different addresses: 127.0.0.9 at " + path + ":9, 127.0.0.1 at " + path +
+		":12; Ansible uses the last one (127.0.0.1), and so does kaudit (hint: remove or correct one of the two)\n"
+	if code != ExitOK || errOut != want {
+		t.Errorf("exit %d, stderr\n%s\nwant\n%s", code, errOut, want)
+	}
+	if r := decode(t, out); len(r.Hosts) != 1 || r.Hosts[0].Address != "127.0.0.1" || r.Hosts[0].Error != nil {
+		t.Errorf("hosts %+v", r.Hosts)
+	}
+}
