@@ -120,7 +120,7 @@ func varsDirFiles(dir string) []string {
 // name (and line).
 func (p *parser) varsFile(path string, isGroup bool) *settings {
 	sub := &parser{c: collector{file: path}, dir: p.dir, lenient: true}
-	defer func() { p.c.errs = append(p.c.errs, sub.c.errs...) }()
+	defer p.c.absorb(&sub.c)
 	s := &settings{}
 	data, err := readLimited(path)
 	if err != nil {
@@ -133,7 +133,7 @@ func (p *parser) varsFile(path string, isGroup bool) *settings {
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		sub.c.errs = append(sub.c.errs, yamlError(path, data, err))
+		sub.c.keep(yamlError(path, data, err))
 		return s
 	}
 	if len(doc.Content) == 0 || isNull(doc.Content[0]) {

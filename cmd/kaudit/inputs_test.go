@@ -165,3 +165,24 @@ func TestDuplicateAnsibleHostWarned(t *testing.T) {
 		t.Errorf("hosts %+v", r.Hosts)
 	}
 }
+
+// TestGarbageInventory: kaudit scan of 5 MB of random bytes is one usage
+// error of at most 20 problems and a count, a few KB of stderr (it was
+// one line per line of the file: 46.5 MB for a user's).
+func TestGarbageInventory(t *testing.T) {
+	b := make([]byte, 5<<20)
+	for i := range b {
+		b[i] = byte(i*7919 + i>>8*31 + i>>16)
+	}
+	path := filepath.Join(t.TempDir(), "inventory")
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCLI(t, "scan", path)
+	lines := strings.Split(strings.TrimSuffix(errOut, "\n"), "\n")
+	last := lines[len(lines)-1]
+	if code != ExitUsage || out != "" || len(errOut) > 16<<10 || len(lines) > 21 ||
+		!strings.HasPrefix(last, "… and ") || !strings.Contains(last, " more problems in "+path) {
+		t.Errorf("exit %d, stdout %d bytes, stderr %d bytes in %d lines, last %q", code, len(out), len(errOut), len(lines), last)
+	}
+}
