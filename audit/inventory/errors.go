@@ -89,14 +89,14 @@ const maxMsg = 240
 // collector gathers the errors of one file: the first MaxErrors, and a
 // count of the other distinct ones.
 type collector struct {
-	file  string
-	errs  []*Error
-	seen  map[uint64]bool // hashes of the problems found, listed or not
-	more  int             // distinct problems beyond MaxErrors
+	file string
+	errs []*Error
+	seen map[uint64]bool // hashes of the problems found, listed or not
+	more int             // distinct problems beyond MaxErrors
 	// stoppedAt is the line a parser stopped reading at, having found
 	// stopAfter problems (tooMany): the file is no inventory.
 	stoppedAt int
-	warns []string        // what loads but is suspect, for Inventory.Warnings
+	warns     []string // what loads but is suspect, for Inventory.Warnings
 }
 
 func (c *collector) warn(msg string) { c.warns = append(c.warns, msg) }
