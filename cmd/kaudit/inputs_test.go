@@ -186,3 +186,30 @@ func TestGarbageInventory(t *testing.T) {
 		t.Errorf("exit %d, stdout %d bytes, stderr %d bytes in %d lines, last %q", code, len(out), len(errOut), len(lines), last)
 	}
 }
+
+// TestBadProfileBeforeAnyHost: a --profile that is missing, a directory
+// or not YAML is a usage error naming it (and the line), before any host
+// is contacted, in every command that scans.
+func TestBadProfileBeforeAnyHost(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing.yaml")
+	syntax := writeFile(t, "p.yaml", "somaxconn:\n  min: [\n")
+	const hint = "give a YAML file of thresholds, keys as in rules/profile.default.yaml; kaudit explain RULE shows a rule's)\n"
+	wants := map[string]string{
+		missing: "kaudit: error: --profile " + missing + ": cannot read the thresholds file: no such file or directory (" + hint,
+		dir:     "kaudit: error: --profile " + dir + ": cannot read the thresholds file: is a directory (" + hint,
+		syntax:  "kaudit: error: --profile " + syntax + ":2: did not find expected node content (not valid YAML; " + hint,
+	}
+	for file, want := range wants {
+		for _, cmd := range []string{"scan", "probe", "fix"} {
+			inv, f := countedFleet(t, "", "")
+			code, out, errOut := runCLI(t, cmd, inv, "--profile", file)
+			if code != ExitUsage || errOut != want || out != "" {
+				t.Errorf("%s --profile %s: exit %d, stdout %q, stderr\n%s\nwant exit 2 and\n%s", cmd, file, code, out, errOut, want)
+			}
+			if n := accepted(f); n != 0 {
+				t.Errorf("%s --profile %s: %d connections made, want none", cmd, file, n)
+			}
+		}
+	}
+}
