@@ -3,6 +3,7 @@ package transport
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 )
 
@@ -13,9 +14,17 @@ import (
 type KnownHostsProblem struct {
 	Path string
 	Err  error // says what is wrong and what to do
+	// SSHConfig: the path comes from ssh_config (UserKnownHostsFile,
+	// GlobalKnownHostsFile or their defaults), not from the inventory.
+	SSHConfig bool
 }
 
-func (p *KnownHostsProblem) Error() string { return p.Err.Error() }
+func (p *KnownHostsProblem) Error() string {
+	if p.SSHConfig {
+		return p.Err.Error() + " (the file is named by ssh_config: UserKnownHostsFile or GlobalKnownHostsFile)"
+	}
+	return p.Err.Error()
+}
 
 // CheckKnownHostsPath checks one known_hosts path as HostKeys will read
 // it: a file that does not exist is fine (an empty file, which accept-new
@@ -77,8 +86,9 @@ func (c *SSH) CheckKnownHosts(t Target, seen map[string]bool) *KnownHostsProblem
 				continue
 			}
 			seen[p] = true
+			fromConfig := !slices.Contains(t.KnownHosts, p)
 			if err := CheckKnownHostsPath(p); err != nil {
-				return &KnownHostsProblem{Path: p, Err: err}
+				return &KnownHostsProblem{Path: p, Err: err, SSHConfig: fromConfig}
 			}
 			if strings.HasPrefix(p, "~") {
 				continue
@@ -88,7 +98,7 @@ func (c *SSH) CheckKnownHosts(t Target, seen map[string]bool) *KnownHostsProblem
 			err := f.ix.err
 			f.mu.RUnlock()
 			if err != nil {
-				return &KnownHostsProblem{Path: p, Err: err}
+				return &KnownHostsProblem{Path: p, Err: err, SSHConfig: fromConfig}
 			}
 		}
 	}

@@ -213,3 +213,26 @@ func TestBadProfileBeforeAnyHost(t *testing.T) {
 		}
 	}
 }
+
+// TestKnownHostsDirectoryFromSSHConfig: a UserKnownHostsFile that is a
+// directory is found the same way, and the message says ssh_config names it.
+func TestKnownHostsDirectoryFromSSHConfig(t *testing.T) {
+	dir := t.TempDir()
+	f, err := simhost.Start(dir, []*simhost.Host{compliant()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(f.Close)
+	khDir := t.TempDir()
+	conf := writeFile(t, "ssh_config", fmt.Sprintf("Host *\n  UserKnownHostsFile %s\n  GlobalKnownHostsFile none\n", khDir))
+	inv := writeFile(t, "inventory.yaml", fmt.Sprintf("defaults:\n  user: kafka\n  use_agent: false\n  identity_files: [%q]\nhosts:\n  b1: {address: 127.0.0.1, port: %d}\n", f.KeyFile, f.Hosts[0].Port))
+	code, out, errOut := runCLI(t, "scan", inv, "--ssh-config", conf)
+	want := "kaudit: error: " + inv + ":6: host b1: known_hosts " + khDir + ": is a directory, not a file (give known_hosts the path of a file in it, e.g. " + khDir +
+		"/known_hosts) (the file is named by ssh_config: UserKnownHostsFile or GlobalKnownHostsFile); no host was contacted\n"
+	if code != ExitUsage || errOut != want || out != "" {
+		t.Errorf("exit %d, stdout %q, stderr\n%s\nwant\n%s", code, out, errOut, want)
+	}
+	if n := accepted(f); n != 0 {
+		t.Errorf("%d connections made, want none", n)
+	}
+}
