@@ -19,6 +19,9 @@ const DemoInventory = "demo (simulated fleet on 127.0.0.1)"
 // without running it); under a table on stdout, the fix plan's summary,
 // or with Verbose the whole plan (WriteDemoPlan).
 func Demo(ctx context.Context, c Console, j ReportJob) error {
+	if err := j.Output.loadWaivers(); err != nil {
+		return err
+	}
 	j.Config.Probe = &probe.Options{Budget: 2 * time.Second}
 	dir, err := os.MkdirTemp("", "kaudit-demo-")
 	if err != nil {

@@ -27,9 +27,40 @@ type Output struct {
 	Format, Path  string // Path "": stdout
 	FailOn        rules.Severity
 	FailOnUnknown bool
-	Waivers       string
+	Waivers       string // the waiver file, loaded by Check (LoadWaivers)
 	Render        report.Options
 	Quiet         bool // no progress bar
+
+	waivers   waiver.Waivers
+	waiversOK bool // waivers is the content of Waivers
+}
+
+// loadWaivers loads o.Waivers unless Check did: a flow calls it before
+// contacting any host, so that a bad file costs no scan.
+func (o *Output) loadWaivers() error {
+	if o.waiversOK || o.Waivers == "" {
+		return nil
+	}
+	w, err := LoadWaivers(o.Waivers)
+	if err != nil {
+		return err
+	}
+	o.waivers, o.waiversOK = w, true
+	return nil
+}
+
+// LoadWaivers is the waiver file of --waivers (waiver.Load), nil for "".
+// Its errors name the file (and the line of each problem) and say what to
+// do; a flow loads it before it reads a report or contacts a host.
+func LoadWaivers(file string) (waiver.Waivers, error) {
+	if file == "" {
+		return nil, nil
+	}
+	w, err := waiver.Load(file)
+	if err != nil {
+		return nil, fmt.Errorf("--waivers: %w", err)
+	}
+	return w, nil
 }
 
 // Check validates the format and the threshold failOn (given: a command
@@ -38,6 +69,9 @@ type Output struct {
 func (f OutputFlags) Check(failOn string, stdout io.Writer) (Output, error) {
 	o := Output{Format: f.Format, Path: f.Path, FailOnUnknown: f.FailOnUnknown, Waivers: f.Waivers, Quiet: f.Quiet}
 	if err := OneOf("format", f.Format, report.Formats()); err != nil {
+		return o, err
+	}
+	if err := o.loadWaivers(); err != nil {
 		return o, err
 	}
 	sev, ok := rules.ParseSeverity(failOn)
@@ -78,15 +112,14 @@ func Emit(w io.Writer, r *report.Report, o Output) error {
 	return f
 }
 
-// Waive applies the waiver file (when set) to r, a warning per expired
-// waiver on c's stderr. Call it between building the report and Emit.
-func Waive(c Console, r *report.Report, file string) error {
-	if file == "" {
-		return nil
+// Waive applies loaded waivers (LoadWaivers; none: nothing) to r, a
+// warning per expired waiver on c's stderr. Call it between building the
+// report and Emit.
+func Waive(c Console, r *report.Report, w waiver.Waivers) {
+	if len(w) == 0 {
+		return
 	}
-	warnings, err := waiver.ApplyFile(r, file, c.Now())
-	for _, msg := range warnings {
+	for _, msg := range waiver.ApplyWaivers(r, w, c.Now()) {
 		c.Warn(msg)
 	}
-	return err
 }

@@ -15,11 +15,16 @@ type Fleet struct {
 	Connect          ConnectConfig
 }
 
-// connect is Connect for hosts of f, its fan-out of *n connections fitted
-// to the open-file limit (FitOpenFiles). Close it when done.
+// connect is Connect for hosts of f, their known_hosts files checked
+// (CheckKnownHosts), its fan-out of *n connections fitted to the
+// open-file limit (FitOpenFiles). Close it when done.
 func (f Fleet) connect(c Console, hosts []inventory.Host, n *int) (*transport.SSH, error) {
 	runner, err := Connect(hosts, f.Connect)
 	if err != nil {
+		return nil, err
+	}
+	if err := CheckKnownHosts(runner, hosts); err != nil {
+		runner.Close()
 		return nil, err
 	}
 	*n = FitOpenFiles(c, *n)
@@ -30,7 +35,10 @@ func (f Fleet) connect(c Console, hosts []inventory.Host, n *int) (*transport.SS
 // set: SelectShard) scanned and reported as j says (ScanReport); j's
 // hosts, inventory and shard are set here.
 func ScanFleet(ctx context.Context, c Console, f Fleet, shard string, j ReportJob) error {
-	inv, hosts, err := LoadInventory(f.Inventory, f.Limit)
+	if err := j.Output.loadWaivers(); err != nil {
+		return err
+	}
+	inv, hosts, err := f.load(c)
 	if err != nil {
 		return err
 	}
@@ -56,7 +64,7 @@ func ScanFleet(ctx context.Context, c Console, f Fleet, shard string, j ReportJo
 // (JournalDir of j.JournalDir, the --journal-dir flag) is made before
 // connecting anywhere: an apply without one would be refused later.
 func FixFleet(ctx context.Context, c Console, f Fleet, cfg Config, quiet bool, j FixJob) error {
-	inv, hosts, err := LoadInventory(f.Inventory, f.Limit)
+	inv, hosts, err := f.load(c)
 	if err != nil {
 		return err
 	}
@@ -94,7 +102,7 @@ func RollbackFleet(ctx context.Context, c Console, f Fleet, j RollbackJob) error
 	if j.JournalDir, err = JournalDir(j.JournalDir); err != nil {
 		return err
 	}
-	_, hosts, err := LoadInventory(f.Inventory, f.Limit)
+	_, hosts, err := f.load(c)
 	if err != nil {
 		return err
 	}

@@ -21,6 +21,19 @@ func LoadInventory(path, limit string) (*inventory.Inventory, []inventory.Host, 
 	return inv, hosts, nil
 }
 
+// load is LoadInventory of f's inventory and limit, the inventory's
+// warnings (a host defined twice with two addresses) on c's stderr.
+func (f Fleet) load(c Console) (*inventory.Inventory, []inventory.Host, error) {
+	inv, hosts, err := LoadInventory(f.Inventory, f.Limit)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, w := range inv.Warnings {
+		c.Warn(w)
+	}
+	return inv, hosts, nil
+}
+
 // ClientsGroup is the inventory group of producer/consumer hosts: group
 // when set (the flag wins), else the inventory's clients_group: ("" leaves
 // audit.DefaultClientsGroup).

@@ -50,6 +50,9 @@ type ReportJob struct {
 // and its verdict (Emit). The report is nil when it was not emitted. A
 // JSON report without a what-if spools the facts (SpoolFor): Close it.
 func ScanReport(ctx context.Context, c Console, j ReportJob) (*report.Report, error) {
+	if err := j.Output.loadWaivers(); err != nil {
+		return nil, err
+	}
 	if SpoolFor(j.Output.Format, j.WhatIf, j.Hosts) {
 		j.Config.SpoolFacts = canSpool(c, j.Config.SpoolDir)
 	}
@@ -61,8 +64,6 @@ func ScanReport(ctx context.Context, c Console, j ReportJob) (*report.Report, er
 	if err := WriteWhatIf(c.Stderr, r, j.WhatIf, j.Config.Profile, j.Hosts); err != nil {
 		return nil, err
 	}
-	if err := Waive(c, r, j.Output.Waivers); err != nil {
-		return nil, err
-	}
+	Waive(c, r, j.Output.waivers)
 	return r, Emit(c.Stdout, r, j.Output)
 }

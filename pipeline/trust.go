@@ -24,7 +24,7 @@ func Trust(ctx context.Context, c Console, f Fleet, j TrustJob) error {
 	if j.Options.Concurrency < 1 || j.Options.ConnectTimeout <= 0 {
 		return errors.New("--concurrency must be at least 1 and --connect-timeout positive")
 	}
-	_, hosts, err := LoadInventory(f.Inventory, f.Limit)
+	_, hosts, err := f.load(c)
 	if err != nil {
 		return err
 	}

@@ -130,13 +130,24 @@ func (e *Error) Error() string {
 
 // Load reads and validates a waiver file. Every problem is reported, each
 // as an *Error naming the file, line and field, joined in line order.
+// A file that cannot be read is one *Error saying why and what to give
+// instead.
 func Load(file string) (Waivers, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
-		return nil, err
+		why := err
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			why = pe.Err
+		}
+		return nil, &Error{File: file, Msg: fmt.Sprintf("cannot read the waiver file: %v (give the path of a YAML waiver file; docs/waivers.example.yaml shows the format)", why)}
 	}
 	return Parse(file, data)
 }
+
+// MaxErrors is how many problems of one file Parse lists; the rest are
+// counted in a last line.
+const MaxErrors = 20
 
 var knownKeys = []string{"rule", "hosts", "groups", "reason", "owner", "expires"}
 
@@ -166,9 +177,13 @@ func Parse(file string, data []byte) (Waivers, error) {
 	}
 	if len(p.errs) > 0 {
 		sort.SliceStable(p.errs, func(i, j int) bool { return p.errs[i].Line < p.errs[j].Line })
-		errs := make([]error, len(p.errs))
-		for i, e := range p.errs {
+		n := min(len(p.errs), MaxErrors)
+		errs := make([]error, n, n+1)
+		for i, e := range p.errs[:n] {
 			errs[i] = e
+		}
+		if more := len(p.errs) - n; more > 0 {
+			errs = append(errs, fmt.Errorf("… and %d more problems in %s", more, file))
 		}
 		return nil, errors.Join(errs...)
 	}
@@ -183,7 +198,8 @@ func decode(file string, data []byte) (*yaml.Node, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, &Error{File: file, Msg: "empty file (expected waivers: followed by a list of entries)"}
 		}
-		return nil, &Error{File: file, Msg: strings.TrimPrefix(err.Error(), "yaml: ")}
+		msg, line := yamlLine(strings.TrimPrefix(err.Error(), "yaml: "))
+		return nil, &Error{File: file, Line: line, Msg: msg + " (not valid YAML; docs/waivers.example.yaml shows the format)"}
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
@@ -194,6 +210,21 @@ func decode(file string, data []byte) (*yaml.Node, error) {
 		root = root.Content[0]
 	}
 	return root, nil
+}
+
+// yamlLine takes the "line N: " yaml.v3 starts a syntax error with out
+// of msg, so that the error reads FILE:N: like every other.
+func yamlLine(msg string) (string, int) {
+	rest, ok := strings.CutPrefix(msg, "line ")
+	if !ok {
+		return msg, 0
+	}
+	num, tail, ok := strings.Cut(rest, ": ")
+	n, err := strconv.Atoi(num)
+	if !ok || err != nil || n <= 0 {
+		return msg, 0
+	}
+	return tail, n
 }
 
 // top is the list of entries under the file's one key, waivers: (a bare

@@ -88,7 +88,8 @@ func TestParseErrors(t *testing.T) {
 		{"scalar entry", "waivers:\n  - somaxconn\n", []string{"x.yaml:2: waivers[0]: expected a mapping"}},
 		{"not a list", "waivers: somaxconn\n", []string{"x.yaml:1: waivers: expected a list of entries"}},
 		{"empty file", "", []string{"x.yaml: empty file"}},
-		{"syntax", "waivers: [\n", []string{"x.yaml: "}},
+		{"syntax", "waivers: [\n", []string{"x.yaml:1: did not find expected node content (not valid YAML; docs/waivers.example.yaml shows the format)"}},
+		{"syntax further down", "waivers:\n  - rule: somaxconn\n    hosts: [a\n    reason: r\n", []string{"x.yaml:2: did not find expected ',' or ']'"}},
 		{"every problem at once", "waivers:\n  - rule: nope\n    hosts: [a]\n  - rule: somaxconn\n    reason: r\n    colour: red\n",
 			[]string{`x.yaml:2: waivers[0].rule: unknown rule "nope"`, "x.yaml:2: waivers[0]: reason is required", "x.yaml:4: waivers[1]: hosts or groups", "x.yaml:6: waivers[1].colour: unknown key"}},
 	}
@@ -262,5 +263,35 @@ func TestDocsExample(t *testing.T) {
 func TestApplyFile(t *testing.T) {
 	if _, err := ApplyFile(&report.Report{}, filepath.Join(t.TempDir(), "missing.yaml"), time.Now()); err == nil || !strings.HasPrefix(err.Error(), "waivers: ") {
 		t.Errorf("missing file: err %v, want one starting \"waivers: \"", err)
+	}
+}
+
+func TestLoadMissingFile(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "missing.yaml")
+	_, err := Load(p)
+	want := p + ": cannot read the waiver file: no such file or directory (give the path of a YAML waiver file; docs/waivers.example.yaml shows the format)"
+	if err == nil || err.Error() != want {
+		t.Errorf("err\n%v\nwant\n%s", err, want)
+	}
+	if _, err := Load(t.TempDir()); err == nil || !strings.Contains(err.Error(), "cannot read the waiver file: is a directory") {
+		t.Errorf("a directory: err %v", err)
+	}
+}
+
+// TestParseErrorsCapped: a file of thousands of bad entries lists the
+// first MaxErrors problems and counts the rest, in bounded output.
+func TestParseErrorsCapped(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("waivers:\n")
+	for range 5000 {
+		b.WriteString("  - nope\n")
+	}
+	_, err := Parse("x.yaml", []byte(b.String()))
+	if err == nil {
+		t.Fatal("no error")
+	}
+	lines := strings.Split(err.Error(), "\n")
+	if len(lines) != MaxErrors+1 || lines[MaxErrors] != "… and 4980 more problems in x.yaml" || !strings.HasPrefix(lines[0], "x.yaml:2: waivers[0]: expected a mapping") {
+		t.Errorf("%d lines, first %q, last %q", len(lines), lines[0], lines[len(lines)-1])
 	}
 }

@@ -42,8 +42,17 @@ func (p *parser) parseINI(data []byte) (hostTable, *graph) {
 	g.add("all", 0)
 	var hosts hostTable
 	st := iniState{kind: "hosts"}
-	for i, raw := range bytes.Split(data, []byte("\n")) {
-		n := i + 1
+	for n, rest := 1, data; len(rest) > 0 || n == 1; n++ {
+		var raw []byte
+		raw, rest, _ = bytes.Cut(rest, []byte("\n"))
+		if p.c.tooMany() {
+			p.c.stoppedAt = n
+			break
+		}
+		if len(raw) > maxLine {
+			p.c.add(n, "", "an inventory line holds a host or a group and its variables", "line is %s bytes long (at most %s): is it an inventory?", thousands(len(raw)), thousands(maxLine))
+			continue
+		}
 		line := strings.TrimSpace(strings.TrimSuffix(string(raw), "\r"))
 		if line == "" || line[0] == '#' || line[0] == ';' {
 			continue

@@ -61,6 +61,9 @@ type Inventory struct {
 	// ClientsGroup is the top-level clients_group: of kaudit's format: the
 	// group of producer/consumer hosts ("" when not set).
 	ClientsGroup string
+	// Warnings are what loads but looks like a mistake (one host given
+	// two addresses), each "FILE:LINE: …", for the caller to show.
+	Warnings []string
 }
 
 // Inventory formats.
@@ -122,6 +125,9 @@ func Parse(path string, data []byte) (*Inventory, error) {
 	if detectFormat(path, data) == FormatAnsibleINI {
 		p.lenient = true
 		hosts, g := p.parseINI(data)
+		if p.c.stoppedAt > 0 {
+			return nil, p.c.err() // no inventory: its hosts are not worth resolving
+		}
 		return p.finish(&Inventory{Path: path, Format: FormatAnsibleINI}, p.resolveAnsible(hosts, g), g, 0)
 	}
 	root, err := p.yamlRoot(data)
@@ -182,13 +188,13 @@ func (p *parser) yamlRoot(data []byte) (*yaml.Node, error) {
 
 // finish reports the collected problems, or completes inv.
 func (p *parser) finish(inv *Inventory, hosts []Host, g *graph, line int) (*Inventory, error) {
-	if len(hosts) == 0 && len(p.c.errs) == 0 {
+	if len(hosts) == 0 && !p.c.failed() {
 		return nil, p.empty(line)
 	}
 	if err := p.c.err(); err != nil {
 		return nil, err
 	}
-	inv.Hosts, inv.Groups, inv.ClientsGroup = hosts, g.members(hosts), p.clientsGroup
+	inv.Hosts, inv.Groups, inv.ClientsGroup, inv.Warnings = hosts, g.members(hosts), p.clientsGroup, p.c.warns
 	return inv, nil
 }
 
@@ -208,8 +214,10 @@ func detectFormat(path string, data []byte) string {
 	case ".ini":
 		return FormatAnsibleINI
 	}
-	for _, raw := range bytes.Split(data, []byte("\n")) {
-		l := strings.TrimSpace(string(raw))
+	for rest := data; len(rest) > 0; {
+		var raw []byte
+		raw, rest, _ = bytes.Cut(rest, []byte("\n"))
+		l := strings.TrimSpace(string(raw[:min(len(raw), maxLine)]))
 		if l == "" || l[0] == '#' || l[0] == ';' {
 			continue
 		}

@@ -64,13 +64,16 @@ type settings struct {
 	useAgent, sshConfig                                         opt[bool]
 	connectTimeout, timeout                                     opt[time.Duration]
 	profile                                                     map[string]any
+	addressAt                                                   string // FILE:LINE where address was set
 }
 
 func (s *settings) overlay(o *settings) {
 	if o == nil {
 		return
 	}
-	over(&s.address, o.address)
+	if o.address.ok {
+		s.address, s.addressAt = o.address, o.addressAt
+	}
 	over(&s.user, o.user)
 	over(&s.proxyJump, o.proxyJump)
 	over(&s.become, o.become)
@@ -315,6 +318,7 @@ func (p *parser) report(n *yaml.Node, field string, pr *problem) bool {
 func (p *parser) setAddress(s *settings, n *yaml.Node, field string) {
 	if v, ok := p.str(n, field); ok && p.report(n, field, checkHost("address", v)) {
 		s.address.set(v)
+		s.addressAt = p.source(line(n))
 	}
 }
 

@@ -3,6 +3,7 @@ package inventory
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -70,6 +71,28 @@ func (p *parser) varsEntries(kind string) map[string]fs.DirEntry {
 	return m
 }
 
+// warnAddresses warns when the mentions of host h in the inventory (one
+// per group that lists it) give it different addresses: Ansible takes the
+// last and so does kaudit, but two definitions of one name with two
+// addresses are more often a copy-paste slip than a wish.
+func (p *parser) warnAddresses(h *rawHost) {
+	var first *settings
+	for _, v := range h.vars {
+		if !v.address.ok {
+			continue
+		}
+		if first == nil {
+			first = v
+			continue
+		}
+		if v.address.v != first.address.v {
+			p.c.warn(fmt.Sprintf("%s: host %s is defined twice with different addresses: %s at %s, %s at %s; Ansible uses the last one (%s), and so does kaudit (hint: remove or correct one of the two)",
+				first.addressAt, h.name, first.address.v, first.addressAt, v.address.v, v.addressAt, v.address.v))
+			first = v
+		}
+	}
+}
+
 // varsDirFiles lists the vars files under dir, in Ansible's order.
 func varsDirFiles(dir string) []string {
 	var out []string
@@ -97,7 +120,7 @@ func varsDirFiles(dir string) []string {
 // name (and line).
 func (p *parser) varsFile(path string, isGroup bool) *settings {
 	sub := &parser{c: collector{file: path}, dir: p.dir, lenient: true}
-	defer func() { p.c.errs = append(p.c.errs, sub.c.errs...) }()
+	defer p.c.absorb(&sub.c)
 	s := &settings{}
 	data, err := readLimited(path)
 	if err != nil {
@@ -110,7 +133,7 @@ func (p *parser) varsFile(path string, isGroup bool) *settings {
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		sub.c.errs = append(sub.c.errs, yamlError(path, data, err))
+		sub.c.keep(yamlError(path, data, err))
 		return s
 	}
 	if len(doc.Content) == 0 || isNull(doc.Content[0]) {
@@ -158,6 +181,7 @@ func (p *parser) resolveAnsible(hosts hostTable, g *graph) []Host {
 				s.overlay(v)
 			}
 		}
+		p.warnAddresses(h)
 		for _, v := range h.vars {
 			s.overlay(v)
 		}

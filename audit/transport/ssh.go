@@ -49,6 +49,9 @@ type SSH struct {
 	asked  map[string]bool
 	warned map[string]bool
 	hops   map[string]*hop
+	// starting counts handshakes in flight per address: the evidence
+	// for the MaxStartups hint (startups.go).
+	starting startups
 }
 
 // NewSSH returns a runner with a fresh host-key verifier.
@@ -132,6 +135,13 @@ func (c *SSH) connect(ctx context.Context, ep endpoint, via *hop) (*ssh.Client, 
 	}
 	cctx, cancel := context.WithTimeout(ctx, ep.timeout)
 	defer cancel()
+	st := c.starting.begin(ep.addr)
+	peak := -1
+	defer func() {
+		if peak < 0 {
+			c.starting.done(st)
+		}
+	}()
 	var conn net.Conn
 	if via == nil {
 		var d net.Dialer
@@ -156,13 +166,14 @@ func (c *SSH) connect(ctx context.Context, ep endpoint, via *hop) (*ssh.Client, 
 	}
 	sconn, chans, reqs, err := ssh.NewClientConn(conn, ep.hostKeyName, cfg)
 	stop()
+	peak = c.starting.done(st)
 	if err != nil {
 		conn.Close()
 		if ctx.Err() == nil && (cctx.Err() != nil || !time.Now().Before(dl)) {
 			return nil, newErr(KindTimeout, err, "no SSH handshake before the deadline: ConnectTimeout %s covers TCP connect, key exchange and authentication (the port accepts TCP but the server never finished the SSH banner, key exchange or authentication)", ep.timeout)
 		}
 		if ctx.Err() == nil && (errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET)) {
-			return nil, newErr(KindProtocol, err, "connection closed by the host during the SSH handshake (sshd's MaxStartups drops new connections beyond 10 unauthenticated at once: lower --concurrency; or see the host's sshd log)")
+			return nil, closedDuringHandshake(err, ep.addr, peak)
 		}
 		return nil, classify(firstErr(ctx.Err(), err), "handshake")
 	}

@@ -182,12 +182,20 @@ func selfCheck(src, out []byte, changes map[string]string, appended int) error {
 		if _, changed := changes[k]; changed {
 			continue
 		}
-		if a, ok := after[k]; !ok || a.Value != e.Value {
+		a, ok := after[k]
+		if !ok {
+			return fmt.Errorf("editing would remove %s (line %d, value %q) from the file; refusing", k, e.Line, e.Value)
+		}
+		if a.Value != e.Value {
 			return fmt.Errorf("editing would change %s (line %d) from %q to %q; refusing", k, e.Line, e.Value, a.Value)
 		}
 	}
 	for k, v := range changes {
-		if a, ok := after[k]; !ok || a.Value != v {
+		a, ok := after[k]
+		if !ok {
+			return fmt.Errorf("editing %s: the file would not read it back at all (want %q); refusing", k, v)
+		}
+		if a.Value != v {
 			return fmt.Errorf("editing %s: the file would read back %q instead of %q; refusing", k, a.Value, v)
 		}
 	}
@@ -210,7 +218,14 @@ func appendKeys(out []byte, missing []string, changes map[string]string, comment
 		out = append(out, eol...)
 	}
 	if len(lines) > 0 && lines[len(lines)-1].openAtEOF {
-		out = append(out, eol...)
+		// After a lone CR, a "\n" would join it into one CRLF
+		// terminator and the empty line would not be there: end it
+		// with a CR as the file's last line is.
+		if out[len(out)-1] == '\r' && eol[0] == '\n' {
+			out = append(out, '\r')
+		} else {
+			out = append(out, eol...)
+		}
 	}
 	line := countLines(out) + 1
 	if comment != "" {

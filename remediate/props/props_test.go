@@ -426,3 +426,28 @@ func FuzzSetStrict(f *testing.F) {
 		}
 	})
 }
+
+// TestAppendAfterContinuationAndCR: a file ending in a continuation whose
+// last line ends in a lone CR (FuzzSetStrict found it: src "1\\\n\\\r")
+// gets an empty line that is one: a CR, not a "\n" that would join the CR
+// into one CRLF and let the appended key continue the last one (which
+// then vanished, refused as 'from "" to ""').
+func TestAppendAfterContinuationAndCR(t *testing.T) {
+	cases := []struct{ src, want string }{
+		{"1\\\n\\\r", "1\\\n\\\r\r0=0\n"},
+		{"a=1\r\nb\\\r", "a=1\r\nb\\\r\r\n0=0\r\n"},
+		{"a=1\nb\\\n", "a=1\nb\\\n\n0=0\n"},
+	}
+	for _, tc := range cases {
+		out, edits, err := Set([]byte(tc.src), map[string]string{"0": "0"})
+		if err != nil || string(out) != tc.want || len(edits) != 1 || !edits[0].Appended {
+			t.Errorf("Set(%q): %q %+v %v, want %q", tc.src, out, edits, err, tc.want)
+			continue
+		}
+		before, _ := Parse([]byte(tc.src))
+		after, err := Parse(out)
+		if err != nil || after["0"].Value != "0" || len(after) != len(before)+1 {
+			t.Errorf("Set(%q) reads back %+v (%v)", tc.src, after, err)
+		}
+	}
+}
