@@ -16,7 +16,7 @@ func TestParseSamples(t *testing.T) {
 	tests := []struct {
 		file      string
 		state     string
-		reason    string // substring
+		reason    string   // substring
 		pairs     [][2]int // client snd, server rcv per case
 		transfers []int    // flowed bytes per case, -1 = no transfer line
 	}{
