@@ -27,6 +27,8 @@ func TestParseSamples(t *testing.T) {
 		// The user's run: case 1 measured the bug, its transfer stalled, the budget ran out.
 		{"reverted-6.1-cut-after-case1-reconstructed.txt", facts.ProbeTimeout, "spent before the case SO_RCVBUF=65536 (1 of 3 cases measured) (kept: 1 handshake(s))", [][2]int{{1, 7}}, []int{13312}},
 		{"reverted-6.1-killed-mid-transfer-reconstructed.txt", facts.ProbeTimeout, "exit 137", [][2]int{{1, 7}}, []int{-1}},
+		{"sigalrm-mid-transfer-harness-this-machine.txt", facts.ProbeTimeout, "SIGALRM: the probe's hard limit passed while transferring with SO_RCVBUF=102400 (limit 279 ms) (kept: 1 handshake(s), the transfer with SO_RCVBUF 102400 not finished)", [][2]int{{1, 1}}, []int{-1}},
+		{"killed-mid-transfer-harness-this-machine.txt", facts.ProbeTimeout, "exit 137", [][2]int{{1, 1}}, []int{-1}},
 		{"no-cookie-reconstructed.txt", facts.ProbeOK, "", [][2]int{{1, 1}}, []int{393216}},
 		{"needs-root-this-machine.txt", facts.ProbeNeedsRoot, "uid 65534", nil, nil},
 		{"no-python-this-machine.txt", facts.ProbeNoPython, "/nonexistent/python3", nil, nil},

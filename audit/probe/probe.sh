@@ -32,6 +32,11 @@ run_probe() {
 		kv reason "/proc/sys/net/ipv4/tcp_syncookies not readable (kernel without SYN cookies?)"
 		return
 	fi
+	if [ ! -w /proc/sys/net/ipv4/tcp_syncookies ]; then
+		kv state unsupported
+		kv reason "/proc/sys/net/ipv4/tcp_syncookies not writable (read-only /proc/sys, a container?): the probe could not guard it"
+		return
+	fi
 	t=''
 	if command -v timeout >/dev/null 2>&1; then t="timeout -s KILL $KILL_S"; fi
 	# The namespace: unshare(1) (util-linux) needs no python module (Debian's
