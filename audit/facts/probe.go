@@ -1,8 +1,10 @@
 package facts
 
 // Probe states: what happened to the SYN-cookie window-scale probe on one
-// host (audit/probe). Only ProbeOK carries observations; every other state
-// says why the probe did not run or did not finish, in Reason.
+// host (audit/probe). ProbeOK: it finished and Cases hold every case. A
+// probe that stopped part way (timeout, error, host-changed) keeps in Cases
+// every handshake it measured before it stopped; Reason says why it stopped.
+// needs-root, not-per-netns, no-python and unsupported never ran.
 const (
 	ProbeOK           = "ok"            // ran; Cases hold what the kernel did
 	ProbeNeedsRoot    = "needs-root"    // not root and no become: sudo
@@ -42,9 +44,16 @@ type Probe struct {
 	DurationMS           int64       `json:"duration_ms"`         // wall time kaudit spent, SSH session included
 	ScriptBytes          int         `json:"script_bytes"`        // bytes sent to the host (the script on stdin)
 	RemoteMS             int64       `json:"remote_ms,omitempty"` // time inside the probe itself
+	// Unshare says how the network namespace was made: "unshare(1)",
+	// "os.unshare" or "ctypes".
+	Unshare string `json:"unshare,omitempty"`
 }
 
-// ProbeCase is one listener / client pair of the probe.
+// ProbeCase is one listener / client pair of the probe: its handshake
+// (the window-scale pair, which decides the verdict) and then a transfer
+// that confirms it. The host prints the two as they happen, so a probe cut
+// short keeps the handshakes it measured: Bytes is 0 when the probe
+// stopped before this case's transfer ended (the payload is at least 1).
 type ProbeCase struct {
 	RcvBuf          int `json:"rcvbuf"`           // SO_RCVBUF set on the listener before listen()
 	Effective       int `json:"rcvbuf_effective"` // what getsockopt returned (the kernel doubles it)
@@ -52,9 +61,10 @@ type ProbeCase struct {
 	ClientRcvWscale int `json:"client_rcv_wscale"`
 	ServerSndWscale int `json:"server_snd_wscale"`
 	ServerRcvWscale int `json:"server_rcv_wscale"`
-	CookiesSent     int `json:"cookies_sent"` // SyncookiesSent delta in the probe's namespace
-	CookiesRecv     int `json:"cookies_recv"` // SyncookiesRecv delta: 1 = the connection was completed by a cookie
-	Bytes           int `json:"bytes"`        // payload sent client -> listener
-	Flowed          int `json:"flowed"`       // bytes the listener side received
-	MS              int `json:"ms"`           // time the payload took
+	CookiesSent     int `json:"cookies_sent"`       // SyncookiesSent delta in the probe's namespace
+	CookiesRecv     int `json:"cookies_recv"`       // SyncookiesRecv delta: 1 = the connection was completed by a cookie
+	Bytes           int `json:"bytes"`              // payload sent client -> listener; 0 = transfer not measured
+	Flowed          int `json:"flowed"`             // bytes the listener side received
+	MS              int `json:"ms"`                 // time the payload took (or until the transfer's limit)
+	LimitMS         int `json:"limit_ms,omitempty"` // the transfer's own share of the budget
 }

@@ -5,10 +5,15 @@
 // which starts the host's own python3 (RHEL 8: /usr/libexec/platform-python)
 // with the probe (probe.py) as its -c argument. Nothing is written to disk,
 // so nothing can stay behind; the network namespace is anonymous
-// (unshare(CLONE_NEWNET) in the python process, never bind-mounted, so
-// never in `ip netns list`) and dies with the process. python stops itself
-// after its budget (SIGALRM and socket timeouts) and timeout(1) kills it a
-// second later. A prebuilt static probe binary was not chosen: a `go
+// (`unshare -n` execs python in it, with fd 3 held on the host namespace's
+// tcp_syncookies; without unshare(1) python calls unshare(CLONE_NEWNET)
+// itself, through os.unshare or ctypes — Debian's python3-minimal has no
+// ctypes; never bind-mounted, so never in `ip netns list`) and dies with
+// the process. Each case prints its handshake (the window-scale pair,
+// which decides) before its transfer, and each transfer has its own share
+// of the budget, so a probe cut short keeps every pair it measured. python
+// stops itself after its budget (SIGALRM and socket timeouts) and
+// timeout(1) kills it a second later. A prebuilt static probe binary was not chosen: a `go
 // install` user has no cross-compiler, embedding prebuilt amd64 and arm64
 // binaries would add megabytes of opaque bytes to the source tree and a
 // temp file (to be removed even on Ctrl-C) to every host, while every
@@ -23,5 +28,6 @@
 // every write and every case, and restores it and aborts if it ever moved.
 //
 // Run returns a facts.Probe; rules turn it into the verdict (probe >
-// changelog > version table > unknown).
+// changelog > version table > unknown; a probe that ran and settled
+// nothing is never overruled into a pass).
 package probe

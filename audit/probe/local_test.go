@@ -121,9 +121,13 @@ func TestProbeThisKernel(t *testing.T) {
 	for _, c := range p.Cases {
 		// This machine's kernel has commit 909172a: the two ends agree, and
 		// the connection really went through the cookie path.
-		if c.ClientSndWscale != c.ServerRcvWscale || c.CookiesRecv != 1 || c.Flowed != c.Bytes || c.Effective != 2*c.RcvBuf {
+		if c.ClientSndWscale != c.ServerRcvWscale || c.CookiesRecv != 1 || c.Bytes != DefaultPayload || c.Flowed != c.Bytes ||
+			c.Effective != 2*c.RcvBuf || c.LimitMS <= 0 || c.LimitMS > 2000 || c.MS > c.LimitMS {
 			t.Errorf("case %+v", c)
 		}
+	}
+	if p.Unshare != "unshare(1)" { // util-linux is here: the wrapper makes the namespace
+		t.Errorf("namespace made by %q", p.Unshare)
 	}
 	if p.NetnsHost == "" || p.NetnsHost == p.NetnsProbe {
 		t.Errorf("namespaces %q -> %q", p.NetnsHost, p.NetnsProbe)

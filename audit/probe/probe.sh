@@ -32,10 +32,37 @@ run_probe() {
 		kv reason "/proc/sys/net/ipv4/tcp_syncookies not readable (kernel without SYN cookies?)"
 		return
 	fi
+	if [ ! -w /proc/sys/net/ipv4/tcp_syncookies ]; then
+		kv state unsupported
+		kv reason "/proc/sys/net/ipv4/tcp_syncookies not writable (read-only /proc/sys, a container?): the probe could not guard it"
+		return
+	fi
 	t=''
 	if command -v timeout >/dev/null 2>&1; then t="timeout -s KILL $KILL_S"; fi
-	# shellcheck disable=SC2086 # RCVBUFS and t are word lists on purpose
-	$t "$py" -E -s -c "$PY" "$BUDGET_MS" "$PAYLOAD" $RCVBUFS
+	# The namespace: unshare(1) (util-linux) needs no python module (Debian's
+	# python3-minimal has no ctypes); fd 3 is the HOST namespace's
+	# tcp_syncookies, opened before, for the probe's guard. Without
+	# unshare(1), python makes the namespace itself ("self").
+	nsh=''
+	if command -v unshare >/dev/null 2>&1; then
+		nsh=$(readlink /proc/self/ns/net 2>/dev/null)
+		case "$nsh" in
+		net:\[[0-9]*\]) ;;
+		*) nsh='' ;;
+		esac
+	fi
+	if [ -n "$nsh" ]; then
+		if ! msg=$(unshare -n true 2>&1); then
+			kv state unshare-failed
+			kv reason "unshare -n: $(printf '%s' "$msg" | tr '\n' ' ')"
+			return
+		fi
+		# shellcheck disable=SC2086 # RCVBUFS and t are word lists on purpose
+		$t unshare -n "$py" -E -s -c "$PY" "$BUDGET_MS" "$PAYLOAD" "$nsh" $RCVBUFS 3<>/proc/sys/net/ipv4/tcp_syncookies
+	else
+		# shellcheck disable=SC2086
+		$t "$py" -E -s -c "$PY" "$BUDGET_MS" "$PAYLOAD" self $RCVBUFS
+	fi
 	kv exit "$?"
 	kv host_syncookies_after "$(cat /proc/sys/net/ipv4/tcp_syncookies 2>/dev/null)"
 }

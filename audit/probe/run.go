@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/kaudit/kaudit/audit/facts"
@@ -82,7 +83,25 @@ func run(ctx context.Context, r transport.Runner, t transport.Target, k facts.Ke
 	defer cancel()
 	out, err := r.Run(cctx, t, script)
 	if err != nil {
-		return failed(ctx, cctx, err, t.Become == "sudo", limit, len(script), k.Release)
+		f := failed(ctx, cctx, err, t.Become == "sudo", limit, len(script), k.Release)
+		if out == nil || f.State == facts.ProbeNeedsRoot {
+			return f
+		}
+		// The session failed after the probe printed: keep every pair it
+		// measured (the rules judge them), never an ok.
+		p := Parse(out.Stdout, marker)
+		if len(p.Cases) == 0 {
+			return f
+		}
+		p.PerNetns, p.ScriptBytes = why, len(script)
+		if p.State == facts.ProbeOK {
+			p.State = f.State
+		}
+		p.Reason = strings.TrimPrefix(p.Reason+"; ", "; ") + f.Reason
+		if p.Release == "" {
+			p.Release = k.Release
+		}
+		return p
 	}
 	p := Parse(out.Stdout, marker)
 	p.PerNetns, p.ScriptBytes = why, len(script)

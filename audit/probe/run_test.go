@@ -1,13 +1,16 @@
 package probe
 
 import (
+	"bytes"
 	"context"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/kaudit/kaudit/audit/facts"
 	"github.com/kaudit/kaudit/audit/transport"
+	"github.com/kaudit/kaudit/internal/remote"
 )
 
 func TestSyncookiesPerNetns(t *testing.T) {
@@ -144,5 +147,38 @@ func TestScriptValidates(t *testing.T) {
 		if _, err := Script(p); err == nil {
 			t.Errorf("%s: accepted %+v", name, p)
 		}
+	}
+}
+
+// A session that fails after the probe printed keeps the pairs it
+// measured, in a state that is not ok.
+func TestRunSessionFailedKeepsHandshakes(t *testing.T) {
+	b, err := os.ReadFile("testdata/reverted-6.1-ok-reconstructed.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, tt := range map[string]struct {
+		stdout string
+		state  string
+		cases  int
+	}{
+		"after the whole output":    {string(b), facts.ProbeError, 3},
+		"during the first transfer": {string(b[:bytes.Index(b, []byte("transfer="))]), facts.ProbeError, 1},
+		"before any handshake":      {string(b[:bytes.Index(b, []byte("handshake="))]), facts.ProbeError, 0},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := &fakeRunner{fn: func(_ context.Context, script []byte) (*transport.Output, error) {
+				m, _ := remote.ScriptMarker(script)
+				return &transport.Output{Stdout: []byte(strings.ReplaceAll(tt.stdout, testMarker, m)), ExitCode: 255},
+					&transport.Error{Kind: transport.KindProtocol, Msg: "gather script exited 255: connection reset"}
+			}}
+			p := Run(context.Background(), r, transport.Target{}, facts.Kernel{Release: "6.1.0-kaudit-revert"}, "", Options{})
+			if p.State != tt.state || len(p.Cases) != tt.cases || !strings.Contains(p.Reason, "probe session failed: gather script exited 255") {
+				t.Fatalf("state %s, %d cases, reason %q", p.State, len(p.Cases), p.Reason)
+			}
+			if tt.cases > 0 && (p.Cases[0].ClientSndWscale != 1 || p.Cases[0].ServerRcvWscale != 7 || p.ScriptBytes == 0) {
+				t.Errorf("%+v", p)
+			}
+		})
 	}
 }

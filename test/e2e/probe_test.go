@@ -71,7 +71,9 @@ func TestProbe(t *testing.T) {
 		"sudoer":  {facts.ProbeOK, rules.SourceProbe, rules.Pass},            // root through become: sudo
 		"el7":     {facts.ProbeNotPerNetns, rules.SourceNone, rules.Unknown}, // 3.10 el7, no changelog: unknown with the reason
 		"nonroot": {facts.ProbeNeedsRoot, rules.SourceVersion, rules.Pass},   // the version table decides, the reason stays
-		"hung":    {facts.ProbeTimeout, rules.SourceVersion, rules.Pass},
+		// A probe that ran and was killed before it measured anything is
+		// not overruled by the version table: unknown, with the reason.
+		"hung": {facts.ProbeTimeout, rules.SourceNone, rules.Unknown},
 	}
 	for name, w := range want {
 		h := r.host(t, name)
