@@ -251,6 +251,67 @@ if [ -r /sys/fs/selinux/enforce ]; then rv /sys/fs/selinux/enforce; printf 'seli
 have chcon && echo 'tool chcon'
 e feasibility
 
+# What the running kernel has and can load, read only (nothing is
+# loaded): the congestion controls registered now, whether modules can be
+# loaded at all (/proc/modules exists only with CONFIG_MODULES;
+# kernel.modules_disabled), the tcp_* and sch_* modules of the running
+# release (modules.dep, what modprobe reads; without it the module files)
+# and those built in (modules.builtin), and the CONFIG_MODULES,
+# CONFIG_TCP_CONG_* and CONFIG_NET_SCH_* options of its configuration
+# (/proc/config.gz, else /boot/config-RELEASE). One awk reads every file.
+b kernel-caps
+r=''
+[ -r /proc/sys/kernel/osrelease ] && r=$(cat /proc/sys/kernel/osrelease 2>/dev/null)
+case $r in *[!A-Za-z0-9._+~-]*) r='' ;; esac
+md=''
+if [ -n "$r" ]; then
+	for d in "/lib/modules/$r" "/usr/lib/modules/$r"; do [ -d "$d" ] && { md=$d; break; }; done
+fi
+set -- cc-available /proc/sys/net/ipv4/tcp_available_congestion_control modules-disabled /proc/sys/kernel/modules_disabled
+if [ -n "$md" ]; then
+	set -- "$@" dep "$md/modules.dep" builtin "$md/modules.builtin"
+	if [ ! -r "$md/modules.dep" ]; then
+		for f in "$md"/kernel/net/ipv4/tcp_*.ko* "$md"/kernel/net/sched/sch_*.ko*; do [ -e "$f" ] && set -- "$@" file "$f"; done
+	fi
+fi
+pm=no; [ -e /proc/modules ] && pm=yes
+printf 'release %s\nproc-modules %s\nmodule-dir %s\n' "${r:-!unreadable}" "$pm" "${md:-!absent}"
+awk 'BEGIN {
+	for (i = 1; i < ARGC; i += 2) {
+		l = ARGV[i]; f = ARGV[i + 1]
+		if (l == "file") { n = f; sub(/.*\//, "", n); sub(/\.ko.*$/, "", n); print "file " n; continue }
+		n = 0
+		while ((rc = (getline v < f)) > 0) {
+			if (l == "dep" || l == "builtin") {
+				sub(/:.*/, "", v)
+				if (v !~ /(^|\/)(tcp|sch)_[a-z0-9_]+\.ko(\.[a-z0-9]+)?$/) continue
+				sub(/.*\//, "", v); sub(/\.ko.*$/, "", v)
+				print l " " v
+			} else if (n++ == 0) { gsub(/\t/, " ", v); print l " " v }
+		}
+		close(f)
+		if (rc < 0) print l " !unreadable " f
+	}
+}' "$@"
+# The configuration: compressed in /proc/config.gz (CONFIG_IKCONFIG_PROC),
+# else Debian's and RHEL's /boot/config-RELEASE; "config-done N" closes it.
+cfgawk='/^CONFIG_(MODULES|TCP_CONG_[A-Z0-9_]+|NET_SCH_[A-Z0-9_]+)=[ym]$/ { print "config " $0 } $0 == "config-failed" { print } END { print "config-done " NR }'
+if [ -r /proc/config.gz ]; then
+	if have zcat; then
+		echo 'config-source /proc/config.gz'
+		{ zcat /proc/config.gz 2>/dev/null || echo 'config-failed'; } | awk "$cfgawk"
+	elif have gzip; then
+		echo 'config-source /proc/config.gz'
+		{ gzip -dc /proc/config.gz 2>/dev/null || echo 'config-failed'; } | awk "$cfgawk"
+	else
+		echo 'config-source !nozcat /proc/config.gz'
+	fi
+elif [ -n "$r" ] && [ -r "/boot/config-$r" ]; then
+	echo "config-source /boot/config-$r"
+	awk "$cfgawk" "/boot/config-$r"
+fi
+e kernel-caps
+
 b nics
 # npersist IF: what persists the interface's settings, read-only and cheap:
 # its MAC, NetworkManager (state, connection name and UUID), an ifcfg file (its
@@ -326,8 +387,11 @@ else
 		# The driver's name without readlink: cd -P resolves the link.
 		if cd -P "/sys/class/net/$i/device/driver" 2>/dev/null; then t="$t@driver ${PWD##*/}$NL"; cd "$d0" 2>/dev/null || cd /; fi
 		printf '%s@ring\n' "$t"; ethtool -g "$i" 2>&1
-		# Top-level features only: the tab-indented children are not checked.
-		printf '@features\n'; ethtool -k "$i" 2>&1 | grep -v '^	'
+		# Top-level features, and the children the kernel's feature
+		# dependencies are decided on (netlink-era ethtool marks only
+		# children [fixed] or [requested on] in a group of several): the
+		# transmit checksums, scatter-gather and the TCP segmentation bits.
+		printf '@features\n'; ethtool -k "$i" 2>&1 | grep -E -e '^[^	]' -e '^	(tx-checksum-ip(v4|v6|-generic)|tx-scatter-gather|tx-tcp6?-segmentation):'
 		npersist "$i"
 	done
 	e nics
