@@ -87,8 +87,8 @@ func TestPlanKernelAndNICLimits(t *testing.T) {
 		instead  map[string]string // impossible target → a part of what to do instead
 	}{
 		{
-			name: "virtio tx-checksumming off [fixed]: gso and tso impossible, gro planned",
-			edit: func(t *testing.T, f *facts.Facts) { f.NICs = []facts.NIC{virtio(t)} },
+			name:     "virtio tx-checksumming off [fixed]: gso and tso impossible, gro planned",
+			edit:     func(t *testing.T, f *facts.Facts) { f.NICs = []facts.NIC{virtio(t)} },
 			findings: []rules.Finding{offloadOnF("enp0s2")},
 			planned:  []string{"enp0s2 gro"},
 			cannot: map[string]string{
@@ -98,8 +98,8 @@ func TestPlanKernelAndNICLimits(t *testing.T) {
 			instead: map[string]string{"enp0s2 gso": "virtio-net device's csum feature"},
 		},
 		{
-			name: "virtio ring at its pre-set maximum 256: nothing to plan",
-			edit: func(t *testing.T, f *facts.Facts) { f.NICs = []facts.NIC{virtio(t)} },
+			name:     "virtio ring at its pre-set maximum 256: nothing to plan",
+			edit:     func(t *testing.T, f *facts.Facts) { f.NICs = []facts.NIC{virtio(t)} },
 			findings: []rules.Finding{fail("nic-ring", rules.Fix{NIC: map[string]map[string]string{"enp0s2": {"rx": "4096", "tx": "4096"}}})},
 		},
 		{
@@ -156,8 +156,10 @@ func TestPlanKernelAndNICLimits(t *testing.T) {
 			planned:  []string{"eth0 gso"},
 		},
 		{
-			name:     "bbr not available but a module: planned, the module loads on write",
-			edit:     func(t *testing.T, f *facts.Facts) { f.Feasibility.Kernel = capturedCaps(t, "debian12-stock-modules-reconstructed.txt") },
+			name: "bbr not available but a module: planned, the module loads on write",
+			edit: func(t *testing.T, f *facts.Facts) {
+				f.Feasibility.Kernel = capturedCaps(t, "debian12-stock-modules-reconstructed.txt")
+			},
 			findings: []rules.Finding{congestionF},
 			planned:  []string{keyCC, keyQD},
 			note: map[string]string{
@@ -166,8 +168,10 @@ func TestPlanKernelAndNICLimits(t *testing.T) {
 			},
 		},
 		{
-			name:     "bbr and fq neither available nor loadable (the custom kernel): impossible",
-			edit:     func(t *testing.T, f *facts.Facts) { f.Feasibility.Kernel = capturedCaps(t, "custom-builtin-no-bbr-no-fq-reconstructed.txt") },
+			name: "bbr and fq neither available nor loadable (the custom kernel): impossible",
+			edit: func(t *testing.T, f *facts.Facts) {
+				f.Feasibility.Kernel = capturedCaps(t, "custom-builtin-no-bbr-no-fq-reconstructed.txt")
+			},
 			findings: []rules.Finding{congestionF},
 			cannot: map[string]string{
 				keyCC: "bbr: not in tcp_available_congestion_control (reno cubic) and no tcp_bbr module for kernel 6.1.0-kaudit (/lib/modules/6.1.0-kaudit/modules.dep lists none); CONFIG_TCP_CONG_BBR is not set in /proc/config.gz",
@@ -176,8 +180,10 @@ func TestPlanKernelAndNICLimits(t *testing.T) {
 			instead: map[string]string{keyCC: "install and boot a kernel with CONFIG_TCP_CONG_BBR"},
 		},
 		{
-			name:     "no module tree, no config: fq and bbr cannot be confirmed",
-			edit:     func(t *testing.T, f *facts.Facts) { f.Feasibility.Kernel = capturedCaps(t, "no-module-tree-no-config-reconstructed.txt") },
+			name: "no module tree, no config: fq and bbr cannot be confirmed",
+			edit: func(t *testing.T, f *facts.Facts) {
+				f.Feasibility.Kernel = capturedCaps(t, "no-module-tree-no-config-reconstructed.txt")
+			},
 			findings: []rules.Finding{congestionF},
 			cannot: map[string]string{
 				keyQD: "cannot confirm the kernel has sch_fq: no /lib/modules/5.15.0-105-generic and no /proc/config.gz",
@@ -196,8 +202,10 @@ func TestPlanKernelAndNICLimits(t *testing.T) {
 			cannot:   map[string]string{keyCC: "no tcp_bbr module"},
 		},
 		{
-			name:     "this machine: bbr registered, fq neither built in nor loadable (no CONFIG_MODULES)",
-			edit:     func(t *testing.T, f *facts.Facts) { f.Feasibility.Kernel = capturedCaps(t, "linux-6.18-no-modules-config-gz-this-machine.txt") },
+			name: "this machine: bbr registered, fq neither built in nor loadable (no CONFIG_MODULES)",
+			edit: func(t *testing.T, f *facts.Facts) {
+				f.Feasibility.Kernel = capturedCaps(t, "linux-6.18-no-modules-config-gz-this-machine.txt")
+			},
 			findings: []rules.Finding{congestionF},
 			planned:  []string{keyCC},
 			cannot: map[string]string{
