@@ -147,7 +147,8 @@ func (s Selector) Match(rule string) bool {
 // (never socket.listen.backlog.size where rules.BacklogConfigurable says
 // no, never socket.receive.buffer.bytes=-1, which is only offered),
 // NIC entries become ring (capped at the NIC's maximum) and offload
-// changes (not for fixed features), Manual becomes a manual action, and
+// changes (not for a feature the NIC or kernel does not allow: listed in
+// Infeasible, see offloadBlocked), Manual becomes a manual action, and
 // each Alternative marked Offer a manual action "alternative (not
 // applied)".
 //
