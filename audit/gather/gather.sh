@@ -258,57 +258,71 @@ e feasibility
 # release (modules.dep, what modprobe reads; without it the module files)
 # and those built in (modules.builtin), and the CONFIG_MODULES,
 # CONFIG_TCP_CONG_* and CONFIG_NET_SCH_* options of its configuration
-# (/proc/config.gz, else /boot/config-RELEASE). One awk reads every file.
-b kernel-caps
-r=''
-[ -r /proc/sys/kernel/osrelease ] && r=$(cat /proc/sys/kernel/osrelease 2>/dev/null)
-case $r in *[!A-Za-z0-9._+~-]*) r='' ;; esac
-md=''
-if [ -n "$r" ]; then
-	for d in "/lib/modules/$r" "/usr/lib/modules/$r"; do [ -d "$d" ] && { md=$d; break; }; done
-fi
-set -- cc-available /proc/sys/net/ipv4/tcp_available_congestion_control modules-disabled /proc/sys/kernel/modules_disabled
-if [ -n "$md" ]; then
-	set -- "$@" dep "$md/modules.dep" builtin "$md/modules.builtin"
-	if [ ! -r "$md/modules.dep" ]; then
-		for f in "$md"/kernel/net/ipv4/tcp_*.ko* "$md"/kernel/net/sched/sch_*.ko*; do [ -e "$f" ] && set -- "$@" file "$f"; done
-	fi
+# (/proc/config.gz through zcat, else /boot/config-RELEASE). Two processes
+# at most: zcat and one awk, which reads the release and every file and
+# picks the module tree of the release among those globbed here.
+KD=''
+for d in /lib/modules/*/ /usr/lib/modules/*/; do [ -d "$d" ] && KD="$KD${d%/}$NL"; done
+KF=''
+if [ -n "$KD" ]; then
+	for f in /lib/modules/*/kernel/net/ipv4/tcp_*.ko* /lib/modules/*/kernel/net/sched/sch_*.ko* /usr/lib/modules/*/kernel/net/ipv4/tcp_*.ko* /usr/lib/modules/*/kernel/net/sched/sch_*.ko*; do
+		[ -e "$f" ] && KF="$KF$f$NL"
+	done
 fi
 pm=no; [ -e /proc/modules ] && pm=yes
-printf 'release %s\nproc-modules %s\nmodule-dir %s\n' "${r:-!unreadable}" "$pm" "${md:-!absent}"
-awk 'BEGIN {
-	for (i = 1; i < ARGC; i += 2) {
-		l = ARGV[i]; f = ARGV[i + 1]
-		if (l == "file") { n = f; sub(/.*\//, "", n); sub(/\.ko.*$/, "", n); print "file " n; continue }
-		n = 0
-		while ((rc = (getline v < f)) > 0) {
-			if (l == "dep" || l == "builtin") {
-				sub(/:.*/, "", v)
-				if (v !~ /(^|\/)(tcp|sch)_[a-z0-9_]+\.ko(\.[a-z0-9]+)?$/) continue
-				sub(/.*\//, "", v); sub(/\.ko.*$/, "", v)
-				print l " " v
-			} else if (n++ == 0) { gsub(/\t/, " ", v); print l " " v }
-		}
-		close(f)
-		if (rc < 0) print l " !unreadable " f
+kcawk='/^CONFIG_(MODULES|TCP_CONG_[A-Z0-9_]+|NET_SCH_[A-Z0-9_]+)=[ym]$/ { cfg[++nc] = $0 }
+function one(label, f,   v) {
+	if ((getline v < f) > 0) { gsub(/\t/, " ", v); print label " " v } else print label " !unreadable " f
+	close(f)
+}
+function list(label, f,   v, rc) {
+	while ((rc = (getline v < f)) > 0) {
+		sub(/:.*/, "", v)
+		if (v !~ /(^|\/)(tcp|sch)_[a-z0-9_]+\.ko(\.[a-z0-9]+)?$/) continue
+		sub(/.*\//, "", v); sub(/\.ko.*$/, "", v)
+		print label " " v
 	}
-}' "$@"
-# The configuration: compressed in /proc/config.gz (CONFIG_IKCONFIG_PROC),
-# else Debian's and RHEL's /boot/config-RELEASE; "config-done N" closes it.
-cfgawk='/^CONFIG_(MODULES|TCP_CONG_[A-Z0-9_]+|NET_SCH_[A-Z0-9_]+)=[ym]$/ { print "config " $0 } $0 == "config-failed" { print } END { print "config-done " NR }'
-if [ -r /proc/config.gz ]; then
-	if have zcat; then
-		echo 'config-source /proc/config.gz'
-		{ zcat /proc/config.gz 2>/dev/null || echo 'config-failed'; } | awk "$cfgawk"
-	elif have gzip; then
-		echo 'config-source /proc/config.gz'
-		{ gzip -dc /proc/config.gz 2>/dev/null || echo 'config-failed'; } | awk "$cfgawk"
-	else
-		echo 'config-source !nozcat /proc/config.gz'
-	fi
-elif [ -n "$r" ] && [ -r "/boot/config-$r" ]; then
-	echo "config-source /boot/config-$r"
-	awk "$cfgawk" "/boot/config-$r"
+	close(f)
+	if (rc < 0) { print label " !unreadable " f; return 0 }
+	return 1
+}
+END {
+	f = "/proc/sys/kernel/osrelease"
+	if ((getline r < f) <= 0 || r !~ /^[A-Za-z0-9._+~-]+$/) r = ""
+	close(f)
+	print "release " (r == "" ? "!unreadable" : r)
+	print "proc-modules " pm
+	md = ""
+	n = split(ENVIRON["KD"], ds, "\n")
+	for (i = 1; i <= n && r != ""; i++) if (md == "" && substr(ds[i], length(ds[i]) - length(r)) == "/" r) md = ds[i]
+	print "module-dir " (md == "" ? "!absent" : md)
+	one("cc-available", "/proc/sys/net/ipv4/tcp_available_congestion_control")
+	one("modules-disabled", "/proc/sys/kernel/modules_disabled")
+	if (md != "") {
+		if (!list("dep", md "/modules.dep")) {
+			n = split(ENVIRON["KF"], fs, "\n")
+			for (i = 1; i <= n; i++) if (index(fs[i], md "/kernel/") == 1) { v = fs[i]; sub(/.*\//, "", v); sub(/\.ko.*$/, "", v); print "file " v }
+		}
+		list("builtin", md "/modules.builtin")
+	}
+	if (src == "/proc/config.gz") lines = NR
+	else if (src == "" && r != "") {
+		f = "/boot/config-" r
+		while ((getline v < f) > 0) { lines++; if (v ~ /^CONFIG_(MODULES|TCP_CONG_[A-Z0-9_]+|NET_SCH_[A-Z0-9_]+)=[ym]$/) cfg[++nc] = v }
+		close(f)
+		if (lines > 0) src = f
+	}
+	if (src != "") print "config-source " src
+	for (i = 1; i <= nc; i++) print "config " cfg[i]
+	if (src ~ /^\//) print "config-done " lines
+}'
+b kernel-caps
+if [ -r /proc/config.gz ] && have zcat; then
+	zcat /proc/config.gz 2>/dev/null | KD=$KD KF=$KF awk -v pm="$pm" -v src=/proc/config.gz "$kcawk"
+elif [ -r /proc/config.gz ]; then
+	KD=$KD KF=$KF awk -v pm="$pm" -v src='!nozcat /proc/config.gz' "$kcawk" < /dev/null
+else
+	KD=$KD KF=$KF awk -v pm="$pm" -v src='' "$kcawk" < /dev/null
 fi
 e kernel-caps
 

@@ -25,13 +25,13 @@ func kernelCapsSection(t *testing.T, root string) string {
 		t.Fatal(err)
 	}
 	s := string(b)
-	i, j := strings.Index(s, "\nb kernel-caps\n"), strings.Index(s, "\ne kernel-caps\n")
+	i, j := strings.Index(s, "\n# What the running kernel has and can load"), strings.Index(s, "\ne kernel-caps\n")
 	if i < 0 || j < 0 {
 		t.Fatal("no kernel-caps section in gather.sh")
 	}
 	sec := s[i+1 : j+len("\ne kernel-caps\n")]
-	r := strings.NewReplacer("/proc/", root+"/proc/", `"/lib/modules/`, `"`+root+`/lib/modules/`, `"/usr/lib/modules/`, `"`+root+`/usr/lib/modules/`, "/boot/", root+"/boot/")
-	return "M=XX\nb() { printf '%s begin %s\\n' \"$M\" \"$1\"; }\ne() { printf '\\n%s end %s %s\\n' \"$M\" \"$1\" \"${2:-ok}\"; }\nhave() { command -v \"$1\" >/dev/null 2>&1; }\n" + r.Replace(sec)
+	r := strings.NewReplacer("/proc/", root+"/proc/", "/usr/lib/modules/", root+"/usr/lib/modules/", "/lib/modules/", root+"/lib/modules/", "/boot/", root+"/boot/")
+	return "M=XX\nNL='\n'\nb() { printf '%s begin %s\\n' \"$M\" \"$1\"; }\ne() { printf '\\n%s end %s %s\\n' \"$M\" \"$1\" \"${2:-ok}\"; }\nhave() { command -v \"$1\" >/dev/null 2>&1; }\n" + r.Replace(sec)
 }
 
 func writeTree(t *testing.T, root string, files map[string]string) {
@@ -107,7 +107,7 @@ func TestKernelCapsSection(t *testing.T) {
 			files: map[string]string{
 				"proc/sys/kernel/osrelease": "6.1.0\n",
 			},
-			want:   []string{"proc-modules no", "module-dir !absent", "config-source /proc/config.gz", "config-failed"},
+			want:   []string{"proc-modules no", "module-dir !absent", "config-source /proc/config.gz", "config-done 0"},
 			absent: []string{"config CONFIG_"},
 		},
 	}
