@@ -22,7 +22,9 @@ var (
 // "modules-disabled 0|1", "dep MOD", "builtin MOD", "file MOD" (each of
 // cc-available, modules-disabled, dep and builtin may instead read
 // "!unreadable FILE"), then optionally "config-source SOURCE", "config
-// CONFIG_X=y|m" lines, "config-failed" and "config-done N".
+// CONFIG_X=y|m" lines, "config-done N" (the lines read; 0 when the
+// configuration did not decompress) and "config-failed" (a decompression
+// that said it failed).
 //
 // It is strict: an unknown line, a malformed name or a release the script
 // would not have printed is an error (the planner then judges nothing on
