@@ -28,7 +28,13 @@
 // facts.Feasibility): a /proc/sys entry without its write bit (net.core
 // buffer limits in a container's network namespace, rules.HostWideOnly),
 // a persistence directory that is missing, not writable or on a read-only
-// mount. Such a change is listed in HostPlan.Infeasible with the reason
+// mount; a congestion control or default qdisc the running kernel neither
+// has nor can load (facts.Feasibility.Kernel: tcp_available_congestion_control,
+// modules.dep, modules.builtin, the kernel config; fq is not planned when
+// nothing can tell); an offload the driver fixes, the kernel refuses
+// ([requested on]) or drops without scatter-gather or a transmit checksum
+// that is off (netdev_fix_features), a ring without settings or maximum.
+// Such a change is listed in HostPlan.Infeasible with the reason
 // and what to do instead; with Selector.RuntimeOnlyOK a change that can
 // be set but not persisted is planned runtime only, its note saying so.
 //

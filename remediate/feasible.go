@@ -3,6 +3,8 @@ package remediate
 import (
 	"fmt"
 	"path"
+	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/kaudit/kaudit/audit/facts"
@@ -47,6 +49,16 @@ func (p *planner) feasible(c Change) (Change, *Infeasible) {
 			}
 			return no(fmt.Sprintf("%s is read-only here (%s)", c.Target, why),
 				fmt.Sprintf("set %s = %s where this host's kernel settings are managed", c.Target, c.To))
+		}
+		// A value the running kernel already has needs nothing of it.
+		if c.From != c.To {
+			reason, instead, note := kernelTakes(fs.Kernel, c.Target, c.To)
+			if reason != "" {
+				return no(reason, instead)
+			}
+			if note != "" {
+				c.Note = strings.TrimPrefix(c.Note+"\n"+note, "\n")
+			}
 		}
 	}
 	if !c.Persist {
@@ -164,4 +176,358 @@ func (p *planner) checkSELinux(changes []Change) {
 			return
 		}
 	}
+}
+
+// Sysctl keys whose value names something the kernel must have.
+const (
+	keyCongestion = "net.ipv4.tcp_congestion_control"
+	keyQdisc      = "net.core.default_qdisc"
+)
+
+// coreQdiscs are registered by the packet scheduler itself
+// (net/sched/sch_api.c pktsched_init), in every kernel that has
+// net.core.default_qdisc.
+var coreQdiscs = map[string]bool{"pfifo_fast": true, "pfifo": true, "bfifo": true, "pfifo_head_drop": true, "mq": true, "noqueue": true}
+
+var reKernelName = regexp.MustCompile(`^[a-z0-9_]{1,15}$`)
+
+// kernelTakes judges a congestion control or default qdisc change on what
+// the running kernel has (facts.KernelCaps): ok, when it can take the
+// value (with a note when a module will be loaded for it), or why not and
+// what to do instead. Without the facts (nil), for any other key, or when
+// the facts cannot tell, the change is kept, as before they were gathered.
+func kernelTakes(k *facts.KernelCaps, key, value string) (reason, instead, note string) {
+	if k == nil || !reKernelName.MatchString(value) {
+		return "", "", ""
+	}
+	switch key {
+	case keyCongestion:
+		return congestionTakes(k, value)
+	case keyQdisc:
+		return qdiscTakes(k, value)
+	}
+	return "", "", ""
+}
+
+// kernelView is what one name's module looks like in the facts.
+type kernelView struct {
+	k        *facts.KernelCaps
+	name     string // bbr, fq
+	mod      string // tcp_bbr, sch_fq
+	sym      string // CONFIG_TCP_CONG_BBR, CONFIG_NET_SCH_FQ
+	release  string // the kernel's release, or "the running kernel"
+	canLoad  bool   // modules can be loaded (or it is unknown whether)
+	builtin  bool   // modules.builtin lists it, or the configuration has it =y
+	loadable bool   // modules.dep lists it
+}
+
+func newKernelView(k *facts.KernelCaps, name, mod, sym string) kernelView {
+	v := kernelView{k: k, name: name, mod: mod, sym: sym, release: "kernel " + k.Release}
+	if k.Release == "" {
+		v.release = "the running kernel"
+	}
+	v.canLoad = k.Modules != facts.ModulesNone && k.Modules != facts.ModulesDisabled
+	v.builtin = slices.Contains(k.Builtin, mod) || k.Config[sym] == "y"
+	v.loadable = slices.Contains(k.Loadable, mod)
+	return v
+}
+
+// cannotLoad says why this kernel loads no module.
+func (v kernelView) cannotLoad() string {
+	if v.k.Modules == facts.ModulesDisabled {
+		return v.release + " has module loading switched off (kernel.modules_disabled = 1, until the next boot)"
+	}
+	return v.release + " cannot load modules (built without CONFIG_MODULES: no /proc/modules)"
+}
+
+// missing explains, from the module tree and the configuration, why the
+// kernel has no module for v ("" when the facts cannot tell).
+func (v kernelView) missing() string {
+	k := v.k
+	cfg := ""
+	if k.Config != nil && k.Config[v.sym] == "" {
+		cfg = fmt.Sprintf("%s is not set in %s", v.sym, k.ConfigSource)
+	}
+	switch {
+	case !v.canLoad && (cfg != "" || k.BuiltinRead || k.ModuleDir != ""):
+		return joinWhy(v.cannotLoad(), cfg)
+	case k.ModuleDep:
+		return joinWhy(fmt.Sprintf("no %s module for %s (%s/modules.dep lists none)", v.mod, v.release, k.ModuleDir), cfg)
+	case k.ModuleDir != "" && slices.Contains(k.Files, v.mod):
+		return fmt.Sprintf("%s/%s.ko is there but %s/modules.dep is missing or unreadable, so modprobe cannot find it (run depmod %s)", k.ModuleDir, v.mod, k.ModuleDir, k.Release)
+	case k.ModuleDir != "":
+		return joinWhy(fmt.Sprintf("no %s module for %s (modules.dep unreadable, no %s.ko* file in %s)", v.mod, v.release, v.mod, k.ModuleDir), cfg)
+	case cfg != "":
+		return v.release + " is built without it (" + cfg + ")"
+	case k.Config != nil && k.Config[v.sym] == "m":
+		return fmt.Sprintf("%s=m in %s, but %s has no module tree (no /lib/modules/%s): its modules are not installed", v.sym, k.ConfigSource, v.release, k.Release)
+	}
+	return ""
+}
+
+func joinWhy(a, b string) string {
+	if b == "" {
+		return a
+	}
+	return a + "; " + b
+}
+
+// noTree is "no /lib/modules/RELEASE and no /proc/config.gz".
+func (v kernelView) noTree() string {
+	r := v.k.Release
+	if r == "" {
+		r = "RELEASE"
+	}
+	return fmt.Sprintf("no /lib/modules/%s and no /proc/config.gz", r)
+}
+
+// autoloadNote is the note of a change that loads a module.
+func (v kernelView) autoloadNote(how string) string {
+	return fmt.Sprintf("%s is a module of %s, not loaded now: %s", v.mod, v.release, how)
+}
+
+// congestionSymbols are the Kconfig names that are not the upper-cased
+// congestion control name.
+var congestionSymbols = map[string]string{"highspeed": "HSTCP"}
+
+// congestionTakes: a congestion control is there when
+// tcp_available_congestion_control lists it, when it is built in, or when
+// a module of the running release can be loaded for it.
+func congestionTakes(k *facts.KernelCaps, name string) (reason, instead, note string) {
+	sym := congestionSymbols[name]
+	if sym == "" {
+		sym = strings.ToUpper(name)
+	}
+	v := newKernelView(k, name, "tcp_"+name, "CONFIG_TCP_CONG_"+sym)
+	if slices.Contains(k.Congestion, name) || v.builtin {
+		return "", "", ""
+	}
+	if v.loadable && v.canLoad {
+		// net/ipv4/tcp_cong.c, tcp_ca_find_autoload: a congestion control
+		// not registered is looked up again after request_module("tcp_%s"),
+		// "#ifdef CONFIG_MODULES", when the writer is capable(CAP_NET_ADMIN).
+		return "", "", v.autoloadNote("writing the sysctl loads it (the kernel calls request_module(\"" + v.mod + "\") for a writer with CAP_NET_ADMIN, net/ipv4/tcp_cong.c)")
+	}
+	avail := "tcp_available_congestion_control could not be read"
+	if k.Congestion != nil {
+		avail = fmt.Sprintf("not in tcp_available_congestion_control (%s)", strings.Join(k.Congestion, " "))
+	}
+	fix := fmt.Sprintf("install and boot a kernel with %s (=y, or =m with its modules installed), then rerun kaudit fix; until then leave %s as it is", v.sym, keyCongestion)
+	switch {
+	case v.loadable:
+		return fmt.Sprintf("%s: %s and %s", name, avail, v.cannotLoad()), fix, ""
+	case k.Congestion == nil && k.ModuleDir == "" && k.Config == nil:
+		return "", "", "" // nothing to judge on: as before
+	}
+	if why := v.missing(); why != "" {
+		return fmt.Sprintf("%s: %s and %s", name, avail, why), fix, ""
+	}
+	if k.Congestion != nil {
+		return fmt.Sprintf("cannot confirm the kernel has %s: %s, %s", v.mod, avail, v.noTree()),
+			fmt.Sprintf("check on the host (modprobe -n -v %s), then set %s = %s yourself", v.mod, keyCongestion, name), ""
+	}
+	return "", "", ""
+}
+
+// qdiscTakes: a queueing discipline is there when the scheduler registers
+// it itself, when it is built in, or when a module of the running release
+// can be loaded for it. No file lists the qdiscs registered now, so when
+// neither a module tree nor a configuration can tell, the change is not
+// planned.
+func qdiscTakes(k *facts.KernelCaps, name string) (reason, instead, note string) {
+	v := newKernelView(k, name, "sch_"+name, "CONFIG_NET_SCH_"+strings.ToUpper(name))
+	if coreQdiscs[name] || v.builtin {
+		return "", "", ""
+	}
+	if v.loadable && v.canLoad {
+		// net/sched/sch_api.c, qdisc_set_default: a name not registered is
+		// looked up again after request_module("sch_%s").
+		return "", "", v.autoloadNote("writing the sysctl loads it (the kernel calls request_module(\"" + v.mod + "\"), net/sched/sch_api.c qdisc_set_default)")
+	}
+	fix := fmt.Sprintf("install and boot a kernel with %s (=y, or =m with its modules installed), then rerun kaudit fix; until then leave %s as it is (since Linux 4.13 TCP paces BBR itself, without fq)", v.sym, keyQdisc)
+	if v.loadable {
+		return fmt.Sprintf("%s: %s", v.mod, v.cannotLoad()), fix, ""
+	}
+	if why := v.missing(); why != "" {
+		return fmt.Sprintf("%s: not built in and %s", name, why), fix, ""
+	}
+	return fmt.Sprintf("cannot confirm the kernel has %s: %s", v.mod, v.noTree()),
+		fmt.Sprintf("check on the host (modprobe -n -v %s, or grep %s /boot/config-%s), then set %s = %s yourself; or leave it (since Linux 4.13 TCP paces BBR itself, without fq)", v.mod, v.sym, orRelease(k.Release), keyQdisc, name), ""
+}
+
+func orRelease(r string) string {
+	if r == "" {
+		return "$(uname -r)"
+	}
+	return r
+}
+
+// cannotNIC lists a NIC setting the interface does not allow: not
+// planned, the reason and what to do instead in the plan. A second rule
+// asking for the same target joins the first entry.
+func (p *planner) cannotNIC(rule string, kind ChangeKind, target, to, reason, instead string) {
+	for i := range p.infeasible {
+		if no := &p.infeasible[i]; no.Kind == kind && no.Target == target {
+			no.Rule = strings.Join(appendRule(strings.Split(no.Rule, ","), rule), ",")
+			return
+		}
+	}
+	p.infeasible = append(p.infeasible, Infeasible{Host: p.host, Rule: rule, Kind: kind, Target: target, To: to, Reason: reason, Instead: instead})
+}
+
+// featState is what the kernel lets one offload (or a group of them, as
+// the ethtool -K keyword covers) be.
+type featState int
+
+const (
+	featOn      featState = iota // on (any bit of the group)
+	featOff                      // off, changeable
+	featRefused                  // off although on was requested ("off [requested on]"): the kernel drops it
+	featFixed                    // off [fixed]: the driver does not offer it
+	featUnknown                  // not reported
+)
+
+// offloadGroups are the ethtool -k children behind one keyword, as the
+// gather keeps them (netlink-era ethtool annotates only the children of a
+// group of several: "tx-checksumming: off" over "tx-checksum-ipv4: off
+// [fixed]").
+var offloadGroups = map[string][]string{
+	"tx-checksumming": {"tx-checksum-ipv4", "tx-checksum-ip-generic", "tx-checksum-ipv6"},
+	"scatter-gather":  {"tx-scatter-gather"},
+	"tso":             {"tx-tcp-segmentation", "tx-tcp6-segmentation"},
+}
+
+// feature is the state of an ethtool keyword on nic, from its children
+// when they were gathered, else from its own line; detail names the line
+// that shows a refusal ("tx-checksum-ip-generic: off [requested on]").
+func feature(nic *facts.NIC, name string) (st featState, detail string) {
+	var lines []string
+	for _, c := range offloadGroups[name] {
+		if _, ok := nic.Features[c]; ok {
+			lines = append(lines, c)
+		}
+	}
+	if len(lines) == 0 {
+		if _, ok := nic.Features[name]; !ok {
+			return featUnknown, ""
+		}
+		lines = []string{name}
+	}
+	fixed, refused := 0, ""
+	for _, l := range lines {
+		f := nic.Features[l]
+		switch {
+		case f.On:
+			return featOn, ""
+		case f.Fixed:
+			fixed++
+		case f.Requested == "on" && refused == "":
+			refused = l + ": off [requested on]"
+		}
+	}
+	switch {
+	case fixed == len(lines):
+		return featFixed, ""
+	case refused != "":
+		return featRefused, refused
+	}
+	return featOff, ""
+}
+
+// offloadNeeds are the features the kernel drops an offload without
+// (Linux 6.1 net/core/dev.c netdev_fix_features): TSO without
+// scatter-gather ("Dropping TSO features since no SG feature") or without
+// a transmit checksum offload ("... since no CSUM feature"), software GSO
+// without scatter-gather ("Dropping NETIF_F_GSO since no SG feature").
+// Scatter-gather itself does not depend on a checksum there; a driver may
+// offer it only with one (virtio_net: both or neither).
+var offloadNeeds = map[string][]string{
+	"tso": {"scatter-gather", "tx-checksumming"},
+	"gso": {"scatter-gather"},
+}
+
+// offloadBlocked says why setting cannot be turned on on nic ("" when the
+// facts show no obstacle) and what to do instead.
+func offloadBlocked(nic *facts.NIC, setting string) (reason, instead string) {
+	drv := driverName(nic)
+	self, selfDetail := feature(nic, setting)
+	if self == featUnknown {
+		self, selfDetail = featOff, ""
+	}
+	var fixed, refused, off []string
+	for _, dep := range offloadNeeds[setting] {
+		switch st, detail := feature(nic, dep); st {
+		case featFixed:
+			fixed = append(fixed, dep)
+		case featRefused:
+			refused = append(refused, dep+" ("+detail+")")
+		case featOff:
+			off = append(off, dep)
+		}
+	}
+	vm := ""
+	if strings.HasPrefix(drv, "virtio") || drv == "vmxnet3" || drv == "netvsc" || drv == "xen-netfront" {
+		vm = " (a virtual NIC: give it checksum offload on the hypervisor's side, e.g. the virtio-net device's csum feature, then rerun kaudit)"
+	}
+	nothing := fmt.Sprintf("nothing to change on this host: the %s driver does not offer it%s; waive the finding here", drv, vm)
+	needs := func(deps []string, how string) string {
+		return fmt.Sprintf("it needs %s, %s", andList(deps), how)
+	}
+	switch {
+	case self == featFixed && len(fixed) > 0:
+		return fmt.Sprintf("%s cannot be turned on: it is off [fixed] by the %s driver, and %s", setting, drv, needs(fixed, pick(fixed, "which is", "which are")+" off [fixed] too")), nothing
+	case self == featFixed:
+		return fmt.Sprintf("%s cannot be turned on: it is off [fixed] by the %s driver", setting, drv), nothing
+	case len(fixed) > 0:
+		how := pick(fixed, "which is", "which are") + " off [fixed] by the " + drv + " driver"
+		if slices.Contains(fixed, "scatter-gather") && !slices.Contains(fixed, "tx-checksumming") {
+			if st, _ := feature(nic, "tx-checksumming"); st == featFixed && strings.HasPrefix(drv, "virtio") {
+				// virtio_net.c virtnet_probe: SG enters hw_features only
+				// with VIRTIO_NET_F_CSUM, with the checksum.
+				how += " (it offers scatter-gather only with tx-checksumming, off [fixed] too: the device has no checksum offload)"
+			} else if st == featFixed {
+				how += " (tx-checksumming is off [fixed] too)"
+			}
+		}
+		return fmt.Sprintf("%s cannot be turned on: %s", setting, needs(fixed, how)), nothing
+	case len(refused) > 0:
+		return fmt.Sprintf("%s cannot be turned on: %s", setting, needs(refused, "which the kernel keeps off although on was requested")),
+			fmt.Sprintf("find what holds %s off (ethtool -k %s), fix that, then turn on %s", andList(refused[:1]), nic.Name, setting)
+	case len(off) > 0:
+		return fmt.Sprintf("%s cannot be turned on alone: %s (the kernel drops %s without %s)", setting, needs(off, pick(off, "which is", "which are")+" off"), setting, andList(off)),
+			fmt.Sprintf("if nothing needs %s off, turn both on: ethtool -K %s %s on %s on (and persist them)", andList(off), nic.Name, strings.Join(ethtoolKeys(off), " on "), setting)
+	case self == featRefused:
+		return fmt.Sprintf("%s cannot be turned on: the kernel keeps it off although on was requested (%s)", setting, selfDetail),
+			fmt.Sprintf("find what holds %s off (ethtool -k %s: a feature it depends on, or the %s driver), fix that, then rerun kaudit", setting, nic.Name, drv)
+	}
+	return "", ""
+}
+
+// ethtoolKeys are the ethtool -K keywords of features.
+func ethtoolKeys(fs []string) []string {
+	out := make([]string, len(fs))
+	for i, f := range fs {
+		out[i] = map[string]string{"scatter-gather": "sg", "tx-checksumming": "tx"}[f]
+		if out[i] == "" {
+			out[i] = f
+		}
+	}
+	return out
+}
+
+func andList(xs []string) string {
+	switch len(xs) {
+	case 0:
+		return ""
+	case 1:
+		return xs[0]
+	}
+	return strings.Join(xs[:len(xs)-1], ", ") + " and " + xs[len(xs)-1]
+}
+
+func pick(xs []string, one, many string) string {
+	if len(xs) == 1 {
+		return one
+	}
+	return many
 }

@@ -147,7 +147,8 @@ func (s Selector) Match(rule string) bool {
 // (never socket.listen.backlog.size where rules.BacklogConfigurable says
 // no, never socket.receive.buffer.bytes=-1, which is only offered),
 // NIC entries become ring (capped at the NIC's maximum) and offload
-// changes (not for fixed features), Manual becomes a manual action, and
+// changes (not for a feature the NIC or kernel does not allow: listed in
+// Infeasible, see offloadBlocked), Manual becomes a manual action, and
 // each Alternative marked Offer a manual action "alternative (not
 // applied)".
 //
@@ -438,6 +439,12 @@ func (p *planner) addRing(rule string, nic *facts.NIC, setting, value string) {
 	}
 	if nic.Ring == nil {
 		reason := nic.RingErr
+		if strings.Contains(strings.ToLower(reason), "not supported") {
+			// The driver has no ring settings (veth, virtual NICs): ethtool -G would fail.
+			p.cannotNIC(rule, KindNICRing, target, value, fmt.Sprintf("the %s driver of %s has no ring settings (ethtool -g: %s)", driverName(nic), ifc, reason),
+				"nothing to change on this host; waive the finding here")
+			return
+		}
 		if reason == "" {
 			reason = "not read"
 		}
@@ -446,7 +453,12 @@ func (p *planner) addRing(rule string, nic *facts.NIC, setting, value string) {
 	}
 	cur, top := ring(nic.Ring, setting)
 	if top <= 0 {
-		p.warn("%s: %s reports no %s ring maximum: %s not planned (kaudit never goes above the pre-set maximum)", rule, ifc, setting, target)
+		shown := "n/a"
+		if top == 0 {
+			shown = "0"
+		}
+		p.cannotNIC(rule, KindNICRing, target, value, fmt.Sprintf("%s reports no %s ring maximum (Pre-set maximums %s: %s): kaudit never sets a ring above the pre-set maximum", ifc, setting, strings.ToUpper(setting), shown),
+			fmt.Sprintf("nothing kaudit can check on this host: if the %s driver documents a larger %s ring, set it with ethtool -G %s %s N yourself", driverName(nic), setting, ifc, setting))
 		return
 	}
 	to := min(want, top)
@@ -476,8 +488,15 @@ func (p *planner) addOffload(rule string, nic *facts.NIC, setting, value string)
 	if feat.On == (want == "on") {
 		return
 	}
+	if want == "on" {
+		if reason, instead := offloadBlocked(nic, setting); reason != "" {
+			p.cannotNIC(rule, KindNICOffload, target, want, reason, instead)
+			return
+		}
+	}
 	if feat.Fixed {
-		p.warn("%s: %s is fixed %s by the %s driver: it cannot be changed", rule, target, onOff(feat.On), driverName(nic))
+		p.cannotNIC(rule, KindNICOffload, target, want, fmt.Sprintf("%s cannot be turned %s: it is %s [fixed] by the %s driver", setting, want, onOff(feat.On), driverName(nic)),
+			fmt.Sprintf("nothing to change on this host: the %s driver does not let it change; waive the finding here", driverName(nic)))
 		return
 	}
 	p.mergeNIC(rule, target, want, func(a, b string) string {

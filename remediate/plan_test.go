@@ -376,8 +376,9 @@ func TestPlanHost(t *testing.T) {
 				if g := find(p, KindNICOffload, "eth0 gro"); g == nil || g.From != "off" || g.To != "on" {
 					t.Errorf("gro: %+v", g)
 				}
-				if find(p, KindNICOffload, "eth0 lro") != nil || !hasText(p.Warnings, "eth0 lro is fixed off by the ixgbe driver") {
-					t.Errorf("lro: warnings %v", p.Warnings)
+				if find(p, KindNICOffload, "eth0 lro") != nil || len(p.Infeasible) != 1 || p.Infeasible[0].Target != "eth0 lro" ||
+					p.Infeasible[0].Reason != "lro cannot be turned on: it is off [fixed] by the ixgbe driver" {
+					t.Errorf("lro: infeasible %+v", p.Infeasible)
 				}
 				if find(p, KindNICOffload, "eth0 tso") != nil {
 					t.Error("tso already on but planned")
@@ -394,8 +395,16 @@ func TestPlanHost(t *testing.T) {
 			},
 			findings: []rules.Finding{fail("nic-ring", rules.Fix{NIC: map[string]map[string]string{"eth0": {"rx": "4096"}, "eth1": {"rx": "4096"}, "eth9": {"rx": "4096"}}})},
 			check: func(t *testing.T, p HostPlan) {
-				if len(p.Changes) != 0 || len(p.Warnings) != 3 || !hasText(p.Warnings, "Operation not supported") || !hasText(p.Warnings, "no rx ring maximum") || !hasText(p.Warnings, "eth9 is not in the gathered facts") {
+				// No ring settings, or no maximum: listed as impossible;
+				// an interface not gathered: a warning.
+				if len(p.Changes) != 0 || len(p.Warnings) != 1 || !hasText(p.Warnings, "eth9 is not in the gathered facts") || len(p.Infeasible) != 2 {
 					t.Fatalf("plan %+v", p)
+				}
+				if r := p.Infeasible[0].Reason; p.Infeasible[0].Target != "eth0 rx" || !strings.Contains(r, "Operation not supported") {
+					t.Errorf("eth0: %+v", p.Infeasible[0])
+				}
+				if r := p.Infeasible[1].Reason; p.Infeasible[1].Target != "eth1 rx" || !strings.Contains(r, "no rx ring maximum (Pre-set maximums RX: n/a)") {
+					t.Errorf("eth1: %+v", p.Infeasible[1])
 				}
 			},
 		},

@@ -62,6 +62,7 @@ const (
 	SecNICs        = "nics"
 	SecEvidence    = "evidence"
 	SecFeasible    = "feasibility"
+	SecKernelCaps  = "kernel-caps"
 )
 
 // SectionStatus says why a section is incomplete.
@@ -234,7 +235,58 @@ type Feasibility struct {
 	SELinux string `json:"selinux,omitempty"`
 	// Chcon: the chcon tool is present (SELinux contexts can be copied).
 	Chcon bool `json:"chcon,omitempty"`
+	// Kernel is what the running kernel offers and can load (the gather's
+	// "kernel-caps" section); nil when it was not gathered or could not be
+	// parsed: then no change is judged on it.
+	Kernel *KernelCaps `json:"kernel,omitempty"`
 }
+
+// KernelCaps is what the running kernel has registered now and what it
+// could load, read without loading anything: the congestion controls and
+// queueing disciplines net.ipv4.tcp_congestion_control and
+// net.core.default_qdisc can name. Module names are as modprobe knows
+// them: "tcp_bbr", "sch_fq".
+type KernelCaps struct {
+	// Release is /proc/sys/kernel/osrelease ("" when unreadable).
+	Release string `json:"release,omitempty"`
+	// Congestion is /proc/sys/net/ipv4/tcp_available_congestion_control:
+	// the congestion controls registered now (built in or loaded); nil
+	// when it could not be read.
+	Congestion []string `json:"congestion_available,omitempty"`
+	// Modules says whether this kernel can load a module at all.
+	Modules ModuleSupport `json:"modules"`
+	// ModuleDir is /lib/modules/RELEASE (or /usr/lib/modules/RELEASE) when
+	// it exists, "" when the running kernel has no module tree.
+	ModuleDir string `json:"module_dir,omitempty"`
+	// ModuleDep: ModuleDir's modules.dep was read; Loadable are the tcp_*
+	// and sch_* modules it lists (what modprobe can load). Without
+	// modules.dep, Files are the tcp_*/sch_* module files found under
+	// kernel/net/ipv4 and kernel/net/sched (modprobe needs depmod first).
+	ModuleDep bool     `json:"module_dep,omitempty"`
+	Loadable  []string `json:"loadable,omitempty"`
+	Files     []string `json:"module_files,omitempty"`
+	// BuiltinRead: ModuleDir's modules.builtin was read; Builtin are the
+	// tcp_* and sch_* objects it lists (built into the kernel).
+	BuiltinRead bool     `json:"builtin_read,omitempty"`
+	Builtin     []string `json:"builtin,omitempty"`
+	// Config holds the CONFIG_MODULES, CONFIG_TCP_CONG_* and
+	// CONFIG_NET_SCH_* options set to y or m in the kernel's configuration
+	// (an option not in it is not set), from ConfigSource (/proc/config.gz
+	// or /boot/config-RELEASE); nil when no configuration was read whole.
+	Config       map[string]string `json:"config,omitempty"`
+	ConfigSource string            `json:"config_source,omitempty"`
+}
+
+// ModuleSupport is whether a kernel loads modules.
+type ModuleSupport string
+
+// ModuleSupport values.
+const (
+	ModulesUnknown  ModuleSupport = ""
+	ModulesYes      ModuleSupport = "yes"      // /proc/modules exists and kernel.modules_disabled is 0
+	ModulesNone     ModuleSupport = "none"     // no /proc/modules: built without CONFIG_MODULES
+	ModulesDisabled ModuleSupport = "disabled" // kernel.modules_disabled = 1: loading is switched off until reboot
+)
 
 // NetNS values.
 const (

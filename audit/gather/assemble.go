@@ -41,6 +41,7 @@ var sectionParsers = []struct {
 	{facts.SecListeners, false, (*assembler).listeners},
 	{facts.SecKafka, true, (*assembler).kafka}, // and kafka-config
 	{facts.SecFeasible, true, (*assembler).feasibility},
+	{facts.SecKernelCaps, true, (*assembler).kernelCaps},
 	{facts.SecEstablished, false, (*assembler).established},
 	{facts.SecConns, false, (*assembler).conns},
 	{facts.SecNICs, true, (*assembler).nics},
@@ -189,6 +190,29 @@ func (a *assembler) feasibility(s remote.Section) {
 	default:
 		a.f.Feasibility = parse.Feasibility(s.Body)
 	}
+}
+
+// kernelCaps is optional like feasibility: without the section (an older
+// script or fake host) nothing is judged on the kernel's modules; a
+// section that came back other than "ok" or does not parse is noted and
+// leaves Feasibility.Kernel nil.
+func (a *assembler) kernelCaps(s remote.Section) {
+	switch {
+	case s.Name == "":
+		return
+	case s.State != "ok":
+		a.note(facts.SecKernelCaps, s.State, s.Body)
+		return
+	}
+	k, err := parse.KernelCaps(s.Body)
+	if err != nil {
+		a.note(facts.SecKernelCaps, "error", err.Error())
+		return
+	}
+	if a.f.Feasibility == nil {
+		a.f.Feasibility = &facts.Feasibility{}
+	}
+	a.f.Feasibility.Kernel = k
 }
 
 func (a *assembler) evidence(s remote.Section) {

@@ -251,6 +251,81 @@ if [ -r /sys/fs/selinux/enforce ]; then rv /sys/fs/selinux/enforce; printf 'seli
 have chcon && echo 'tool chcon'
 e feasibility
 
+# What the running kernel has and can load, read only (nothing is
+# loaded): the congestion controls registered now, whether modules can be
+# loaded at all (/proc/modules exists only with CONFIG_MODULES;
+# kernel.modules_disabled), the tcp_* and sch_* modules of the running
+# release (modules.dep, what modprobe reads; without it the module files)
+# and those built in (modules.builtin), and the CONFIG_MODULES,
+# CONFIG_TCP_CONG_* and CONFIG_NET_SCH_* options of its configuration
+# (/proc/config.gz through zcat, else /boot/config-RELEASE). Two processes
+# at most: zcat and one awk, which reads the release and every file and
+# picks the module tree of the release among those globbed here.
+KD=''
+for d in /lib/modules/*/ /usr/lib/modules/*/; do [ -d "$d" ] && KD="$KD${d%/}$NL"; done
+KF=''
+if [ -n "$KD" ]; then
+	for f in /lib/modules/*/kernel/net/ipv4/tcp_*.ko* /lib/modules/*/kernel/net/sched/sch_*.ko* /usr/lib/modules/*/kernel/net/ipv4/tcp_*.ko* /usr/lib/modules/*/kernel/net/sched/sch_*.ko*; do
+		[ -e "$f" ] && KF="$KF$f$NL"
+	done
+fi
+pm=no; [ -e /proc/modules ] && pm=yes
+kcawk='/^CONFIG_(MODULES|TCP_CONG_[A-Z0-9_]+|NET_SCH_[A-Z0-9_]+)=[ym]$/ { cfg[++nc] = $0 }
+function one(label, f,   v) {
+	if ((getline v < f) > 0) { gsub(/\t/, " ", v); print label " " v } else print label " !unreadable " f
+	close(f)
+}
+function list(label, f,   v, rc) {
+	while ((rc = (getline v < f)) > 0) {
+		sub(/:.*/, "", v)
+		if (v !~ /(^|\/)(tcp|sch)_[a-z0-9_]+\.ko(\.[a-z0-9]+)?$/) continue
+		sub(/.*\//, "", v); sub(/\.ko.*$/, "", v)
+		print label " " v
+	}
+	close(f)
+	if (rc < 0) { print label " !unreadable " f; return 0 }
+	return 1
+}
+END {
+	f = "/proc/sys/kernel/osrelease"
+	if ((getline r < f) <= 0 || r !~ /^[A-Za-z0-9._+~-]+$/) r = ""
+	close(f)
+	print "release " (r == "" ? "!unreadable" : r)
+	print "proc-modules " pm
+	md = ""
+	n = split(ENVIRON["KD"], ds, "\n")
+	for (i = 1; i <= n && r != ""; i++) if (md == "" && substr(ds[i], length(ds[i]) - length(r)) == "/" r) md = ds[i]
+	print "module-dir " (md == "" ? "!absent" : md)
+	one("cc-available", "/proc/sys/net/ipv4/tcp_available_congestion_control")
+	one("modules-disabled", "/proc/sys/kernel/modules_disabled")
+	if (md != "") {
+		if (!list("dep", md "/modules.dep")) {
+			n = split(ENVIRON["KF"], fs, "\n")
+			for (i = 1; i <= n; i++) if (index(fs[i], md "/kernel/") == 1) { v = fs[i]; sub(/.*\//, "", v); sub(/\.ko.*$/, "", v); print "file " v }
+		}
+		list("builtin", md "/modules.builtin")
+	}
+	if (src == "/proc/config.gz") lines = NR
+	else if (src == "" && r != "") {
+		f = "/boot/config-" r
+		while ((getline v < f) > 0) { lines++; if (v ~ /^CONFIG_(MODULES|TCP_CONG_[A-Z0-9_]+|NET_SCH_[A-Z0-9_]+)=[ym]$/) cfg[++nc] = v }
+		close(f)
+		if (lines > 0) src = f
+	}
+	if (src != "") print "config-source " src
+	for (i = 1; i <= nc; i++) print "config " cfg[i]
+	if (src ~ /^\//) print "config-done " lines
+}'
+b kernel-caps
+if [ -r /proc/config.gz ] && have zcat; then
+	zcat /proc/config.gz 2>/dev/null | KD=$KD KF=$KF awk -v pm="$pm" -v src=/proc/config.gz "$kcawk"
+elif [ -r /proc/config.gz ]; then
+	KD=$KD KF=$KF awk -v pm="$pm" -v src='!nozcat /proc/config.gz' "$kcawk" < /dev/null
+else
+	KD=$KD KF=$KF awk -v pm="$pm" -v src='' "$kcawk" < /dev/null
+fi
+e kernel-caps
+
 b nics
 # npersist IF: what persists the interface's settings, read-only and cheap:
 # its MAC, NetworkManager (state, connection name and UUID), an ifcfg file (its
@@ -326,8 +401,11 @@ else
 		# The driver's name without readlink: cd -P resolves the link.
 		if cd -P "/sys/class/net/$i/device/driver" 2>/dev/null; then t="$t@driver ${PWD##*/}$NL"; cd "$d0" 2>/dev/null || cd /; fi
 		printf '%s@ring\n' "$t"; ethtool -g "$i" 2>&1
-		# Top-level features only: the tab-indented children are not checked.
-		printf '@features\n'; ethtool -k "$i" 2>&1 | grep -v '^	'
+		# Top-level features, and the children the kernel's feature
+		# dependencies are decided on (netlink-era ethtool marks only
+		# children [fixed] or [requested on] in a group of several): the
+		# transmit checksums, scatter-gather and the TCP segmentation bits.
+		printf '@features\n'; ethtool -k "$i" 2>&1 | grep -E -e '^[^	]' -e '^	(tx-checksum-ip(v4|v6|-generic)|tx-scatter-gather|tx-tcp6?-segmentation):'
 		npersist "$i"
 	done
 	e nics

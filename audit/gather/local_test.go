@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kaudit/kaudit/audit/facts"
 	"github.com/kaudit/kaudit/audit/gather"
 	"github.com/kaudit/kaudit/audit/transport"
 )
@@ -71,6 +72,21 @@ func TestScriptOnThisMachine(t *testing.T) {
 				t.Errorf("feasibility %+v, want net.core.somaxconn mode %s", f.Feasibility, fi.Mode())
 			} else if _, ok := f.Feasibility.SysctlModes["net.no_such.key"]; ok || f.Feasibility.Dirs["/etc"].Mount == "" {
 				t.Errorf("feasibility: absent key has a mode, or /etc has no mount: %+v", f.Feasibility)
+			}
+			// Kernel capabilities: the congestion controls as /proc lists
+			// them, module support as /proc/modules says.
+			if k := f.Feasibility.Kernel; k == nil {
+				t.Errorf("no kernel-caps facts: %+v", f.Sections[facts.SecKernelCaps])
+			} else {
+				cc, _ := os.ReadFile("/proc/sys/net/ipv4/tcp_available_congestion_control")
+				_, pmErr := os.Stat("/proc/modules")
+				if strings.Join(k.Congestion, " ") != strings.Join(strings.Fields(string(cc)), " ") || k.Release != f.Kernel.Release ||
+					(pmErr != nil) != (k.Modules == facts.ModulesNone) {
+					t.Errorf("kernel-caps %+v, want congestion %q, /proc/modules error %v", k, cc, pmErr)
+				}
+				if _, err := os.Stat("/proc/config.gz"); err == nil && k.Config == nil {
+					t.Errorf("/proc/config.gz present but no configuration read: %+v", k)
+				}
 			}
 			// TcpExt counters: compare a counter that only grows.
 			raw, _ := os.ReadFile("/proc/net/netstat")

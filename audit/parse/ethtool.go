@@ -108,9 +108,17 @@ var legacyFeatureNames = map[string]string{
 // When the host could not list the features ("Cannot get device feature
 // names: …", "netlink error: No such device", a usage error) the error is a
 // *HostError with the host's own words.
+//
+// Netlink-era ethtool prints a group of several features (tx-checksumming,
+// scatter-gather, tcp-segmentation-offload) without annotation, "on" when
+// any child is: "tx-checksumming: off" over children all "off [fixed]".
+// A group that is off, unannotated, and whose every child listed is
+// [fixed] is returned Fixed, as the driver allows none of it.
 func EthtoolFeatures(text string) (map[string]facts.Feature, error) {
 	out := make(map[string]facts.Feature)
 	header := false
+	parent := ""
+	children := map[string][]string{}
 	for _, l := range nonBlankLines(text) {
 		t := strings.TrimSpace(l.text)
 		if strings.HasPrefix(t, "Features for ") && strings.HasSuffix(t, ":") {
@@ -135,6 +143,27 @@ func EthtoolFeatures(text string) (map[string]facts.Feature, error) {
 			name = short
 		}
 		out[name] = f
+		if l.text[0] == ' ' || l.text[0] == '\t' {
+			if parent != "" {
+				children[parent] = append(children[parent], name)
+			}
+		} else {
+			parent = name
+		}
+	}
+	for group, cs := range children {
+		g := out[group]
+		if g.On || g.Fixed || g.Requested != "" {
+			continue
+		}
+		all := true
+		for _, c := range cs {
+			all = all && out[c].Fixed
+		}
+		if all {
+			g.Fixed = true
+			out[group] = g
+		}
 	}
 	if len(out) > 0 {
 		return out, nil

@@ -113,6 +113,45 @@ func TestEthtoolFeatures(t *testing.T) {
 			},
 		},
 		{
+			// The kernel dropped TSO and GSO when SG went off (netdev_fix_features).
+			file: "ethtool-k/veth-sg-off-ethtool6.1-this-machine.txt",
+			want: map[string]facts.Feature{
+				"gso": {Requested: "on"}, "scatter-gather": {}, "tx-scatter-gather": {},
+				"tx-tcp-segmentation": {Requested: "on"}, "tx-tcp6-segmentation": {Requested: "on"},
+				"tx-checksumming": {On: true}, "tx-checksum-ip-generic": {On: true},
+			},
+		},
+		{
+			file: "ethtool-k/veth-tx-off-ethtool6.1-this-machine.txt",
+			want: map[string]facts.Feature{
+				"gso": {On: true}, "scatter-gather": {On: true}, "tx-checksumming": {}, "tx-checksum-ip-generic": {},
+				"tx-checksum-ipv4": {Fixed: true}, "tx-tcp-segmentation": {Requested: "on"},
+			},
+		},
+		{
+			// The group lines carry no annotation; the children do.
+			file: "ethtool-k/tap-fresh-ethtool6.1-this-machine.txt",
+			want: map[string]facts.Feature{
+				"tx-checksumming": {}, "tx-checksum-ip-generic": {Requested: "on"}, "tx-checksum-ipv4": {Fixed: true},
+				"scatter-gather": {On: true}, "tso": {}, "tx-tcp-segmentation": {Requested: "on"},
+				"tx-tcp-mangleid-segmentation": {}, "gso": {On: true}, "gro": {On: true},
+			},
+		},
+		{
+			file: "ethtool-k/tap-tso-requested-ethtool6.1-this-machine.txt",
+			want: map[string]facts.Feature{"tx-tcp-mangleid-segmentation": {Requested: "on"}, "tx-tcp-segmentation": {Requested: "on"}},
+		},
+		{
+			file: "ethtool-k/virtio_net-no-csum-debian12-reconstructed.txt",
+			want: map[string]facts.Feature{
+				// The group lines, printed "off", are [fixed] in all their children.
+				"tx-checksumming": {Fixed: true}, "tx-checksum-ip-generic": {Fixed: true}, "tx-checksum-ipv4": {Fixed: true},
+				"scatter-gather": {Fixed: true}, "tx-scatter-gather": {Fixed: true}, "tso": {Fixed: true}, "tx-tcp-segmentation": {Fixed: true},
+				"gso": {Requested: "on"}, "gro": {On: true}, "lro": {Fixed: true},
+			},
+			count: 62,
+		},
+		{
 			file: "ethtool-k/veth-ethtool6.1-this-machine.txt",
 			want: map[string]facts.Feature{"tso": {On: true}, "gso": {On: true}, "gro": {}, "lro": {Fixed: true}},
 		},
