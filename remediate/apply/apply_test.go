@@ -114,8 +114,11 @@ func (s *sandbox) read(host, p string) string {
 func (s *sandbox) Run(ctx context.Context, t transport.Target, script []byte) (*transport.Output, error) {
 	dir := filepath.Join(s.root, t.Name)
 	if bytes.HasPrefix(script, []byte("M='KAUDIT_")) {
-		sc := strings.ReplaceAll(string(script), "'/", "'"+dir+"/")
-		isApply := bytes.Contains(script, []byte("# 2. backups"))
+		// Quoted values, and the fields of the scripts' records (after a
+		// tab, or first on a line).
+		sc := strings.NewReplacer("'/", "'"+dir+"/", "\t/", "\t"+dir+"/", "\n/", "\n"+dir+"/").Replace(string(script))
+		sc = strings.ReplaceAll(sc, dir+dir+"/", dir+"/") // a path the host printed (a rebuilt journal's) is there already
+		isApply := bytes.Contains(script, []byte("# kaudit apply script:"))
 		s.mu.Lock()
 		orphan := isApply && s.orphanApply[t.Name]
 		s.mu.Unlock()
