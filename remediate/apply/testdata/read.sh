@@ -69,7 +69,7 @@ cpa() {
 SYNC_FILES=
 durable() {
 	if [ -z "$SYNC_FILES" ]; then
-		if _se=$(sync -- / 2>&1) && [ -z "$_se" ]; then SYNC_FILES=yes; else SYNC_FILES=no; fi
+		if _se=$(sync -- / 2>&1 >/dev/null) && [ -z "$_se" ]; then SYNC_FILES=yes; else SYNC_FILES=no; fi
 	fi
 	if [ "$SYNC_FILES" != yes ]; then
 		sync
