@@ -34,26 +34,35 @@ type step struct {
 	plain  int      // calls without arguments (sync everything)
 }
 
-// steps reads a script's stdout with fakeSync on the PATH.
+// steps reads a script's stdout with fakeSync on the PATH. Result lines
+// with no sync between them (a phase's ok lines, printed together once
+// its files are synced) share the syncs before the first of them.
 func steps(t *testing.T, out []byte, marker string) []step {
 	t.Helper()
 	var got []step
 	var cur step
+	fresh := false // a sync since the last result line
 	for _, line := range strings.Split(string(out), "\n") {
 		f := strings.Split(line, "\t")
 		switch {
 		case f[0] == "SYNC" && len(f) == 1:
+			if !fresh {
+				cur, fresh = step{}, true
+			}
 			cur.plain++
 		case f[0] == "SYNC":
 			if f[1] != "--" {
 				t.Fatalf("sync called without --: %q", line)
+			}
+			if !fresh {
+				cur, fresh = step{}, true
 			}
 			cur.synced = append(cur.synced, f[2:]...)
 		default:
 			if rs := remote.ParseResults([]byte(line), marker); len(rs) == 1 {
 				cur.Result = rs[0]
 				got = append(got, cur)
-				cur = step{}
+				fresh = false
 			}
 		}
 	}

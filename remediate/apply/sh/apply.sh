@@ -37,12 +37,17 @@
 #	done                   apply.owner removed                 ok: -
 #
 # Every file it writes, renames or removes is on the disk, with its
-# directory, before the step's ok line (durable).
+# directory, before the step's ok line (durable). Each sync is a process,
+# so a phase syncs what it wrote at once (tosync, sync_all) and prints its
+# ok lines after (later, flush): the backups and the manifest, then its
+# rename; the temporary files; the renamed files and the manifest again,
+# then its rename and the removal of apply.owner.
 #
 # RUN/manifest says what the run changed, so that the host alone can roll
 # it back (kaudit's local journal is the primary record). Lines of
-# tab-separated fields, rewritten whole (temporary file, rename) each time
-# it grows, so it is complete or not there at all:
+# tab-separated fields, written whole (RUN/manifest.new, synced, renamed)
+# before the first change and again with what the files hold after it,
+# so it is complete or not there at all:
 #
 #	kaudit-manifest  VERSION  RUNID          the first line (VERSION 2)
 #	file  file-I  present  SHA  PATH         a file and its backup
@@ -58,6 +63,7 @@ MANIFEST_VERSION=2
 OWNER=apply.owner
 MF=
 MFN=0
+owner_left=
 
 # mf_add FIELD...: one more manifest record.
 mf_add() {
@@ -68,17 +74,43 @@ mf_add() {
 	MFN=$((MFN + 1))
 }
 
-# mf_write: RUN/manifest from the records so far, between its first line
-# and its end line, through a temporary file; on the disk when it returns.
-mf_write() {
+# mf_stage: RUN/manifest.new from the records so far, between its first
+# line and its end line, to be synced (tosync) and then renamed to
+# RUN/manifest.
+mf_stage() {
 	{
 		printf 'kaudit-manifest\t%s\t%s\n' "$MANIFEST_VERSION" "$RUNID"
 		printf '%s' "$MF"
 		printf 'end\t%s\n' "$MFN"
-	} > "$RUN/manifest.new" &&
-		durable "$RUN/manifest.new" &&
-		mv -f "$RUN/manifest.new" "$RUN/manifest" &&
-		durable "$RUN/manifest"
+	} > "$RUN/manifest.new" && tosync "$RUN/manifest.new"
+}
+
+# The paths to make durable with one sync (each sync is a process: a
+# script syncs a few times, not once per file), and the ok lines printed
+# once they are on the disk.
+SYNCS=
+OKS=
+
+# tosync PATH: PATH (and its directory) is synced by the next sync_all.
+tosync() { SYNCS=$SYNCS$1$NL; }
+
+# sync_all: durable for every path tosync was given since the last one.
+sync_all() {
+	IFS=$NL
+	# shellcheck disable=SC2086 # one path a line, no globbing (set -f)
+	set -- $SYNCS
+	unset IFS
+	SYNCS=
+	[ "$#" -eq 0 ] || durable "$@"
+}
+
+# later STEP DETAIL: the ok line of STEP, printed by flush.
+later() { OKS=$OKS$1$TAB$2$NL; }
+say_ok() { say "$1" ok "$2"; }
+flush() {
+	_ok=$OKS
+	OKS=
+	records "$_ok" 2 say_ok
 }
 
 # make_rundir: RUN (which must not exist yet) and apply.owner, on the disk.
@@ -90,8 +122,9 @@ make_rundir() {
 	if _pst=$(pstart $$); then
 		printf '%s %s\n' "$$" "$_pst" > "$RUN/$OWNER" || fail rundir "cannot write $RUN/$OWNER"
 	fi
-	durable "$RUN" "$RUNS" "${RUNS%/*}" || fail rundir "cannot sync $RUN"
-	if [ -e "$RUN/$OWNER" ]; then durable "$RUN/$OWNER" || fail rundir "cannot sync $RUN/$OWNER"; fi
+	set -- "$RUN" "$RUNS" "${RUNS%/*}"
+	if [ -e "$RUN/$OWNER" ]; then set -- "$@" "$RUN/$OWNER"; fi
+	durable "$@" || fail rundir "cannot sync $RUN"
 	say rundir ok "$RUN"
 }
 
@@ -119,15 +152,15 @@ backup_file() {
 	_st=backup-file-$1 f=$2
 	if [ "$3" != present ]; then
 		mf_add file - absent - "$f"
-		say "$_st" ok absent
+		later "$_st" absent
 		return
 	fi
 	bk=$RUN/file-$1
 	cpa "$f" "$bk" || fail "$_st" "cannot copy $f to $bk"
 	[ "$(sha "$bk")" = "$4" ] || fail "$_st" "backup $bk does not match $f"
-	durable "$bk" || fail "$_st" "cannot sync $bk"
+	tosync "$bk"
 	mf_add file "file-$1" present "$4" "$f"
-	say "$_st" ok "$bk"
+	later "$_st" "$bk"
 }
 
 # manifest_value STEP KIND KEY HOW TARGET SETTING PROP BEFORE TO
@@ -136,8 +169,8 @@ manifest_value() { mf_add "$2" "$1" "$3" "$8" "$9"; }
 # backup_value STEP KIND KEY HOW TARGET SETTING PROP BEFORE TO
 backup_value() {
 	printf '%s = %s\n' "$3" "$8" > "$RUN/$1" || fail "backup-$1" "cannot write $RUN/$1"
-	durable "$RUN/$1" || fail "backup-$1" "cannot sync $RUN/$1"
-	say "backup-$1" ok -
+	tosync "$RUN/$1"
+	later "backup-$1" -
 }
 
 # set_value STEP KIND KEY HOW TARGET SETTING PROP BEFORE TO
@@ -148,11 +181,14 @@ set_value() {
 	say "$1" ok "$v"
 }
 
-# write_file I PATH STATE OLDSHA MODE NEWSHA CONTENT
-write_file() {
+# tmp_of PATH: t = the temporary file that replaces PATH.
+tmp_of() { _d=${1%/*}; t=${_d}/.${1##*/}.kaudit-$RUNID; }
+
+# stage_file I PATH STATE OLDSHA MODE NEWSHA CONTENT: the temporary file,
+# checked, to be synced and renamed over PATH (rename_file).
+stage_file() {
 	_st=file-$1 f=$2
-	_d=${f%/*}
-	t=${_d}/.${f##*/}.kaudit-$RUNID
+	tmp_of "$f"
 	rm -f "$t" || fail "$_st" "cannot remove $t"
 	if [ "$3" = present ]; then
 		# A copy first: the new file keeps the old one's mode, owner and
@@ -165,18 +201,28 @@ write_file() {
 	if [ "$7" = - ]; then
 		: > "$t" || { rm -f "$t"; fail "$_st" "cannot write $t"; }
 	else
-		printf '%s\n' "$7" | base64 -d > "$t" || { rm -f "$t"; fail "$_st" "cannot write $t"; }
+		base64 -d > "$t" <<-EOF || { rm -f "$t"; fail "$_st" "cannot write $t"; }
+			$7
+		EOF
 	fi
 	[ "$(sha "$t")" = "$6" ] || { rm -f "$t"; fail "$_st" "$t does not hold what was sent"; }
-	durable "$t" || { rm -f "$t"; fail "$_st" "cannot sync $t"; }
+	tosync "$t"
+}
+
+# unstage_file I PATH ...: the temporary file removed.
+unstage_file() { tmp_of "$2"; rm -f "$t"; }
+
+# rename_file I PATH STATE OLDSHA MODE NEWSHA CONTENT
+rename_file() {
+	_st=file-$1 f=$2
+	tmp_of "$f"
 	mv -f "$t" "$f" || { rm -f "$t"; fail "$_st" "cannot rename $t to $f"; }
-	durable "$f" || fail "$_st" "cannot sync $f"
+	tosync "$f"
 	# The hash after writing, read back, in the manifest too: a rollback
 	# leaves the file alone once it no longer has it.
 	w=$(sha "$f") || fail "$_st" "cannot read $f back"
 	mf_add written "$1" "$w" - -
-	mf_write || fail "$_st" "cannot write $RUN/manifest"
-	say "$_st" ok "$w"
+	later "$_st" "$w"
 }
 
 tools sha256sum base64 cp mv rm mkdir chmod cat tr sync
@@ -188,13 +234,28 @@ records "$VALUES" 9 check_value
 # 2. backups, on the disk before anything changes
 records "$FILES" 7 backup_file
 records "$VALUES" 9 manifest_value
-mf_write || fail backup-manifest "cannot write $RUN/manifest"
-say backup-manifest ok "$RUN/manifest"
 records "$VALUES" 9 backup_value
+mf_stage || fail backup-manifest "cannot write $RUN/manifest.new"
+sync_all || fail backup-manifest "cannot sync the backups in $RUN"
+mv -f "$RUN/manifest.new" "$RUN/manifest" || fail backup-manifest "cannot rename $RUN/manifest.new"
+durable "$RUN/manifest" || fail backup-manifest "cannot sync $RUN/manifest"
+flush
+say backup-manifest ok "$RUN/manifest"
 # 3. running values
 records "$VALUES" 9 set_value
-# 4. files: a temporary file in the same directory, checked, renamed
-records "$FILES" 7 write_file
-rm -f "$RUN/$OWNER" || fail "done" "cannot remove $RUN/$OWNER"
-durable "$RUN" || fail "done" "cannot sync $RUN"
+# 4. files: temporary files in the same directories, checked, synced,
+# renamed; the renames synced with the manifest of what was written, then
+# its rename and the removal of apply.owner.
+records "$FILES" 7 stage_file
+if [ -n "$FILES" ]; then
+	sync_all || { records "$FILES" 7 unstage_file; fail file-0 "cannot sync the new files"; }
+	records "$FILES" 7 rename_file
+	mf_stage || fail file-0 "cannot write $RUN/manifest.new"
+	sync_all || fail file-0 "cannot sync the new files and $RUN/manifest.new"
+	mv -f "$RUN/manifest.new" "$RUN/manifest" || fail file-0 "cannot rename $RUN/manifest.new"
+fi
+rm -f "$RUN/$OWNER" || owner_left=yes
+durable "$RUN/manifest" || fail file-0 "cannot sync $RUN/manifest"
+flush
+[ -z "${owner_left:-}" ] || fail "done" "cannot remove $RUN/$OWNER"
 say "done" ok -
