@@ -437,14 +437,16 @@ func TestJournalFromHosts(t *testing.T) {
 
 // slowMvSandbox puts an mv in front of the host's PATH that, while
 // <host>/slow-mv exists, removes it, creates <host>/in-mv and sleeps 3 s
-// first (so only the first mv is slow).
+// first (so only the first mv of a file is slow: the first of step 4,
+// after the running values are set; the run's manifest is renamed into
+// place in step 2 already).
 func slowMvSandbox(t *testing.T, s *sandbox, host string) {
 	t.Helper()
 	real := "/usr/bin/mv"
 	if _, err := os.Stat(real); err != nil {
 		real = "/bin/mv"
 	}
-	s.write(t, host, "/bin/mv", fmt.Sprintf("#!/bin/sh\nif [ -e '%s' ]; then rm -f '%s'; : > '%s'; sleep 3; fi\nexec %s \"$@\"\n",
+	s.write(t, host, "/bin/mv", fmt.Sprintf("#!/bin/sh\ncase \"$*\" in */manifest) ;; *) if [ -e '%s' ]; then rm -f '%s'; : > '%s'; sleep 3; fi ;; esac\nexec %s \"$@\"\n",
 		s.path(host, "/slow-mv"), s.path(host, "/slow-mv"), s.path(host, "/in-mv"), real))
 	if err := os.Chmod(s.path(host, "/bin/mv"), 0o755); err != nil {
 		t.Fatal(err)

@@ -550,16 +550,22 @@ func readFull(t *testing.T, h *testfleet.Host) fullState {
 	}
 }
 
-// slowMv replaces mv (only the apply script's step 4 — replacing the
-// files — calls mv; neither the gather nor the read step does) with a
-// wrapper that, while /tmp/kft-slow-mv exists, says so in /tmp/kft-in-mv
-// and sleeps before running the real mv. The test creates the marker right
-// before the apply and removes it once the connection is dropped.
+// slowMv replaces mv with a wrapper that, while /tmp/kft-slow-mv exists,
+// says so in /tmp/kft-in-mv and sleeps before running the real mv — an mv
+// of a file, not of the run's manifest: the apply script renames files
+// only in its step 4, after the running values are set (it renames its
+// manifest into place in step 2 too, before any change, and after the
+// files in step 4); neither the gather nor the read step calls mv. The
+// test creates the marker right before the apply and removes it once the
+// connection is dropped.
 const slowMv = `#!/bin/sh
-if [ -e /tmp/kft-slow-mv ]; then
+case "$*" in
+*/var/lib/kaudit/runs/*/manifest) ;;
+*) if [ -e /tmp/kft-slow-mv ]; then
   : > /tmp/kft-in-mv
   sleep 3
-fi
+fi ;;
+esac
 exec /usr/bin/mv "$@"
 `
 
