@@ -395,3 +395,27 @@ func TestChangeSteps(t *testing.T) {
 		}
 	}
 }
+
+// A record's field is never empty and never holds a tab or a newline
+// (the shell splits records on them): refused before a script exists,
+// whatever validated the value before.
+func TestRecordsRefuseBadFields(t *testing.T) {
+	for _, f := range []string{"", "a\tb", "a\nb", "a\rb"} {
+		var r records
+		r.add("x", f)
+		var h header
+		h.data("X", &r)
+		if _, err := h.script(""); err == nil {
+			t.Errorf("field %q accepted", f)
+		}
+	}
+	var r records
+	r.add("x", "a b", "-")
+	var h header
+	h.set("M", tMarker)
+	h.data("X", &r)
+	s, err := h.script("")
+	if err != nil || !strings.HasPrefix(string(s), "M='"+tMarker+"'\nX='x\ta b\t-\n'\n") {
+		t.Errorf("%q %v", s, err)
+	}
+}
