@@ -7,6 +7,7 @@ import (
 
 	"github.com/kaudit/kaudit/audit/inventory"
 	"github.com/kaudit/kaudit/remediate"
+	"github.com/kaudit/kaudit/remediate/apply"
 )
 
 // RollbackJob is what kaudit rollback undoes: run RunID, from the local
@@ -31,16 +32,21 @@ func (j RollbackJob) Check() error {
 }
 
 // RollbackRun loads the run's journal (a warning per host whose manifest
-// is not read), asks, restores every selected host the run changed, and
-// prints one line per host and the tally. Its verdict is NotApplied when
-// a host could not be read or restored.
+// is not read or cannot be trusted), asks, restores every selected host
+// the run changed, and prints one line per host and the tally. Its
+// verdict is NotApplied when a host's manifest could not be read or
+// trusted, or a host could not be restored: "nothing to roll back" only
+// when every selected host was read and the run changed none of them.
 func RollbackRun(ctx context.Context, c Console, hosts []inventory.Host, j RollbackJob) error {
 	j.Config.JournalPath = JournalPath(j.JournalDir, j.RunID)
-	jr, err := loadRun(ctx, c, hosts, j)
+	jr, unread, err := loadRun(ctx, c, hosts, j)
 	if err != nil {
 		return err
 	}
 	n := RollbackTargets(jr, hosts)
+	if n == 0 && unread > 0 {
+		return Fail(NotApplied, "nothing rolled back: the run's manifest could not be read or cannot be trusted on %d host(s) (above)", unread)
+	}
 	if n == 0 {
 		fmt.Fprintf(c.Stdout, "run %s changed nothing on the selected hosts: nothing to roll back\n", j.RunID)
 		return nil
@@ -56,32 +62,39 @@ func RollbackRun(ctx context.Context, c Console, hosts []inventory.Host, j Rollb
 	if err != nil {
 		c.Warnf("%v", err)
 	}
-	WriteRollbackTally(c.Stdout, j.RunID, j.Config.JournalPath, len(res), failed)
-	if failed > 0 {
-		return Fail(NotApplied, "%d host(s) could not be rolled back: re-run when they are reachable", failed)
+	WriteRollbackTally(c.Stdout, j.RunID, j.Config.JournalPath, len(res)+unread, failed+unread)
+	if failed+unread > 0 {
+		return Fail(NotApplied, "%d host(s) could not be rolled back: re-run when they are reachable (a manifest that cannot be trusted: restore by hand)", failed+unread)
 	}
 	return nil
 }
 
-// loadRun is LoadRun with what the person is told on the way.
-func loadRun(ctx context.Context, c Console, hosts []inventory.Host, j RollbackJob) (*remediate.Journal, error) {
+// loadRun is LoadRun with what the person is told on the way; unread
+// counts the hosts whose manifest could not be read or trusted.
+func loadRun(ctx context.Context, c Console, hosts []inventory.Host, j RollbackJob) (jr *remediate.Journal, unread int, err error) {
 	run, err := LoadRun(ctx, hosts, j.RunID, j.FromHosts, j.Config)
 	if run != nil {
 		for _, u := range run.Unread {
-			c.Warnf("%s: cannot read the run's manifest: %v", u.Host, u.Err)
+			var untrusted *apply.UntrustedManifestError
+			if errors.As(u.Err, &untrusted) {
+				c.Warnf("%s: %v", u.Host, u.Err)
+			} else {
+				c.Warnf("%s: cannot read the run's manifest: %v", u.Host, u.Err)
+			}
 		}
+		unread = len(run.Unread)
 	}
 	switch {
 	case errors.Is(err, ErrJournalExists):
-		return nil, fmt.Errorf("%s exists: roll back from it (drop --from-hosts)", j.Config.JournalPath)
+		return nil, 0, fmt.Errorf("%s exists: roll back from it (drop --from-hosts)", j.Config.JournalPath)
 	case errors.Is(err, ErrNoJournal):
-		return nil, fmt.Errorf("no journal for run %s in %s (set --journal-dir, or --from-hosts to rebuild it from the hosts)", j.RunID, j.JournalDir)
+		return nil, 0, fmt.Errorf("no journal for run %s in %s (set --journal-dir, or --from-hosts to rebuild it from the hosts)", j.RunID, j.JournalDir)
 	case errors.Is(err, ErrNoHostRead):
-		return nil, Fail(NotApplied, "no host could be read: nothing rolled back")
+		return nil, 0, Fail(NotApplied, "no host's manifest could be read and trusted: nothing rolled back")
 	case err != nil:
-		return nil, err
+		return nil, 0, err
 	case run.Rebuilt:
 		fmt.Fprintf(c.Stdout, "journal of run %s rebuilt from %d host(s): %s\n", j.RunID, len(run.Journal.Hosts), j.Config.JournalPath)
 	}
-	return run.Journal, nil
+	return run.Journal, unread, nil
 }

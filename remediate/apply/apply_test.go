@@ -114,8 +114,11 @@ func (s *sandbox) read(host, p string) string {
 func (s *sandbox) Run(ctx context.Context, t transport.Target, script []byte) (*transport.Output, error) {
 	dir := filepath.Join(s.root, t.Name)
 	if bytes.HasPrefix(script, []byte("M='KAUDIT_")) {
-		sc := strings.ReplaceAll(string(script), "'/", "'"+dir+"/")
-		isApply := bytes.Contains(script, []byte("# 2. backups"))
+		// Quoted values, and the fields of the scripts' records (after a
+		// tab, or first on a line).
+		sc := strings.NewReplacer("'/", "'"+dir+"/", "\t/", "\t"+dir+"/", "\n/", "\n"+dir+"/").Replace(string(script))
+		sc = strings.ReplaceAll(sc, dir+dir+"/", dir+"/") // a path the host printed (a rebuilt journal's) is there already
+		isApply := bytes.Contains(script, []byte("# kaudit apply script:"))
 		s.mu.Lock()
 		orphan := isApply && s.orphanApply[t.Name]
 		s.mu.Unlock()
@@ -434,14 +437,16 @@ func TestJournalFromHosts(t *testing.T) {
 
 // slowMvSandbox puts an mv in front of the host's PATH that, while
 // <host>/slow-mv exists, removes it, creates <host>/in-mv and sleeps 3 s
-// first (so only the first mv is slow).
+// first (so only the first mv of a file is slow: the first of step 4,
+// after the running values are set; the run's manifest is renamed into
+// place in step 2 already).
 func slowMvSandbox(t *testing.T, s *sandbox, host string) {
 	t.Helper()
 	real := "/usr/bin/mv"
 	if _, err := os.Stat(real); err != nil {
 		real = "/bin/mv"
 	}
-	s.write(t, host, "/bin/mv", fmt.Sprintf("#!/bin/sh\nif [ -e '%s' ]; then rm -f '%s'; : > '%s'; sleep 3; fi\nexec %s \"$@\"\n",
+	s.write(t, host, "/bin/mv", fmt.Sprintf("#!/bin/sh\ncase \"$*\" in */manifest) ;; *) if [ -e '%s' ]; then rm -f '%s'; : > '%s'; sleep 3; fi ;; esac\nexec %s \"$@\"\n",
 		s.path(host, "/slow-mv"), s.path(host, "/slow-mv"), s.path(host, "/in-mv"), real))
 	if err := os.Chmod(s.path(host, "/bin/mv"), 0o755); err != nil {
 		t.Fatal(err)

@@ -550,16 +550,22 @@ func readFull(t *testing.T, h *testfleet.Host) fullState {
 	}
 }
 
-// slowMv replaces mv (only the apply script's step 4 — replacing the
-// files — calls mv; neither the gather nor the read step does) with a
-// wrapper that, while /tmp/kft-slow-mv exists, says so in /tmp/kft-in-mv
-// and sleeps before running the real mv. The test creates the marker right
-// before the apply and removes it once the connection is dropped.
+// slowMv replaces mv with a wrapper that, while /tmp/kft-slow-mv exists,
+// says so in /tmp/kft-in-mv and sleeps before running the real mv — an mv
+// of a file, not of the run's manifest: the apply script renames files
+// only in its step 4, after the running values are set (it renames its
+// manifest into place in step 2 too, before any change, and after the
+// files in step 4); neither the gather nor the read step calls mv. The
+// test creates the marker right before the apply and removes it once the
+// connection is dropped.
 const slowMv = `#!/bin/sh
-if [ -e /tmp/kft-slow-mv ]; then
+case "$*" in
+*/var/lib/kaudit/runs/*/manifest) ;;
+*) if [ -e /tmp/kft-slow-mv ]; then
   : > /tmp/kft-in-mv
   sleep 3
-fi
+fi ;;
+esac
 exec /usr/bin/mv "$@"
 `
 
@@ -686,12 +692,19 @@ func TestConnectionDroppedMidApply(t *testing.T) {
 			run := remediate.HostRunsDir + "/" + id
 			ls := strings.Fields(d1.Exec(t, "ls", "-A", run))
 			t.Logf("d1:%s: %v", run, ls)
-			// apply.owner: left behind by the apply script that was cut off;
-			// it names a process that is gone, so the rollback below goes on.
-			for _, want := range []string{"manifest", "file-0", "sysctl-0", "sysctl-1", apply.ApplyOwner} {
+			// apply.owner: the script that was cut off goes on on the host
+			// until its next result line (SIGPIPE); the file step's ok lines
+			// come once every file and the manifest are on the disk, after
+			// it removed apply.owner. Left behind or not, the rollback below
+			// goes on (a process that is gone).
+			for _, want := range []string{"manifest", "file-0", "sysctl-0", "sysctl-1"} {
 				if !slices.Contains(ls, want) {
 					t.Errorf("d1: %s lacks %s", run, want)
 				}
+			}
+			// The manifest is whole: its first line and its end line.
+			if m := d1.Exec(t, "cat", run+"/manifest"); !strings.HasPrefix(m, fmt.Sprintf("kaudit-manifest\t%d\t%s\n", apply.ManifestVersion, id)) || !regexp.MustCompile(`\nend\t[0-9]+\n$`).MatchString(m) {
+				t.Errorf("d1: %s/manifest is not whole:\n%s", run, m)
 			}
 			if got := sha(t, d1, run+"/file-0"); got != before["d1"].propsSHA {
 				t.Errorf("d1: backup of server.properties: sha256 %s, want %s", got, before["d1"].propsSHA)

@@ -2,7 +2,9 @@ package apply
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"path"
 	"strconv"
 	"strings"
 	"sync"
@@ -10,11 +12,15 @@ import (
 	"github.com/kaudit/kaudit/audit/inventory"
 	"github.com/kaudit/kaudit/internal/remote"
 	"github.com/kaudit/kaudit/remediate"
+	"github.com/kaudit/kaudit/remediate/sysctld"
 )
 
-// ManifestScript renders a script that prints a run's host-side manifest
-// (RunDir/manifest, written by the apply script with the backups), one
-// "line" result per line, or "manifest ok absent" when the host has none.
+// ManifestScript renders a script (sh/manifest.sh) that prints a run's
+// host-side manifest (RunDir/manifest, written by the apply script with
+// the backups), one "line" result per line, or "manifest ok absent" when
+// the host has none; then what the run's directory holds ("stored") and
+// which of kaudit's own files the host has ("owned"), for the message
+// when the manifest cannot be trusted.
 func ManifestScript(marker, runID string) ([]byte, error) {
 	if !remote.ValidMarker(marker) {
 		return nil, fmt.Errorf("manifest: bad marker %q", marker)
@@ -22,30 +28,118 @@ func ManifestScript(marker, runID string) ([]byte, error) {
 	if !remediate.ValidRunID(runID) {
 		return nil, fmt.Errorf("manifest: bad run id %q", runID)
 	}
-	var b strings.Builder
-	b.WriteString("M=" + q(marker) + "\n")
-	b.WriteString("RUN=" + q(RunDir(runID)) + "\n")
-	b.WriteString(prelude)
-	b.WriteString(`if [ ! -f "$RUN/manifest" ]; then say manifest ok absent
-else
-  while IFS= read -r l; do printf '%s\tline\tok\t%s\n' "$M" "$l"; done < "$RUN/manifest" || fail manifest "cannot read $RUN/manifest"
-  say manifest ok present
-fi
-say done ok -
-`)
-	return []byte(b.String()), nil
+	var owned records
+	for _, p := range ownedFiles {
+		owned.add(p)
+	}
+	var h header
+	h.set("M", marker)
+	h.set("RUN", RunDir(runID))
+	h.data("OWNED", &owned)
+	h.set("LINKS", strings.TrimSuffix(remediate.LinkPath(""), ".link"))
+	return h.script(manifestSh)
 }
 
-// parseManifest turns manifest lines into journal records. Everything is
-// validated again by RollbackScript before it reaches a shell.
-func parseManifest(runID string, rs remote.Results) (backups []remediate.Backup, runtime []remediate.RuntimeValue, err error) {
+// ownedFiles are the files kaudit owns whole, at fixed paths; each has a
+// "# Last run: RUNID" line (and so do its .link files, LinkPath).
+var ownedFiles = []string{sysctld.ManagedPath, remediate.NICPersistPath}
+
+// UntrustedManifestError is a run's manifest on a host that is there but
+// cannot be trusted: empty, truncated (no end line), of another run or
+// version, or malformed — what a power cut before kaudit made it durable
+// leaves. Nothing is restored from it; it says what kaudit left on the
+// host, for a person to restore by hand.
+type UntrustedManifestError struct {
+	RunID, Path string
+	Why         string   // "is empty (0 bytes)"
+	Named       []string // what its complete records name: "file-0: the copy of /opt/k/server.properties"
+	Stored      []string // the run's directory: "file-0 (0 bytes)"
+	Left        []string // kaudit's own files on the host: "/etc/sysctl.d/99-kaudit.conf (from run X)"
+}
+
+func (e *UntrustedManifestError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "run %s: %s %s: the run's backups cannot be trusted, nothing was restored", e.RunID, e.Path, e.Why)
+	if len(e.Left) > 0 {
+		fmt.Fprintf(&b, "; kaudit left %s", strings.Join(e.Left, ", "))
+	} else {
+		b.WriteString("; none of kaudit's own files (" + strings.Join(ownedFiles, ", ") + ") is on the host")
+	}
+	if len(e.Named) > 0 {
+		fmt.Fprintf(&b, "; the manifest's complete records name %s", strings.Join(e.Named, ", "))
+	}
+	if len(e.Stored) > 0 {
+		fmt.Fprintf(&b, "; %s holds %s", path.Dir(e.Path), strings.Join(e.Stored, ", "))
+	}
+	b.WriteString(" — restore by hand: a file kaudit created in this run can be removed (then sysctl --system or a reboot applies what is left), " +
+		"anything else from your own backups or configuration management; server.properties lines kaudit added say \"added by kaudit fix, run " + e.RunID + "\"")
+	return b.String()
+}
+
+// manifest is a run's manifest as the manifest script printed it.
+type manifest struct {
+	lines  [][]string // each line's fields
+	bytes  string     // its size, as the host said
+	stored []string
+	owned  []string
+}
+
+func readManifest(rs remote.Results) (m manifest) {
 	for _, r := range rs {
-		if r.Step != "line" {
-			continue
+		switch {
+		case !r.OK:
+		case r.Step == "line":
+			m.lines = append(m.lines, r.Detail)
+		case r.Step == "manifest" && len(r.Detail) == 2 && r.Detail[0] == "present":
+			m.bytes = r.Detail[1]
+		case r.Step == "stored" && len(r.Detail) == 2:
+			m.stored = append(m.stored, fmt.Sprintf("%s (%s bytes)", r.Detail[0], r.Detail[1]))
+		case r.Step == "owned" && len(r.Detail) == 2:
+			m.owned = append(m.owned, fmt.Sprintf("%s (from run %s)", r.Detail[0], r.Detail[1]))
 		}
-		f := r.Detail
+	}
+	return m
+}
+
+// parseManifest turns a manifest's lines into journal records: the
+// header line (kaudit-manifest VERSION RUNID), the records, the end line
+// (end N). A manifest without the header is one an older kaudit wrote
+// (legacy): its records are read, but its truncation cannot be told.
+// Everything is validated again by RollbackScript before it reaches a
+// shell.
+func parseManifest(runID string, lines [][]string) (backups []remediate.Backup, runtime []remediate.RuntimeValue, legacy bool, err error) {
+	if len(lines) == 0 {
+		return nil, nil, false, errors.New("is empty")
+	}
+	recs := lines
+	if h := lines[0]; h[0] == "kaudit-manifest" {
+		if len(h) != 3 || h[1] != strconv.Itoa(ManifestVersion) {
+			return nil, nil, false, fmt.Errorf("has version %q: this kaudit reads version %d", strings.Join(h[1:], " "), ManifestVersion)
+		}
+		if h[2] != runID {
+			return nil, nil, false, fmt.Errorf("names run %q", h[2])
+		}
+		end := lines[len(lines)-1]
+		if len(lines) < 2 || len(end) != 2 || end[0] != "end" {
+			backups, runtime, _ = parseRecords(runID, lines[1:])
+			return backups, runtime, false, fmt.Errorf("is truncated (no end line after %d records)", len(lines)-1)
+		}
+		if end[1] != strconv.Itoa(len(lines)-2) {
+			return nil, nil, false, fmt.Errorf("is truncated (end line says %s records, %d read)", end[1], len(lines)-2)
+		}
+		recs = lines[1 : len(lines)-1]
+	} else {
+		legacy = true
+	}
+	backups, runtime, err = parseRecords(runID, recs)
+	return backups, runtime, legacy, err
+}
+
+// parseRecords reads manifest records; on an error, the records before it.
+func parseRecords(runID string, lines [][]string) (backups []remediate.Backup, runtime []remediate.RuntimeValue, err error) {
+	for _, f := range lines {
 		if len(f) != 5 {
-			return nil, nil, fmt.Errorf("manifest: malformed line (%d fields)", len(f))
+			return backups, runtime, fmt.Errorf("has a malformed line (%d fields)", len(f))
 		}
 		switch f[0] {
 		case "file":
@@ -58,16 +152,32 @@ func parseManifest(runID string, rs remote.Results) (backups []remediate.Backup,
 		case "written":
 			i, err := strconv.Atoi(f[1])
 			if err != nil || i < 0 || i >= len(backups) || !reSHA.MatchString(f[2]) {
-				return nil, nil, fmt.Errorf("manifest: malformed written record %q", strings.Join(f, " "))
+				return backups, runtime, fmt.Errorf("has a malformed written record %q", strings.Join(f, " "))
 			}
 			backups[i].Written = f[2]
 		case string(remediate.KindSysctl), string(remediate.KindNICRing), string(remediate.KindNICOffload):
 			runtime = append(runtime, remediate.RuntimeValue{Kind: remediate.ChangeKind(f[0]), Key: f[2], Before: f[3], After: f[4]})
 		default:
-			return nil, nil, fmt.Errorf("manifest: unknown record %q", f[0])
+			return backups, runtime, fmt.Errorf("has an unknown record %q", f[0])
 		}
 	}
 	return backups, runtime, nil
+}
+
+// untrusted is the error for a manifest that cannot be trusted.
+func untrusted(runID string, m manifest, why error, named []remediate.Backup) *UntrustedManifestError {
+	e := &UntrustedManifestError{RunID: runID, Path: RunDir(runID) + "/manifest", Why: why.Error(), Stored: m.stored, Left: m.owned}
+	if m.bytes != "" && len(m.lines) == 0 {
+		e.Why = fmt.Sprintf("is empty (%s bytes)", m.bytes)
+	}
+	for _, b := range named {
+		if b.Existed {
+			e.Named = append(e.Named, fmt.Sprintf("%s: the copy of %s", path.Base(b.Stored), b.Path))
+		} else {
+			e.Named = append(e.Named, b.Path+" (created by the run)")
+		}
+	}
+	return e
 }
 
 // JournalFromHosts rebuilds a run's journal from the manifests the apply
@@ -122,24 +232,32 @@ func hostManifest(ctx context.Context, h inventory.Host, runID string, opt Optio
 		return nil, err
 	}
 	rs := remote.ParseResults(out.Stdout, marker)
-	if f := rs.FirstFailure(); f != nil {
-		return nil, fmt.Errorf("%s%s", f.Text(), stderrTail(out))
-	}
-	m := rs.Find("manifest")
-	if m == nil || rs.Find("done") == nil {
+	mr := rs.Find("manifest")
+	if mr == nil || rs.Find("done") == nil {
+		if f := rs.FirstFailure(); f != nil {
+			return nil, fmt.Errorf("%s: %s%s", f.Step, f.Text(), stderrTail(out))
+		}
 		return nil, fmt.Errorf("reading the manifest did not finish%s", stderrTail(out))
 	}
-	if m.Text() == "absent" {
+	m := readManifest(rs)
+	if !mr.OK {
+		return nil, untrusted(runID, m, fmt.Errorf("cannot be read (%s)%s", mr.Text(), stderrTail(out)), nil)
+	}
+	if mr.Text() == "absent" {
 		return nil, nil
 	}
-	backups, runtime, err := parseManifest(runID, rs)
+	backups, runtime, legacy, err := parseManifest(runID, m.lines)
 	if err != nil {
-		return nil, err
+		return nil, untrusted(runID, m, err, backups)
+	}
+	note := "journal rebuilt from the host's manifest"
+	if legacy {
+		note += " (written by an older kaudit, without an end line: a truncated one cannot be told)"
 	}
 	// Validate now, so that a bad manifest fails here, not halfway.
 	if _, err := RollbackScript(RollbackParams{Marker: marker, RunID: runID, Backups: backups, Runtime: runtime}); err != nil {
-		return nil, fmt.Errorf("manifest: %v", err)
+		return nil, untrusted(runID, m, fmt.Errorf("has a record kaudit refuses (%v)", err), nil)
 	}
 	return &remediate.HostJournal{Host: h.Name, Status: remediate.StatusApplied, Backups: backups, Runtime: runtime, Changes: []remediate.Change{},
-		Error: "journal rebuilt from the host's manifest"}, nil
+		Error: note}, nil
 }

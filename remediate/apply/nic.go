@@ -71,34 +71,6 @@ func checkNICValue(kind remediate.ChangeKind, target, v string) error {
 	return nil
 }
 
-// nicGet is a shell command printing the current value of a NIC setting
-// ("$E" is the ethtool path found by the script).
-func nicGet(kind remediate.ChangeKind, iface, setting string) string {
-	if uuid, ok := strings.CutPrefix(iface, nmPrefix); ok {
-		return fmt.Sprintf(`x=$(nmcli -g %s connection show %s 2>/dev/null) && case "$x" in ''|--|ignore|default) echo %s ;; *) printf '%%s\n' "$x" ;; esac`,
-			nmProperty(kind, setting), q(uuid), nmUnset)
-	}
-	if kind == remediate.KindNICRing {
-		field := strings.ToUpper(setting) + ":"
-		return fmt.Sprintf(`"$E" -g %s 2>/dev/null | awk '$0 ~ /^Current hardware settings/ { c = 1 } c && $1 == "%s" { print $2; exit }'`, q(iface), field)
-	}
-	return fmt.Sprintf(`"$E" -k %s 2>/dev/null | awk '$1 == "%s:" { print $2; exit }'`, q(iface), featureNames[setting])
-}
-
-// nicSet is a shell command setting a NIC value.
-func nicSet(kind remediate.ChangeKind, iface, setting, v string) string {
-	if uuid, ok := strings.CutPrefix(iface, nmPrefix); ok {
-		if v == nmUnset {
-			v = ""
-		}
-		return fmt.Sprintf(`nmcli connection modify %s %s %s`, q(uuid), nmProperty(kind, setting), q(v))
-	}
-	if kind == remediate.KindNICRing {
-		return fmt.Sprintf(`"$E" -G %s %s %s`, q(iface), setting, q(v))
-	}
-	return fmt.Sprintf(`"$E" -K %s %s %s`, q(iface), setting, q(v))
-}
-
 const nicRulesHeader = "# Managed by kaudit — do not edit by hand; changes are overwritten by 'kaudit fix'."
 
 var reNICRule = regexp.MustCompile(`^ACTION=="add", SUBSYSTEM=="net", KERNEL=="([A-Za-z0-9_.:@-]{1,15})", RUN\+="(/[A-Za-z0-9_./-]+) -([GK]) ([A-Za-z0-9_.:@-]{1,15}) ([a-z]+) ([a-z0-9]+)"$`)

@@ -2,6 +2,7 @@ package apply
 
 import (
 	"crypto/sha256"
+	_ "embed"
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
@@ -93,37 +94,126 @@ func SHA256(b []byte) string {
 	return hex.EncodeToString(s[:])
 }
 
-const prelude = `set -u
-set -f
-umask 077
-LC_ALL=C
-export LC_ALL
-` + remote.SayFunc + `sha() { s=$(sha256sum < "$1") || return 1; printf '%s\n' "${s%% *}"; }
-`
+// The scripts are static POSIX sh files (sh/*.sh, embedded) that read
+// their work as data: Go renders only a header of single-quoted variable
+// assignments, M (the marker) first, some of them records — lines of
+// tab-separated fields, each field validated here and never empty ("-":
+// none) — and the .sh file loops over them. A script is
+//
+//	header, remote.SayFunc, sh/lib.sh, sh/<script>.sh
+//
+// and each .sh file documents its variables, its records and its steps at
+// its top.
+var (
+	//go:embed sh/lib.sh
+	libSh string
+	//go:embed sh/read.sh
+	readSh string
+	//go:embed sh/apply.sh
+	applySh string
+	//go:embed sh/rollback.sh
+	rollbackSh string
+	//go:embed sh/manifest.sh
+	manifestSh string
+)
 
-// copyFunc is cpa SRC DST: a copy that keeps SRC's mode, owner, times
-// and extended attributes (security.selinux among them: an atomic replace
-// must not leave the temporary file's context), falling back to cp -p
-// where cp has no --preserve (busybox) or the file system no xattrs; then,
-// where SELinux is on and chcon exists, DST gets SRC's context explicitly.
-const copyFunc = `cpa() {
-  cp --preserve=mode,ownership,timestamps,xattr "$1" "$2" 2>/dev/null || cp -p "$1" "$2" || return 1
-  if [ -e /sys/fs/selinux/enforce ] && command -v chcon >/dev/null 2>&1; then chcon --reference="$1" "$2" || return 1; fi
+// header is a script's variables, in order: NAME='VALUE' lines.
+type header struct {
+	b   strings.Builder
+	err error
 }
-`
+
+// set adds NAME='VALUE' (value quoted; any byte may be in it).
+func (h *header) set(name, value string) {
+	h.b.WriteString(name + "=" + q(value) + "\n")
+}
+
+// flag adds NAME='1' or NAME='0'.
+func (h *header) flag(name string, on bool) {
+	v := "0"
+	if on {
+		v = "1"
+	}
+	h.set(name, v)
+}
+
+// records renders lines of tab-separated fields for a records variable
+// (records in sh/lib.sh). A field must not be empty nor hold a tab, a
+// newline or a carriage return: the last check before a shell, on top of
+// each value's own validation.
+type records struct {
+	b   strings.Builder
+	err error
+}
+
+func (r *records) add(fields ...string) {
+	for i, f := range fields {
+		if f == "" || strings.ContainsAny(f, "\t\n\r") {
+			if r.err == nil {
+				r.err = fmt.Errorf("script data: field %d %q is empty or holds a tab or a newline", i+1, f)
+			}
+			return
+		}
+	}
+	r.b.WriteString(strings.Join(fields, "\t") + "\n")
+}
+
+// data adds the records r as variable name.
+func (h *header) data(name string, r *records) {
+	if r.err != nil && h.err == nil {
+		h.err = r.err
+	}
+	h.set(name, r.b.String())
+}
+
+// script is the header, say and fail, sh/lib.sh and body.
+func (h *header) script(body string) ([]byte, error) {
+	if h.err != nil {
+		return nil, h.err
+	}
+	var b strings.Builder
+	b.Grow(h.b.Len() + len(remote.SayFunc) + len(libSh) + len(body))
+	b.WriteString(h.b.String())
+	b.WriteString(remote.SayFunc)
+	b.WriteString(libSh)
+	b.WriteString(body)
+	return []byte(b.String()), nil
+}
+
+// orNone is s, or "-" when s is empty.
+func orNone(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// valueFields are the HOW TARGET SETTING PROP fields of a running value
+// (getv and setv in sh/lib.sh): sysctl /proc/sys/PATH - -; ring IFACE
+// rx|tx RX:|TX:; offload IFACE FEATURE ETHTOOL-K-NAME; nm UUID SETTING
+// NMCLI-PROPERTY. kind and key are validated (checkRuntime).
+func valueFields(kind remediate.ChangeKind, key string) []string {
+	if !isNIC(kind) {
+		return []string{"sysctl", procPath(key), "-", "-"}
+	}
+	iface, setting, _ := nicTarget(kind, key)
+	if uuid, ok := strings.CutPrefix(iface, nmPrefix); ok {
+		return []string{"nm", uuid, setting, nmProperty(kind, setting)}
+	}
+	if kind == remediate.KindNICRing {
+		return []string{"ring", iface, setting, strings.ToUpper(setting) + ":"}
+	}
+	return []string{"offload", iface, setting, featureNames[setting]}
+}
 
 // ApplyOwner is the file in RunDir that names the apply script's shell
 // while it runs: "<pid> <start time>" (field 22 of /proc/<pid>/stat, so a
 // reused PID is not mistaken for it). The script removes it when it
 // finishes; a script that dies on the way (its connection is gone and it
 // is killed by SIGPIPE at its next result line) leaves it behind, and the
-// start time tells that it is gone.
+// start time tells that it is gone. (sh/apply.sh and sh/rollback.sh name
+// it too.)
 const ApplyOwner = "apply.owner"
-
-// pstart prints the start time of process $1, or fails when there is no
-// such process.
-const pstart = `pstart() { s=$(cat /proc/"$1"/stat 2>/dev/null) || return 1; s=${s##*) }; set -- $s; [ $# -ge 20 ] || return 1; printf '%s\n' "${20}"; }
-`
 
 // ReadParams is what the read step reads: files (their existence,
 // SHA-256 and content) and running sysctl values.
@@ -141,60 +231,41 @@ type NICRead struct {
 	Target string
 }
 
-// ReadScript renders the read step: for each file "file <i> ok
-// absent" or "file <i> ok present <sha256> <mode:owner:group> <base64>",
-// for each sysctl "sysctl <i> ok <value>", then "done ok". A file that
-// exists but is not a regular file, or is a symbolic link, fails the step.
+// ReadScript renders the read step (sh/read.sh): for each file "file <i>
+// ok absent" or "file <i> ok present <sha256> <mode:owner:group>
+// <base64>", for each sysctl "sysctl <i> ok <value>", for each NIC
+// setting "nic <i> ok <value>" (after "ethtool ok <path>"), then "done
+// ok". A file that exists but is not a regular file, or is a symbolic
+// link, fails the step.
 func ReadScript(p ReadParams) ([]byte, error) {
 	if !remote.ValidMarker(p.Marker) {
 		return nil, fmt.Errorf("apply: bad marker %q", p.Marker)
 	}
-	var b strings.Builder
-	b.WriteString("M=" + q(p.Marker) + "\n")
-	b.WriteString(prelude)
-	b.WriteString(`for c in sha256sum base64 tr cat; do command -v "$c" >/dev/null 2>&1 || fail tools "$c not found on the host"; done` + "\n")
+	var files, values records
 	for i, f := range p.Files {
 		if err := checkPath(f); err != nil {
 			return nil, err
 		}
-		step := "file-" + strconv.Itoa(i)
-		fmt.Fprintf(&b, "f=%s\n", q(f))
-		fmt.Fprintf(&b, `if [ -L "$f" ]; then fail %s "$f is a symbolic link: kaudit edits only regular files"
-elif [ -f "$f" ]; then
-  s=$(sha "$f") || fail %s "cannot read $f"
-  a=$(stat -c '%%a:%%U:%%G' "$f" 2>/dev/null) || a=-
-  c=$(base64 < "$f" | tr -d '\n') || fail %s "cannot read $f"
-  printf '%%s\t%%s\tok\tpresent\t%%s\t%%s\t%%s\n' "$M" %s "$s" "$a" "$c"
-elif [ -e "$f" ]; then fail %s "$f is not a regular file"
-elif [ -d %s ]; then say %s ok absent
-else fail %s "directory %s does not exist"
-fi
-`, step, step, step, step, step, q(path.Dir(f)), step, step, path.Dir(f))
+		files.add(strconv.Itoa(i), f)
 	}
 	for i, k := range p.Sysctls {
 		if err := CheckSysctlKey(k); err != nil {
 			return nil, err
 		}
-		step := "sysctl-" + strconv.Itoa(i)
-		fmt.Fprintf(&b, "v=$(cat %s) || fail %s %s\n", q(procPath(k)), step, q("cannot read "+k))
-		fmt.Fprintf(&b, "say %s ok \"$(printf '%%s' \"$v\" | tr '\\t\\n' '  ')\"\n", step)
-	}
-	if len(p.NICs) > 0 {
-		b.WriteString(`E=$(command -v ethtool) || fail tools "ethtool not found on the host"` + "\n")
-		b.WriteString(`say ethtool ok "$E"` + "\n")
+		values.add(append([]string{"sysctl-" + strconv.Itoa(i), k}, valueFields(remediate.KindSysctl, k)...)...)
 	}
 	for i, n := range p.NICs {
-		iface, setting, err := nicTarget(n.Kind, n.Target)
-		if err != nil {
+		if _, _, err := nicTarget(n.Kind, n.Target); err != nil {
 			return nil, err
 		}
-		step := "nic-" + strconv.Itoa(i)
-		fmt.Fprintf(&b, "v=$(%s)\n", nicGet(n.Kind, iface, setting))
-		fmt.Fprintf(&b, "[ -n \"$v\" ] || fail %s %s\n", step, q("cannot read "+n.Target+" with ethtool"))
-		fmt.Fprintf(&b, "say %s ok \"$v\"\n", step)
+		values.add(append([]string{"nic-" + strconv.Itoa(i), n.Target}, valueFields(n.Kind, n.Target)...)...)
 	}
-	b.WriteString("say done ok -\n")
-	return []byte(b.String()), nil
+	var h header
+	h.set("M", p.Marker)
+	h.flag("ETHTOOL", len(p.NICs) > 0)
+	h.data("FILES", &files)
+	h.data("VALUES", &values)
+	return h.script(readSh)
 }
 
 // FileWrite is one file the apply step replaces atomically.
@@ -218,7 +289,6 @@ type RuntimeWrite struct {
 type ApplyParams struct {
 	Marker  string
 	RunID   string
-	Delim   string // here-doc delimiter; NewMarker() when empty
 	Runtime []RuntimeWrite
 	Files   []FileWrite
 }
@@ -229,34 +299,49 @@ func RunDir(runID string) string { return remediate.HostRunsDir + "/" + runID }
 // BackupName is the name of file i's copy in RunDir.
 func BackupName(i int) string { return "file-" + strconv.Itoa(i) }
 
-// ApplyScript renders the apply step: create the run directory, check
-// that every file and running value is still what the read step saw,
-// back them all up (files with cp -p, checked by SHA-256; running values
-// to sysctl-<i>), then set the running values, then replace the files
-// (temporary file in the same directory, content checked by SHA-256,
-// mv). It stops at the first failing step ("fail"): nothing is changed
-// before the backups are complete, and what was changed is rolled back by
-// the caller from the backups (RollbackScript).
+// ManifestVersion is the version the apply script writes on the first
+// line of a run's manifest (sh/apply.sh documents the format).
+const ManifestVersion = 2
+
+// ApplyScript renders the apply step (sh/apply.sh): create the run
+// directory, check that every file and running value is still what the
+// read step saw, back them all up (files with cp -p, checked by SHA-256;
+// the manifest; running values to sysctl-<i>), then set the running
+// values, then replace the files (temporary file in the same directory,
+// content checked by SHA-256, mv). Every file it writes, renames or
+// removes reaches the disk with its directory before the step's ok line.
+// It stops at the first failing step ("fail"): nothing is changed before
+// the backups are complete and on the disk, and what was changed is
+// rolled back by the caller from the backups (RollbackScript).
 //
 // Steps: tools, rundir, check-file-<i>, check-sysctl-<i>, backup-file-<i>,
-// backup-sysctl-<i>, sysctl-<i> (detail: the value read back), file-<i>
-// (detail: SHA-256 written), done.
+// backup-manifest, backup-sysctl-<i>, sysctl-<i> (detail: the value read
+// back), file-<i> (detail: SHA-256 written), done.
 func ApplyScript(p ApplyParams) ([]byte, error) {
 	nics, err := p.check()
 	if err != nil {
 		return nil, err
 	}
-	var b strings.Builder
-	p.writeHead(&b, nics)
-	p.writeChecks(&b)
-	p.writeBackups(&b)
-	p.writeManifest(&b)
-	p.writeRuntimeBackups(&b)
-	p.writeRunning(&b)
-	p.writeFiles(&b)
-	fmt.Fprintf(&b, "rm -f \"$RUN\"/%s\n", ApplyOwner)
-	b.WriteString("say done ok -\n")
-	return []byte(b.String()), nil
+	var files, values records
+	for i, f := range p.Files {
+		state, old, mode := "absent", "-", f.Mode
+		if f.Existed {
+			state, old, mode = "present", f.OldSHA, "-"
+		}
+		files.add(strconv.Itoa(i), f.Path, state, old, mode, SHA256(f.Content), orNone(base64.StdEncoding.EncodeToString(f.Content)))
+	}
+	for i, r := range p.Runtime {
+		values.add(append(append([]string{runtimeStep(r.Kind, i), string(runtimeKind(r.Kind)), r.Key}, valueFields(r.Kind, r.Key)...), r.Before, r.To)...)
+	}
+	var h header
+	h.set("M", p.Marker)
+	h.set("RUNID", p.RunID)
+	h.set("RUNS", remediate.HostRunsDir)
+	h.set("RUN", RunDir(p.RunID))
+	h.flag("ETHTOOL", nics)
+	h.data("FILES", &files)
+	h.data("VALUES", &values)
+	return h.script(applySh)
 }
 
 // check validates every parameter of the apply script and reports
@@ -264,12 +349,6 @@ func ApplyScript(p ApplyParams) ([]byte, error) {
 func (p *ApplyParams) check() (nics bool, err error) {
 	if !remote.ValidMarker(p.Marker) {
 		return false, fmt.Errorf("apply: bad marker %q", p.Marker)
-	}
-	if p.Delim == "" {
-		p.Delim = NewMarker()
-	}
-	if !remote.ValidMarker(p.Delim) {
-		return false, fmt.Errorf("apply: bad here-doc delimiter %q", p.Delim)
 	}
 	if !remediate.ValidRunID(p.RunID) {
 		return false, fmt.Errorf("apply: bad run id %q", p.RunID)
@@ -299,147 +378,6 @@ func (p *ApplyParams) check() (nics bool, err error) {
 	return nics, nil
 }
 
-// writeHead writes the variables, the prelude, the tools check and the
-// run directory (with ApplyOwner).
-func (p ApplyParams) writeHead(b *strings.Builder, nics bool) {
-	b.WriteString("M=" + q(p.Marker) + "\n")
-	b.WriteString("RUN=" + q(RunDir(p.RunID)) + "\n")
-	b.WriteString(prelude)
-	b.WriteString(copyFunc)
-	b.WriteString(`for c in sha256sum base64 cp mv rm mkdir chmod cat tr; do command -v "$c" >/dev/null 2>&1 || fail tools "$c not found on the host"; done` + "\n")
-	if nics {
-		b.WriteString(`E=$(command -v ethtool) || fail tools "ethtool not found on the host"` + "\n")
-	}
-	fmt.Fprintf(b, "mkdir -p %s || fail rundir \"cannot create %s\"\n", q(remediate.HostRunsDir), remediate.HostRunsDir)
-	b.WriteString(`mkdir "$RUN" || fail rundir "cannot create $RUN (a run with this id exists already?)"` + "\n")
-	// Name this shell, so that a restore does not run while it still can
-	// change the host (see RollbackScript).
-	b.WriteString(pstart)
-	fmt.Fprintf(b, `st=$(pstart $$) && { printf '%%s %%s\n' "$$" "$st" > "$RUN"/%s || fail rundir "cannot write $RUN/%s"; }`+"\n", ApplyOwner, ApplyOwner)
-	b.WriteString(`say rundir ok "$RUN"` + "\n")
-}
-
-// writeChecks writes step 1: every file and running value is still what
-// the read step saw.
-func (p ApplyParams) writeChecks(b *strings.Builder) {
-	b.WriteString("# 1. nothing changed since the read step\n")
-	for i, f := range p.Files {
-		step := q("check-file-" + strconv.Itoa(i))
-		fmt.Fprintf(b, "f=%s\n", q(f.Path))
-		if f.Existed {
-			fmt.Fprintf(b, `{ [ -f "$f" ] && [ ! -L "$f" ] && [ "$(sha "$f")" = %s ]; } || fail %s "$f changed since it was read: nothing changed, re-run"`+"\n", q(f.OldSHA), step)
-		} else {
-			fmt.Fprintf(b, `{ [ ! -e "$f" ] && [ ! -L "$f" ]; } || fail %s "$f appeared since it was read: nothing changed, re-run"`+"\n", step)
-		}
-		fmt.Fprintf(b, "say %s ok -\n", step)
-	}
-	for i, r := range p.Runtime {
-		step := q("check-" + runtimeStep(r.Kind, i))
-		b.WriteString(readRuntime(r.Kind, r.Key, step))
-		fmt.Fprintf(b, "[ \"$v\" = %s ] || fail %s %s\n", q(r.Before), step, q(r.Key+" changed since it was read: nothing changed, re-run"))
-		fmt.Fprintf(b, "say %s ok -\n", step)
-	}
-}
-
-// writeBackups writes step 2: a checked copy of every file that exists.
-func (p ApplyParams) writeBackups(b *strings.Builder) {
-	b.WriteString("# 2. backups\n")
-	for i, f := range p.Files {
-		step := q("backup-file-" + strconv.Itoa(i))
-		if !f.Existed {
-			fmt.Fprintf(b, "say %s ok absent\n", step)
-			continue
-		}
-		fmt.Fprintf(b, "f=%s; bk=\"$RUN\"/%s\n", q(f.Path), BackupName(i))
-		fmt.Fprintf(b, `cpa "$f" "$bk" || fail %s "cannot copy $f to $bk"`+"\n", step)
-		fmt.Fprintf(b, `[ "$(sha "$bk")" = %s ] || fail %s "backup $bk does not match $f"`+"\n", q(f.OldSHA), step)
-		fmt.Fprintf(b, "say %s ok \"$bk\"\n", step)
-	}
-}
-
-// writeManifest writes the manifest beside the copies.
-func (p ApplyParams) writeManifest(b *strings.Builder) {
-	// A manifest beside the copies, so the host alone says what a run
-	// changed (kaudit's own journal is the primary record).
-	b.WriteString("{\n")
-	for i, f := range p.Files {
-		if f.Existed {
-			fmt.Fprintf(b, "printf '%%s\\n' %s\n", q("file\t"+BackupName(i)+"\tpresent\t"+f.OldSHA+"\t"+f.Path))
-		} else {
-			fmt.Fprintf(b, "printf '%%s\\n' %s\n", q("file\t-\tabsent\t-\t"+f.Path))
-		}
-	}
-	for i, r := range p.Runtime {
-		fmt.Fprintf(b, "printf '%%s\\n' %s\n", q(string(runtimeKind(r.Kind))+"\t"+runtimeStep(r.Kind, i)+"\t"+r.Key+"\t"+r.Before+"\t"+r.To))
-	}
-	b.WriteString("} > \"$RUN\"/manifest || fail backup-manifest \"cannot write $RUN/manifest\"\n")
-}
-
-// writeRuntimeBackups writes each running value's backup.
-func (p ApplyParams) writeRuntimeBackups(b *strings.Builder) {
-	for i, r := range p.Runtime {
-		name := runtimeStep(r.Kind, i)
-		step := q("backup-" + name)
-		fmt.Fprintf(b, "printf '%%s\\n' %s > \"$RUN\"/%s || fail %s \"cannot write $RUN/%s\"\n", q(r.Key+" = "+r.Before), name, step, name)
-		fmt.Fprintf(b, "say %s ok -\n", step)
-	}
-}
-
-// writeRunning writes step 3: set each running value and read it back.
-func (p ApplyParams) writeRunning(b *strings.Builder) {
-	b.WriteString("# 3. running values\n")
-	for i, r := range p.Runtime {
-		step := q(runtimeStep(r.Kind, i))
-		fmt.Fprintf(b, "%s || fail %s %s\n", writeRuntime(r.Kind, r.Key, r.To), step, q("cannot set "+r.Key))
-		b.WriteString(readRuntime(r.Kind, r.Key, step))
-		fmt.Fprintf(b, "[ \"$v\" = %s ] || fail %s \"%s reads back $v\"\n", q(r.To), step, r.Key)
-		fmt.Fprintf(b, "say %s ok \"$v\"\n", step)
-	}
-}
-
-// writeFiles writes step 4: each file through a checked temporary file.
-func (p ApplyParams) writeFiles(b *strings.Builder) {
-	b.WriteString("# 4. files: temporary file in the same directory, checked, renamed\n")
-	for i, f := range p.Files {
-		step := q(fileStep(i))
-		dir, base := path.Split(f.Path)
-		tmp := dir + "." + base + ".kaudit-" + p.RunID
-		sum := SHA256(f.Content)
-		fmt.Fprintf(b, "f=%s; t=%s\n", q(f.Path), q(tmp))
-		fmt.Fprintf(b, `rm -f "$t" || fail %s "cannot remove $t"`+"\n", step)
-		if f.Existed {
-			// A copy first: the new file keeps the old one's mode, owner
-			// and xattrs (SELinux context); writing into it keeps them.
-			fmt.Fprintf(b, `cpa "$f" "$t" || { rm -f "$t"; fail %s "cannot create $t"; }`+"\n", step)
-		} else {
-			fmt.Fprintf(b, `( set -C; : > "$t" ) || { rm -f "$t"; fail %s "cannot create $t"; }`+"\n", step)
-			fmt.Fprintf(b, `chmod %s "$t" || { rm -f "$t"; fail %s "cannot chmod $t"; }`+"\n", f.Mode, step)
-		}
-		fmt.Fprintf(b, "base64 -d > \"$t\" <<'%s' || { rm -f \"$t\"; fail %s \"cannot write $t\"; }\n", p.Delim, step)
-		b.WriteString(wrap(base64.StdEncoding.EncodeToString(f.Content), 76))
-		b.WriteString(p.Delim + "\n")
-		fmt.Fprintf(b, `[ "$(sha "$t")" = %s ] || { rm -f "$t"; fail %s "$t does not hold what was sent"; }`+"\n", q(sum), step)
-		fmt.Fprintf(b, `mv -f "$t" "$f" || { rm -f "$t"; fail %s "cannot rename $t to $f"; }`+"\n", step)
-		// The hash after writing, read back, in the manifest too: a
-		// rollback leaves the file alone once it no longer has it.
-		fmt.Fprintf(b, `w=$(sha "$f") || fail %s "cannot read $f back"`+"\n", step)
-		fmt.Fprintf(b, `printf 'written\t%d\t%%s\t-\t-\n' "$w" >> "$RUN"/manifest || fail %s "cannot write $RUN/manifest"`+"\n", i, step)
-		fmt.Fprintf(b, "say %s ok \"$w\"\n", step)
-	}
-}
-
-func wrap(s string, n int) string {
-	var b strings.Builder
-	for len(s) > n {
-		b.WriteString(s[:n] + "\n")
-		s = s[n:]
-	}
-	if s != "" {
-		b.WriteString(s + "\n")
-	}
-	return b.String()
-}
-
 // RollbackParams is what a rollback restores on one host: the journal's
 // backups and running values of one run.
 type RollbackParams struct {
@@ -460,18 +398,20 @@ type RollbackParams struct {
 	Force bool
 }
 
-// RollbackScript renders the restore of one host from a run's backups.
-// It is idempotent: a file whose SHA-256 already is the recorded one, a
-// file that did not exist and does not, a running value already at its
-// recorded value, is left alone ("unchanged"). Otherwise a file is
-// restored from its copy in RunDir (the copy's SHA-256 checked first,
-// then the restored file's), a file that did not exist is removed, a
-// running value is written back — unless, without Force, it changed
-// since the run: a file that no longer has the hash the run wrote
-// (Backup.Written), a running value no longer at the value the run set
-// (RuntimeValue.After) is left alone ("kept", with its current hash or
-// value). Unlike the apply script it goes on after a failing step, so
-// that as much as possible is restored.
+// RollbackScript renders the restore of one host from a run's backups
+// (sh/rollback.sh). It is idempotent: a file whose SHA-256 already is the
+// recorded one, a file that did not exist and does not, a running value
+// already at its recorded value, is left alone ("unchanged"). Otherwise a
+// file is restored from its copy in RunDir (the copy's SHA-256 checked
+// first — a missing or empty copy is refused as such —, then the restored
+// file's), a file that did not exist is removed, a running value is
+// written back — unless, without Force, it changed since the run: a file
+// that no longer has the hash the run wrote (Backup.Written), a running
+// value no longer at the value the run set (RuntimeValue.After) is left
+// alone ("kept", with its current hash or value). What it restores or
+// removes reaches the disk, with its directory, before the step's ok line.
+// Unlike the apply script it goes on after a failing step, so that as
+// much as possible is restored.
 //
 // Steps: apply-running (only when the run's apply script did not finish:
 // detail the seconds waited for it to end), restore-file-<i>,
@@ -484,124 +424,65 @@ func RollbackScript(p RollbackParams) ([]byte, error) {
 	if !remediate.ValidRunID(p.RunID) {
 		return nil, fmt.Errorf("rollback: bad run id %q", p.RunID)
 	}
-	var b strings.Builder
-	b.WriteString("M=" + q(p.Marker) + "\n")
-	b.WriteString("RUN=" + q(RunDir(p.RunID)) + "\n")
-	b.WriteString(prelude)
-	b.WriteString(copyFunc)
-	b.WriteString("rc=ok\n")
-	b.WriteString(`soft() { say "$1" fail "$2"; rc=failed; }` + "\n")
-	b.WriteString(`for c in sha256sum cp mv rm cat tr; do command -v "$c" >/dev/null 2>&1 || fail tools "$c not found on the host"; done` + "\n")
 	if p.Wait < 0 || p.Wait > 3600 {
 		return nil, fmt.Errorf("rollback: bad wait %d", p.Wait)
 	}
-	// 0. the run's apply script must be gone (ApplyOwner).
-	b.WriteString(pstart)
-	fmt.Fprintf(&b, `if [ -f "$RUN"/%s ] && read -r ap ast < "$RUN"/%s; then
-  case "$ap:$ast" in
-  *[!0-9:]*|:*|*:) fail apply-running "$RUN/%s is not \"pid starttime\": nothing restored" ;;
-  esac
-  n=0
-  while [ "$(pstart "$ap")" = "$ast" ]; do
-    [ "$n" -lt %d ] || fail apply-running "the apply script of this run (pid $ap) is still running on the host: nothing restored"
-    sleep 1
-    n=$((n+1))
-  done
-  say apply-running ok "$n"
-fi
-`, ApplyOwner, ApplyOwner, ApplyOwner, p.Wait)
+	var files, values records
 	for i, bk := range p.Backups {
-		if err := p.writeRestoreFile(&b, i, bk); err != nil {
+		f, err := p.restoreFile(i, bk)
+		if err != nil {
 			return nil, err
 		}
+		files.add(f...)
 	}
-	if err := p.writeRestoreRuntime(&b); err != nil {
-		return nil, err
+	nics := false
+	for i, r := range p.Runtime {
+		if err := checkRuntime(r.Kind, r.Key, r.Before, r.After); err != nil {
+			return nil, err
+		}
+		nics = nics || isNIC(r.Kind)
+		values.add(append(append([]string{"restore-" + runtimeStep(r.Kind, i), r.Key}, valueFields(r.Kind, r.Key)...), r.Before, r.After)...)
 	}
-	b.WriteString(`say done ok "$rc"` + "\n")
-	return []byte(b.String()), nil
+	var h header
+	h.set("M", p.Marker)
+	h.set("RUNID", p.RunID)
+	h.set("RUN", RunDir(p.RunID))
+	h.set("WAIT", strconv.Itoa(p.Wait))
+	h.flag("FORCE", p.Force)
+	h.flag("ETHTOOL", nics)
+	h.data("FILES", &files)
+	h.data("VALUES", &values)
+	return h.script(rollbackSh)
 }
 
-// writeRestoreFile writes the restore of backup i: "unchanged" when the
-// file already is as recorded, else removed (it did not exist) or
-// restored from its checked copy in RunDir.
-func (p RollbackParams) writeRestoreFile(b *strings.Builder, i int, bk remediate.Backup) error {
+// restoreFile is backup i's record: STEP PATH STATE WANT STORED WRITTEN
+// (sh/rollback.sh).
+func (p RollbackParams) restoreFile(i int, bk remediate.Backup) ([]string, error) {
 	if err := checkPath(bk.Path); err != nil {
-		return err
+		return nil, err
 	}
-	step := q("restore-file-" + strconv.Itoa(i))
-	fmt.Fprintf(b, "f=%s\n", q(bk.Path))
-	// edited: the file no longer is what the run wrote (kept unless Force).
-	edited := "false"
-	if bk.Written != "" && !p.Force {
+	step := "restore-file-" + strconv.Itoa(i)
+	written := "-"
+	if bk.Written != "" {
 		if !reSHA.MatchString(bk.Written) {
-			return fmt.Errorf("rollback: %s: bad written sha256 %q", bk.Path, bk.Written)
+			return nil, fmt.Errorf("rollback: %s: bad written sha256 %q", bk.Path, bk.Written)
 		}
-		edited = fmt.Sprintf(`! { [ -f "$f" ] && [ ! -L "$f" ] && [ "$(sha "$f")" = %s ]; }`, q(bk.Written))
+		written = bk.Written
 	}
-	kept := fmt.Sprintf(`say %s ok "kept $(sha "$f" 2>/dev/null || echo gone)"`, step)
 	if !bk.Existed {
-		fmt.Fprintf(b, `if ! [ -e "$f" ] && ! [ -L "$f" ]; then say %s ok unchanged
-elif %s; then %s
-elif rm -f "$f"; then say %s ok removed
-else soft %s "cannot remove $f"
-fi
-`, step, edited, kept, step, step)
-		return nil
+		return []string{step, bk.Path, "absent", "-", "-", written}, nil
 	}
 	if !reSHA.MatchString(bk.SHA256) {
-		return fmt.Errorf("rollback: %s: bad sha256 %q", bk.Path, bk.SHA256)
+		return nil, fmt.Errorf("rollback: %s: bad sha256 %q", bk.Path, bk.SHA256)
 	}
 	stored := bk.Stored
 	if stored == "" {
 		stored = RunDir(p.RunID) + "/" + BackupName(i)
 	}
 	if err := checkPath(stored); err != nil || !strings.HasPrefix(stored, RunDir(p.RunID)+"/") {
-		return fmt.Errorf("rollback: %s: backup %q is not in %s", bk.Path, stored, RunDir(p.RunID))
+		return nil, fmt.Errorf("rollback: %s: backup %q is not in %s", bk.Path, stored, RunDir(p.RunID))
 	}
-	dir, base := path.Split(bk.Path)
-	tmp := dir + "." + base + ".kaudit-restore-" + p.RunID
-	fmt.Fprintf(b, "bk=%s; t=%s; want=%s\n", q(stored), q(tmp), q(bk.SHA256))
-	fmt.Fprintf(b, `if [ -f "$f" ] && [ ! -L "$f" ] && [ "$(sha "$f")" = "$want" ]; then say %s ok unchanged
-elif %s; then %s
-elif [ ! -f "$bk" ]; then soft %s "backup $bk is missing: $f not restored"
-elif [ "$(sha "$bk")" != "$want" ]; then soft %s "backup $bk does not match the recorded sha256: $f not restored"
-elif ! { rm -f "$t" && cpa "$bk" "$t"; }; then rm -f "$t"; soft %s "cannot create $t"
-elif [ "$(sha "$t")" != "$want" ]; then rm -f "$t"; soft %s "$t does not match the backup"
-elif ! mv -f "$t" "$f"; then rm -f "$t"; soft %s "cannot rename $t to $f"
-elif [ "$(sha "$f")" != "$want" ]; then soft %s "$f does not match the backup after restoring"
-else say %s ok restored
-fi
-`, step, edited, kept, step, step, step, step, step, step, step)
-	return nil
-}
-
-// writeRestoreRuntime writes the restore of each running value.
-func (p RollbackParams) writeRestoreRuntime(b *strings.Builder) error {
-	for _, r := range p.Runtime {
-		if err := checkRuntime(r.Kind, r.Key, r.Before, r.After); err != nil {
-			return err
-		}
-		if isNIC(r.Kind) {
-			b.WriteString(`E=$(command -v ethtool) || fail tools "ethtool not found on the host"` + "\n")
-			break
-		}
-	}
-	for i, r := range p.Runtime {
-		step := q("restore-" + runtimeStep(r.Kind, i))
-		fmt.Fprintf(b, "want=%s\n", q(r.Before))
-		b.WriteString(readRuntimeQuiet(r.Kind, r.Key))
-		fmt.Fprintf(b, "if [ \"$v\" = \"$want\" ]; then say %s ok unchanged\n", step)
-		if !p.Force {
-			// Changed since the run (no longer what it set): kept.
-			fmt.Fprintf(b, "elif [ \"$v\" != %s ]; then say %s ok \"kept $v\"\n", q(r.After), step)
-		}
-		fmt.Fprintf(b, "elif ! %s; then soft %s %s\n", writeRuntime(r.Kind, r.Key, r.Before), step, q("cannot set "+r.Key))
-		b.WriteString("else ")
-		b.WriteString(readRuntimeQuiet(r.Kind, r.Key))
-		fmt.Fprintf(b, "  if [ \"$v\" = \"$want\" ]; then say %s ok restored; else soft %s \"%s reads back $v after restoring\"; fi\nfi\n", step, step, r.Key)
-	}
-	return nil
+	return []string{step, bk.Path, "present", bk.SHA256, stored, written}, nil
 }
 
 // checkRuntime validates one running value of any kind.
@@ -666,32 +547,4 @@ func runtimeStep(kind remediate.ChangeKind, i int) string {
 		return "nic-" + strconv.Itoa(i)
 	}
 	return "sysctl-" + strconv.Itoa(i)
-}
-
-// readRuntime sets v to the current value (folded), failing step when it
-// cannot be read. The key is validated.
-func readRuntime(kind remediate.ChangeKind, key, step string) string {
-	if isNIC(kind) {
-		iface, setting, _ := nicTarget(kind, key)
-		return fmt.Sprintf("v=$(%s)\n[ -n \"$v\" ] || fail %s %s\n", nicGet(kind, iface, setting), step, q("cannot read "+key+" with ethtool"))
-	}
-	return fmt.Sprintf("v=$(cat %s) || fail %s %s\nv=$(printf '%%s' \"$v\" | tr '\\t\\n' '  '); v=$(echo $v)\n", q(procPath(key)), step, q("cannot read "+key))
-}
-
-// readRuntimeQuiet sets v to the current value, empty when unreadable.
-func readRuntimeQuiet(kind remediate.ChangeKind, key string) string {
-	if isNIC(kind) {
-		iface, setting, _ := nicTarget(kind, key)
-		return fmt.Sprintf("v=$(%s)\n", nicGet(kind, iface, setting))
-	}
-	return fmt.Sprintf("v=$(cat %s 2>/dev/null | tr '\\t\\n' '  '); v=$(echo $v)\n", q(procPath(key)))
-}
-
-// writeRuntime is the command that sets a running value.
-func writeRuntime(kind remediate.ChangeKind, key, v string) string {
-	if isNIC(kind) {
-		iface, setting, _ := nicTarget(kind, key)
-		return nicSet(kind, iface, setting, v) + " >/dev/null"
-	}
-	return fmt.Sprintf("printf '%%s\\n' %s > %s", q(v), q(procPath(key)))
 }

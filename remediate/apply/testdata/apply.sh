@@ -1,89 +1,418 @@
 M='KAUDIT_000000000000000000000001'
+RUNID='20260102T030405Z-1a2b3c4d'
+RUNS='/var/lib/kaudit/runs'
 RUN='/var/lib/kaudit/runs/20260102T030405Z-1a2b3c4d'
+ETHTOOL='0'
+FILES='0	/opt/kafka/config/server.properties	present	fe3209d6d4f51935b391288a43df48d9ddece1a992597ae53387ca16611a9179	-	0d9807e9257ed76ebe0619555b6f7ddb0a665b3be18bf29d32c7dbf9bc39c698	IyBpdCdzICRIT01FIGBpZGAgJChyZWJvb3QpCmE9MQpzb2NrZXQubGlzdGVuLmJhY2tsb2cuc2l6ZT00MDk2Cg==
+1	/etc/sysctl.d/99-kaudit.conf	absent	-	0644	f36b9fc912c26c61c3e24dc759130032c68cf32cee22e5d4e3ade65ad4e56d43	bmV0LmNvcmUuc29tYXhjb25uID0gNDA5Ngo=
+'
+VALUES='sysctl-0	sysctl	net.core.somaxconn	sysctl	/proc/sys/net/core/somaxconn	-	-	128	4096
+sysctl-1	sysctl	net.ipv4.tcp_rmem	sysctl	/proc/sys/net/ipv4/tcp_rmem	-	-	4096 131072 6291456	4096 87380 134217728
+'
+say() { printf '%s\t%s\t%s\t%s\n' "$M" "$1" "$2" "$3"; }
+fail() { say "$1" fail "$2"; exit 0; }
+# kaudit change scripts: the functions the read, apply, rollback and
+# manifest scripts share. POSIX sh (dash, busybox sh, bash).
+#
+# Every script is: a header kaudit renders (M, the result marker, first;
+# then the script's other variables, each value validated and single-quoted
+# in Go), say and fail (internal/remote), this file, then the script's own
+# file. Result lines go to stdout, one per step:
+#
+#	<marker> TAB <step> TAB ok|fail TAB <detail>
+#
+# and nothing else goes to stdout; command errors go to stderr.
 set -u
 set -f
 umask 077
 LC_ALL=C
 export LC_ALL
-say() { printf '%s\t%s\t%s\t%s\n' "$M" "$1" "$2" "$3"; }
-fail() { say "$1" fail "$2"; exit 0; }
-sha() { s=$(sha256sum < "$1") || return 1; printf '%s\n' "${s%% *}"; }
-cpa() {
-  cp --preserve=mode,ownership,timestamps,xattr "$1" "$2" 2>/dev/null || cp -p "$1" "$2" || return 1
-  if [ -e /sys/fs/selinux/enforce ] && command -v chcon >/dev/null 2>&1; then chcon --reference="$1" "$2" || return 1; fi
+TAB='	'
+NL='
+'
+
+# records DATA N FUNC: FUNC FIELD... for each line of DATA, a record of N
+# tab-separated fields. No field is empty ("-" stands for none), so the
+# fields split on tabs alone. FUNC runs with the default IFS.
+records() {
+	_rd=$1 _rn=$2 _rf=$3
+	IFS=$NL
+	for _r in $_rd; do
+		IFS=$TAB
+		# shellcheck disable=SC2086 # split on tabs, no globbing (set -f)
+		set -- $_r
+		unset IFS
+		[ "$#" -eq "$_rn" ] || fail data "malformed record: $# fields, want $_rn"
+		"$_rf" "$@"
+		IFS=$NL
+	done
+	unset IFS
 }
-for c in sha256sum base64 cp mv rm mkdir chmod cat tr; do command -v "$c" >/dev/null 2>&1 || fail tools "$c not found on the host"; done
-mkdir -p '/var/lib/kaudit/runs' || fail rundir "cannot create /var/lib/kaudit/runs"
-mkdir "$RUN" || fail rundir "cannot create $RUN (a run with this id exists already?)"
-pstart() { s=$(cat /proc/"$1"/stat 2>/dev/null) || return 1; s=${s##*) }; set -- $s; [ $# -ge 20 ] || return 1; printf '%s\n' "${20}"; }
-st=$(pstart $$) && { printf '%s %s\n' "$$" "$st" > "$RUN"/apply.owner || fail rundir "cannot write $RUN/apply.owner"; }
-say rundir ok "$RUN"
-# 1. nothing changed since the read step
-f='/opt/kafka/config/server.properties'
-{ [ -f "$f" ] && [ ! -L "$f" ] && [ "$(sha "$f")" = 'fe3209d6d4f51935b391288a43df48d9ddece1a992597ae53387ca16611a9179' ]; } || fail 'check-file-0' "$f changed since it was read: nothing changed, re-run"
-say 'check-file-0' ok -
-f='/etc/sysctl.d/99-kaudit.conf'
-{ [ ! -e "$f" ] && [ ! -L "$f" ]; } || fail 'check-file-1' "$f appeared since it was read: nothing changed, re-run"
-say 'check-file-1' ok -
-v=$(cat '/proc/sys/net/core/somaxconn') || fail 'check-sysctl-0' 'cannot read net.core.somaxconn'
-v=$(printf '%s' "$v" | tr '\t\n' '  '); v=$(echo $v)
-[ "$v" = '128' ] || fail 'check-sysctl-0' 'net.core.somaxconn changed since it was read: nothing changed, re-run'
-say 'check-sysctl-0' ok -
-v=$(cat '/proc/sys/net/ipv4/tcp_rmem') || fail 'check-sysctl-1' 'cannot read net.ipv4.tcp_rmem'
-v=$(printf '%s' "$v" | tr '\t\n' '  '); v=$(echo $v)
-[ "$v" = '4096 131072 6291456' ] || fail 'check-sysctl-1' 'net.ipv4.tcp_rmem changed since it was read: nothing changed, re-run'
-say 'check-sysctl-1' ok -
-# 2. backups
-f='/opt/kafka/config/server.properties'; bk="$RUN"/file-0
-cpa "$f" "$bk" || fail 'backup-file-0' "cannot copy $f to $bk"
-[ "$(sha "$bk")" = 'fe3209d6d4f51935b391288a43df48d9ddece1a992597ae53387ca16611a9179' ] || fail 'backup-file-0' "backup $bk does not match $f"
-say 'backup-file-0' ok "$bk"
-say 'backup-file-1' ok absent
-{
-printf '%s\n' 'file	file-0	present	fe3209d6d4f51935b391288a43df48d9ddece1a992597ae53387ca16611a9179	/opt/kafka/config/server.properties'
-printf '%s\n' 'file	-	absent	-	/etc/sysctl.d/99-kaudit.conf'
-printf '%s\n' 'sysctl	sysctl-0	net.core.somaxconn	128	4096'
-printf '%s\n' 'sysctl	sysctl-1	net.ipv4.tcp_rmem	4096 131072 6291456	4096 87380 134217728'
-} > "$RUN"/manifest || fail backup-manifest "cannot write $RUN/manifest"
-printf '%s\n' 'net.core.somaxconn = 128' > "$RUN"/sysctl-0 || fail 'backup-sysctl-0' "cannot write $RUN/sysctl-0"
-say 'backup-sysctl-0' ok -
-printf '%s\n' 'net.ipv4.tcp_rmem = 4096 131072 6291456' > "$RUN"/sysctl-1 || fail 'backup-sysctl-1' "cannot write $RUN/sysctl-1"
-say 'backup-sysctl-1' ok -
+
+# sha FILE: its SHA-256 in hex, as sha256sum prints it.
+sha() { s=$(sha256sum < "$1") || return 1; printf '%s\n' "${s%% *}"; }
+
+# cpa SRC DST: a copy that keeps SRC's mode, owner, times and extended
+# attributes (security.selinux among them: an atomic replace must not leave
+# the temporary file's context), falling back to cp -p where cp has no
+# --preserve (busybox) or the file system no xattrs; then, where SELinux is
+# on and chcon exists, DST gets SRC's context explicitly.
+cpa() {
+	cp --preserve=mode,ownership,timestamps,xattr "$1" "$2" 2>/dev/null || cp -p "$1" "$2" || return 1
+	if [ -e /sys/fs/selinux/enforce ] && command -v chcon >/dev/null 2>&1; then chcon --reference="$1" "$2" || return 1; fi
+}
+
+# durable PATH...: each PATH (a file or a directory) and the directory it is
+# in reach the disk before durable returns: what was written there, and the
+# names created, renamed or removed in that directory, survive a power cut
+# (ext4's delayed allocation otherwise leaves a renamed file empty). sync
+# FILE... fsyncs each FILE (coreutils >= 8.24, busybox >= 1.27); where sync
+# takes no FILE (older coreutils ignore them and say so, some busybox builds
+# refuse them) a plain sync flushes everything: slower, as durable. Which
+# one is decided once per script, at the first call (SYNC_FILES).
+SYNC_FILES=
+durable() {
+	if [ -z "$SYNC_FILES" ]; then
+		if _se=$(sync -- / 2>&1 >/dev/null) && [ -z "$_se" ]; then SYNC_FILES=yes; else SYNC_FILES=no; fi
+	fi
+	if [ "$SYNC_FILES" != yes ]; then
+		sync
+		return
+	fi
+	for _sp in "$@"; do
+		_sp=${_sp%/*}
+		set -- "$@" "${_sp:-/}"
+	done
+	sync -- "$@"
+}
+
+# pstart PID: the start time of process PID (field 22 of /proc/PID/stat),
+# or fails when there is no such process.
+pstart() {
+	_ps=$(cat /proc/"$1"/stat 2>/dev/null) || return 1
+	_ps=${_ps##*) }
+	# shellcheck disable=SC2086 # the fields of stat
+	set -- $_ps
+	[ "$#" -ge 20 ] || return 1
+	printf '%s\n' "${20}"
+}
+
+# tools CMD...: fail step tools unless every CMD is on PATH.
+tools() {
+	for _t in "$@"; do
+		command -v "$_t" >/dev/null 2>&1 || fail tools "$_t not found on the host"
+	done
+}
+
+# The running values: HOW TARGET SETTING PROP, as kaudit renders them (see
+# the VALUES records of apply.sh): sysctl /proc/sys/PATH - -; ring IFACE
+# rx|tx RX:|TX:; offload IFACE tso|gso|gro|lro ETHTOOL-K-NAME; nm UUID
+# SETTING NMCLI-PROPERTY. E is ethtool's path (ethtool_path).
+
+# ethtool_path: E = where ethtool is, or fail step tools.
+ethtool_path() { E=$(command -v ethtool) || fail tools "ethtool not found on the host"; }
+
+# getv HOW TARGET SETTING PROP: v = the current value, folded (tabs and
+# newlines as spaces, runs of spaces as one), or "" when it cannot be read.
+getv() {
+	case $1 in
+	sysctl)
+		v=$(tr '\t\n' '  ' 2>/dev/null < "$2") || v=
+		# shellcheck disable=SC2086 # folds the spaces (set -f: no globbing)
+		words $v
+		;;
+	ring)
+		v=$("$E" -g "$2" 2>/dev/null | awk -v f="$4" '$0 ~ /^Current hardware settings/ { c = 1 } c && $1 == f { print $2; exit }')
+		;;
+	offload)
+		v=$("$E" -k "$2" 2>/dev/null | awk -v f="$4:" '$1 == f { print $2; exit }')
+		;;
+	nm)
+		if v=$(nmcli -g "$4" connection show "$2" 2>/dev/null); then
+			case $v in ''|--|ignore|default) v='unset' ;; esac
+		else
+			v=
+		fi
+		;;
+	*) v= ;;
+	esac
+}
+
+# words WORD...: v = the words, separated by one space.
+words() { v=$*; }
+
+# setv HOW TARGET SETTING PROP VALUE: set a running value.
+setv() {
+	case $1 in
+	sysctl) printf '%s\n' "$5" > "$2" ;;
+	ring) "$E" -G "$2" "$3" "$5" >/dev/null ;;
+	offload) "$E" -K "$2" "$3" "$5" >/dev/null ;;
+	nm)
+		if [ "$5" = unset ]; then nmcli connection modify "$2" "$4" ''
+		else nmcli connection modify "$2" "$4" "$5"
+		fi
+		;;
+	*) return 1 ;;
+	esac
+}
+# kaudit apply script: changes one host as a fix plans it. Its header
+# (rendered by ApplyScript) sets:
+#
+#	M        the result marker
+#	RUNID    the run's id
+#	RUNS     where runs keep their backups (/var/lib/kaudit/runs)
+#	RUN      this run's directory, RUNS/RUNID
+#	ETHTOOL  1: find ethtool (NIC values are set), 0: not needed
+#	FILES    one record per file to replace:
+#	           I PATH STATE OLDSHA MODE NEWSHA CONTENT
+#	         STATE present (OLDSHA: its SHA-256 when read, MODE -) or
+#	         absent (OLDSHA -, MODE: the octal mode it is created with);
+#	         NEWSHA the SHA-256 of the new content, CONTENT it in base64
+#	         on one line ("-": empty)
+#	VALUES   one record per running value to set:
+#	           STEP KIND KEY HOW TARGET SETTING PROP BEFORE TO
+#	         STEP sysctl-I or nic-I, KIND its manifest kind (sysctl,
+#	         nic-ring, nic-offload), KEY its name in messages, HOW TARGET
+#	         SETTING PROP how it is read and set (getv in lib.sh), BEFORE
+#	         its value when read, TO the value to set (both folded)
+#
+# Records are lines of tab-separated fields, none empty. In order, it
+# stops at the first failing step (fail), so nothing changes before every
+# check passed and every backup is on the disk; what a failure leaves
+# changed the caller restores (the rollback script):
+#
+#	tools                  the commands it needs are there
+#	rundir                 RUN created, apply.owner in it      ok: RUN
+#	check-file-I, check-STEP   nothing changed since the read script
+#	backup-file-I          a copy of each present file, RUN/file-I,
+#	                       checked by SHA-256                  ok: the copy
+#	backup-manifest        RUN/manifest (below)                ok: its path
+#	backup-STEP            RUN/STEP: "KEY = BEFORE"
+#	STEP                   the value set, read back            ok: the value
+#	file-I                 the file replaced through a temporary file in
+#	                       its directory, checked, renamed     ok: SHA-256
+#	done                   apply.owner removed                 ok: -
+#
+# Every file it writes, renames or removes is on the disk, with its
+# directory, before the step's ok line (durable). Each sync is a process,
+# so a phase syncs what it wrote at once (tosync, sync_all) and prints its
+# ok lines after (later, flush): the backups and the manifest, then its
+# rename; the temporary files; the renamed files and the manifest again,
+# then its rename and the removal of apply.owner.
+#
+# RUN/manifest says what the run changed, so that the host alone can roll
+# it back (kaudit's local journal is the primary record). Lines of
+# tab-separated fields, written whole (RUN/manifest.new, synced, renamed)
+# before the first change and again with what the files hold after it,
+# so it is complete or not there at all:
+#
+#	kaudit-manifest  VERSION  RUNID          the first line (VERSION 2)
+#	file  file-I  present  SHA  PATH         a file and its backup
+#	file  -  absent  -  PATH                 a file the run creates
+#	KIND  STEP  KEY  BEFORE  TO              a running value
+#	written  I  SHA  -  -                    file I as the run left it
+#	end  N                                   the last line: N records
+#
+# ApplyOwner (RUN/apply.owner) is "PID STARTTIME" of this shell while it
+# runs (the rollback script waits for it to be gone).
+
+MANIFEST_VERSION=2
+OWNER=apply.owner
+MF=
+MFN=0
+owner_left=
+
+# mf_add FIELD...: one more manifest record.
+mf_add() {
+	_ml=$1
+	shift
+	for _mf in "$@"; do _ml=$_ml$TAB$_mf; done
+	MF=$MF$_ml$NL
+	MFN=$((MFN + 1))
+}
+
+# mf_stage: RUN/manifest.new from the records so far, between its first
+# line and its end line, to be synced (tosync) and then renamed to
+# RUN/manifest.
+mf_stage() {
+	{
+		printf 'kaudit-manifest\t%s\t%s\n' "$MANIFEST_VERSION" "$RUNID"
+		printf '%s' "$MF"
+		printf 'end\t%s\n' "$MFN"
+	} > "$RUN/manifest.new" && tosync "$RUN/manifest.new"
+}
+
+# The paths to make durable with one sync (each sync is a process: a
+# script syncs a few times, not once per file), and the ok lines printed
+# once they are on the disk.
+SYNCS=
+OKS=
+
+# tosync PATH: PATH (and its directory) is synced by the next sync_all.
+tosync() { SYNCS=$SYNCS$1$NL; }
+
+# sync_all: durable for every path tosync was given since the last one.
+sync_all() {
+	IFS=$NL
+	# shellcheck disable=SC2086 # one path a line, no globbing (set -f)
+	set -- $SYNCS
+	unset IFS
+	SYNCS=
+	[ "$#" -eq 0 ] || durable "$@"
+}
+
+# later STEP DETAIL: the ok line of STEP, printed by flush.
+later() { OKS=$OKS$1$TAB$2$NL; }
+say_ok() { say "$1" ok "$2"; }
+flush() {
+	_ok=$OKS
+	OKS=
+	records "$_ok" 2 say_ok
+}
+
+# make_rundir: RUN (which must not exist yet) and apply.owner, on the disk.
+make_rundir() {
+	mkdir -p "$RUNS" || fail rundir "cannot create $RUNS"
+	mkdir "$RUN" || fail rundir "cannot create $RUN (a run with this id exists already?)"
+	# Name this shell, so that a restore does not run while it still can
+	# change the host.
+	if _pst=$(pstart $$); then
+		printf '%s %s\n' "$$" "$_pst" > "$RUN/$OWNER" || fail rundir "cannot write $RUN/$OWNER"
+	fi
+	set -- "$RUN" "$RUNS" "${RUNS%/*}"
+	if [ -e "$RUN/$OWNER" ]; then set -- "$@" "$RUN/$OWNER"; fi
+	durable "$@" || fail rundir "cannot sync $RUN"
+	say rundir ok "$RUN"
+}
+
+# check_file I PATH STATE OLDSHA MODE NEWSHA CONTENT
+check_file() {
+	_st=check-file-$1 f=$2
+	if [ "$3" = present ]; then
+		{ [ -f "$f" ] && [ ! -L "$f" ] && [ "$(sha "$f")" = "$4" ]; } || fail "$_st" "$f changed since it was read: nothing changed, re-run"
+	else
+		{ [ ! -e "$f" ] && [ ! -L "$f" ]; } || fail "$_st" "$f appeared since it was read: nothing changed, re-run"
+	fi
+	say "$_st" ok -
+}
+
+# check_value STEP KIND KEY HOW TARGET SETTING PROP BEFORE TO
+check_value() {
+	getv "$4" "$5" "$6" "$7"
+	[ -n "$v" ] || fail "check-$1" "cannot read $3"
+	[ "$v" = "$8" ] || fail "check-$1" "$3 changed since it was read: nothing changed, re-run"
+	say "check-$1" ok -
+}
+
+# backup_file I PATH STATE OLDSHA MODE NEWSHA CONTENT
+backup_file() {
+	_st=backup-file-$1 f=$2
+	if [ "$3" != present ]; then
+		mf_add file - absent - "$f"
+		later "$_st" absent
+		return
+	fi
+	bk=$RUN/file-$1
+	cpa "$f" "$bk" || fail "$_st" "cannot copy $f to $bk"
+	[ "$(sha "$bk")" = "$4" ] || fail "$_st" "backup $bk does not match $f"
+	tosync "$bk"
+	mf_add file "file-$1" present "$4" "$f"
+	later "$_st" "$bk"
+}
+
+# manifest_value STEP KIND KEY HOW TARGET SETTING PROP BEFORE TO
+manifest_value() { mf_add "$2" "$1" "$3" "$8" "$9"; }
+
+# backup_value STEP KIND KEY HOW TARGET SETTING PROP BEFORE TO
+backup_value() {
+	printf '%s = %s\n' "$3" "$8" > "$RUN/$1" || fail "backup-$1" "cannot write $RUN/$1"
+	tosync "$RUN/$1"
+	later "backup-$1" -
+}
+
+# set_value STEP KIND KEY HOW TARGET SETTING PROP BEFORE TO
+set_value() {
+	setv "$4" "$5" "$6" "$7" "$9" || fail "$1" "cannot set $3"
+	getv "$4" "$5" "$6" "$7"
+	[ "$v" = "$9" ] || fail "$1" "$3 reads back $v"
+	say "$1" ok "$v"
+}
+
+# tmp_of PATH: t = the temporary file that replaces PATH.
+tmp_of() { _d=${1%/*}; t=${_d}/.${1##*/}.kaudit-$RUNID; }
+
+# stage_file I PATH STATE OLDSHA MODE NEWSHA CONTENT: the temporary file,
+# checked, to be synced and renamed over PATH (rename_file).
+stage_file() {
+	_st=file-$1 f=$2
+	tmp_of "$f"
+	rm -f "$t" || fail "$_st" "cannot remove $t"
+	if [ "$3" = present ]; then
+		# A copy first: the new file keeps the old one's mode, owner and
+		# xattrs (SELinux context); writing into it keeps them.
+		cpa "$f" "$t" || { rm -f "$t"; fail "$_st" "cannot create $t"; }
+	else
+		( set -C; : > "$t" ) || { rm -f "$t"; fail "$_st" "cannot create $t"; }
+		chmod "$5" "$t" || { rm -f "$t"; fail "$_st" "cannot chmod $t"; }
+	fi
+	if [ "$7" = - ]; then
+		: > "$t" || { rm -f "$t"; fail "$_st" "cannot write $t"; }
+	else
+		base64 -d > "$t" <<-EOF || { rm -f "$t"; fail "$_st" "cannot write $t"; }
+			$7
+		EOF
+	fi
+	[ "$(sha "$t")" = "$6" ] || { rm -f "$t"; fail "$_st" "$t does not hold what was sent"; }
+	tosync "$t"
+}
+
+# unstage_file I PATH ...: the temporary file removed.
+unstage_file() { tmp_of "$2"; rm -f "$t"; }
+
+# rename_file I PATH STATE OLDSHA MODE NEWSHA CONTENT
+rename_file() {
+	_st=file-$1 f=$2
+	tmp_of "$f"
+	mv -f "$t" "$f" || { rm -f "$t"; fail "$_st" "cannot rename $t to $f"; }
+	tosync "$f"
+	# The hash after writing, read back, in the manifest too: a rollback
+	# leaves the file alone once it no longer has it.
+	w=$(sha "$f") || fail "$_st" "cannot read $f back"
+	mf_add written "$1" "$w" - -
+	later "$_st" "$w"
+}
+
+tools sha256sum base64 cp mv rm mkdir chmod cat tr sync
+if [ "$ETHTOOL" = 1 ]; then ethtool_path; fi
+make_rundir
+# 1. nothing changed since the read script
+records "$FILES" 7 check_file
+records "$VALUES" 9 check_value
+# 2. backups, on the disk before anything changes
+records "$FILES" 7 backup_file
+records "$VALUES" 9 manifest_value
+records "$VALUES" 9 backup_value
+mf_stage || fail backup-manifest "cannot write $RUN/manifest.new"
+sync_all || fail backup-manifest "cannot sync the backups in $RUN"
+mv -f "$RUN/manifest.new" "$RUN/manifest" || fail backup-manifest "cannot rename $RUN/manifest.new"
+durable "$RUN/manifest" || fail backup-manifest "cannot sync $RUN/manifest"
+flush
+say backup-manifest ok "$RUN/manifest"
 # 3. running values
-printf '%s\n' '4096' > '/proc/sys/net/core/somaxconn' || fail 'sysctl-0' 'cannot set net.core.somaxconn'
-v=$(cat '/proc/sys/net/core/somaxconn') || fail 'sysctl-0' 'cannot read net.core.somaxconn'
-v=$(printf '%s' "$v" | tr '\t\n' '  '); v=$(echo $v)
-[ "$v" = '4096' ] || fail 'sysctl-0' "net.core.somaxconn reads back $v"
-say 'sysctl-0' ok "$v"
-printf '%s\n' '4096 87380 134217728' > '/proc/sys/net/ipv4/tcp_rmem' || fail 'sysctl-1' 'cannot set net.ipv4.tcp_rmem'
-v=$(cat '/proc/sys/net/ipv4/tcp_rmem') || fail 'sysctl-1' 'cannot read net.ipv4.tcp_rmem'
-v=$(printf '%s' "$v" | tr '\t\n' '  '); v=$(echo $v)
-[ "$v" = '4096 87380 134217728' ] || fail 'sysctl-1' "net.ipv4.tcp_rmem reads back $v"
-say 'sysctl-1' ok "$v"
-# 4. files: temporary file in the same directory, checked, renamed
-f='/opt/kafka/config/server.properties'; t='/opt/kafka/config/.server.properties.kaudit-20260102T030405Z-1a2b3c4d'
-rm -f "$t" || fail 'file-0' "cannot remove $t"
-cpa "$f" "$t" || { rm -f "$t"; fail 'file-0' "cannot create $t"; }
-base64 -d > "$t" <<'KAUDIT_00000000000000000000eof1' || { rm -f "$t"; fail 'file-0' "cannot write $t"; }
-IyBpdCdzICRIT01FIGBpZGAgJChyZWJvb3QpCmE9MQpzb2NrZXQubGlzdGVuLmJhY2tsb2cuc2l6
-ZT00MDk2Cg==
-KAUDIT_00000000000000000000eof1
-[ "$(sha "$t")" = '0d9807e9257ed76ebe0619555b6f7ddb0a665b3be18bf29d32c7dbf9bc39c698' ] || { rm -f "$t"; fail 'file-0' "$t does not hold what was sent"; }
-mv -f "$t" "$f" || { rm -f "$t"; fail 'file-0' "cannot rename $t to $f"; }
-w=$(sha "$f") || fail 'file-0' "cannot read $f back"
-printf 'written\t0\t%s\t-\t-\n' "$w" >> "$RUN"/manifest || fail 'file-0' "cannot write $RUN/manifest"
-say 'file-0' ok "$w"
-f='/etc/sysctl.d/99-kaudit.conf'; t='/etc/sysctl.d/.99-kaudit.conf.kaudit-20260102T030405Z-1a2b3c4d'
-rm -f "$t" || fail 'file-1' "cannot remove $t"
-( set -C; : > "$t" ) || { rm -f "$t"; fail 'file-1' "cannot create $t"; }
-chmod 0644 "$t" || { rm -f "$t"; fail 'file-1' "cannot chmod $t"; }
-base64 -d > "$t" <<'KAUDIT_00000000000000000000eof1' || { rm -f "$t"; fail 'file-1' "cannot write $t"; }
-bmV0LmNvcmUuc29tYXhjb25uID0gNDA5Ngo=
-KAUDIT_00000000000000000000eof1
-[ "$(sha "$t")" = 'f36b9fc912c26c61c3e24dc759130032c68cf32cee22e5d4e3ade65ad4e56d43' ] || { rm -f "$t"; fail 'file-1' "$t does not hold what was sent"; }
-mv -f "$t" "$f" || { rm -f "$t"; fail 'file-1' "cannot rename $t to $f"; }
-w=$(sha "$f") || fail 'file-1' "cannot read $f back"
-printf 'written\t1\t%s\t-\t-\n' "$w" >> "$RUN"/manifest || fail 'file-1' "cannot write $RUN/manifest"
-say 'file-1' ok "$w"
-rm -f "$RUN"/apply.owner
-say done ok -
+records "$VALUES" 9 set_value
+# 4. files: temporary files in the same directories, checked, synced,
+# renamed; the renames synced with the manifest of what was written, then
+# its rename and the removal of apply.owner.
+records "$FILES" 7 stage_file
+if [ -n "$FILES" ]; then
+	sync_all || { records "$FILES" 7 unstage_file; fail file-0 "cannot sync the new files"; }
+	records "$FILES" 7 rename_file
+	mf_stage || fail file-0 "cannot write $RUN/manifest.new"
+	sync_all || fail file-0 "cannot sync the new files and $RUN/manifest.new"
+	mv -f "$RUN/manifest.new" "$RUN/manifest" || fail file-0 "cannot rename $RUN/manifest.new"
+fi
+rm -f "$RUN/$OWNER" || owner_left=yes
+durable "$RUN/manifest" || fail file-0 "cannot sync $RUN/manifest"
+flush
+[ -z "${owner_left:-}" ] || fail "done" "cannot remove $RUN/$OWNER"
+say "done" ok -

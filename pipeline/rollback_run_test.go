@@ -1,0 +1,86 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kaudit/kaudit/audit/inventory"
+	"github.com/kaudit/kaudit/audit/transport"
+	"github.com/kaudit/kaudit/internal/remote"
+)
+
+// manifestHost answers kaudit's manifest script with the lines a host's
+// manifest script would print (after the marker), per host name.
+type manifestHost map[string][]string
+
+func (m manifestHost) Run(_ context.Context, t transport.Target, script []byte) (*transport.Output, error) {
+	marker, ok := remote.ScriptMarker(script)
+	if !ok || !bytes.Contains(script, []byte("# kaudit manifest script")) {
+		return nil, errors.New("not the manifest script")
+	}
+	var b strings.Builder
+	for _, l := range m[t.Name] {
+		fmt.Fprintf(&b, "%s\t%s\n", marker, l)
+	}
+	return &transport.Output{Stdout: []byte(b.String())}, nil
+}
+
+func (manifestHost) Close() error { return nil }
+
+// rollback --from-hosts after a power cut left a host's manifest empty:
+// an error naming the host, the run and what kaudit left, exit
+// NotApplied — never "nothing to roll back" with exit 0. A host without
+// the run, alone, is still nothing to roll back.
+func TestRollbackFromHostsUntrustedManifest(t *testing.T) {
+	const run = "20261201T123400Z-0000ab12"
+	emptyManifest := []string{"manifest\tok\tpresent\t0", "stored\tok\tfile-0\t0", "stored\tok\tmanifest\t0",
+		"owned\tok\t/etc/sysctl.d/99-kaudit.conf\t" + run, "done\tok\t-"}
+	absent := []string{"manifest\tok\tabsent", "done\tok\t-"}
+	for _, tc := range []struct {
+		name      string
+		hosts     manifestHost
+		verdict   bool // NotApplied
+		out, warn []string
+	}{
+		{"empty manifest", manifestHost{"broker-a": absent, "broker-b": emptyManifest}, true, nil,
+			[]string{"broker-b: run " + run + ": /var/lib/kaudit/runs/" + run + "/manifest is empty (0 bytes): the run's backups cannot be trusted",
+				"kaudit left /etc/sysctl.d/99-kaudit.conf (from run " + run + ")", "file-0 (0 bytes)"}},
+		{"no host has the run", manifestHost{"broker-a": absent, "broker-b": absent}, false, []string{"changed nothing on the selected hosts: nothing to roll back"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			c := Console{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr, Now: time.Now}
+			hosts := []inventory.Host{{Name: "broker-a", Address: "192.0.2.1", User: "root"}, {Name: "broker-b", Address: "192.0.2.2", User: "root"}}
+			err := RollbackRun(context.Background(), c, hosts, RollbackJob{RunID: run, JournalDir: t.TempDir(), FromHosts: true, Yes: true,
+				Config: RollbackConfig{Runner: tc.hosts, Concurrency: 2, Timeout: 5 * time.Second, ConnectTimeout: time.Second}})
+			var f *Failure
+			if got := errors.As(err, &f) && f.Verdict == NotApplied; got != tc.verdict {
+				t.Errorf("verdict: %v (NotApplied %v, want %v)", err, got, tc.verdict)
+			}
+			if !tc.verdict && err != nil {
+				t.Errorf("error %v", err)
+			}
+			if strings.Contains(stdout.String(), "nothing to roll back") == tc.verdict {
+				t.Errorf("stdout %q", stdout.String())
+			}
+			for _, w := range tc.out {
+				if !strings.Contains(stdout.String(), w) {
+					t.Errorf("stdout %q lacks %q", stdout.String(), w)
+				}
+			}
+			for _, w := range tc.warn {
+				if !strings.Contains(stderr.String(), w) {
+					t.Errorf("stderr %q lacks %q", stderr.String(), w)
+				}
+			}
+			if tc.verdict && (err == nil || !strings.Contains(err.Error(), "nothing rolled back")) {
+				t.Errorf("error %v", err)
+			}
+		})
+	}
+}

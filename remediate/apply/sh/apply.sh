@@ -1,0 +1,261 @@
+# kaudit apply script: changes one host as a fix plans it. Its header
+# (rendered by ApplyScript) sets:
+#
+#	M        the result marker
+#	RUNID    the run's id
+#	RUNS     where runs keep their backups (/var/lib/kaudit/runs)
+#	RUN      this run's directory, RUNS/RUNID
+#	ETHTOOL  1: find ethtool (NIC values are set), 0: not needed
+#	FILES    one record per file to replace:
+#	           I PATH STATE OLDSHA MODE NEWSHA CONTENT
+#	         STATE present (OLDSHA: its SHA-256 when read, MODE -) or
+#	         absent (OLDSHA -, MODE: the octal mode it is created with);
+#	         NEWSHA the SHA-256 of the new content, CONTENT it in base64
+#	         on one line ("-": empty)
+#	VALUES   one record per running value to set:
+#	           STEP KIND KEY HOW TARGET SETTING PROP BEFORE TO
+#	         STEP sysctl-I or nic-I, KIND its manifest kind (sysctl,
+#	         nic-ring, nic-offload), KEY its name in messages, HOW TARGET
+#	         SETTING PROP how it is read and set (getv in lib.sh), BEFORE
+#	         its value when read, TO the value to set (both folded)
+#
+# Records are lines of tab-separated fields, none empty. In order, it
+# stops at the first failing step (fail), so nothing changes before every
+# check passed and every backup is on the disk; what a failure leaves
+# changed the caller restores (the rollback script):
+#
+#	tools                  the commands it needs are there
+#	rundir                 RUN created, apply.owner in it      ok: RUN
+#	check-file-I, check-STEP   nothing changed since the read script
+#	backup-file-I          a copy of each present file, RUN/file-I,
+#	                       checked by SHA-256                  ok: the copy
+#	backup-manifest        RUN/manifest (below)                ok: its path
+#	backup-STEP            RUN/STEP: "KEY = BEFORE"
+#	STEP                   the value set, read back            ok: the value
+#	file-I                 the file replaced through a temporary file in
+#	                       its directory, checked, renamed     ok: SHA-256
+#	done                   apply.owner removed                 ok: -
+#
+# Every file it writes, renames or removes is on the disk, with its
+# directory, before the step's ok line (durable). Each sync is a process,
+# so a phase syncs what it wrote at once (tosync, sync_all) and prints its
+# ok lines after (later, flush): the backups and the manifest, then its
+# rename; the temporary files; the renamed files and the manifest again,
+# then its rename and the removal of apply.owner.
+#
+# RUN/manifest says what the run changed, so that the host alone can roll
+# it back (kaudit's local journal is the primary record). Lines of
+# tab-separated fields, written whole (RUN/manifest.new, synced, renamed)
+# before the first change and again with what the files hold after it,
+# so it is complete or not there at all:
+#
+#	kaudit-manifest  VERSION  RUNID          the first line (VERSION 2)
+#	file  file-I  present  SHA  PATH         a file and its backup
+#	file  -  absent  -  PATH                 a file the run creates
+#	KIND  STEP  KEY  BEFORE  TO              a running value
+#	written  I  SHA  -  -                    file I as the run left it
+#	end  N                                   the last line: N records
+#
+# ApplyOwner (RUN/apply.owner) is "PID STARTTIME" of this shell while it
+# runs (the rollback script waits for it to be gone).
+
+MANIFEST_VERSION=2
+OWNER=apply.owner
+MF=
+MFN=0
+owner_left=
+
+# mf_add FIELD...: one more manifest record.
+mf_add() {
+	_ml=$1
+	shift
+	for _mf in "$@"; do _ml=$_ml$TAB$_mf; done
+	MF=$MF$_ml$NL
+	MFN=$((MFN + 1))
+}
+
+# mf_stage: RUN/manifest.new from the records so far, between its first
+# line and its end line, to be synced (tosync) and then renamed to
+# RUN/manifest.
+mf_stage() {
+	{
+		printf 'kaudit-manifest\t%s\t%s\n' "$MANIFEST_VERSION" "$RUNID"
+		printf '%s' "$MF"
+		printf 'end\t%s\n' "$MFN"
+	} > "$RUN/manifest.new" && tosync "$RUN/manifest.new"
+}
+
+# The paths to make durable with one sync (each sync is a process: a
+# script syncs a few times, not once per file), and the ok lines printed
+# once they are on the disk.
+SYNCS=
+OKS=
+
+# tosync PATH: PATH (and its directory) is synced by the next sync_all.
+tosync() { SYNCS=$SYNCS$1$NL; }
+
+# sync_all: durable for every path tosync was given since the last one.
+sync_all() {
+	IFS=$NL
+	# shellcheck disable=SC2086 # one path a line, no globbing (set -f)
+	set -- $SYNCS
+	unset IFS
+	SYNCS=
+	[ "$#" -eq 0 ] || durable "$@"
+}
+
+# later STEP DETAIL: the ok line of STEP, printed by flush.
+later() { OKS=$OKS$1$TAB$2$NL; }
+say_ok() { say "$1" ok "$2"; }
+flush() {
+	_ok=$OKS
+	OKS=
+	records "$_ok" 2 say_ok
+}
+
+# make_rundir: RUN (which must not exist yet) and apply.owner, on the disk.
+make_rundir() {
+	mkdir -p "$RUNS" || fail rundir "cannot create $RUNS"
+	mkdir "$RUN" || fail rundir "cannot create $RUN (a run with this id exists already?)"
+	# Name this shell, so that a restore does not run while it still can
+	# change the host.
+	if _pst=$(pstart $$); then
+		printf '%s %s\n' "$$" "$_pst" > "$RUN/$OWNER" || fail rundir "cannot write $RUN/$OWNER"
+	fi
+	set -- "$RUN" "$RUNS" "${RUNS%/*}"
+	if [ -e "$RUN/$OWNER" ]; then set -- "$@" "$RUN/$OWNER"; fi
+	durable "$@" || fail rundir "cannot sync $RUN"
+	say rundir ok "$RUN"
+}
+
+# check_file I PATH STATE OLDSHA MODE NEWSHA CONTENT
+check_file() {
+	_st=check-file-$1 f=$2
+	if [ "$3" = present ]; then
+		{ [ -f "$f" ] && [ ! -L "$f" ] && [ "$(sha "$f")" = "$4" ]; } || fail "$_st" "$f changed since it was read: nothing changed, re-run"
+	else
+		{ [ ! -e "$f" ] && [ ! -L "$f" ]; } || fail "$_st" "$f appeared since it was read: nothing changed, re-run"
+	fi
+	say "$_st" ok -
+}
+
+# check_value STEP KIND KEY HOW TARGET SETTING PROP BEFORE TO
+check_value() {
+	getv "$4" "$5" "$6" "$7"
+	[ -n "$v" ] || fail "check-$1" "cannot read $3"
+	[ "$v" = "$8" ] || fail "check-$1" "$3 changed since it was read: nothing changed, re-run"
+	say "check-$1" ok -
+}
+
+# backup_file I PATH STATE OLDSHA MODE NEWSHA CONTENT
+backup_file() {
+	_st=backup-file-$1 f=$2
+	if [ "$3" != present ]; then
+		mf_add file - absent - "$f"
+		later "$_st" absent
+		return
+	fi
+	bk=$RUN/file-$1
+	cpa "$f" "$bk" || fail "$_st" "cannot copy $f to $bk"
+	[ "$(sha "$bk")" = "$4" ] || fail "$_st" "backup $bk does not match $f"
+	tosync "$bk"
+	mf_add file "file-$1" present "$4" "$f"
+	later "$_st" "$bk"
+}
+
+# manifest_value STEP KIND KEY HOW TARGET SETTING PROP BEFORE TO
+manifest_value() { mf_add "$2" "$1" "$3" "$8" "$9"; }
+
+# backup_value STEP KIND KEY HOW TARGET SETTING PROP BEFORE TO
+backup_value() {
+	printf '%s = %s\n' "$3" "$8" > "$RUN/$1" || fail "backup-$1" "cannot write $RUN/$1"
+	tosync "$RUN/$1"
+	later "backup-$1" -
+}
+
+# set_value STEP KIND KEY HOW TARGET SETTING PROP BEFORE TO
+set_value() {
+	setv "$4" "$5" "$6" "$7" "$9" || fail "$1" "cannot set $3"
+	getv "$4" "$5" "$6" "$7"
+	[ "$v" = "$9" ] || fail "$1" "$3 reads back $v"
+	say "$1" ok "$v"
+}
+
+# tmp_of PATH: t = the temporary file that replaces PATH.
+tmp_of() { _d=${1%/*}; t=${_d}/.${1##*/}.kaudit-$RUNID; }
+
+# stage_file I PATH STATE OLDSHA MODE NEWSHA CONTENT: the temporary file,
+# checked, to be synced and renamed over PATH (rename_file).
+stage_file() {
+	_st=file-$1 f=$2
+	tmp_of "$f"
+	rm -f "$t" || fail "$_st" "cannot remove $t"
+	if [ "$3" = present ]; then
+		# A copy first: the new file keeps the old one's mode, owner and
+		# xattrs (SELinux context); writing into it keeps them.
+		cpa "$f" "$t" || { rm -f "$t"; fail "$_st" "cannot create $t"; }
+	else
+		( set -C; : > "$t" ) || { rm -f "$t"; fail "$_st" "cannot create $t"; }
+		chmod "$5" "$t" || { rm -f "$t"; fail "$_st" "cannot chmod $t"; }
+	fi
+	if [ "$7" = - ]; then
+		: > "$t" || { rm -f "$t"; fail "$_st" "cannot write $t"; }
+	else
+		base64 -d > "$t" <<-EOF || { rm -f "$t"; fail "$_st" "cannot write $t"; }
+			$7
+		EOF
+	fi
+	[ "$(sha "$t")" = "$6" ] || { rm -f "$t"; fail "$_st" "$t does not hold what was sent"; }
+	tosync "$t"
+}
+
+# unstage_file I PATH ...: the temporary file removed.
+unstage_file() { tmp_of "$2"; rm -f "$t"; }
+
+# rename_file I PATH STATE OLDSHA MODE NEWSHA CONTENT
+rename_file() {
+	_st=file-$1 f=$2
+	tmp_of "$f"
+	mv -f "$t" "$f" || { rm -f "$t"; fail "$_st" "cannot rename $t to $f"; }
+	tosync "$f"
+	# The hash after writing, read back, in the manifest too: a rollback
+	# leaves the file alone once it no longer has it.
+	w=$(sha "$f") || fail "$_st" "cannot read $f back"
+	mf_add written "$1" "$w" - -
+	later "$_st" "$w"
+}
+
+tools sha256sum base64 cp mv rm mkdir chmod cat tr sync
+if [ "$ETHTOOL" = 1 ]; then ethtool_path; fi
+make_rundir
+# 1. nothing changed since the read script
+records "$FILES" 7 check_file
+records "$VALUES" 9 check_value
+# 2. backups, on the disk before anything changes
+records "$FILES" 7 backup_file
+records "$VALUES" 9 manifest_value
+records "$VALUES" 9 backup_value
+mf_stage || fail backup-manifest "cannot write $RUN/manifest.new"
+sync_all || fail backup-manifest "cannot sync the backups in $RUN"
+mv -f "$RUN/manifest.new" "$RUN/manifest" || fail backup-manifest "cannot rename $RUN/manifest.new"
+durable "$RUN/manifest" || fail backup-manifest "cannot sync $RUN/manifest"
+flush
+say backup-manifest ok "$RUN/manifest"
+# 3. running values
+records "$VALUES" 9 set_value
+# 4. files: temporary files in the same directories, checked, synced,
+# renamed; the renames synced with the manifest of what was written, then
+# its rename and the removal of apply.owner.
+records "$FILES" 7 stage_file
+if [ -n "$FILES" ]; then
+	sync_all || { records "$FILES" 7 unstage_file; fail file-0 "cannot sync the new files"; }
+	records "$FILES" 7 rename_file
+	mf_stage || fail file-0 "cannot write $RUN/manifest.new"
+	sync_all || fail file-0 "cannot sync the new files and $RUN/manifest.new"
+	mv -f "$RUN/manifest.new" "$RUN/manifest" || fail file-0 "cannot rename $RUN/manifest.new"
+fi
+rm -f "$RUN/$OWNER" || owner_left=yes
+durable "$RUN/manifest" || fail file-0 "cannot sync $RUN/manifest"
+flush
+[ -z "${owner_left:-}" ] || fail "done" "cannot remove $RUN/$OWNER"
+say "done" ok -

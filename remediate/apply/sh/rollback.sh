@@ -1,0 +1,118 @@
+# kaudit rollback script: restores one host from a run's backups. Its
+# header (rendered by RollbackScript) sets:
+#
+#	M        the result marker
+#	RUNID    the run's id
+#	RUN      the run's directory on the host (RUNS/RUNID)
+#	WAIT     seconds to wait for the run's apply script to end
+#	FORCE    1: restore what changed since the run too, 0: keep it
+#	ETHTOOL  1: find ethtool (NIC values are restored), 0: not needed
+#	FILES    one record per file:
+#	           STEP PATH STATE WANT STORED WRITTEN
+#	         STATE present (WANT: its SHA-256 before the run, STORED:
+#	         its copy in RUN) or absent (the run created it: WANT and
+#	         STORED -); WRITTEN the SHA-256 the run left it with ("-":
+#	         unknown, not checked)
+#	VALUES   one record per running value:
+#	           STEP KEY HOW TARGET SETTING PROP BEFORE AFTER
+#	         (getv in lib.sh), BEFORE the value to restore, AFTER the one
+#	         the run set
+#
+# Records are lines of tab-separated fields, none empty. It is idempotent,
+# and goes on after a failing step (soft), so that as much as possible is
+# restored. Steps and their ok detail:
+#
+#	apply-running   only when the run's apply script did not finish
+#	                (RUN/apply.owner): seconds waited for it to end; fails,
+#	                restoring nothing, when it still runs after WAIT
+#	STEP            unchanged (already as before the run), restored (from
+#	                its checked copy), removed (the run created it), or
+#	                "kept CURRENT" (changed since the run, FORCE 0)
+#	done            ok or failed
+#
+# What it writes, renames or removes is on the disk, with its directory,
+# before the step's ok line (durable); so is a file found unchanged.
+
+OWNER=apply.owner
+EMPTY_SHA=e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855
+rc=ok
+
+# soft STEP DETAIL: a failed step; the script goes on.
+soft() { say "$1" fail "$2"; rc=failed; }
+
+# wait_apply: the run's apply script must be gone (apply.owner).
+wait_apply() {
+	[ -f "$RUN/$OWNER" ] || return 0
+	read -r ap ast < "$RUN/$OWNER" || return 0
+	case "$ap:$ast" in
+	*[!0-9:]*|:*|*:) fail apply-running "$RUN/$OWNER is not \"pid starttime\": nothing restored" ;;
+	esac
+	n=0
+	while [ "$(pstart "$ap")" = "$ast" ]; do
+		[ "$n" -lt "$WAIT" ] || fail apply-running "the apply script of this run (pid $ap) is still running on the host: nothing restored"
+		sleep 1
+		n=$((n + 1))
+	done
+	say apply-running ok "$n"
+}
+
+# edited PATH WRITTEN: PATH no longer is what the run wrote (it is kept,
+# unless FORCE).
+edited() {
+	[ "$FORCE" = 0 ] && [ "$2" != - ] && ! { [ -f "$1" ] && [ ! -L "$1" ] && [ "$(sha "$1")" = "$2" ]; }
+}
+
+# kept STEP PATH
+kept() { say "$1" ok "kept $(sha "$2" 2>/dev/null || echo gone)"; }
+
+# restore_file STEP PATH STATE WANT STORED WRITTEN
+restore_file() {
+	st=$1 f=$2 want=$4 bk=$5
+	_d=${f%/*}
+	_d=${_d:-/}
+	if [ "$3" = absent ]; then
+		if [ ! -e "$f" ] && [ ! -L "$f" ]; then
+			if durable "$_d"; then say "$st" ok unchanged; else soft "$st" "cannot sync $_d"; fi
+		elif edited "$f" "$6"; then kept "$st" "$f"
+		elif ! rm -f "$f"; then soft "$st" "cannot remove $f"
+		elif ! durable "$_d"; then soft "$st" "$f removed, but cannot sync $_d"
+		else say "$st" ok removed
+		fi
+		return
+	fi
+	t=${_d}/.${f##*/}.kaudit-restore-$RUNID
+	if [ -f "$f" ] && [ ! -L "$f" ] && [ "$(sha "$f")" = "$want" ]; then
+		if durable "$f"; then say "$st" ok unchanged; else soft "$st" "cannot sync $f"; fi
+	elif edited "$f" "$6"; then kept "$st" "$f"
+	elif [ ! -f "$bk" ]; then soft "$st" "backup $bk is missing: $f not restored"
+	elif [ ! -s "$bk" ] && [ "$want" != "$EMPTY_SHA" ]; then soft "$st" "backup $bk is empty (0 bytes: lost in a crash?): $f not restored"
+	elif [ "$(sha "$bk")" != "$want" ]; then soft "$st" "backup $bk does not match the recorded sha256: $f not restored"
+	elif ! { rm -f "$t" && cpa "$bk" "$t"; }; then rm -f "$t"; soft "$st" "cannot create $t"
+	elif [ "$(sha "$t")" != "$want" ]; then rm -f "$t"; soft "$st" "$t does not match the backup"
+	elif ! durable "$t"; then rm -f "$t"; soft "$st" "cannot sync $t"
+	elif ! mv -f "$t" "$f"; then rm -f "$t"; soft "$st" "cannot rename $t to $f"
+	elif ! durable "$f"; then soft "$st" "$f restored, but cannot sync it"
+	elif [ "$(sha "$f")" != "$want" ]; then soft "$st" "$f does not match the backup after restoring"
+	else say "$st" ok restored
+	fi
+}
+
+# restore_value STEP KEY HOW TARGET SETTING PROP BEFORE AFTER
+restore_value() {
+	getv "$3" "$4" "$5" "$6"
+	# shellcheck disable=SC2154 # v: set by getv (lib.sh)
+	if [ "$v" = "$7" ]; then say "$1" ok unchanged
+	elif [ "$FORCE" = 0 ] && [ "$v" != "$8" ]; then say "$1" ok "kept $v"
+	elif ! setv "$3" "$4" "$5" "$6" "$7"; then soft "$1" "cannot set $2"
+	else
+		getv "$3" "$4" "$5" "$6"
+		if [ "$v" = "$7" ]; then say "$1" ok restored; else soft "$1" "$2 reads back $v after restoring"; fi
+	fi
+}
+
+tools sha256sum cp mv rm cat tr sync
+wait_apply
+records "$FILES" 6 restore_file
+if [ -n "$VALUES" ] && [ "$ETHTOOL" = 1 ]; then ethtool_path; fi
+records "$VALUES" 8 restore_value
+say "done" ok "$rc"
