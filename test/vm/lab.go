@@ -65,7 +65,8 @@ var (
 // reuses a complete cache entry in seconds). It skips t when the lab cannot
 // run here: not root, or QEMU missing and KAUDIT_VM_INSTALL is not 1 (with
 // KAUDIT_VM_INSTALL=1 prepare.sh installs the Debian packages it needs).
-// A failing prepare.sh fails t with its output's tail.
+// A failing prepare.sh fails t with its output's tail. KAUDIT_VM_LAB=DIR
+// uses the complete cache entry DIR as it is, without prepare.sh.
 func Prepare(t testing.TB) *Lab {
 	t.Helper()
 	prepOnce.Do(func() { prepLab, prepSkip, prepErr = prepare() })
@@ -97,6 +98,10 @@ func prepare() (*Lab, string, error) {
 			return nil, fmt.Sprintf("vm: %s not found: run %s (it installs qemu-system-x86, qemu-utils, mmdebstrap, linux-source-6.1) or set KAUDIT_VM_INSTALL=1",
 				tool, filepath.Join(LabDir(), "prepare.sh")), nil
 		}
+	}
+	if dir := os.Getenv("KAUDIT_VM_LAB"); dir != "" {
+		lab, err := LoadLab(dir)
+		return lab, "", err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), PrepareTimeout)
 	defer cancel()

@@ -8,7 +8,8 @@
 #   id_ed25519{,.pub}         the lab's client key (root and user kaudit accept it)
 #   ssh_host_ed25519_key.pub  the guest's fixed host key (for known_hosts)
 #   packages.txt              dpkg -l of the guest
-# Environment: KAUDIT_ROOTFS_SIZE (default 1536M), KAUDIT_SUITE (default bookworm).
+# Environment: KAUDIT_ROOTFS_SIZE (default 1536M), KAUDIT_SUITE (default bookworm),
+# KAUDIT_WAIT_KERNELS (seconds to wait for the KERNELDIRs to be built; default 0).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -134,7 +135,22 @@ for u in apt-daily.timer apt-daily-upgrade.timer apt-daily.service apt-daily-upg
 	systemd-firstboot.service systemd-timesyncd.service getty@tty1.service; do
 	chroot "$tree" systemctl mask -q "$u"
 done
-# Kernel module trees (modules.builtin etc.) of the lab's kernels.
+# Kernel module trees (modules.builtin etc.) of the lab's kernels. With
+# KAUDIT_WAIT_KERNELS=SECONDS the kernels may still be building (prepare.sh
+# overlaps them with this script): wait for each KERNELDIR/release, which
+# build-kernel.sh writes last, or KERNELDIR/FAILED.
+wait_s=${KAUDIT_WAIT_KERNELS:-0}
+for kdir in "$@"; do
+	t0=$(now)
+	while [ ! -f "$kdir/release" ]; do
+		[ ! -e "$kdir/FAILED" ] || die "kernel build into $kdir failed"
+		[ $(($(now) - t0)) -lt "$wait_s" ] || die "no kernel in $kdir (waited ${wait_s} s)"
+		sleep 5
+	done
+	if [ $(($(now) - t0)) -gt 0 ]; then
+		log "waited $(($(now) - t0)) s for the kernel in $kdir"
+	fi
+done
 for kdir in "$@"; do
 	for m in "$kdir"/modules/lib/modules/*; do
 		[ -d "$m" ] || die "no modules tree in $kdir"

@@ -1,6 +1,11 @@
 # shellcheck shell=bash
 # Helpers shared by the lab's scripts (sourced, never run).
 
+# Nothing from the caller's HOME or PATH (pyenv shims, ~/.bashrc tools):
+# the distribution's tools only.
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin
+export LC_ALL=C
+
 # log MESSAGE...: a timestamped line on stderr.
 log() {
 	printf '%s vmlab: %s\n' "$(date -u +%H:%M:%S)" "$*" >&2

@@ -8,6 +8,7 @@
 # The inputs: these scripts, kernel.config, the patch, and the installed
 # versions of linux-source-6.1 and mmdebstrap. A complete entry is reused; a
 # new one is built in a temporary directory and renamed into place.
+# KAUDIT_KERNEL_TREE: see build-kernel.sh (kept when set here).
 # Everything but the path goes to stderr.
 set -euo pipefail
 
@@ -51,23 +52,46 @@ trap 'rm -rf "$tmp"' EXIT
 timings=$tmp/timings.txt
 step() { # step NAME SECONDS
 	log "$1 took $2 s"
-	printf '%s %s\n' "$1" "$2" >>"$timings"
+	printf '%s %s s wall\n' "$1" "$2" >>"$timings"
 }
 
 t_all=$(now)
+# Wall and CPU time of each step (bash's time: real, user, sys of children).
+TIMEFORMAT='%R s wall, %U s user, %S s sys'
+exec 3>&2
+timed() { # timed NAME COMMAND...: run COMMAND, append its times to timings.txt
+	local name=$1 t
+	shift
+	t=$({ time "$@" 2>&3 >&3; } 2>&1) || return 1
+	log "$name took $t"
+	printf '%s %s\n' "$name" "$t" >>"$timings"
+}
 # One source tree for both flavours: stock first, then the patch and an
-# incremental rebuild.
-export KAUDIT_KERNEL_TREE=$tmp/src/linux
-t=$(now)
-"$here/build-kernel.sh" stock "$tmp/stock"
-step kernel-stock $(($(now) - t))
-t=$(now)
-"$here/build-kernel.sh" reverted "$tmp/reverted"
-step kernel-reverted $(($(now) - t))
+# incremental rebuild. A KAUDIT_KERNEL_TREE set by the caller is used and
+# kept (later builds are incremental); otherwise a temporary tree is.
+if [ -z "${KAUDIT_KERNEL_TREE:-}" ]; then
+	export KAUDIT_KERNEL_TREE=$tmp/src/linux
+fi
+# The kernels build in the background while mmdebstrap runs; the rootfs
+# script waits for their module trees before it makes the image.
+(
+	timed kernel-stock "$here/build-kernel.sh" stock "$tmp/stock" || { mkdir -p "$tmp/stock" && touch "$tmp/stock/FAILED"; }
+	if [ -f "$tmp/stock/release" ]; then
+		timed kernel-reverted "$here/build-kernel.sh" reverted "$tmp/reverted" || { mkdir -p "$tmp/reverted" && touch "$tmp/reverted/FAILED"; }
+	else
+		mkdir -p "$tmp/reverted" && touch "$tmp/reverted/FAILED"
+	fi
+) &
+kernels=$!
+rootfs_ok=0
+export KAUDIT_WAIT_KERNELS=${KAUDIT_WAIT_KERNELS:-7200}
+timed rootfs "$here/build-rootfs.sh" "$tmp" "$tmp/stock" "$tmp/reverted" || rootfs_ok=1
+wait "$kernels"
+[ "$rootfs_ok" -eq 0 ] || die "building the root image failed"
+if [ ! -f "$tmp/stock/release" ] || [ ! -f "$tmp/reverted/release" ]; then
+	die "a kernel build failed"
+fi
 rm -rf "$tmp/src"
-t=$(now)
-"$here/build-rootfs.sh" "$tmp" "$tmp/stock" "$tmp/reverted"
-step rootfs $(($(now) - t))
 step total $(($(now) - t_all))
 
 {
