@@ -63,7 +63,12 @@ func runCut(t *testing.T, mode string, budget time.Duration) (*facts.Probe, stri
 		strconv.FormatInt(budget.Milliseconds(), 10), strconv.Itoa(DefaultPayload), nsh}
 	cmd := exec.Command("timeout", append(args, Cases("")...)...)
 	cmd.Env = append(os.Environ(), "KAUDIT_PROBE_SRC="+pythonSource)
-	cmd.ExtraFiles = []*os.File{guard} // fd 3
+	rmem, err := os.Open("/proc/sys/net/core/rmem_max")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rmem.Close()
+	cmd.ExtraFiles = []*os.File{guard, rmem} // fd 3, fd 4 as probe.sh opens them
 	start := time.Now()
 	out, err := cmd.Output()
 	wall := time.Since(start)

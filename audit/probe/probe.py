@@ -235,6 +235,17 @@ def one_case(rcvbuf, payload, share):
                 x.close()
 
 
+def read_rmem_max(mode):
+    """The host's net.core.rmem_max (the clamp of SO_RCVBUF, a global
+    value). Under unshare(1) this process already is in the new namespace,
+    where a 6.1 kernel shows no net.core.rmem_max at all (it is registered
+    in the initial namespace only): the wrapper opened the host's as fd 4."""
+    if mode != "self":
+        return int(os.pread(4, 32, 0).decode("ascii", "replace").strip())
+    with open("/proc/sys/net/core/rmem_max") as f:
+        return int(f.read().strip())
+
+
 def main():
     budget_ms, payload, mode = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
     start = time.time()
@@ -242,8 +253,7 @@ def main():
     signal.signal(signal.SIGALRM, on_alarm)
     signal.alarm(max(int(budget_ms / 1000) + 1, 1))  # the hard limit if anything blocks
     out("python", "%d.%d.%d %s" % (sys.version_info[0], sys.version_info[1], sys.version_info[2], sys.executable))
-    with open("/proc/sys/net/core/rmem_max") as f:
-        rmem_max = int(f.read().strip())
+    rmem_max = read_rmem_max(mode)
     out("rmem_max", rmem_max)
     PHASE[0] = "entering the network namespace"
     guard = enter_netns(mode)

@@ -37,11 +37,17 @@ run_probe() {
 		kv reason "/proc/sys/net/ipv4/tcp_syncookies not writable (read-only /proc/sys, a container?): the probe could not guard it"
 		return
 	fi
+	if [ ! -r /proc/sys/net/core/rmem_max ]; then
+		kv state unsupported
+		kv reason "/proc/sys/net/core/rmem_max not readable: the probe cannot tell the SO_RCVBUF clamp"
+		return
+	fi
 	t=''
 	if command -v timeout >/dev/null 2>&1; then t="timeout -s KILL $KILL_S"; fi
 	# The namespace: unshare(1) (util-linux) needs no python module (Debian's
 	# python3-minimal has no ctypes); fd 3 is the HOST namespace's
-	# tcp_syncookies, opened before, for the probe's guard. Without
+	# tcp_syncookies, opened before, for the probe's guard; fd 4 its
+	# net.core.rmem_max (a new namespace of a 6.1 kernel has none). Without
 	# unshare(1), python makes the namespace itself ("self").
 	nsh=''
 	if command -v unshare >/dev/null 2>&1; then
@@ -58,7 +64,7 @@ run_probe() {
 			return
 		fi
 		# shellcheck disable=SC2086 # RCVBUFS and t are word lists on purpose
-		$t unshare -n "$py" -E -s -c "$PY" "$BUDGET_MS" "$PAYLOAD" "$nsh" $RCVBUFS 3<>/proc/sys/net/ipv4/tcp_syncookies
+		$t unshare -n "$py" -E -s -c "$PY" "$BUDGET_MS" "$PAYLOAD" "$nsh" $RCVBUFS 3<>/proc/sys/net/ipv4/tcp_syncookies 4</proc/sys/net/core/rmem_max
 	else
 		# shellcheck disable=SC2086
 		$t "$py" -E -s -c "$PY" "$BUDGET_MS" "$PAYLOAD" self $RCVBUFS
