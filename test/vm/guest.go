@@ -33,7 +33,8 @@ type Options struct {
 	ExtraNICs []string
 	Append    string // appended to the kernel command line
 	// BootTimeout bounds each boot, from QEMU's start to a working SSH
-	// login (default 180 s: a TCG boot takes ~20-60 s on a loaded machine).
+	// login (default 360 s: one TCG boot to SSH took 128 s on 2 loaded cores,
+	// two at once missed 180 s).
 	BootTimeout time.Duration
 }
 
@@ -100,7 +101,7 @@ func Boot(t testing.TB, opts Options) *Guest {
 		opts.CPUs = 1
 	}
 	if opts.BootTimeout == 0 {
-		opts.BootTimeout = 180 * time.Second
+		opts.BootTimeout = 360 * time.Second
 	}
 	if opts.Name == "" {
 		guestSeq.Lock()

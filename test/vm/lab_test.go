@@ -22,7 +22,6 @@ func TestLab(t *testing.T) {
 	t.Logf("lab %s\n%s", lab.Dir, lab.Timings)
 	for _, fl := range []Flavour{Stock, Reverted} {
 		t.Run(string(fl), func(t *testing.T) {
-			t.Parallel()
 			start := time.Now()
 			g := Boot(t, Options{Flavour: fl})
 			t.Logf("boot to SSH (TCG): %s", time.Since(start).Round(100*time.Millisecond))
