@@ -237,7 +237,8 @@ func promScanFamilies(p *PromWriter, r *Report) {
 	p.Sample("kaudit_scan_duration_seconds", float64(r.DurationMS)/1000)
 }
 
-func unixSeconds(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
+// unixSeconds is t in Unix seconds to the millisecond (a report keeps milliseconds).
+func unixSeconds(t time.Time) float64 { return float64(t.UnixMilli()) / 1e3 }
 
 // firstPerRule keeps the first finding of each rule: one series per
 // host × rule even if a report carries a rule twice for a host.

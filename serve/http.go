@@ -167,7 +167,7 @@ func tsOrZero(t time.Time) float64 {
 	if t.IsZero() {
 		return 0
 	}
-	return float64(t.UnixNano()) / 1e9
+	return float64(t.UnixMilli()) / 1e3
 }
 
 var indexPage = template.Must(template.New("index").Parse(`<!DOCTYPE html>
