@@ -143,12 +143,12 @@ func (s *Server) ScanStarted() {
 
 // ScanDone records a scan's end: its result (Success, Interrupted,
 // Failed) and, for any but Failed, its report, whose host errors are
-// counted by kind. A successful scan's report is served from now on and
-// written to the state file; an error writing it is returned (the report
-// is served all the same).
+// counted by kind. A successful scan's report is written to the state
+// file, then served; an error writing it is returned (the report is
+// served all the same).
 func (s *Server) ScanDone(r *report.Report, result string) error {
 	var p *published
-	var err error
+	var err, perr error
 	if result == Success && r != nil {
 		s.mu.Lock()
 		for _, h := range r.Hosts {
@@ -157,12 +157,14 @@ func (s *Server) ScanDone(r *report.Report, result string) error {
 			}
 		}
 		s.mu.Unlock()
-		p, err = s.render(r, false)
-		if err != nil {
+		if p, err = s.render(r, false); err != nil {
 			result = Failed
+		} else {
+			perr = s.persist(p)
 		}
 	}
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.scanning = false
 	s.scans[result]++
 	if r != nil && result != Failed {
@@ -176,11 +178,10 @@ func (s *Server) ScanDone(r *report.Report, result string) error {
 		s.cur = p
 		s.lastSuccess = s.o.Now()
 	}
-	s.mu.Unlock()
-	if err != nil || p == nil {
+	if err != nil {
 		return err
 	}
-	return s.persist(p)
+	return perr
 }
 
 // SetReload records whether the last reload of the inventory, profile

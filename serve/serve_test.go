@@ -2,10 +2,21 @@ package serve
 
 import (
 	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
+	"math/big"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -18,6 +29,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"golang.org/x/crypto/bcrypt"
 
 	"github.com/kaudit/kaudit/report"
 	"github.com/kaudit/kaudit/rules"
@@ -536,4 +548,102 @@ func expectSeries(hostRules bool) int {
 		n += 9900 * len(rules.Catalog()) * 2
 	}
 	return n
+}
+
+// TestWebConfig: --web.config.file as the exporter toolkit reads it: TLS
+// and basic auth (bcrypt) on every endpoint; Serve returns nil when its
+// context ends.
+func TestWebConfig(t *testing.T) {
+	dir := t.TempDir()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "kaudit-test"},
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, NotBefore: clock.Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	crt := write("tls.crt", pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
+	write("tls.key", pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}))
+	hash, err := bcrypt.GenerateFromPassword([]byte("s3cret"), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := write("web.yml", []byte(fmt.Sprintf("tls_server_config:\n  cert_file: tls.crt\n  key_file: tls.key\nbasic_auth_users:\n  prometheus: %s\n", hash)))
+	if err := CheckWebConfig(cfg); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckWebConfig(write("bad.yml", []byte("basic_auth_users: [not a map]\n"))); err == nil || !strings.Contains(err.Error(), "--web.config.file") {
+		t.Errorf("a bad web config: %v", err)
+	}
+
+	s := newTestServer(t, Options{})
+	if err := s.ScanDone(fixture(t), Success); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx, l, cfg, slog.New(slog.NewTextHandler(io.Discard, nil))) }()
+
+	pool := x509.NewCertPool()
+	pemCrt, _ := os.ReadFile(crt)
+	pool.AppendCertsFromPEM(pemCrt)
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	get := func(scheme, user, pass string) int {
+		req, _ := http.NewRequest("GET", scheme+"://"+l.Addr().String()+"/metrics", nil)
+		if user != "" {
+			req.SetBasicAuth(user, pass)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return 0
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	var code int
+	for range 50 { // the server starts in its goroutine
+		if code = get("https", "prometheus", "s3cret"); code != 0 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if code != 200 {
+		t.Errorf("https with the password: %d, want 200", code)
+	}
+	if code := get("https", "prometheus", "wrong"); code != 401 {
+		t.Errorf("https with a wrong password: %d, want 401", code)
+	}
+	if code := get("https", "", ""); code != 401 {
+		t.Errorf("https without a password: %d, want 401", code)
+	}
+	if code := get("http", "prometheus", "s3cret"); code == 200 {
+		t.Error("plain HTTP answered 200 with TLS configured")
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Serve after its context ended: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not return after its context ended")
+	}
 }
