@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/kaudit/kaudit/audit"
 	"github.com/kaudit/kaudit/audit/inventory"
 	"github.com/kaudit/kaudit/audit/transport"
 	"github.com/kaudit/kaudit/serve"
@@ -35,6 +36,10 @@ type ServeJob struct {
 	Listen, WebConfigFile string
 	StateDir              string // the last report kept here ("" not kept)
 	HostRules             bool   // per host × rule series in /metrics
+	// KeepConnections keeps each host's SSH connection from one scan to
+	// the next (a new session on it; transport.SSH.KeepConnections),
+	// when the open-file limit allows one per host besides the fan-out.
+	KeepConnections bool
 
 	// Reload receives a value when the inventory, profile and waivers are
 	// to be read again, then a scan run (SIGHUP: HangUps). The files are
@@ -261,6 +266,14 @@ func loadServed(c Console, j ServeJob) (*served, error) {
 	}
 	if s.runner, err = j.Fleet.connect(c, hosts, &s.cfg.Concurrency); err != nil {
 		return nil, err
+	}
+	if j.KeepConnections {
+		need := len(hosts) + s.cfg.Concurrency
+		if fit, _ := audit.FitOpenFiles(need); fit < need {
+			c.Warnf("SSH connections are not kept between scans: %d hosts and a fan-out of %d need more open files than the limit allows (raise it: ulimit -n, LimitNOFILE=, the container's nofile)", len(hosts), s.cfg.Concurrency)
+		} else {
+			s.runner.KeepConnections = true
+		}
 	}
 	s.cfg.Runner = s.runner
 	s.cfg.SpoolFacts = false // served reports are rendered to HTML too: facts in memory

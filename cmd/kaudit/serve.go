@@ -35,6 +35,7 @@ func serveCommand(e env) *cli.Command {
 			&cli.StringFlag{Name: "web.config.file", Usage: "TLS and basic-auth configuration `FILE` of the Prometheus exporter toolkit (as node_exporter's)", Destination: &j.WebConfigFile},
 			&cli.StringFlag{Name: "state-dir", Value: defaultStateDir(), Usage: "keep the last report in `DIR` and serve it after a restart", Destination: &j.StateDir},
 			&cli.BoolFlag{Name: "host-rules", Usage: "also export one series per host × rule (kaudit_rule_status, kaudit_rule_failed): hosts × 17 × 2 series", Destination: &j.HostRules},
+			&cli.BoolFlag{Name: "keep-connections", Value: true, Usage: "keep each host's SSH connection between scans (a new session per scan; reconnects when it is gone); --keep-connections=false connects anew each scan", Destination: &j.KeepConnections},
 			&cli.StringFlag{Name: waiversFlagName, Usage: "accept findings listed in the waiver `FILE` (reloaded with the inventory)", Destination: &o.waivers},
 		}, o.fanout.flags(), o.conn.flags(false)),
 		Action: func(c *cli.Context) error { return runServe(c.Context, *o, c.Args().Slice(), e) },
