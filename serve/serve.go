@@ -119,6 +119,11 @@ func (s *Server) LoadState() error {
 	if s.cur == nil {
 		s.cur = p
 		s.lastSuccess = r.StartedAt.Add(time.Duration(r.DurationMS) * time.Millisecond)
+		for _, h := range r.Hosts { // a host unreachable at the next scan keeps this time
+			if _, seen := s.lastAudited[h.Name]; h.Error == nil && !seen {
+				s.lastAudited[h.Name] = r.StartedAt
+			}
+		}
 	}
 	return nil
 }

@@ -370,12 +370,24 @@ func TestStateFile(t *testing.T) {
 		t.Errorf("age header %q, want 1800 (30 min)", age)
 	}
 
-	// A new scan replaces it.
-	if err := s2.ScanDone(hostile(), Success); err != nil {
+	// A new scan replaces it; kafka-a1, unreachable in it, keeps the time
+	// it was last audited (the state file's scan).
+	next := fixture(t)
+	next.StartedAt = clock
+	next.Hosts[0].Error = &report.HostError{Kind: report.KindUnreachable, Message: "no route"}
+	report.Summarize(next)
+	if err := s2.ScanDone(next, Success); err != nil {
 		t.Fatal(err)
 	}
 	if _, fromState := s2.Report(); fromState {
 		t.Error("still marked from the state file after a scan")
+	}
+	fams = checkExposition(t, scrape(t, s2))
+	if v, _ := value(fams, "kaudit_host_last_audit_timestamp_seconds", map[string]string{"host": "kafka-a1"}); v != 1741944600 {
+		t.Errorf("kafka-a1 last audit %v, want the state report's start 1741944600", v)
+	}
+	if v, _ := value(fams, "kaudit_host_last_audit_timestamp_seconds", map[string]string{"host": "kafka-b1"}); v != float64(clock.Unix()) {
+		t.Errorf("kafka-b1 last audit %v, want the new scan's start", v)
 	}
 }
 
