@@ -64,3 +64,29 @@ func TestKeepConnections(t *testing.T) {
 		t.Errorf("without KeepConnections %d kept", n)
 	}
 }
+
+// TestKeepConnectionsThroughBastion: kept connections through a
+// ProxyJump bastion: one TCP connection to the bastion, one forwarded
+// channel per host, kept across 3 scans (a session per scan on each).
+func TestKeepConnectionsThroughBastion(t *testing.T) {
+	f := startFleet(t, []*simhost.Host{demoHost("bastion", simhost.FaultNone), demoHost("target", simhost.FaultNone)})
+	hosts := behind(5, f.Hosts[0], f.Hosts[1])
+	r := transport.NewSSH()
+	r.KeepConnections = true
+	defer r.Close()
+	for range 3 {
+		for _, res := range audit.Scan(context.Background(), hosts, audit.Options{Concurrency: 5, SysctlKeys: sysctlKeys, Runner: r}) {
+			if res.Err != nil {
+				t.Fatalf("%s: %v", res.Host.Name, res.Err)
+			}
+		}
+	}
+	b, tg := f.Servers[0], f.Servers[1]
+	if b.AcceptedCount() != 1 || tg.AcceptedCount() != 5 || tg.SessionCount()%15 != 0 || tg.SessionCount() == 0 {
+		t.Errorf("bastion %d connections, target %d connections and %d sessions; want 1, 5 (one per host, kept) and a session per host per scan",
+			b.AcceptedCount(), tg.AcceptedCount(), tg.SessionCount())
+	}
+	if n := r.KeptConnections(); n != 5 {
+		t.Errorf("%d kept, want 5", n)
+	}
+}
