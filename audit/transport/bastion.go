@@ -173,8 +173,10 @@ func (h *hop) explain(err error) error {
 	return err
 }
 
-// Close ends every shared jump-host connection. Safe to call more than once.
+// Close ends every shared jump-host connection and every kept one
+// (KeepConnections). Safe to call more than once.
 func (c *SSH) Close() error {
+	c.closeKept()
 	c.mu.Lock()
 	hops := c.hops
 	c.hops = map[string]*hop{}

@@ -42,6 +42,12 @@ type SSH struct {
 	// BastionStartups bounds handshakes in flight through one jump host
 	// (0 = DefaultBastionStartups).
 	BastionStartups int
+	// KeepConnections keeps each host's connection after Run for the
+	// next Run to it (kaudit serve: a new session per scan; keep.go).
+	// For read-only scripts only: a Run that fails on a kept connection
+	// is run again on a new one. Each kept connection holds a file
+	// descriptor until Close.
+	KeepConnections bool
 
 	mu     sync.Mutex
 	ids    map[string]*identity
@@ -49,6 +55,7 @@ type SSH struct {
 	asked  map[string]bool
 	warned map[string]bool
 	hops   map[string]*hop
+	kept   map[string]*ssh.Client // KeepConnections: by route (keepKey)
 	// starting counts handshakes in flight per address: the evidence
 	// for the MaxStartups hint (startups.go).
 	starting startups
@@ -79,7 +86,7 @@ func hostPort(addr string, port int) string {
 
 // Run connects (through the shared jump-host connections when the target
 // has a ProxyJump), runs the script once and closes the target's
-// connection. The context bounds everything: when it ends the connection is
+// connection (KeepConnections: keeps it for the next Run, keep.go). The context bounds everything: when it ends the connection is
 // closed, so no read can outlive it.
 func (c *SSH) Run(ctx context.Context, t Target, script []byte) (*Output, error) {
 	if t.Local {
@@ -96,11 +103,46 @@ func (c *SSH) Run(ctx context.Context, t Target, script []byte) (*Output, error)
 			return nil, err
 		}
 	}
+	if !c.KeepConnections {
+		client, err := c.connect(ctx, ep, via)
+		if err != nil {
+			return nil, via.explain(err)
+		}
+		defer client.Close()
+		return c.runOn(ctx, client, ep, via, t, script)
+	}
+	// keep.go: a new session on the connection of the last Run, else a
+	// new connection (also when the kept one fails before the script ran).
+	key := keepKey(t, eps)
+	if client := c.takeKept(ctx, key, ep.timeout); client != nil {
+		out, err := c.runOn(ctx, client, ep, via, t, script)
+		if err == nil {
+			c.putKept(key, client)
+			return out, nil
+		}
+		client.Close()
+		if ctx.Err() != nil {
+			return out, err
+		}
+		// Run again on a new connection: KeepConnections is for
+		// read-only scripts (the gather), which may run twice.
+	}
 	client, err := c.connect(ctx, ep, via)
 	if err != nil {
 		return nil, via.explain(err)
 	}
-	defer client.Close()
+	out, err := c.runOn(ctx, client, ep, via, t, script)
+	if err == nil && ctx.Err() == nil {
+		c.putKept(key, client)
+	} else {
+		client.Close()
+	}
+	return out, err
+}
+
+// runOn runs the script in a new session on client, bounded by ctx
+// (which closes client when it ends).
+func (c *SSH) runOn(ctx context.Context, client *ssh.Client, ep endpoint, via *hop, t Target, script []byte) (*Output, error) {
 	stop := closeOnDone(ctx, client)
 	defer stop()
 	alive := startKeepalive(client, ep)
@@ -262,9 +304,12 @@ func contains(list []string, s string) bool {
 }
 
 // closeOnDone closes c when ctx ends; the returned func stops the watch.
+// The func returns once the watch has ended, so that ctx ending after it
+// returned never closes c (a kept connection, keep.go).
 func closeOnDone(ctx context.Context, c interface{ Close() error }) func() {
-	done := make(chan struct{})
+	done, exited := make(chan struct{}), make(chan struct{})
 	go func() {
+		defer close(exited)
 		select {
 		case <-ctx.Done():
 			c.Close()
@@ -272,7 +317,7 @@ func closeOnDone(ctx context.Context, c interface{ Close() error }) func() {
 		}
 	}()
 	var once sync.Once
-	return func() { once.Do(func() { close(done) }) }
+	return func() { once.Do(func() { close(done); <-exited }) }
 }
 
 func runSession(ctx context.Context, client *ssh.Client, t Target, script []byte, pw *BecomePassword) (*Output, error) {

@@ -90,6 +90,7 @@ func newApp(e env) *cli.App {
 			waiversCommand(e),
 			whatifCommand(e),
 			trustCommand(e),
+			serveCommand(e),
 			completionCommand(e),
 		},
 		OnUsageError:   func(_ *cli.Context, err error, _ bool) error { return err },

@@ -342,3 +342,10 @@ func (s *Server) SessionCount() int {
 	defer s.mu.Unlock()
 	return s.Sessions
 }
+
+// AcceptedCount is Accepted, read under the server's lock (safe while serving).
+func (s *Server) AcceptedCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.Accepted
+}

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/kaudit/kaudit/pipeline"
+	"github.com/kaudit/kaudit/rules"
+)
+
+// serveOptions are the flags of kaudit serve.
+type serveOptions struct {
+	limit   string
+	fanout  fanoutOpts
+	conn    connectOpts
+	waivers string
+	job     pipeline.ServeJob
+}
+
+func serveCommand(e env) *cli.Command {
+	o := &serveOptions{}
+	j := &o.job
+	return &cli.Command{
+		Name:        "serve",
+		Usage:       "scan an inventory continuously and serve the last report as Prometheus metrics, JSON and HTML",
+		ArgsUsage:   "INVENTORY",
+		Description: help("serve"),
+		Flags: flags(limitFlag(&o.limit, scanLimitUsage), []cli.Flag{
+			&cli.DurationFlag{Name: "interval", Value: pipeline.DefaultInterval, Usage: "start a scan every `DURATION` (one at a time: a scan longer than this delays the next)", Destination: &j.Interval},
+			&cli.Float64Flag{Name: "jitter", Value: 0.1, Usage: "vary each wait by up to this `FRACTION` of --interval, either way (0 to 0.5)", Destination: &j.Jitter},
+			&cli.StringFlag{Name: "listen", Value: pipeline.DefaultListen, Usage: "serve on `HOST:PORT` (loopback by default; :9874 for every address)", Destination: &j.Listen},
+			&cli.StringFlag{Name: "web.config.file", Usage: "TLS and basic-auth configuration `FILE` of the Prometheus exporter toolkit (as node_exporter's)", Destination: &j.WebConfigFile},
+			&cli.StringFlag{Name: "state-dir", Value: defaultStateDir(), Usage: "keep the last report in `DIR` and serve it after a restart", Destination: &j.StateDir},
+			&cli.BoolFlag{Name: "host-rules", Usage: "also export one series per host × rule (kaudit_rule_status, kaudit_rule_failed): hosts × 17 × 2 series", Destination: &j.HostRules},
+			&cli.BoolFlag{Name: "keep-connections", Value: true, Usage: "keep each host's SSH connection between scans (a new session per scan; reconnects when it is gone); --keep-connections=false connects anew each scan", Destination: &j.KeepConnections},
+			&cli.StringFlag{Name: waiversFlagName, Usage: "accept findings listed in the waiver `FILE` (reloaded with the inventory)", Destination: &o.waivers},
+		}, o.fanout.flags(), o.conn.flags(false)),
+		Action: func(c *cli.Context) error { return runServe(c.Context, *o, c.Args().Slice(), e) },
+	}
+}
+
+// defaultStateDir is systemd's $STATE_DIRECTORY (StateDirectory=), else
+// $XDG_STATE_HOME/kaudit, else ~/.local/state/kaudit.
+func defaultStateDir() string {
+	if d := os.Getenv("STATE_DIRECTORY"); d != "" {
+		return d
+	}
+	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
+		return filepath.Join(d, "kaudit")
+	}
+	if h, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(h, ".local", "state", "kaudit")
+	}
+	return ""
+}
+
+func runServe(ctx context.Context, o serveOptions, args []string, e env) error {
+	if len(args) != 1 {
+		return usageErr("serve needs exactly one INVENTORY argument (see inventory.example.yaml)")
+	}
+	j := o.job
+	var err error
+	if j.Config, err = o.fanout.config(rules.High); err != nil {
+		return err
+	}
+	j.ProfileFile, j.Waivers, j.Version = o.fanout.profile, o.waivers, toolVersion()
+	j.Fleet = o.conn.fleet(e, args[0], o.limit)
+	j.Reload = pipeline.HangUps(ctx)
+	return pipeline.Serve(ctx, e, j)
+}

@@ -1,0 +1,315 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/kaudit/kaudit/audit"
+	"github.com/kaudit/kaudit/audit/inventory"
+	"github.com/kaudit/kaudit/audit/transport"
+	"github.com/kaudit/kaudit/serve"
+	"github.com/kaudit/kaudit/waiver"
+)
+
+// ServeJob is kaudit serve: the fleet scanned every Interval, the last
+// report served over HTTP (package serve).
+type ServeJob struct {
+	Fleet       Fleet
+	Config      Config // the scans' fan-out; its Profile is reloaded from ProfileFile
+	ProfileFile string // --profile ("" the default thresholds)
+	Waivers     string // --waivers ("" none)
+
+	Interval time.Duration // between the starts of two scans
+	Jitter   float64       // each wait is Interval ± up to Jitter × Interval (0 to 0.5)
+	// Listen is the address served (host:port; a port 0 picks one, see
+	// Listening); WebConfigFile the exporter toolkit's TLS and basic-auth
+	// file ("" plain HTTP).
+	Listen, WebConfigFile string
+	StateDir              string // the last report kept here ("" not kept)
+	HostRules             bool   // per host × rule series in /metrics
+	// KeepConnections keeps each host's SSH connection from one scan to
+	// the next (a new session on it; transport.SSH.KeepConnections),
+	// when the open-file limit allows one per host besides the fan-out.
+	KeepConnections bool
+
+	// Reload receives a value when the inventory, profile and waivers are
+	// to be read again, then a scan run (SIGHUP: HangUps). The files are
+	// also checked for a change every WatchEvery (0: 5 s; < 0: never).
+	Reload     <-chan struct{}
+	WatchEvery time.Duration
+	// Listening, when set, is called with the address once it is bound.
+	Listening func(net.Addr)
+	Version   string // kaudit_build_info
+}
+
+// DefaultInterval is kaudit serve's time between scans.
+const DefaultInterval = 15 * time.Minute
+
+// DefaultListen is kaudit serve's address: loopback unless told otherwise.
+const DefaultListen = "127.0.0.1:9874"
+
+// Check validates the job before anything is read or bound.
+func (j ServeJob) Check() error {
+	switch {
+	case j.Interval < time.Second:
+		return fmt.Errorf("--interval %v: give at least 1s (e.g. 15m)", j.Interval)
+	case j.Jitter < 0 || j.Jitter > 0.5:
+		return fmt.Errorf("--jitter %v: give a fraction of --interval from 0 to 0.5", j.Jitter)
+	case j.Fleet.Inventory == "" || j.Fleet.Inventory == "-":
+		return errors.New("serve needs an INVENTORY file (not stdin: it is read again on SIGHUP and when it changes)")
+	}
+	if _, _, err := net.SplitHostPort(j.Listen); err != nil {
+		return fmt.Errorf("--listen %q: give HOST:PORT (e.g. %s; :9874 listens on every address): %v", j.Listen, DefaultListen, err)
+	}
+	return serve.CheckWebConfig(j.WebConfigFile)
+}
+
+// HangUps is a channel that receives a value on each SIGHUP until ctx ends
+// (ServeJob.Reload).
+func HangUps(ctx context.Context) <-chan struct{} {
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGHUP)
+	out := make(chan struct{}, 1)
+	go func() {
+		defer signal.Stop(sig)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-sig:
+				select {
+				case out <- struct{}{}:
+				default:
+				}
+			}
+		}
+	}()
+	return out
+}
+
+// served is what a load of the inventory, profile and waivers gives.
+type served struct {
+	hosts   []inventory.Host
+	cfg     Config
+	waivers waiver.Waivers
+	runner  *transport.SSH
+	stamp   string // the files' sizes and times, to notice a change
+}
+
+func (s *served) close() {
+	if s != nil && s.runner != nil {
+		s.runner.Close()
+	}
+}
+
+// Serve is kaudit serve. It loads the fleet (an error here is returned:
+// nothing is served), serves the report the state directory holds (an
+// unreadable one is a warning), listens, then scans: at once, or when the
+// loaded report is Interval old; then every Interval (± Jitter), one scan
+// at a time, and again at once after a reload. ctx ending (SIGTERM)
+// interrupts a scan in progress, which is not served, and stops the
+// server; Serve then returns nil.
+func Serve(ctx context.Context, c Console, j ServeJob) error {
+	if err := j.Check(); err != nil {
+		return err
+	}
+	ctx, stop := Interruptible(ctx)
+	defer stop()
+	if err := serve.MakeStateDir(j.StateDir); err != nil {
+		return err
+	}
+	cur, err := loadServed(c, j)
+	if err != nil {
+		return err
+	}
+	defer func() { cur.close() }()
+
+	srv := serve.New(serve.Options{StateDir: j.StateDir, HostRules: j.HostRules, Version: j.Version, Now: c.Now})
+	srv.SetWaivers(waiverExpiries(cur.waivers))
+	if err := srv.LoadState(); err != nil {
+		c.Warn(err.Error())
+	}
+	l, err := net.Listen("tcp", j.Listen)
+	if err != nil {
+		return fmt.Errorf("--listen %s: %v", j.Listen, err)
+	}
+	fmt.Fprintf(c.Stderr, "kaudit serve: listening on http://%s/ (%d hosts, a scan every %v)\n", l.Addr(), len(cur.hosts), j.Interval)
+	if j.Listening != nil {
+		j.Listening(l.Addr())
+	}
+	hctx, stopHTTP := context.WithCancel(context.Background())
+	httpDone := make(chan error, 1)
+	logger := slog.New(slog.NewTextHandler(c.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	go func() { httpDone <- srv.Serve(hctx, l, j.WebConfigFile, logger) }()
+	defer func() {
+		stopHTTP()
+		<-httpDone
+	}()
+
+	wait := time.Duration(0)
+	if r, fromState := srv.Report(); r != nil && fromState {
+		if due := r.StartedAt.Add(j.Interval).Sub(c.Now()); due > 0 {
+			wait = due
+			fmt.Fprintf(c.Stderr, "kaudit serve: serving the report of %s from the state file; next scan in %v\n", r.StartedAt.UTC().Format(time.RFC3339), due.Truncate(time.Second))
+		}
+	}
+	watch := j.WatchEvery
+	if watch == 0 {
+		watch = 5 * time.Second
+	}
+	var tick <-chan time.Time
+	if watch > 0 {
+		t := time.NewTicker(watch)
+		defer t.Stop()
+		tick = t.C
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	for {
+		reload := false
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-httpDone:
+			httpDone <- err // for the deferred wait
+			return fmt.Errorf("serving %s: %v", l.Addr(), err)
+		case <-j.Reload:
+			reload = true
+		case <-tick:
+			if fileStamp(j) == cur.stamp {
+				continue
+			}
+			fmt.Fprintln(c.Stderr, "kaudit serve: the inventory, profile or waiver file changed")
+			reload = true
+		case <-timer.C:
+		}
+		if reload {
+			next, err := loadServed(c, j)
+			srv.SetReload(err == nil)
+			if err != nil {
+				c.Warnf("reload failed, still scanning the previous inventory: %v", err)
+				if tick != nil {
+					cur.stamp = fileStamp(j) // warn once per change
+				}
+				continue
+			}
+			cur.close()
+			cur = next
+			srv.SetWaivers(waiverExpiries(cur.waivers))
+			fmt.Fprintf(c.Stderr, "kaudit serve: reloaded: %d hosts\n", len(cur.hosts))
+		}
+		serveScan(ctx, c, j, cur, srv)
+		if ctx.Err() != nil {
+			return nil
+		}
+		timer.Stop()
+		select {
+		case <-timer.C:
+		default:
+		}
+		timer.Reset(jittered(j.Interval, j.Jitter))
+	}
+}
+
+// serveScan runs one scan and hands its report to srv.
+func serveScan(ctx context.Context, c Console, j ServeJob, cur *served, srv *serve.Server) {
+	srv.ScanStarted()
+	start := time.Now()
+	r, err := Scan(ctx, cur.hosts, cur.cfg)
+	switch {
+	case err != nil:
+		c.Warnf("scan could not run: %v", err)
+		_ = srv.ScanDone(nil, serve.Failed)
+	case r.Interrupted:
+		fmt.Fprintf(c.Stderr, "kaudit serve: scan interrupted after %v: not served\n", time.Since(start).Truncate(time.Millisecond))
+		_ = srv.ScanDone(r, serve.Interrupted)
+		r.Close()
+	default:
+		r.Inventory = j.Fleet.Inventory
+		Waive(c, r, cur.waivers)
+		s := r.Summary
+		fmt.Fprintf(c.Stderr, "kaudit serve: scan done in %v: %d hosts, %d audited, %d not, fleet score %d\n",
+			time.Since(start).Truncate(time.Millisecond), s.Hosts, s.Audited, s.Unreachable, s.Score)
+		if err := srv.ScanDone(r, serve.Success); err != nil {
+			c.Warnf("the report is served but not kept for a restart: %v", err)
+		}
+	}
+}
+
+// loadServed reads the inventory (--limit applied), profile and waivers,
+// and connects (known_hosts checked).
+func loadServed(c Console, j ServeJob) (*served, error) {
+	s := &served{stamp: fileStamp(j), cfg: j.Config}
+	inv, hosts, err := j.Fleet.load(c)
+	if err != nil {
+		return nil, err
+	}
+	s.hosts = hosts
+	s.cfg.ClientsGroup = ClientsGroup(j.Config.ClientsGroup, inv)
+	if s.cfg.Profile, err = LoadProfile(j.ProfileFile); err != nil {
+		return nil, err
+	}
+	if _, err := Profiles(hosts, s.cfg.Profile); err != nil {
+		return nil, err
+	}
+	if s.waivers, err = LoadWaivers(j.Waivers); err != nil {
+		return nil, err
+	}
+	if s.runner, err = j.Fleet.connect(c, hosts, &s.cfg.Concurrency); err != nil {
+		return nil, err
+	}
+	if j.KeepConnections {
+		need := len(hosts) + s.cfg.Concurrency
+		if fit, _ := audit.FitOpenFiles(need); fit < need {
+			c.Warnf("SSH connections are not kept between scans: %d hosts and a fan-out of %d need more open files than the limit allows (raise it: ulimit -n, LimitNOFILE=, the container's nofile)", len(hosts), s.cfg.Concurrency)
+		} else {
+			s.runner.KeepConnections = true
+		}
+	}
+	s.cfg.Runner = s.runner
+	s.cfg.SpoolFacts = false // served reports are rendered to HTML too: facts in memory
+	return s, nil
+}
+
+// fileStamp is the size and modification time of the files a reload reads.
+func fileStamp(j ServeJob) string {
+	out := ""
+	for _, f := range []string{j.Fleet.Inventory, j.ProfileFile, j.Waivers} {
+		if f == "" {
+			continue
+		}
+		fi, err := os.Stat(f)
+		if err != nil {
+			out += f + ":missing;"
+			continue
+		}
+		out += fmt.Sprintf("%s:%d:%d;", f, fi.Size(), fi.ModTime().UnixNano())
+	}
+	return out
+}
+
+func jittered(d time.Duration, jitter float64) time.Duration {
+	if jitter <= 0 {
+		return d
+	}
+	return d + time.Duration((rand.Float64()*2-1)*jitter*float64(d))
+}
+
+func waiverExpiries(ws waiver.Waivers) []serve.Waiver {
+	var out []serve.Waiver
+	for _, w := range ws {
+		if !w.Expires.IsZero() {
+			out = append(out, serve.Waiver{Rule: w.Rule, Where: fmt.Sprintf("%s:%d", filepath.Base(w.File), w.Line), Expires: w.Expires.AddDate(0, 0, 1)})
+		}
+	}
+	return out
+}

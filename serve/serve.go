@@ -1,0 +1,265 @@
+// Package serve is kaudit serve's exporter: the last report and the
+// scans' counters kept in memory (and the report in a state directory),
+// served over HTTP as Prometheus metrics, JSON, HTML and an index page.
+// It never scans: pipeline.Serve runs the scans, one at a time, and hands
+// each one's report here (ScanDone); a scrape reads what was rendered
+// when the report arrived and returns at once, during a scan too.
+package serve
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/kaudit/kaudit/internal/atomicfile"
+	"github.com/kaudit/kaudit/report"
+)
+
+// StateFile is the name of the last report in the state directory: a
+// JSON report, the schema of kaudit scan -f json.
+const StateFile = "last-report.json"
+
+// Results of a scan, the values of kaudit_scans_total's result label.
+const (
+	Success     = "success"     // every host was tried; the report is served
+	Interrupted = "interrupted" // stopped before its end (SIGTERM, reload): not served
+	Failed      = "error"       // could not run (inventory, known_hosts, profile): not served
+)
+
+var results = []string{Success, Interrupted, Failed}
+
+// Waiver is a waiver's expiry, for kaudit_waiver_expiry_timestamp_seconds.
+type Waiver struct {
+	Rule    string
+	Where   string    // FILE:LINE of the waiver
+	Expires time.Time // midnight UTC after its last valid day
+}
+
+// Options configure a Server.
+type Options struct {
+	StateDir  string // "": the report is not kept between restarts
+	HostRules bool   // per host × rule series (report.MetricOptions.HostRules)
+	Version   string // kaudit_build_info's version
+	Now       func() time.Time
+}
+
+// Server holds what is served. Its methods are safe for concurrent use.
+type Server struct {
+	o Options
+
+	mu          sync.RWMutex
+	cur         *published // nil before the first report
+	scanning    bool
+	scans       map[string]float64
+	sshErrors   map[report.ErrorKind]float64
+	lastSuccess time.Time
+	reloadOK    bool
+	waivers     []Waiver
+	lastAudited map[string]time.Time
+}
+
+// published is a report as served: rendered once, when it arrived.
+type published struct {
+	r         *report.Report
+	json      []byte
+	metrics   []byte
+	fromState bool // loaded from the state directory at start-up, no scan since
+}
+
+// New is a Server with no report yet.
+func New(o Options) *Server {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	s := &Server{o: o, scans: map[string]float64{}, sshErrors: map[report.ErrorKind]float64{}, reloadOK: true, lastAudited: map[string]time.Time{}}
+	for _, r := range results {
+		s.scans[r] = 0
+	}
+	return s
+}
+
+// StatePath is the state file's path, "" without a state directory.
+func (s *Server) StatePath() string {
+	if s.o.StateDir == "" {
+		return ""
+	}
+	return filepath.Join(s.o.StateDir, StateFile)
+}
+
+// LoadState serves the report a previous run left in the state directory,
+// marked as loaded from it (kaudit_report_from_state, the index page,
+// /readyz) until a scan replaces it. No file is not an error; a file that
+// cannot be read or is not a report is (the caller warns and goes on
+// without it).
+func (s *Server) LoadState() error {
+	path := s.StatePath()
+	if path == "" {
+		return nil
+	}
+	r, err := report.Load(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("state file %s is not used (a new scan will replace it): %v", path, err)
+	}
+	p, err := s.render(r, true)
+	if err != nil {
+		return fmt.Errorf("state file %s: %v", path, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cur == nil {
+		s.cur = p
+		s.lastSuccess = r.StartedAt.Add(time.Duration(r.DurationMS) * time.Millisecond)
+		for _, h := range r.Hosts { // a host unreachable at the next scan keeps this time
+			if _, seen := s.lastAudited[h.Name]; h.Error == nil && !seen {
+				s.lastAudited[h.Name] = r.StartedAt
+			}
+		}
+	}
+	return nil
+}
+
+// Report is the report served (nil: none yet) and whether it was loaded
+// from the state directory.
+func (s *Server) Report() (*report.Report, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.cur == nil {
+		return nil, false
+	}
+	return s.cur.r, s.cur.fromState
+}
+
+// ScanStarted marks a scan as running (kaudit_scan_running).
+func (s *Server) ScanStarted() {
+	s.mu.Lock()
+	s.scanning = true
+	s.mu.Unlock()
+}
+
+// ScanDone records a scan's end: its result (Success, Interrupted,
+// Failed) and, for any but Failed, its report, whose host errors are
+// counted by kind. A successful scan's report is written to the state
+// file, then served; an error writing it is returned (the report is
+// served all the same).
+func (s *Server) ScanDone(r *report.Report, result string) error {
+	var p *published
+	var err, perr error
+	if result == Success && r != nil {
+		s.mu.Lock()
+		for _, h := range r.Hosts {
+			if h.Error == nil {
+				s.lastAudited[h.Name] = r.StartedAt
+			}
+		}
+		s.mu.Unlock()
+		if p, err = s.render(r, false); err != nil {
+			result = Failed
+		} else {
+			perr = s.persist(p)
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.scanning = false
+	s.scans[result]++
+	if r != nil && result != Failed {
+		for _, h := range r.Hosts {
+			if h.Error != nil {
+				s.sshErrors[h.Error.Kind]++
+			}
+		}
+	}
+	if p != nil {
+		s.cur = p
+		s.lastSuccess = s.o.Now()
+	}
+	if err != nil {
+		return err
+	}
+	return perr
+}
+
+// SetReload records whether the last reload of the inventory, profile
+// and waivers worked (kaudit_config_last_reload_successful).
+func (s *Server) SetReload(ok bool) {
+	s.mu.Lock()
+	s.reloadOK = ok
+	s.mu.Unlock()
+}
+
+// SetWaivers sets the waivers whose expiry is exported.
+func (s *Server) SetWaivers(ws []Waiver) {
+	s.mu.Lock()
+	s.waivers = ws
+	s.mu.Unlock()
+}
+
+// render is r as served: its metrics and its JSON, rendered once.
+func (s *Server) render(r *report.Report, fromState bool) (*published, error) {
+	var js, m bytes.Buffer
+	if err := report.Render(&js, "json", r, report.Options{}); err != nil {
+		return nil, err
+	}
+	s.mu.RLock()
+	audited := make(map[string]time.Time, len(s.lastAudited))
+	for k, v := range s.lastAudited {
+		audited[k] = v
+	}
+	s.mu.RUnlock()
+	if fromState {
+		for _, h := range r.Hosts {
+			if h.Error == nil {
+				audited[h.Name] = r.StartedAt
+			}
+		}
+	}
+	o := report.MetricOptions{HostRules: s.o.HostRules, LastAudited: func(host string) (time.Time, bool) {
+		t, ok := audited[host]
+		return t, ok
+	}}
+	if err := report.WriteMetrics(&m, r, o); err != nil {
+		return nil, err
+	}
+	return &published{r: r, json: js.Bytes(), metrics: m.Bytes(), fromState: fromState}, nil
+}
+
+// persist writes p's JSON to the state file, atomically.
+func (s *Server) persist(p *published) error {
+	path := s.StatePath()
+	if path == "" {
+		return nil
+	}
+	return atomicfile.Write(path, 0o600, func(w io.Writer) error {
+		_, err := w.Write(p.json)
+		return err
+	})
+}
+
+// goVersion is the Go release kaudit was built with.
+var goVersion = runtime.Version()
+
+// statePermissionsHint is for a state directory kaudit cannot create.
+func statePermissionsHint(dir string) string {
+	return fmt.Sprintf("--state-dir %s: give a directory kaudit may write (systemd: StateDirectory=kaudit)", dir)
+}
+
+// MakeStateDir creates dir (mode 0700) if needed.
+func MakeStateDir(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("%s: %v", statePermissionsHint(dir), err)
+	}
+	return nil
+}
