@@ -11,8 +11,8 @@ import (
 // loaders maps every shipped YAML file to its strict loader. A new file
 // without a loader fails TestShippedYAML.
 var loaders = map[string]func(name string, data []byte) error{
-	catalogFile: func(n string, d []byte) error { _, err := parseCatalog(n, d); return err },
-	profileFile: func(n string, d []byte) error { _, err := parseProfile(n, d, Profile{}); return err },
+	catalogFile: func(n string, d []byte) error { _, err := parseCatalog(n, d, newKeyTable()); return err },
+	profileFile: func(n string, d []byte) error { _, err := parseProfile(n, d, Profile{keys: shipped.keys}, true); return err },
 	kernelsFile: func(n string, d []byte) error { _, err := parseKernels(n, d); return err },
 	confluentFile: func(n string, d []byte) error {
 		_, err := parseConfluent(n, d)
@@ -43,12 +43,17 @@ func TestShippedYAML(t *testing.T) {
 			if err := load(p, data); err != nil {
 				t.Fatalf("strict load: %v", err)
 			}
-			emb, err := shipped.ReadFile(p)
+			emb, err := shippedFS.ReadFile(p)
 			if err != nil || string(emb) != string(data) {
 				t.Fatalf("%s is not embedded as on disk (%v)", p, err)
 			}
 		})
 	}
+}
+
+// checkRule is a one-rule catalog whose check has the item given.
+func checkRule(item string) string {
+	return "rules:\n  - {id: x, title: t, severity: low, rationale: r, references: [{title: a, url: 'https://a'}], fix: f, check: {why: w, sysctls: [" + item + "]}}\n"
 }
 
 func TestStrictLoadersRejectTypos(t *testing.T) {
@@ -64,6 +69,13 @@ func TestStrictLoadersRejectTypos(t *testing.T) {
 		{"confluent unknown field", confluentFile, "mappings:\n  - {cp: '7.2', ak: '3.2', confirmed: true, verified: true}\n", "verified"},
 		{"confluent not monotonic", confluentFile, "mappings:\n  - {cp: '7.2', ak: '3.2', confirmed: true}\n  - {cp: '7.3', ak: '3.1', confirmed: true}\n", "non-decreasing"},
 		{"profile missing key", profileFile, "somaxconn: 4096\n", "missing profile key"},
+		{"check unknown op", catalogFile, checkRule("{sysctl: vm.swappiness, op: below, value: '1'}"), `op "below" is not one of at-least, at-most, equal, one-of`},
+		{"check unknown field", catalogFile, checkRule("{sysctl: vm.swappiness, op: at-most, value: '1', feild: 2}"), "feild"},
+		{"check two targets", catalogFile, checkRule("{sysctl: vm.swappiness, op: at-most, value: '1', profile: swappiness}"), "exactly one of profile, value, values"},
+		{"check non-integer bound", catalogFile, checkRule("{sysctl: vm.swappiness, op: at-most, value: low}"), "needs an integer value"},
+		{"check bad key", catalogFile, checkRule("{sysctl: 'vm.swappiness;id', op: at-most, value: '1'}"), "not a dotted sysctl key"},
+		{"check static key of the wrong kind", catalogFile, checkRule("{sysctl: vm.swappiness, op: at-most, profile: offloads}"), `profile key "offloads" is a list of strings`},
+		{"check without why", catalogFile, "rules:\n  - {id: x, title: t, severity: low, rationale: r, references: [{title: a, url: 'https://a'}], fix: f, check: {sysctls: [{sysctl: vm.swappiness, op: at-most, value: '1'}]}}\n", "needs sysctls and why"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -108,7 +120,7 @@ func TestCatalogIDsAndOrder(t *testing.T) {
 
 func TestCatalogEvaluators(t *testing.T) {
 	for _, r := range Catalog() {
-		host, fleet := evaluators[r.ID] != nil, fleetEvaluators[r.ID] != nil
+		host, fleet := evaluatorFor(r) != nil, fleetEvaluators[r.ID] != nil
 		if host == fleet || fleet != (r.Scope == ScopeFleet) {
 			t.Errorf("catalog rule %s (scope %q): host evaluator %v, fleet evaluator %v", r.ID, r.Scope, host, fleet)
 		}
@@ -116,6 +128,12 @@ func TestCatalogEvaluators(t *testing.T) {
 	for id := range evaluators {
 		if _, ok := Lookup(id); !ok {
 			t.Errorf("evaluator %s has no catalog entry", id)
+		}
+	}
+	// The plain threshold rules have no Go: the catalog's check is all.
+	for _, id := range []string{"somaxconn", "tcp-timestamps", "window-scaling", "socket-buffers"} {
+		if r, _ := Lookup(id); r.Check == nil || evaluators[id] != nil {
+			t.Errorf("%s: want a catalog check and no Go evaluator", id)
 		}
 	}
 	for id := range fleetEvaluators {
@@ -179,19 +197,31 @@ func TestCatalogIsACopy(t *testing.T) {
 }
 
 func TestDefaultProfile(t *testing.T) {
-	want := Profile{
-		Somaxconn: 4096, TCPMaxSynBacklog: 8192, ListenBacklog: 4096,
-		RmemMax: 134217728, WmemMax: 134217728, TCPRmemMax: 134217728, TCPWmemMax: 134217728,
-		RmemDefault: 262144, WmemDefault: 262144, CongestionControl: "bbr", DefaultQdisc: "fq",
-		NICRing: 4096, Offloads: []string{"tso", "gso", "gro"}, StormMargin: 25,
-	}
 	got := DefaultProfile()
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("DefaultProfile\n got %+v\nwant %+v", got, want)
+	want := map[string]any{
+		"somaxconn": 4096, "tcp_max_syn_backlog": 8192, "listen_backlog": 4096,
+		"rmem_max": 134217728, "wmem_max": 134217728, "tcp_rmem_max": 134217728, "tcp_wmem_max": 134217728,
+		"rmem_default": 262144, "wmem_default": 262144, "congestion_control": "bbr", "default_qdisc": "fq",
+		"nic_ring": 4096, "offloads": []string{"tso", "gso", "gro"}, "storm_margin": 25,
+	}
+	if !reflect.DeepEqual(ProfileKeys(), sortedKeys(want)) {
+		t.Fatalf("profile keys %v, want %v", ProfileKeys(), sortedKeys(want))
+	}
+	for k, v := range want {
+		if !reflect.DeepEqual(got.Value(k), v) {
+			t.Errorf("DefaultProfile %s = %v, want %v", k, got.Value(k), v)
+		}
+	}
+	if got.Somaxconn != 4096 || got.ListenBacklog != 4096 || got.StormMargin != 25 {
+		t.Errorf("DefaultProfile fields %+v", got)
 	}
 	got.Offloads[0] = "lro"
 	if DefaultProfile().Offloads[0] != "tso" {
 		t.Fatal("DefaultProfile shares its Offloads slice")
+	}
+	changed, err := got.With(map[string]any{"rmem_max": 1})
+	if err != nil || changed.Value("rmem_max") != 1 || got.Value("rmem_max") != 134217728 || DefaultProfile().Value("rmem_max") != 134217728 {
+		t.Fatalf("With on a check's key: %v, %v, %v", err, changed.Value("rmem_max"), got.Value("rmem_max"))
 	}
 }
 
@@ -208,7 +238,7 @@ func TestLoadProfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Somaxconn != 65535 || p.CongestionControl != "cubic" || !reflect.DeepEqual(p.Offloads, []string{"gro"}) || p.TCPMaxSynBacklog != 8192 {
+	if p.Somaxconn != 65535 || p.CongestionControl != "cubic" || !reflect.DeepEqual(p.Offloads, []string{"gro"}) || p.Value("tcp_max_syn_backlog") != 8192 {
 		t.Fatalf("overrides not applied on top of the default: %+v", p)
 	}
 	if p, err := LoadProfile(write("empty.yaml", "")); err != nil || !reflect.DeepEqual(p, DefaultProfile()) {

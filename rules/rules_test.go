@@ -46,10 +46,10 @@ func TestEvaluateNilAndEmptyFacts(t *testing.T) {
 }
 
 func TestEvaluatePanicIsError(t *testing.T) {
-	old := evaluators["somaxconn"]
-	evaluators["somaxconn"] = func(*evalCtx) Finding { panic("boom") }
-	defer func() { evaluators["somaxconn"] = old }()
-	fd := find(t, Evaluate(compliantHost(), DefaultProfile()), "somaxconn")
+	old := evaluators["syn-backlog"]
+	evaluators["syn-backlog"] = func(*evalCtx) Finding { panic("boom") }
+	defer func() { evaluators["syn-backlog"] = old }()
+	fd := find(t, Evaluate(compliantHost(), DefaultProfile()), "syn-backlog")
 	if fd.Status != Error || !strings.Contains(fd.Reason, "boom") {
 		t.Fatalf("got %s %q", fd.Status, fd.Reason)
 	}
@@ -336,7 +336,7 @@ func TestSocketBuffers(t *testing.T) {
 		{name: "default too small", mutate: func(f *facts.Facts) { f.Sysctl["net.core.wmem_default"] = "212992" }, status: Fail, sev: Low, reason: "net.core.wmem_default=212992"},
 		{name: "one missing, rest fine", mutate: func(f *facts.Facts) { delete(f.Sysctl, "net.ipv4.tcp_wmem") }, status: Unknown, reason: "net.ipv4.tcp_wmem not readable"},
 		{name: "malformed", mutate: func(f *facts.Facts) { f.Sysctl["net.ipv4.tcp_wmem"] = "4096 87380" }, status: Unknown, reason: "does not have 3 fields"},
-		{name: "lower profile", mutate: func(f *facts.Facts) { f.Sysctl["net.ipv4.tcp_rmem"] = "4096 131072 6291456" }, profile: func(p *Profile) { p.TCPRmemMax = 6291456 }, status: Pass, reason: "meet"},
+		{name: "lower profile", mutate: func(f *facts.Facts) { f.Sysctl["net.ipv4.tcp_rmem"] = "4096 131072 6291456" }, profile: func(p *Profile) { *p, _ = p.With(map[string]any{"tcp_rmem_max": 6291456}) }, status: Pass, reason: "meet"},
 	})
 }
 
