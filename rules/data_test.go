@@ -12,7 +12,10 @@ import (
 // without a loader fails TestShippedYAML.
 var loaders = map[string]func(name string, data []byte) error{
 	catalogFile: func(n string, d []byte) error { _, err := parseCatalog(n, d, newKeyTable()); return err },
-	profileFile: func(n string, d []byte) error { _, err := parseProfile(n, d, Profile{keys: shipped.keys}, true); return err },
+	profileFile: func(n string, d []byte) error {
+		_, err := parseProfile(n, d, Profile{keys: shipped.keys}, true)
+		return err
+	},
 	kernelsFile: func(n string, d []byte) error { _, err := parseKernels(n, d); return err },
 	confluentFile: func(n string, d []byte) error {
 		_, err := parseConfluent(n, d)
