@@ -1,0 +1,93 @@
+package rules
+
+import (
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+var readmeRow = regexp.MustCompile("^\\| `([a-z0-9-]+)` \\|.*\\| ([a-z]+) \\|$")
+
+// ruleTableProblems compares a README's rule table ("| `ID` | checks |
+// severity |") with the catalog: every catalog rule, in catalog order,
+// with the catalog's severity, and no other.
+func ruleTableProblems(readme string, cat []Rule) []string {
+	var ids, problems []string
+	sev := map[string]string{}
+	in := false
+	for _, l := range strings.Split(readme, "\n") {
+		if strings.HasPrefix(l, "| ID | checks | severity |") {
+			in = true
+			continue
+		}
+		if !in || strings.HasPrefix(l, "|---") {
+			continue
+		}
+		if !strings.HasPrefix(l, "|") {
+			break
+		}
+		m := readmeRow.FindStringSubmatch(l)
+		if m == nil {
+			problems = append(problems, fmt.Sprintf("row %q is not | `ID` | checks | severity |", l))
+			continue
+		}
+		ids = append(ids, m[1])
+		sev[m[1]] = m[2]
+	}
+	if !in {
+		return []string{"no rule table (| ID | checks | severity |)"}
+	}
+	var want []string
+	known := map[string]bool{}
+	for _, r := range cat {
+		want = append(want, r.ID)
+		known[r.ID] = true
+		if s, ok := sev[r.ID]; !ok {
+			problems = append(problems, "misses catalog rule "+r.ID)
+		} else if s != string(r.Severity) {
+			problems = append(problems, fmt.Sprintf("%s is %s, the catalog says %s", r.ID, s, r.Severity))
+		}
+	}
+	for _, id := range ids {
+		if !known[id] {
+			problems = append(problems, "lists "+id+", which the catalog does not have")
+		}
+	}
+	if len(problems) == 0 && strings.Join(ids, " ") != strings.Join(want, " ") {
+		problems = append(problems, fmt.Sprintf("order %v, want the catalog's %v", ids, want))
+	}
+	return problems
+}
+
+// TestReadmeRuleTable: the README's rule table is the catalog's.
+func TestReadmeRuleTable(t *testing.T) {
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range ruleTableProblems(string(b), Catalog()) {
+		t.Errorf("README rule table: %s", p)
+	}
+}
+
+// TestRuleTableProblems: a missing rule, a stale severity, an extra row
+// and a wrong order are each caught.
+func TestRuleTableProblems(t *testing.T) {
+	cat := []Rule{{ID: "a", Severity: High}, {ID: "b", Severity: Low}}
+	head := "# x\n\n| ID | checks | severity |\n|---|---|---|\n"
+	for _, c := range []struct{ name, table, want string }{
+		{"good", "| `a` | x | high |\n| `b` | y | low |\n\ntext", ""},
+		{"missing rule", "| `a` | x | high |\n", "misses catalog rule b"},
+		{"stale severity", "| `a` | x | medium |\n| `b` | y | low |\n", "a is medium, the catalog says high"},
+		{"extra row", "| `a` | x | high |\n| `b` | y | low |\n| `c` | z | low |\n", "lists c, which the catalog does not have"},
+		{"order", "| `b` | y | low |\n| `a` | x | high |\n", "order [b a]"},
+		{"bad row", "| a | x | high |\n| `b` | y | low |\n", "is not | `ID` | checks | severity |"},
+	} {
+		got := strings.Join(ruleTableProblems(head+c.table, cat), "; ")
+		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
+			t.Errorf("%s: problems %q, want %q", c.name, got, c.want)
+		}
+	}
+}
