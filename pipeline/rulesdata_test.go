@@ -163,14 +163,37 @@ func TestThresholdRuleByYAMLAlone(t *testing.T) {
 }
 
 // TestDemoTunedHostMeetsTheCatalog: the demo fleet's tuned sysctls meet
-// every catalog check with the default profile (a check added to the
-// catalog that the tuned hosts miss fails here, not in the demo).
+// every catalog check that names a key they have, with the default
+// profile: a tuned value that a changed target no longer meets fails here,
+// not in the demo. A key the demo does not simulate (a rule just added as
+// YAML) is unknown on the demo hosts, never a failure.
 func TestDemoTunedHostMeetsTheCatalog(t *testing.T) {
-	f := &facts.Facts{Sysctl: simhost.TunedSysctls(), Kernel: facts.Kernel{Release: "6.1.0-13-amd64"}}
+	tuned := simhost.TunedSysctls()
+	f := &facts.Facts{Sysctl: tuned, Kernel: facts.Kernel{Release: "6.1.0-13-amd64"}}
+	checked := 0
 	for _, fd := range rules.Evaluate(f, rules.DefaultProfile()) {
-		if r, _ := rules.Lookup(fd.Rule); r.Check != nil && fd.Status != rules.Pass {
-			t.Errorf("%s on the demo's tuned host: %s %s", fd.Rule, fd.Status, fd.Reason)
+		r, _ := rules.Lookup(fd.Rule)
+		if r.Check == nil {
+			continue
 		}
+		all := true
+		for _, c := range r.Check.Sysctls {
+			if _, ok := tuned[c.Key]; !ok {
+				all = false
+				t.Logf("%s: the demo does not simulate %s (unknown there)", r.ID, c.Key)
+			}
+		}
+		switch {
+		case all && fd.Status != rules.Pass:
+			t.Errorf("%s on the demo's tuned host: %s %s", fd.Rule, fd.Status, fd.Reason)
+		case !all && fd.Status == rules.Fail:
+			t.Errorf("%s fails on the demo's tuned host: %s", fd.Rule, fd.Reason)
+		case all:
+			checked++
+		}
+	}
+	if checked < 6 {
+		t.Errorf("only %d catalog checks judged on the demo's tuned values", checked)
 	}
 }
 
