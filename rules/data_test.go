@@ -197,8 +197,12 @@ func TestDefaultProfile(t *testing.T) {
 		"rmem_default": 262144, "wmem_default": 262144, "congestion_control": "bbr", "default_qdisc": "fq",
 		"nic_ring": 4096, "offloads": []string{"tso", "gso", "gro"}, "storm_margin": 25,
 	}
-	if !reflect.DeepEqual(ProfileKeys(), sortedKeys(want)) {
-		t.Fatalf("profile keys %v, want %v", ProfileKeys(), sortedKeys(want))
+	// Every key has a value: the static ones and those the catalog's
+	// checks declare (a new check's key needs only its default in the file).
+	for _, k := range ProfileKeys() {
+		if got.Value(k) == nil {
+			t.Errorf("profile key %s has no default", k)
+		}
 	}
 	for k, v := range want {
 		if !reflect.DeepEqual(got.Value(k), v) {
