@@ -53,7 +53,6 @@ type SysctlCheck struct {
 	// Notes: a value -> a note added to the pass reason when the host has it.
 	Notes map[string]string `yaml:"notes"`
 	Boot  BootDefault       `yaml:"boot_default"`
-	rule  string            // the rule it belongs to
 }
 
 // BootDefault is the value the kernel boots with when nothing persists

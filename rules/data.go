@@ -109,7 +109,6 @@ func parseCatalog(name string, data []byte, keys *keyTable) ([]Rule, error) {
 		}
 		for j := range r.Check.Sysctls {
 			sc := &r.Check.Sysctls[j]
-			sc.rule = r.ID
 			kind, dyn, err := sc.validate(keys)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %v", where, err)

@@ -216,6 +216,15 @@ func TestDefaultProfile(t *testing.T) {
 	if DefaultProfile().Offloads[0] != "tso" {
 		t.Fatal("DefaultProfile shares its Offloads slice")
 	}
+	if _, err := got.With(map[string]any{"rmem_max": -1}); err == nil {
+		t.Error("a negative target for a check's key was accepted")
+	}
+	if z, err := got.With(map[string]any{"tcp_max_syn_backlog": 0}); err != nil || z.Value("tcp_max_syn_backlog") != 0 {
+		t.Errorf("a check's key takes 0 (vm.swappiness at most 0): %v", err)
+	}
+	if _, err := got.With(map[string]any{"somaxconn": 0}); err == nil {
+		t.Error("somaxconn 0 was accepted")
+	}
 	changed, err := got.With(map[string]any{"rmem_max": 1})
 	if err != nil || changed.Value("rmem_max") != 1 || got.Value("rmem_max") != 134217728 || DefaultProfile().Value("rmem_max") != 134217728 {
 		t.Fatalf("With on a check's key: %v, %v, %v", err, changed.Value("rmem_max"), got.Value("rmem_max"))

@@ -323,6 +323,10 @@ func anyInt(v any) (int, bool) {
 }
 
 func (k profileKey) setInt(p *Profile, v int) error {
+	if k.dyn && v >= 0 { // a check's target may be 0 (vm.swappiness at most 0)
+		p.extra[k.name] = v
+		return nil
+	}
 	if v <= 0 {
 		return fmt.Errorf("want %s, got %d", k.kind, v)
 	}
