@@ -69,6 +69,23 @@ type BootDefault struct {
 	Unknown string `yaml:"unknown"`
 }
 
+func (b BootDefault) validate() error {
+	switch {
+	case b.Unknown != "" && (b.Value != "" || len(b.Before) > 0 || b.AtMost):
+		return fmt.Errorf("unknown takes nothing else")
+	case b.Unknown == "" && b.Value == "":
+		return fmt.Errorf("give the value the kernel boots with, or unknown: why it depends on the host")
+	}
+	prev := ""
+	for _, e := range b.Before {
+		if _, _, ok := parseSeries(e.Kernel); !ok || e.Value == "" || (prev != "" && cmpSeries(prev, e.Kernel) >= 0) {
+			return fmt.Errorf("before: each entry needs a kernel X.Y (in rising order) and a value")
+		}
+		prev = e.Kernel
+	}
+	return nil
+}
+
 // BootBefore is the boot default of kernels before a series.
 type BootBefore struct {
 	Kernel string `yaml:"kernel"`
@@ -78,13 +95,17 @@ type BootBefore struct {
 
 var sysctlKeyRE = regexp.MustCompile(`^[a-z0-9_-]+(\.[a-z0-9_-]+)+$`)
 
-// validate checks one item and returns the profile key kind it needs ("" for none).
+// validate checks one item and returns the kind of profile key its op
+// needs, and whether its profile key is one the catalog declares (dyn).
 func (s *SysctlCheck) validate(keys *keyTable) (need keyKind, dyn bool, err error) {
 	if !sysctlKeyRE.MatchString(s.Key) || len(s.Key) > 128 {
 		return 0, false, fmt.Errorf("sysctl %q is not a dotted sysctl key", s.Key)
 	}
 	if s.Field < 0 || s.Field > 8 {
 		return 0, false, fmt.Errorf("%s: field %d out of range 1..8", s.Key, s.Field)
+	}
+	if err := s.Boot.validate(); err != nil {
+		return 0, false, fmt.Errorf("%s: boot_default: %v", s.Key, err)
 	}
 	lits := 0
 	if s.Profile != "" {
