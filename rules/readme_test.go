@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"regexp"
@@ -61,11 +62,61 @@ func ruleTableProblems(readme string, cat []Rule) []string {
 	return problems
 }
 
-// TestReadmeRuleTable: the README's rule table is the catalog's.
+var updateReadme = flag.Bool("update-readme", false, "rewrite the README's rule table from the catalog (a new rule's row says its title)")
+
+// rewriteRuleTable is readme with its rule table rebuilt from the catalog:
+// in catalog order, each row's checks text kept (a new rule's is its
+// title), the catalog's severity.
+func rewriteRuleTable(readme string, cat []Rule) string {
+	lines := strings.Split(readme, "\n")
+	start, end := -1, -1
+	text := map[string]string{}
+	for i, l := range lines {
+		if strings.HasPrefix(l, "| ID | checks | severity |") {
+			start = i
+			continue
+		}
+		if start < 0 || end >= 0 || strings.HasPrefix(l, "|---") {
+			continue
+		}
+		if !strings.HasPrefix(l, "|") {
+			end = i
+			continue
+		}
+		if m := readmeRow.FindStringSubmatch(l); m != nil {
+			cells := strings.Split(l, " | ")
+			text[m[1]] = strings.Join(cells[1:len(cells)-1], " | ")
+		}
+	}
+	if start < 0 {
+		return readme
+	}
+	if end < 0 {
+		end = len(lines)
+	}
+	rows := []string{lines[start], "|---|---|---|"}
+	for _, r := range cat {
+		checks, ok := text[r.ID]
+		if !ok {
+			checks = strings.ReplaceAll(r.Title, "|", "\\|")
+		}
+		rows = append(rows, fmt.Sprintf("| `%s` | %s | %s |", r.ID, checks, r.Severity))
+	}
+	return strings.Join(append(append(lines[:start:start], rows...), lines[end:]...), "\n")
+}
+
+// TestReadmeRuleTable: the README's rule table is the catalog's
+// (go test ./rules -run TestReadmeRuleTable -update-readme rewrites it).
 func TestReadmeRuleTable(t *testing.T) {
 	b, err := os.ReadFile("../README.md")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if *updateReadme {
+		b = []byte(rewriteRuleTable(string(b), Catalog()))
+		if err := os.WriteFile("../README.md", b, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for _, p := range ruleTableProblems(string(b), Catalog()) {
 		t.Errorf("README rule table: %s", p)
@@ -89,5 +140,15 @@ func TestRuleTableProblems(t *testing.T) {
 		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
 			t.Errorf("%s: problems %q, want %q", c.name, got, c.want)
 		}
+		if c.name == "bad row" {
+			continue
+		}
+		fixed := rewriteRuleTable(head+c.table, append(cat, Rule{ID: "new", Title: "a | new rule", Severity: Info}))
+		if p := ruleTableProblems(fixed, append(cat, Rule{ID: "new", Severity: Info})); len(p) != 0 || !strings.Contains(fixed, "| `new` | a \\| new rule | info |") {
+			t.Errorf("%s: rewritten table still has %v:\n%s", c.name, p, fixed)
+		}
+	}
+	if got := rewriteRuleTable(head+"| `a` | x | high |\n| `b` | y | low |\n\ntext", cat); got != head+"| `a` | x | high |\n| `b` | y | low |\n\ntext" {
+		t.Errorf("a table that is right is rewritten:\n%s", got)
 	}
 }
