@@ -101,7 +101,10 @@ type HostPlan struct {
 	// Infeasible: what the rules ask for that this host does not allow
 	// (facts.Feasibility); not planned.
 	Infeasible []Infeasible `json:"cannot_apply,omitempty"`
-	Warnings   []string     `json:"warnings,omitempty"`
+	// Conflicts: targets rules ask for in incompatible directions; not
+	// planned (merge.go).
+	Conflicts []Conflict `json:"conflicts,omitempty"`
+	Warnings  []string   `json:"warnings,omitempty"`
 }
 
 // RestartRequired reports whether any change needs a broker restart.
@@ -241,6 +244,10 @@ type request struct {
 	to     string
 	rules  []string
 	pulled bool // brought in for tcp_syncookies=0, its rule not selected
+	// asks are the rules' requests, each with its direction; conflict
+	// says why no value satisfies them all ("": to does).
+	asks     []ask
+	conflict string
 }
 
 func (p *planner) warn(format string, args ...any) {
@@ -265,7 +272,7 @@ func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys
 func (p *planner) addFix(fd rules.Finding, pulled bool) {
 	fx := fd.Fix
 	for _, k := range sortedKeys(fx.Sysctl) {
-		p.addSysctl(fd.Rule, k, fx.Sysctl[k], pulled)
+		p.addSysctl(fd.Rule, k, fx.Sysctl[k], fx.BoundOf(k), pulled)
 	}
 	for _, k := range sortedKeys(fx.KafkaProperties) {
 		p.addProperty(fd, k, fx.KafkaProperties[k], pulled)
@@ -290,7 +297,7 @@ func (p *planner) addFix(fd rules.Finding, pulled bool) {
 func (p *planner) addBacklogParts(fd rules.Finding) {
 	for _, k := range []string{keySomaxconn, keySynBacklog} {
 		if v, ok := fd.Fix.Sysctl[k]; ok {
-			p.addSysctl(fd.Rule, k, v, true)
+			p.addSysctl(fd.Rule, k, v, fd.Fix.BoundOf(k), true)
 		}
 	}
 	if v, ok := fd.Fix.KafkaProperties[propBacklog]; ok {
@@ -298,7 +305,7 @@ func (p *planner) addBacklogParts(fd rules.Finding) {
 	}
 }
 
-func (p *planner) addSysctl(rule, key, value string, pulled bool) {
+func (p *planner) addSysctl(rule, key, value string, b rules.Bound, pulled bool) {
 	value = sysctld.Fold(value)
 	if key == keySyncookies && value == "0" {
 		if !p.kernelAffected {
@@ -314,7 +321,7 @@ func (p *planner) addSysctl(rule, key, value string, pulled bool) {
 	}
 	r, ok := p.sysctl[key]
 	if !ok {
-		p.sysctl[key] = &request{to: value, rules: []string{rule}, pulled: pulled}
+		p.sysctl[key] = &request{to: value, rules: []string{rule}, pulled: pulled, asks: []ask{{rule, value, b}}}
 		return
 	}
 	r.rules = appendRule(r.rules, rule)
@@ -326,12 +333,7 @@ func (p *planner) addSysctl(rule, key, value string, pulled bool) {
 		}
 		return
 	}
-	to, ok := higher(r.to, value)
-	if !ok {
-		p.warn("rules %s ask for different values of %s (%s, %s): planning %s", strings.Join(r.rules, ", "), key, r.to, value, r.to)
-		return
-	}
-	r.to = to
+	r.merge(ask{rule, value, b})
 }
 
 func (p *planner) addProperty(fd rules.Finding, key, value string, pulled bool) {
@@ -370,19 +372,14 @@ func (p *planner) addProperty(fd rules.Finding, key, value string, pulled bool) 
 		p.warn("%s: %v", rule, err)
 		return
 	}
+	b := fd.Fix.BoundOf(key)
 	r, ok := p.prop[key]
 	if !ok {
-		p.prop[key] = &request{to: value, rules: []string{rule}, pulled: pulled}
+		p.prop[key] = &request{to: value, rules: []string{rule}, pulled: pulled, asks: []ask{{rule, value, b}}}
 		return
 	}
-	r.rules = appendRule(r.rules, rule)
 	r.pulled = r.pulled && pulled
-	to, ok := higher(r.to, value)
-	if !ok {
-		p.warn("rules %s ask for different values of %s (%s, %s): planning %s", strings.Join(r.rules, ", "), key, r.to, value, r.to)
-		return
-	}
-	r.to = to
+	r.merge(ask{rule, value, b})
 }
 
 // offer lists an alternative as a manual action, never applying it;
@@ -538,6 +535,7 @@ func (p *planner) finish(plan *HostPlan) {
 		return p.infeasible[i].Target < p.infeasible[j].Target
 	})
 	plan.Infeasible = p.infeasible
+	plan.Conflicts = p.conflicts()
 	p.checkSELinux(plan.Changes)
 
 	if len(p.upgrades) > 0 && !p.upgradeText {
@@ -561,6 +559,9 @@ func (p *planner) sysctlChanges() []Change {
 	persistSet := map[string]string{}
 	for _, key := range sortedKeys(p.sysctl) {
 		r := p.sysctl[key]
+		if r.conflict != "" {
+			continue // listed in Conflicts
+		}
 		from := sysctld.Fold(f.Sysctl[key])
 		runtime := from != r.to
 		pv, persisted := f.Persisted[key]
@@ -622,6 +623,9 @@ func (p *planner) propertyChanges() []Change {
 	var changes []Change
 	for _, key := range sortedKeys(p.prop) {
 		r := p.prop[key]
+		if r.conflict != "" {
+			continue // listed in Conflicts
+		}
 		from := p.f.Kafka.Properties[key]
 		if strings.TrimSpace(from) == r.to {
 			continue
@@ -817,7 +821,7 @@ func (p *planner) kafkaBacklog(after bool) (int, bool) {
 }
 
 func (p *planner) somaxconnAfter() (int, bool) {
-	if r, ok := p.sysctl[keySomaxconn]; ok && !p.cannot(KindSysctl, keySomaxconn) {
+	if r, ok := p.sysctl[keySomaxconn]; ok && r.conflict == "" && !p.cannot(KindSysctl, keySomaxconn) {
 		return atoi(r.to)
 	}
 	return atoi(p.f.Sysctl[keySomaxconn])
@@ -838,29 +842,6 @@ func kafkaName(k *facts.Kafka) string {
 		return "Apache Kafka " + k.Version
 	}
 	return "Kafka " + k.Version
-}
-
-// higher returns the larger of two sysctl or property values: numbers
-// compared as numbers, multi-field values ("4096 87380 6291456") field by
-// field. ok is false when they cannot be compared and differ.
-func higher(a, b string) (string, bool) {
-	if a == b {
-		return a, true
-	}
-	fa, fb := strings.Fields(a), strings.Fields(b)
-	if len(fa) != len(fb) || len(fa) == 0 {
-		return a, false
-	}
-	out := make([]string, len(fa))
-	for i := range fa {
-		x, err1 := strconv.ParseInt(fa[i], 10, 64)
-		y, err2 := strconv.ParseInt(fb[i], 10, 64)
-		if err1 != nil || err2 != nil {
-			return a, false
-		}
-		out[i] = strconv.FormatInt(max(x, y), 10)
-	}
-	return strings.Join(out, " "), true
 }
 
 func appendRule(rs []string, r string) []string {

@@ -71,13 +71,23 @@ func fail(rule string, fx rules.Fix) rules.Finding {
 	return rules.Finding{Rule: rule, Status: rules.Fail, Severity: rules.Medium, Fix: &fx}
 }
 
+// atLeast marks keys as lower bounds, as the rules' fixes do.
+func atLeast(keys ...string) map[string]rules.Bound {
+	m := map[string]rules.Bound{}
+	for _, k := range keys {
+		m[k] = rules.Bound{Dir: rules.AtLeast}
+	}
+	return m
+}
+
 var (
-	somaxconnF   = fail("somaxconn", rules.Fix{Sysctl: map[string]string{keySomaxconn: "4096"}})
-	effectiveF   = fail("listen-backlog-effective", rules.Fix{Sysctl: map[string]string{keySomaxconn: "1024"}, KafkaProperties: map[string]string{propBacklog: "1024"}})
-	hardcodedF   = fail("kafka-backlog-hardcoded", rules.Fix{Manual: "upgrade Kafka to ≥ 3.2 (KIP-764): before 3.2 the listen backlog is fixed at 50", KafkaProperties: map[string]string{propBacklog: "4096"}})
-	backlogCfgF  = fail("kafka-backlog-config", rules.Fix{KafkaProperties: map[string]string{propBacklog: "4096"}, Restart: true})
-	synBacklogF  = fail("syn-backlog", rules.Fix{Sysctl: map[string]string{keySynBacklog: "8192"}})
-	buffersF     = fail("socket-buffers", rules.Fix{Sysctl: map[string]string{"net.core.rmem_max": "134217728", "net.ipv4.tcp_rmem": "4096 87380 134217728"}})
+	somaxconnF  = fail("somaxconn", rules.Fix{Sysctl: map[string]string{keySomaxconn: "4096"}, Bounds: atLeast(keySomaxconn)})
+	effectiveF  = fail("listen-backlog-effective", rules.Fix{Sysctl: map[string]string{keySomaxconn: "1024"}, KafkaProperties: map[string]string{propBacklog: "1024"}, Bounds: atLeast(keySomaxconn, propBacklog)})
+	hardcodedF  = fail("kafka-backlog-hardcoded", rules.Fix{Manual: "upgrade Kafka to ≥ 3.2 (KIP-764): before 3.2 the listen backlog is fixed at 50", KafkaProperties: map[string]string{propBacklog: "4096"}, Bounds: atLeast(propBacklog)})
+	backlogCfgF = fail("kafka-backlog-config", rules.Fix{KafkaProperties: map[string]string{propBacklog: "4096"}, Restart: true, Bounds: atLeast(propBacklog)})
+	synBacklogF = fail("syn-backlog", rules.Fix{Sysctl: map[string]string{keySynBacklog: "8192"}, Bounds: atLeast(keySynBacklog)})
+	buffersF    = fail("socket-buffers", rules.Fix{Sysctl: map[string]string{"net.core.rmem_max": "134217728", "net.ipv4.tcp_rmem": "4096 87380 134217728"},
+		Bounds: map[string]rules.Bound{"net.core.rmem_max": {Dir: rules.AtLeast}, "net.ipv4.tcp_rmem": {Dir: rules.AtLeast, Field: 3}}})
 	persistedF   = fail("sysctl-persisted", rules.Fix{Sysctl: map[string]string{"net.ipv4.tcp_timestamps": "1"}})
 	ringF        = fail("nic-ring", rules.Fix{NIC: map[string]map[string]string{"eth0": {"rx": "8192", "tx": "4096"}}})
 	offloadF     = fail("nic-offload", rules.Fix{NIC: map[string]map[string]string{"eth0": {"gro": "on", "lro": "on", "tso": "on"}}})
@@ -249,7 +259,7 @@ func TestPlanHost(t *testing.T) {
 		{
 			name:     "dedup: two rules, one change, the higher target",
 			facts:    func(f *facts.Facts) { f.Kafka = nil },
-			findings: []rules.Finding{effectiveF, somaxconnF, fail("other", rules.Fix{Sysctl: map[string]string{"net.ipv4.tcp_rmem": "8192 65536 16777216"}}), buffersF},
+			findings: []rules.Finding{effectiveF, somaxconnF, fail("other", rules.Fix{Sysctl: map[string]string{"net.ipv4.tcp_rmem": "8192 65536 16777216"}, Bounds: atLeast("net.ipv4.tcp_rmem")}), buffersF},
 			check: func(t *testing.T, p HostPlan) {
 				n := 0
 				for _, c := range p.Changes {
@@ -261,8 +271,8 @@ func TestPlanHost(t *testing.T) {
 				if n != 1 || c.To != "4096" || c.Rule != "listen-backlog-effective,somaxconn" || c.RestartRequired {
 					t.Fatalf("somaxconn: %d changes, %+v", n, c)
 				}
-				if r := find(p, KindSysctl, "net.ipv4.tcp_rmem"); r == nil || r.To != "8192 87380 134217728" {
-					t.Errorf("tcp_rmem merged field by field: %+v", r)
+				if r := find(p, KindSysctl, "net.ipv4.tcp_rmem"); r == nil || r.To != "8192 65536 134217728" {
+					t.Errorf("tcp_rmem merged field by field (socket-buffers bounds only the third): %+v", r)
 				}
 				if !hasText(manualTexts(p), "no Kafka broker found") {
 					t.Errorf("manual: %v", manualTexts(p))
@@ -270,10 +280,11 @@ func TestPlanHost(t *testing.T) {
 			},
 		},
 		{
-			name:     "conflicting non-numeric values: first kept, warned",
+			name:     "two exact values: a conflict, nothing planned (no first pick)",
 			findings: []rules.Finding{fail("a", rules.Fix{Sysctl: map[string]string{"net.ipv4.tcp_congestion_control": "bbr"}}), fail("b", rules.Fix{Sysctl: map[string]string{"net.ipv4.tcp_congestion_control": "cubic"}})},
 			check: func(t *testing.T, p HostPlan) {
-				if c := find(p, KindSysctl, "net.ipv4.tcp_congestion_control"); c == nil || c.To != "bbr" || !hasText(p.Warnings, "different values") {
+				if c := find(p, KindSysctl, "net.ipv4.tcp_congestion_control"); c != nil || len(p.Conflicts) != 1 || p.Conflicts[0].Rule != "a,b" ||
+					!strings.Contains(p.Conflicts[0].Reason, "no value satisfies a: exactly bbr and b: exactly cubic") {
 					t.Fatalf("plan %+v", p)
 				}
 			},
@@ -498,22 +509,99 @@ func TestChangesSorted(t *testing.T) {
 	}
 }
 
-func TestHigher(t *testing.T) {
+func TestResolve(t *testing.T) {
+	at := func(rule, v string, d rules.Direction, field int) ask {
+		return ask{rule: rule, value: v, bound: rules.Bound{Dir: d, Field: field}}
+	}
 	for _, tc := range []struct {
-		a, b, want string
-		ok         bool
+		name string
+		asks []ask
+		want string // "" with err
+		err  string
 	}{
-		{"128", "4096", "4096", true},
-		{"4096", "1024", "4096", true},
-		{"4096 87380 6291456", "4096 131072 134217728", "4096 131072 134217728", true},
-		{"1 2", "1 2 3", "1 2", false},
-		{"bbr", "cubic", "bbr", false},
-		{"fq", "fq", "fq", true},
+		{"at least, larger wins", []ask{at("a", "128", rules.AtLeast, 0), at("b", "4096", rules.AtLeast, 0)}, "4096", ""},
+		{"at least, order does not matter", []ask{at("a", "4096", rules.AtLeast, 0), at("b", "1024", rules.AtLeast, 0)}, "4096", ""},
+		{"at most, smaller wins", []ask{at("a", "10", rules.AtMost, 0), at("b", "1", rules.AtMost, 0)}, "1", ""},
+		{"at least 1 and at most 10: compatible, the lower bound", []ask{at("a", "1", rules.AtLeast, 0), at("b", "10", rules.AtMost, 0)}, "1", ""},
+		{"at least 10 and at most 5: conflict", []ask{at("a", "10", rules.AtLeast, 0), at("b", "5", rules.AtMost, 0)}, "", "no value satisfies a: at least 10 and b: at most 5"},
+		{"exactly within a bound", []ask{at("a", "30", rules.Exactly, 0), at("b", "10", rules.AtLeast, 0)}, "30", ""},
+		{"exactly outside a bound", []ask{at("a", "3", rules.Exactly, 0), at("b", "10", rules.AtLeast, 0)}, "", "no value satisfies"},
+		{"two exact values", []ask{at("a", "bbr", rules.Exactly, 0), at("b", "cubic", rules.Exactly, 0)}, "", "no value satisfies a: exactly bbr and b: exactly cubic"},
+		{"same exact value", []ask{at("a", "fq", rules.Exactly, 0), at("b", "fq", rules.Exactly, 0)}, "fq", ""},
+		{"a word cannot be at least", []ask{at("a", "bbr", rules.AtLeast, 0), at("b", "bbr", rules.AtLeast, 0)}, "", "is not a number"},
+		{"field 3 at least, the first request's other fields kept", []ask{at("a", "4096 87380 6291456", rules.AtLeast, 3), at("b", "4096 131072 134217728", rules.AtLeast, 3)}, "4096 87380 134217728", ""},
+		{"field 3 at most and at least", []ask{at("a", "4096 87380 134217728", rules.AtLeast, 3), at("b", "4096 87380 6291456", rules.AtMost, 3)}, "", "field 3 at least 134217728 and b: field 3 at most 6291456"},
+		{"plain multi-field at least: field by field", []ask{at("a", "4096 87380 6291456", rules.AtLeast, 0), at("b", "4096 131072 134217728", rules.AtLeast, 0)}, "4096 131072 134217728", ""},
+		{"exact whole value and a field bound it meets", []ask{at("a", "4096 87380 134217728", rules.Exactly, 0), at("b", "1 1 6291456", rules.AtLeast, 3)}, "4096 87380 134217728", ""},
+		{"exact whole value and a field bound it misses", []ask{at("a", "4096 87380 6291456", rules.Exactly, 0), at("b", "1 1 134217728", rules.AtLeast, 3)}, "", "no value satisfies"},
+		{"field beyond the value", []ask{at("a", "1 2", rules.AtLeast, 3)}, "", "no field 3"},
 	} {
-		got, ok := higher(tc.a, tc.b)
-		if got != tc.want || ok != tc.ok {
-			t.Errorf("higher(%q,%q) = %q,%v", tc.a, tc.b, got, ok)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := resolve(tc.asks)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("resolve = %q, %v; want an error with %q", got, err, tc.err)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Fatalf("resolve = %q, %v; want %q", got, err, tc.want)
+			}
+		})
+	}
+}
+
+// TestPlanOppositeDirections: two rules ask for one key in opposite
+// directions. Compatible bounds plan the tighter value; incompatible ones
+// are a conflict in the plan, rendered loudly, and nothing is planned for
+// the key (the other changes still are).
+func TestPlanOppositeDirections(t *testing.T) {
+	f := &facts.Facts{Sysctl: map[string]string{"vm.swappiness": "60", "net.core.somaxconn": "128"}, Persisted: map[string]facts.PersistedSysctl{}}
+	fail := func(rule, key, value string, d rules.Direction) rules.Finding {
+		return rules.Finding{Rule: rule, Status: rules.Fail, Fix: &rules.Fix{
+			Summary: "set " + key, Sysctl: map[string]string{key: value}, Bounds: map[string]rules.Bound{key: {Dir: d}}}}
+	}
+	for _, tc := range []struct {
+		name     string
+		findings []rules.Finding
+		want     string // planned value of vm.swappiness, "" for none
+		conflict string
+	}{
+		{"at most 10 and at most 1", []rules.Finding{fail("swap-a", "vm.swappiness", "10", rules.AtMost), fail("swap-b", "vm.swappiness", "1", rules.AtMost)}, "1", ""},
+		{"at least 1 and at most 10", []rules.Finding{fail("swap-a", "vm.swappiness", "1", rules.AtLeast), fail("swap-b", "vm.swappiness", "10", rules.AtMost)}, "1", ""},
+		{"at most 1 then at least 10 (higher() took 10)", []rules.Finding{fail("swap-a", "vm.swappiness", "1", rules.AtMost), fail("swap-b", "vm.swappiness", "10", rules.AtLeast)}, "",
+			"no value satisfies swap-a: at most 1 and swap-b: at least 10"},
+		{"at least 10 and at most 5", []rules.Finding{fail("swap-a", "vm.swappiness", "10", rules.AtLeast), fail("swap-b", "vm.swappiness", "5", rules.AtMost)}, "",
+			"no value satisfies swap-a: at least 10 and swap-b: at most 5"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := append(tc.findings, fail("somaxconn", "net.core.somaxconn", "4096", rules.AtLeast))
+			p := PlanHost("h", f, fs, Selector{})
+			c := find(p, KindSysctl, "vm.swappiness")
+			if tc.want != "" {
+				if c == nil || c.To != tc.want || c.Rule != "swap-a,swap-b" || len(p.Conflicts) != 0 {
+					t.Fatalf("planned %+v, conflicts %+v; want vm.swappiness → %s", c, p.Conflicts, tc.want)
+				}
+				return
+			}
+			if c != nil {
+				t.Fatalf("a conflicting key was planned: %+v", c)
+			}
+			if len(p.Conflicts) != 1 || p.Conflicts[0].Target != "vm.swappiness" || p.Conflicts[0].Rule != "swap-a,swap-b" || !strings.Contains(p.Conflicts[0].Reason, tc.conflict) {
+				t.Fatalf("conflicts %+v, want one on vm.swappiness with %q", p.Conflicts, tc.conflict)
+			}
+			if find(p, KindSysctl, "net.core.somaxconn") == nil {
+				t.Fatal("the other change was dropped with the conflict")
+			}
+			var buf bytes.Buffer
+			RenderPlan(&buf, []HostPlan{p}, PlanOptions{})
+			out := buf.String()
+			for _, want := range []string{"CONFLICT: rules ask for incompatible values (not planned):", "swap-a,swap-b: vm.swappiness: " + tc.conflict, "1 target asked for in incompatible directions, not planned (CONFLICT above)"} {
+				if !strings.Contains(out, want) {
+					t.Errorf("rendered plan lacks %q:\n%s", want, out)
+				}
+			}
+		})
 	}
 }
 

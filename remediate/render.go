@@ -16,6 +16,7 @@ type Summary struct {
 	Restarts int // hosts with at least one change that needs a broker restart
 	Manual   int // manual actions
 	Cannot   int // changes the hosts do not allow (HostPlan.Infeasible)
+	Conflict int // targets rules ask for in incompatible directions (HostPlan.Conflicts)
 }
 
 // Summarize counts plans.
@@ -25,6 +26,7 @@ func Summarize(plans []HostPlan) Summary {
 		s.Changes += len(p.Changes)
 		s.Manual += len(p.Manual)
 		s.Cannot += len(p.Infeasible)
+		s.Conflict += len(p.Conflicts)
 		if len(p.Changes) > 0 {
 			s.Hosts++
 		}
@@ -73,6 +75,9 @@ func RenderPlan(w io.Writer, plans []HostPlan, opts PlanOptions) {
 	if s.Cannot > 0 {
 		tail += fmt.Sprintf("; %s cannot be applied on %s (listed above, with what to do instead)", plural(s.Cannot, "change", "changes"), hostsWord(plans))
 	}
+	if s.Conflict > 0 {
+		tail += fmt.Sprintf("; %s asked for in incompatible directions, not planned (CONFLICT above)", plural(s.Conflict, "target", "targets"))
+	}
 	if opts.Unaudited > 0 {
 		tail += fmt.Sprintf("; %s not audited: no plan for %s", plural(opts.Unaudited, "host", "hosts"), map[bool]string{true: "it", false: "them"}[opts.Unaudited == 1])
 	}
@@ -118,7 +123,7 @@ func (pw *planWriter) put(indent, hang int, s string) {
 // host writes one host's part of RenderPlan.
 func (pw *planWriter) host(p HostPlan) {
 	ts := termsafe.Line
-	if len(p.Changes) == 0 && len(p.Manual) == 0 && len(p.Warnings) == 0 && len(p.Infeasible) == 0 {
+	if len(p.Changes) == 0 && len(p.Manual) == 0 && len(p.Warnings) == 0 && len(p.Infeasible) == 0 && len(p.Conflicts) == 0 {
 		pw.put(0, 4, ts(p.Host)+": nothing to change")
 		return
 	}
@@ -136,6 +141,12 @@ func (pw *planWriter) host(p HostPlan) {
 			for _, n := range strings.Split(c.Note, "\n") {
 				pw.put(6, 2, ts(n))
 			}
+		}
+	}
+	if len(p.Conflicts) > 0 {
+		pw.b.WriteString("  CONFLICT: rules ask for incompatible values (not planned):\n")
+		for _, c := range p.Conflicts {
+			pw.put(4, 4, fmt.Sprintf("%s: %s: %s", c.Rule, ts(c.Target), ts(c.Reason)))
 		}
 	}
 	if len(p.Infeasible) > 0 {

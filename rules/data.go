@@ -6,15 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
 )
 
-// shipped holds every rule data file; TestShippedYAML loads each one strictly.
+// shippedFS holds every rule data file; TestShippedYAML loads each one strictly.
 //
 //go:embed *.yaml
-var shipped embed.FS
+var shippedFS embed.FS
 
 // Names of the shipped data files.
 const (
@@ -43,7 +44,7 @@ func decodeStrict(name string, data []byte, out any) error {
 }
 
 func mustRead(name string) []byte {
-	b, err := shipped.ReadFile(name)
+	b, err := shippedFS.ReadFile(name)
 	if err != nil {
 		panic("rules: embedded " + name + ": " + err.Error())
 	}
@@ -77,6 +78,9 @@ type Rule struct {
 	// Clients: the rule is also checked on client hosts (Facts.Role
 	// client); every other rule is skip there.
 	Clients bool `yaml:"clients" json:"clients,omitempty"`
+	// Check: the rule's sysctl thresholds as data (check.go); a rule with
+	// a check and no Go evaluator is judged by evalChecks alone.
+	Check *Check `yaml:"check" json:"-"`
 }
 
 // ScopeFleet marks a rule evaluated over the fleet (Rule.Scope).
@@ -86,10 +90,52 @@ type catalogDoc struct {
 	Rules []Rule `yaml:"rules"`
 }
 
-func parseCatalog(name string, data []byte) ([]Rule, error) {
+// parseCatalog reads a catalog and declares in keys the profile keys its
+// checks name that are not static.
+func parseCatalog(name string, data []byte, keys *keyTable) ([]Rule, error) {
 	var doc catalogDoc
 	if err := decodeStrict(name, data, &doc); err != nil {
 		return nil, err
+	}
+	var checkKeys []string
+	for i := range doc.Rules {
+		r := &doc.Rules[i]
+		if r.Check == nil {
+			continue
+		}
+		where := fmt.Sprintf("%s: rule %d (%q): check", name, i+1, r.ID)
+		if len(r.Check.Sysctls) == 0 || strings.TrimSpace(r.Check.Why) == "" {
+			return nil, fmt.Errorf("%s: needs sysctls and why", where)
+		}
+		for j := range r.Check.Sysctls {
+			sc := &r.Check.Sysctls[j]
+			kind, dyn, err := sc.validate(keys)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %v", where, err)
+			}
+			if dyn {
+				if prev, ok := keys.all[sc.Profile]; ok && prev.kind != kind {
+					return nil, fmt.Errorf("%s: %s: profile key %q is %s elsewhere, %s needs %s", where, sc.Key, sc.Profile, prev.kind, sc.Op, kind)
+				}
+				keys.declare(sc.Profile, kind)
+			}
+			if sc.Profile != "" && !slices.Contains(r.Thresholds, sc.Profile) {
+				r.Thresholds = append(r.Thresholds, sc.Profile)
+			}
+			if sc.Profile != "" && !slices.Contains(checkKeys, sc.Profile) {
+				checkKeys = append(checkKeys, sc.Profile)
+			}
+		}
+	}
+	// sysctl-persisted compares the boot value of every checked key.
+	for i := range doc.Rules {
+		if doc.Rules[i].ID == RuleSysctlPersisted {
+			for _, k := range checkKeys {
+				if !slices.Contains(doc.Rules[i].Thresholds, k) {
+					doc.Rules[i].Thresholds = append(doc.Rules[i].Thresholds, k)
+				}
+			}
+		}
 	}
 	if len(doc.Rules) == 0 {
 		return nil, fmt.Errorf("%s: no rules", name)
@@ -122,7 +168,7 @@ func parseCatalog(name string, data []byte) ([]Rule, error) {
 			}
 		}
 		for _, k := range r.Thresholds {
-			if _, ok := profileKeys[k]; !ok {
+			if _, ok := keys.all[k]; !ok {
 				return nil, fmt.Errorf("%s: threshold %q is not a profile key", where, k)
 			}
 		}
@@ -270,7 +316,44 @@ func parseConfluent(name string, data []byte) (confluentTable, error) {
 
 // ---- loaded once at init: a broken shipped file is a build bug ----
 
+// Set is a catalog with its profile keys and default profile: the shipped
+// one (catalog.yaml, profile.default.yaml), or one loaded by LoadSet.
+type Set struct {
+	rules []Rule
+	keys  *keyTable
+	def   Profile
+}
+
+// LoadSet reads a catalog and its default profile (which must set every
+// profile key, those its checks declare included), as the shipped ones
+// are read. kaudit itself uses the shipped set; a set loaded here is how a
+// rule added as YAML alone is run end to end (tests).
+func LoadSet(catalogName string, catalogData []byte, profileName string, profileData []byte) (*Set, error) {
+	s := &Set{keys: newKeyTable()}
+	var err error
+	if s.rules, err = parseCatalog(catalogName, catalogData, s.keys); err != nil {
+		return nil, err
+	}
+	if s.def, err = parseProfile(profileName, profileData, Profile{keys: s.keys}, true); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// DefaultProfile is the set's default profile.
+func (s *Set) DefaultProfile() Profile { return s.def.clone() }
+
+// Rules lists the set's rules in catalog order (copies).
+func (s *Set) Rules() []Rule {
+	out := make([]Rule, len(s.rules))
+	for i, r := range s.rules {
+		out[i] = r.clone()
+	}
+	return out
+}
+
 var (
+	shipped   *Set
 	catalog   []Rule
 	kernels   kernelTable
 	confluent confluentTable
@@ -279,12 +362,10 @@ var (
 
 func init() {
 	var err error
-	if defProf, err = parseProfile(profileFile, mustRead(profileFile), Profile{}); err != nil {
+	if shipped, err = LoadSet(catalogFile, mustRead(catalogFile), profileFile, mustRead(profileFile)); err != nil {
 		panic("rules: " + err.Error())
 	}
-	if catalog, err = parseCatalog(catalogFile, mustRead(catalogFile)); err != nil {
-		panic("rules: " + err.Error())
-	}
+	catalog, defProf = shipped.rules, shipped.def
 	if kernels, err = parseKernels(kernelsFile, mustRead(kernelsFile)); err != nil {
 		panic("rules: " + err.Error())
 	}
@@ -315,5 +396,10 @@ func Lookup(id string) (Rule, bool) {
 func (r Rule) clone() Rule {
 	r.References = append([]Reference(nil), r.References...)
 	r.Thresholds = append([]string(nil), r.Thresholds...)
+	if r.Check != nil {
+		ck := *r.Check
+		ck.Sysctls = append([]SysctlCheck(nil), ck.Sysctls...)
+		r.Check = &ck
+	}
 	return r
 }

@@ -11,8 +11,11 @@ import (
 // loaders maps every shipped YAML file to its strict loader. A new file
 // without a loader fails TestShippedYAML.
 var loaders = map[string]func(name string, data []byte) error{
-	catalogFile: func(n string, d []byte) error { _, err := parseCatalog(n, d); return err },
-	profileFile: func(n string, d []byte) error { _, err := parseProfile(n, d, Profile{}); return err },
+	catalogFile: func(n string, d []byte) error { _, err := parseCatalog(n, d, newKeyTable()); return err },
+	profileFile: func(n string, d []byte) error {
+		_, err := parseProfile(n, d, Profile{keys: shipped.keys}, true)
+		return err
+	},
 	kernelsFile: func(n string, d []byte) error { _, err := parseKernels(n, d); return err },
 	confluentFile: func(n string, d []byte) error {
 		_, err := parseConfluent(n, d)
@@ -43,12 +46,17 @@ func TestShippedYAML(t *testing.T) {
 			if err := load(p, data); err != nil {
 				t.Fatalf("strict load: %v", err)
 			}
-			emb, err := shipped.ReadFile(p)
+			emb, err := shippedFS.ReadFile(p)
 			if err != nil || string(emb) != string(data) {
 				t.Fatalf("%s is not embedded as on disk (%v)", p, err)
 			}
 		})
 	}
+}
+
+// checkRule is a one-rule catalog whose check has the item given.
+func checkRule(item string) string {
+	return "rules:\n  - {id: x, title: t, severity: low, rationale: r, references: [{title: a, url: 'https://a'}], fix: f, check: {why: w, sysctls: [" + item + "]}}\n"
 }
 
 func TestStrictLoadersRejectTypos(t *testing.T) {
@@ -64,6 +72,15 @@ func TestStrictLoadersRejectTypos(t *testing.T) {
 		{"confluent unknown field", confluentFile, "mappings:\n  - {cp: '7.2', ak: '3.2', confirmed: true, verified: true}\n", "verified"},
 		{"confluent not monotonic", confluentFile, "mappings:\n  - {cp: '7.2', ak: '3.2', confirmed: true}\n  - {cp: '7.3', ak: '3.1', confirmed: true}\n", "non-decreasing"},
 		{"profile missing key", profileFile, "somaxconn: 4096\n", "missing profile key"},
+		{"check unknown op", catalogFile, checkRule("{sysctl: vm.swappiness, op: below, value: '1', boot_default: {value: '60'}}"), `op "below" is not one of at-least, at-most, equal, one-of`},
+		{"check unknown field", catalogFile, checkRule("{sysctl: vm.swappiness, op: at-most, value: '1', feild: 2}"), "feild"},
+		{"check two targets", catalogFile, checkRule("{sysctl: vm.swappiness, op: at-most, value: '1', profile: swappiness, boot_default: {value: '60'}}"), "exactly one of profile, value, values"},
+		{"check non-integer bound", catalogFile, checkRule("{sysctl: vm.swappiness, op: at-most, value: low, boot_default: {value: '60'}}"), "needs an integer value"},
+		{"check bad key", catalogFile, checkRule("{sysctl: 'vm.swappiness;id', op: at-most, value: '1', boot_default: {value: '60'}}"), "not a dotted sysctl key"},
+		{"check static key of the wrong kind", catalogFile, checkRule("{sysctl: vm.swappiness, op: at-most, profile: offloads, boot_default: {value: '60'}}"), `profile key "offloads" is a list of strings`},
+		{"check without boot default", catalogFile, checkRule("{sysctl: vm.swappiness, op: at-most, value: '1'}"), "boot_default: give the value the kernel boots with"},
+		{"check boot default out of order", catalogFile, checkRule("{sysctl: vm.swappiness, op: at-most, value: '1', boot_default: {value: '1', before: [{kernel: '5.4', value: '2'}, {kernel: '4.4', value: '3'}]}}"), "in rising order"},
+		{"check without why", catalogFile, "rules:\n  - {id: x, title: t, severity: low, rationale: r, references: [{title: a, url: 'https://a'}], fix: f, check: {sysctls: [{sysctl: vm.swappiness, op: at-most, value: '1'}]}}\n", "needs sysctls and why"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -75,40 +92,30 @@ func TestStrictLoadersRejectTypos(t *testing.T) {
 	}
 }
 
-var wantIDs = []string{
-	"kernel-synack-wscale", "syncookies-fired", "listen-overflows", "kafka-backlog-hardcoded",
-	"kafka-backlog-config", "listen-backlog-effective", "reconnect-storm", "client-wscale-mismatch", "somaxconn", "syn-backlog", "tcp-timestamps",
-	"window-scaling", "socket-buffers", "congestion-control", "sysctl-persisted", "nic-ring", "nic-offload",
-}
-
-var wantSeverity = map[string]Severity{
-	"kernel-synack-wscale": Critical, "syncookies-fired": High, "listen-overflows": Medium,
-	"kafka-backlog-hardcoded": High, "kafka-backlog-config": Medium, "listen-backlog-effective": High,
-	"reconnect-storm": High, "client-wscale-mismatch": Critical,
-	"somaxconn": Medium, "syn-backlog": Low, "tcp-timestamps": High, "window-scaling": High,
-	"socket-buffers": Low, "congestion-control": Info, "sysctl-persisted": Medium, "nic-ring": Medium,
-	"nic-offload": Medium,
-}
-
-func TestCatalogIDsAndOrder(t *testing.T) {
-	var got []string
+// TestCatalogRules: every rule explains itself, and every rule ID the Go
+// code names is in the catalog. The list of rules, their order and their
+// severities are the catalog's alone (the README's table is checked
+// against it: TestReadmeRuleTable).
+func TestCatalogRules(t *testing.T) {
 	for _, r := range Catalog() {
-		got = append(got, r.ID)
-		if r.Severity != wantSeverity[r.ID] {
-			t.Errorf("%s: severity %s, DESIGN.md says %s", r.ID, r.Severity, wantSeverity[r.ID])
-		}
 		if len(r.Rationale) < 200 {
 			t.Errorf("%s: rationale is %d characters; explain why it matters", r.ID, len(r.Rationale))
 		}
 	}
-	if !reflect.DeepEqual(got, wantIDs) {
-		t.Fatalf("catalog IDs\n got %v\nwant %v", got, wantIDs)
+	for _, id := range []string{RuleKernelSynackWscale, RuleSyncookiesFired, RuleListenOverflows, RuleKafkaBacklogHardcoded,
+		RuleKafkaBacklogConfig, RuleListenBacklogEffective, RuleSysctlPersisted, RuleReconnectStorm, RuleClientWscaleMismatch} {
+		if _, ok := Lookup(id); !ok {
+			t.Errorf("rule %s, named in Go, is not in the catalog", id)
+		}
+	}
+	if Catalog()[0].ID != RuleKernelSynackWscale {
+		t.Errorf("the catalog starts with %s: the report opens with the kernel bug", Catalog()[0].ID)
 	}
 }
 
 func TestCatalogEvaluators(t *testing.T) {
 	for _, r := range Catalog() {
-		host, fleet := evaluators[r.ID] != nil, fleetEvaluators[r.ID] != nil
+		host, fleet := evaluatorFor(r) != nil, fleetEvaluators[r.ID] != nil
 		if host == fleet || fleet != (r.Scope == ScopeFleet) {
 			t.Errorf("catalog rule %s (scope %q): host evaluator %v, fleet evaluator %v", r.ID, r.Scope, host, fleet)
 		}
@@ -116,6 +123,12 @@ func TestCatalogEvaluators(t *testing.T) {
 	for id := range evaluators {
 		if _, ok := Lookup(id); !ok {
 			t.Errorf("evaluator %s has no catalog entry", id)
+		}
+	}
+	// The plain threshold rules have no Go: the catalog's check is all.
+	for _, id := range []string{"somaxconn", "tcp-timestamps", "window-scaling", "socket-buffers"} {
+		if r, _ := Lookup(id); r.Check == nil || evaluators[id] != nil {
+			t.Errorf("%s: want a catalog check and no Go evaluator", id)
 		}
 	}
 	for id := range fleetEvaluators {
@@ -179,19 +192,44 @@ func TestCatalogIsACopy(t *testing.T) {
 }
 
 func TestDefaultProfile(t *testing.T) {
-	want := Profile{
-		Somaxconn: 4096, TCPMaxSynBacklog: 8192, ListenBacklog: 4096,
-		RmemMax: 134217728, WmemMax: 134217728, TCPRmemMax: 134217728, TCPWmemMax: 134217728,
-		RmemDefault: 262144, WmemDefault: 262144, CongestionControl: "bbr", DefaultQdisc: "fq",
-		NICRing: 4096, Offloads: []string{"tso", "gso", "gro"}, StormMargin: 25,
-	}
 	got := DefaultProfile()
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("DefaultProfile\n got %+v\nwant %+v", got, want)
+	want := map[string]any{
+		"somaxconn": 4096, "tcp_max_syn_backlog": 8192, "listen_backlog": 4096,
+		"rmem_max": 134217728, "wmem_max": 134217728, "tcp_rmem_max": 134217728, "tcp_wmem_max": 134217728,
+		"rmem_default": 262144, "wmem_default": 262144, "congestion_control": "bbr", "default_qdisc": "fq",
+		"nic_ring": 4096, "offloads": []string{"tso", "gso", "gro"}, "storm_margin": 25,
+	}
+	// Every key has a value: the static ones and those the catalog's
+	// checks declare (a new check's key needs only its default in the file).
+	for _, k := range ProfileKeys() {
+		if got.Value(k) == nil {
+			t.Errorf("profile key %s has no default", k)
+		}
+	}
+	for k, v := range want {
+		if !reflect.DeepEqual(got.Value(k), v) {
+			t.Errorf("DefaultProfile %s = %v, want %v", k, got.Value(k), v)
+		}
+	}
+	if got.Somaxconn != 4096 || got.ListenBacklog != 4096 || got.StormMargin != 25 {
+		t.Errorf("DefaultProfile fields %+v", got)
 	}
 	got.Offloads[0] = "lro"
 	if DefaultProfile().Offloads[0] != "tso" {
 		t.Fatal("DefaultProfile shares its Offloads slice")
+	}
+	if _, err := got.With(map[string]any{"rmem_max": -1}); err == nil {
+		t.Error("a negative target for a check's key was accepted")
+	}
+	if z, err := got.With(map[string]any{"tcp_max_syn_backlog": 0}); err != nil || z.Value("tcp_max_syn_backlog") != 0 {
+		t.Errorf("a check's key takes 0 (vm.swappiness at most 0): %v", err)
+	}
+	if _, err := got.With(map[string]any{"somaxconn": 0}); err == nil {
+		t.Error("somaxconn 0 was accepted")
+	}
+	changed, err := got.With(map[string]any{"rmem_max": 1})
+	if err != nil || changed.Value("rmem_max") != 1 || got.Value("rmem_max") != 134217728 || DefaultProfile().Value("rmem_max") != 134217728 {
+		t.Fatalf("With on a check's key: %v, %v, %v", err, changed.Value("rmem_max"), got.Value("rmem_max"))
 	}
 }
 
@@ -208,7 +246,7 @@ func TestLoadProfile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Somaxconn != 65535 || p.CongestionControl != "cubic" || !reflect.DeepEqual(p.Offloads, []string{"gro"}) || p.TCPMaxSynBacklog != 8192 {
+	if p.Somaxconn != 65535 || p.CongestionControl != "cubic" || !reflect.DeepEqual(p.Offloads, []string{"gro"}) || p.Value("tcp_max_syn_backlog") != 8192 {
 		t.Fatalf("overrides not applied on top of the default: %+v", p)
 	}
 	if p, err := LoadProfile(write("empty.yaml", "")); err != nil || !reflect.DeepEqual(p, DefaultProfile()) {
@@ -266,23 +304,36 @@ func TestProfileWith(t *testing.T) {
 	}
 }
 
+// TestSysctlKeys: the gatherer reads every key a catalog check names, the
+// keys the Go rules read, and the two the guide names that no rule judges.
 func TestSysctlKeys(t *testing.T) {
-	got := SysctlKeys()
-	for _, want := range []string{
-		"net.core.somaxconn", "net.ipv4.tcp_max_syn_backlog", "net.ipv4.tcp_syncookies", "net.ipv4.tcp_timestamps",
-		"net.ipv4.tcp_window_scaling", "net.core.rmem_default", "net.core.wmem_default", "net.core.rmem_max",
-		"net.core.wmem_max", "net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem", "net.ipv4.tcp_congestion_control",
-		"net.core.default_qdisc", "net.ipv4.tcp_tw_reuse", "net.ipv4.tcp_fin_timeout",
-	} {
-		found := false
-		for _, k := range got {
-			found = found || k == want
-		}
-		if !found {
-			t.Errorf("SysctlKeys lacks %s", want)
+	got := map[string]bool{}
+	for _, k := range SysctlKeys() {
+		got[k] = true
+	}
+	want := []string{KeySyncookies, KeySomaxconn, KeySynBacklog, "net.ipv4.tcp_tw_reuse", "net.ipv4.tcp_fin_timeout"}
+	for _, r := range Catalog() {
+		if r.Check != nil {
+			for _, c := range r.Check.Sysctls {
+				want = append(want, c.Key)
+			}
 		}
 	}
-	if len(got) != 15 {
-		t.Errorf("SysctlKeys = %d keys %v, want 15", len(got), got)
+	for _, k := range want {
+		if _, ok := got[k]; !ok {
+			t.Errorf("SysctlKeys lacks %s", k)
+		}
+		got[k] = false
+	}
+	for k, unread := range got {
+		if !unread {
+			delete(got, k)
+		}
+	}
+	if len(got) > 0 {
+		t.Errorf("SysctlKeys has keys nothing reads: %v", sortedKeys(got))
+	}
+	if len(SysctlKeys()) < 15 {
+		t.Errorf("SysctlKeys = %v: fewer than the 15 keys of the shipped rules", SysctlKeys())
 	}
 }

@@ -8,8 +8,25 @@
 // Platform to Apache Kafka versions. All are embedded and loaded strictly: a
 // typo in a shipped file fails the tests, not a user.
 //
-// Each rule's check is an evaluator, a pure function of (facts, profile):
-// rules never import SSH, the inventory or the terminal, so every verdict is
+// A sysctl threshold rule is data alone: its catalog entry carries a
+// check (Check: sysctls compared at-least, at-most, equal or one-of with a
+// profile key or a literal, optionally on one field of a multi-value
+// sysctl, each with its boot default), and one generic evaluator
+// (evalChecks) judges every such rule. A profile key that only checks read
+// is declared by the check (its default in profile.default.yaml), the
+// gatherer reads every key a check names (SysctlKeys), and
+// sysctl-persisted compares the boot value of each. Adding one is a block
+// in catalog.yaml and a default in profile.default.yaml; LoadSet loads
+// such a pair as the shipped one is loaded. The reasoning rules are Go
+// evaluators, pure functions of (facts, profile); syn-backlog and
+// congestion-control start from their catalog check and add reasoning.
+// Severity has one home, the catalog: an evaluator departs from it only
+// through the named steps raised, warning and mitigated (evaluate.go).
+// A failing check's Fix carries each key's Bound (at least, at most,
+// exactly; the field), so remediate merges two rules' requests by
+// direction.
+//
+// Rules never import SSH, the inventory or the terminal, so every verdict is
 // testable without a host. Evaluate returns exactly one Finding per catalog
 // rule, in catalog order. Missing facts give "unknown" with the reason the
 // gatherer recorded, never "pass"; rules that do not apply give "skip".

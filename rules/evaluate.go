@@ -13,8 +13,10 @@ import (
 // evaluator is one rule's check: a pure function of the facts and profile.
 type evaluator func(c *evalCtx) Finding
 
-// evaluators maps every catalog ID to its check (TestCatalogEvaluators keeps
-// the two in step).
+// evaluators maps every catalog ID without a check to its Go evaluator
+// (TestCatalogEvaluators keeps the two in step); a rule with a catalog
+// check is judged by evalChecks, unless it is listed here because its
+// verdict needs reasoning beyond the thresholds.
 var evaluators = map[string]evaluator{
 	RuleKernelSynackWscale:     evalKernelSynackWscale,
 	RuleSyncookiesFired:        evalSyncookiesFired,
@@ -23,11 +25,7 @@ var evaluators = map[string]evaluator{
 	RuleKafkaBacklogConfig:     evalKafkaBacklogConfig,
 	RuleListenBacklogEffective: evalListenBacklogEffective,
 	RuleReconnectStorm:         evalReconnectStorm,
-	"somaxconn":                evalSomaxconn,
 	"syn-backlog":              evalSynBacklog,
-	"tcp-timestamps":           evalTCPTimestamps,
-	"window-scaling":           evalWindowScaling,
-	"socket-buffers":           evalSocketBuffers,
 	"congestion-control":       evalCongestionControl,
 	RuleSysctlPersisted:        evalSysctlPersisted,
 	"nic-ring":                 evalNICRing,
@@ -40,11 +38,26 @@ var evaluators = map[string]evaluator{
 // "unknown" for every rule. On a client host (Facts.Role client) the rules
 // not marked clients are skip. A fleet rule (scope fleet) is unknown here
 // until EvaluateFleet has seen every host (ApplyFleet puts its verdict in).
-func Evaluate(f *facts.Facts, p Profile) []Finding {
-	out := make([]Finding, 0, len(catalog))
-	for _, r := range catalog {
+func Evaluate(f *facts.Facts, p Profile) []Finding { return shipped.Evaluate(f, p) }
+
+// evaluatorFor is the rule's Go evaluator, else evalChecks for a rule with
+// a check, else nil.
+func evaluatorFor(r Rule) evaluator {
+	if fn := evaluators[r.ID]; fn != nil {
+		return fn
+	}
+	if r.Check != nil {
+		return evalChecks
+	}
+	return nil
+}
+
+// Evaluate runs the set's rules as the package's Evaluate runs the shipped ones.
+func (s *Set) Evaluate(f *facts.Facts, p Profile) []Finding {
+	out := make([]Finding, 0, len(s.rules))
+	for _, r := range s.rules {
 		var fd Finding
-		switch fn := evaluators[r.ID]; {
+		switch fn := evaluatorFor(r); {
 		case f == nil:
 			fd = Finding{Status: Unknown, Reason: "no facts gathered for this host"}
 		case r.Scope == ScopeFleet:
@@ -54,7 +67,7 @@ func Evaluate(f *facts.Facts, p Profile) []Finding {
 		case fn == nil:
 			fd = Finding{Status: Error, Reason: "no evaluator for rule " + r.ID + " (kaudit bug)"}
 		default:
-			fd = safeEval(fn, &evalCtx{f: f, p: p, rule: r})
+			fd = safeEval(fn, &evalCtx{f: f, p: p, rule: r, set: s})
 		}
 		fd.Rule = r.ID
 		if fd.Title == "" {
@@ -82,7 +95,32 @@ type evalCtx struct {
 	f    *facts.Facts
 	p    Profile
 	rule Rule
+	set  *Set
 	k    *kernelAnalysis
+}
+
+// Where a rule's verdict on one host departs from its catalog severity:
+// each departure is named here once, relative to the catalog's. Every
+// other finding carries the catalog's severity (Evaluate fills it in);
+// TestFailingSeverities holds the evaluators to that.
+
+// raised: the risk is worse on this host (syncookies-fired on a kernel
+// without 909172a: one step above the catalog's).
+func (c *evalCtx) raised() Severity { return c.rule.Severity.step(+1) }
+
+// warning: a warn, short of a failure (reconnect-storm within its
+// storm_margin, sysctl-persisted with an unknown boot value): one step below.
+func (c *evalCtx) warning() Severity { return c.rule.Severity.step(-1) }
+
+// mitigated: the host lacks a fix but a precondition of the risk is off
+// (kernel-synack-wscale with cookies off or no SO_RCVBUF): two steps
+// below the catalog's, and never above low.
+func (c *evalCtx) mitigated() Severity {
+	s := c.rule.Severity.step(-2)
+	if s.Rank() > Low.Rank() {
+		s = Low
+	}
+	return s
 }
 
 func (c *evalCtx) kernel() kernelAnalysis {
@@ -187,19 +225,34 @@ func fmtCounters(names []string, got map[string]int64) string {
 // sortedKeys lists m's keys in order.
 func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
 
-// SysctlKeys lists every sysctl key (dotted) the rules read, for the
-// gatherer. It also lists net.ipv4.tcp_tw_reuse and net.ipv4.tcp_fin_timeout:
-// no rule checks them, but the tuning guide names them and reports show them.
-func SysctlKeys() []string {
+// SysctlKeys lists every sysctl key (dotted) the shipped rules read, for
+// the gatherer: every key a catalog check names, and those Go rules read.
+// It also lists net.ipv4.tcp_tw_reuse and net.ipv4.tcp_fin_timeout: no
+// rule checks them, but the tuning guide names them and reports show them.
+func SysctlKeys() []string { return shipped.SysctlKeys() }
+
+// SysctlKeys lists every sysctl key the set's rules read (SysctlKeys).
+func (s *Set) SysctlKeys() []string {
 	keys := map[string]bool{
 		KeySyncookies:              true,
-		KeyTimestamps:              true,
-		KeyWindowScaling:           true,
+		KeySomaxconn:               true,
+		KeySynBacklog:              true,
 		"net.ipv4.tcp_tw_reuse":    true,
 		"net.ipv4.tcp_fin_timeout": true,
 	}
-	for _, t := range sysctlTargets {
-		keys[t.key] = true
+	for _, t := range s.checked() {
+		keys[t.Key] = true
 	}
 	return sortedKeys(keys)
+}
+
+// checked lists every check item of the set, in catalog order.
+func (s *Set) checked() []SysctlCheck {
+	var out []SysctlCheck
+	for _, r := range s.rules {
+		if r.Check != nil {
+			out = append(out, r.Check.Sysctls...)
+		}
+	}
+	return out
 }

@@ -1,6 +1,11 @@
 package rules
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+)
 
 // Status is a finding's verdict.
 type Status string
@@ -77,6 +82,11 @@ type Fix struct {
 	Summary string `json:"summary"`
 	// Sysctl: key -> target value (runtime and persisted).
 	Sysctl map[string]string `json:"sysctl,omitempty"`
+	// Bounds: key of Sysctl or KafkaProperties -> which values satisfy the
+	// rule (at least, at most, exactly the target; on one field of a
+	// multi-value sysctl), so that two rules asking for one key merge by
+	// direction (remediate). A key without a bound asks for exactly its value.
+	Bounds map[string]Bound `json:"bounds,omitempty"`
 	// KafkaProperties: key -> target value in server.properties (broker restart required).
 	KafkaProperties map[string]string `json:"kafka_properties,omitempty"`
 	// NIC ring/offload targets: interface -> setting -> value ("rx": "4096", "gro": "on").
@@ -89,6 +99,72 @@ type Fix struct {
 	// WhenUnknown: the fix is worth planning while the finding is unknown
 	// too (the facts cannot rule the risk out), not only when it fails.
 	WhenUnknown bool `json:"-"`
+}
+
+// Direction is which values of a target satisfy the rule that asks for it.
+type Direction string
+
+// Directions of a fix.
+const (
+	AtLeast Direction = "at least"
+	AtMost  Direction = "at most"
+	Exactly Direction = "exactly"
+)
+
+// Bound is the direction of one requested value, and for a multi-value
+// sysctl (net.ipv4.tcp_rmem) the 1-based field it bounds (0: the whole value).
+type Bound struct {
+	Dir   Direction
+	Field int
+}
+
+// MarshalText writes "at least", or "at least, field 3" for a field.
+func (b Bound) MarshalText() ([]byte, error) {
+	if b.Field > 0 {
+		return []byte(fmt.Sprintf("%s, field %d", b.Dir, b.Field)), nil
+	}
+	return []byte(b.Dir), nil
+}
+
+// UnmarshalText reads what MarshalText writes.
+func (b *Bound) UnmarshalText(t []byte) error {
+	s := string(t)
+	*b = Bound{}
+	if i := strings.Index(s, ", field "); i >= 0 {
+		n, err := strconv.Atoi(s[i+len(", field "):])
+		if err != nil || n < 1 {
+			return fmt.Errorf("bound %q: bad field", s)
+		}
+		b.Field, s = n, s[:i]
+	}
+	switch d := Direction(s); d {
+	case AtLeast, AtMost, Exactly:
+		b.Dir = d
+		return nil
+	}
+	return fmt.Errorf("bound %q is not at least, at most or exactly", s)
+}
+
+// BoundOf is the bound a fix puts on key (Exactly when it names none).
+func (f *Fix) BoundOf(key string) Bound {
+	if b, ok := f.Bounds[key]; ok && b.Dir != "" {
+		return b
+	}
+	return Bound{Dir: Exactly}
+}
+
+// atLeast records that key's value is a lower bound.
+func (f *Fix) atLeast(key string) {
+	if f.Bounds == nil {
+		f.Bounds = map[string]Bound{}
+	}
+	f.Bounds[key] = Bound{Dir: AtLeast}
+}
+
+// step is the severity n steps above s (below for n < 0), within critical..info.
+func (s Severity) step(n int) Severity {
+	r := min(max(s.Rank()+n, 1), len(Severities))
+	return Severities[len(Severities)-r]
 }
 
 // Alternative is another acceptable fix. Text says what it changes and its

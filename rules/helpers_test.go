@@ -7,29 +7,27 @@ import (
 	"github.com/kaudit/kaudit/audit/facts"
 )
 
-// compliantHost is a host on which every rule passes with the default profile.
+// compliantHost is a host on which every rule passes with the default
+// profile. Its sysctls come from the catalog: each check's target (the
+// first of one-of; in its field of the boot default for a field check),
+// persisted in one file except those whose target is a literal the kernel
+// boots with (tcp_timestamps, tcp_window_scaling).
 func compliantHost() *facts.Facts {
 	sys := map[string]string{
-		"net.core.somaxconn":              "4096",
-		"net.ipv4.tcp_max_syn_backlog":    "8192",
-		"net.ipv4.tcp_syncookies":         "1",
-		"net.ipv4.tcp_timestamps":         "1",
-		"net.ipv4.tcp_window_scaling":     "1",
-		"net.core.rmem_default":           "262144",
-		"net.core.wmem_default":           "262144",
-		"net.core.rmem_max":               "134217728",
-		"net.core.wmem_max":               "134217728",
-		"net.ipv4.tcp_rmem":               "4096 87380 134217728",
-		"net.ipv4.tcp_wmem":               "4096 87380 134217728",
-		"net.ipv4.tcp_congestion_control": "bbr",
-		"net.core.default_qdisc":          "fq",
-		"net.ipv4.tcp_tw_reuse":           "1",
-		"net.ipv4.tcp_fin_timeout":        "30",
+		"net.ipv4.tcp_syncookies":  "1",
+		"net.ipv4.tcp_tw_reuse":    "1",
+		"net.ipv4.tcp_fin_timeout": "30",
+	}
+	literal := map[string]bool{"net.ipv4.tcp_syncookies": true}
+	p := DefaultProfile()
+	for _, c := range shipped.checked() {
+		sys[c.Key] = compliantValue(c, sys[c.Key], p)
+		literal[c.Key] = c.Profile == ""
 	}
 	pers := map[string]facts.PersistedSysctl{}
 	line := 1
 	for _, k := range sortedKeys(sys) {
-		if k == "net.ipv4.tcp_syncookies" || k == "net.ipv4.tcp_timestamps" || k == "net.ipv4.tcp_window_scaling" {
+		if literal[k] {
 			continue // kernel defaults
 		}
 		pers[k] = facts.PersistedSysctl{Value: sys[k], File: "/etc/sysctl.d/60-kafka.conf", Line: line}
@@ -63,6 +61,24 @@ func compliantHost() *facts.Facts {
 	}
 }
 
+// compliantValue is a value of c's sysctl that meets c (cur: what other
+// checks of the same key already chose).
+func compliantValue(c SysctlCheck, cur string, p Profile) string {
+	_, str, _ := c.target(p)
+	if c.Field == 0 {
+		return str
+	}
+	if cur == "" {
+		cur = c.Boot.Value
+	}
+	f := strings.Fields(cur)
+	for len(f) < c.Field {
+		f = append(f, "4096")
+	}
+	f[c.Field-1] = str
+	return strings.Join(f, " ")
+}
+
 func find(t *testing.T, fs []Finding, id string) Finding {
 	t.Helper()
 	for _, f := range fs {
@@ -72,6 +88,25 @@ func find(t *testing.T, fs []Finding, id string) Finding {
 	}
 	t.Fatalf("no finding for %s", id)
 	return Finding{}
+}
+
+// checkSeverity holds a finding to the catalog's severity: a fail carries
+// it unless the case declares a departure (sev), which must then be one of
+// those evaluate.go names (raised, warning, mitigated); a warn carries a
+// named departure.
+func checkSeverity(t *testing.T, fd Finding, declared Severity) {
+	t.Helper()
+	r, _ := Lookup(fd.Rule)
+	c := &evalCtx{rule: r}
+	named := fd.Severity == c.raised() || fd.Severity == c.warning() || fd.Severity == c.mitigated()
+	switch {
+	case fd.Status == Fail && fd.Severity != r.Severity && (declared == "" || !named):
+		t.Errorf("%s fails at %s, the catalog says %s: a departure must be named in evaluate.go and declared by the case", fd.Rule, fd.Severity, r.Severity)
+	case fd.Status == Fail && declared != "" && declared == r.Severity:
+		t.Errorf("%s: the case restates the catalog's severity %s; leave sev out", fd.Rule, declared)
+	case fd.Status == Warn && fd.Severity != r.Severity && !named:
+		t.Errorf("%s warns at %s: neither the catalog's %s nor a named departure", fd.Rule, fd.Severity, r.Severity)
+	}
 }
 
 type ruleCase struct {
@@ -103,6 +138,7 @@ func runRuleCases(t *testing.T, id string, cases []ruleCase) {
 			if fd.Reason == "" {
 				t.Fatal("empty reason")
 			}
+			checkSeverity(t, fd, c.sev)
 			if fd.Status == Fail && fd.Fix == nil {
 				t.Fatal("failing finding without a fix")
 			}

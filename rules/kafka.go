@@ -207,7 +207,7 @@ func evalKafkaBacklogHardcoded(c *evalCtx) Finding {
 		}
 		return fd
 	}
-	fd.Status, fd.Severity = Fail, High
+	fd.Status = Fail
 	fd.Reason = kv.reason + ": before Apache Kafka 3.2 the listen backlog is hard-coded to 50 (the JDK default, KIP-764), so a restart or preferred leader election overflows the SYN queue and triggers SYN cookies"
 	manual := "upgrade Kafka to ≥ 3.2"
 	if strings.EqualFold(c.f.Kafka.Distribution, "confluent") {
@@ -262,11 +262,12 @@ func evalKafkaBacklogConfig(c *evalCtx) Finding {
 		fd.Reason = fmt.Sprintf("socket.listen.backlog.size %d ≥ target %d%s", n, target, capNote)
 		return fd
 	}
-	fd.Status, fd.Severity = Fail, Medium
+	fd.Status = Fail
 	fd.Reason = fmt.Sprintf("socket.listen.backlog.size %d < target %d: the broker's SYN and accept queues hold only %d pending connections, too few for a restart or leader election%s", n, target, n, capNote)
 	fd.Fix = &Fix{
 		Summary:         fmt.Sprintf("set socket.listen.backlog.size=%d in server.properties and restart the broker", target),
 		KafkaProperties: map[string]string{PropBacklog: fmt.Sprint(target)},
+		Bounds:          map[string]Bound{PropBacklog: {Dir: AtLeast}},
 		Restart:         true,
 	}
 	return fd
@@ -302,7 +303,7 @@ func evalListenBacklogEffective(c *evalCtx) Finding {
 		fd.Reason = fmt.Sprintf("the Kafka listener runs with an effective backlog of %d ≥ target %d", low.Backlog, target)
 		return fd
 	}
-	fd.Status, fd.Severity = Fail, High
+	fd.Status = Fail
 	fd.Reason, fd.Fix = c.backlogLimits(fd.Observed, target)
 	return fd
 }
@@ -328,6 +329,7 @@ func (c *evalCtx) backlogLimits(observed string, target int) (string, *Fix) {
 	if somaxOK && somax < target {
 		limits = append(limits, fmt.Sprintf("net.core.somaxconn=%d", somax))
 		fix.Sysctl = map[string]string{KeySomaxconn: fmt.Sprint(max(target, c.p.Somaxconn))}
+		fix.atLeast(KeySomaxconn)
 	}
 	kv := c.kafkaVersion()
 	requested := "Kafka's requested backlog"
@@ -343,6 +345,7 @@ func (c *evalCtx) backlogLimits(observed string, target int) (string, *Fix) {
 			if n < target {
 				limits = append(limits, requested)
 				fix.KafkaProperties = map[string]string{PropBacklog: fmt.Sprint(target)}
+				fix.atLeast(PropBacklog)
 			}
 		}
 	}

@@ -75,7 +75,7 @@ func evalKernelSynackWscale(c *evalCtx) Finding {
 	}
 
 	fd.Fix = kernelFix(a, exposed)
-	kernelVerdict(&fd, a, e)
+	c.kernelVerdict(&fd, a, e)
 	return withSource(fd, a)
 }
 
@@ -105,7 +105,7 @@ func kernelFix(a kernelAnalysis, exposed bool) *Fix {
 // kernelVerdict sets the status, severity and reason of a kernel that is
 // not known to be fixed: fail when exposed, else warn (affected) or
 // unknown, never pass.
-func kernelVerdict(fd *Finding, a kernelAnalysis, e exposure) {
+func (c *evalCtx) kernelVerdict(fd *Finding, a kernelAnalysis, e exposure) {
 	exposed := e.cookies && e.rcvbuf
 	var mitigation string
 	switch {
@@ -118,19 +118,18 @@ func kernelVerdict(fd *Finding, a kernelAnalysis, e exposure) {
 	switch a.status {
 	case KernelAffected:
 		if exposed {
-			fd.Status, fd.Severity = Fail, Critical
+			fd.Status = Fail
 			fd.Reason = a.reason + "; " + e.cookiesNote + " and " + e.rcvbufNote + ": a connection completed by a SYN cookie gets a window scale different from the one advertised (the talk's 1 vs 7), and producers to this broker slow to a crawl"
 		} else {
-			fd.Status, fd.Severity = Warn, Low
+			fd.Status, fd.Severity = Warn, c.mitigated()
 			fd.Reason = "kernel lacks 909172a but " + mitigation + " (" + a.reason + ")"
 		}
 	default: // unknown: never pass
 		fd.Status = Unknown
 		if exposed {
-			fd.Severity = Critical
 			fd.Reason = "cannot tell whether the kernel has commit 909172a: " + a.reason + "; the host is exposed if it lacks it (" + e.cookiesNote + ", " + e.rcvbufNote + ")"
 		} else {
-			fd.Severity = Low
+			fd.Severity = c.mitigated()
 			fd.Reason = "cannot tell whether the kernel has commit 909172a, but " + mitigation + ". Why unknown: " + a.reason
 		}
 	}
@@ -169,11 +168,11 @@ func evalSyncookiesFired(c *evalCtx) Finding {
 		fd.Reason = "no SYN cookies sent since boot in this network namespace (" + note + ")"
 		return fd
 	}
-	fd.Status, fd.Severity = Fail, High
+	fd.Status = Fail
 	fd.Reason = "the SYN queue overflowed and SYN cookies were sent: the listen backlog is too small for reconnect storms (restarts, leader elections); " + note + ", so this may be old"
 	switch a := c.kernel(); a.status {
 	case KernelAffected:
-		fd.Severity = Critical
+		fd.Severity = c.raised()
 		fd.Reason += "; raised to critical: the kernel lacks commit 909172a, so these cookie connections may run with a mismatched window scale (" + a.reason + ")"
 	case KernelUnknown:
 		fd.Reason += "; not raised to critical because the kernel's status is unknown (see kernel-synack-wscale): if it lacks commit 909172a these connections may run with a mismatched window scale"
@@ -209,7 +208,7 @@ func evalListenOverflows(c *evalCtx) Finding {
 		fd.Reason = "no listen-queue overflows or drops since boot in this network namespace"
 		return fd
 	}
-	fd.Status, fd.Severity = Fail, Medium
+	fd.Status = Fail
 	fd.Reason = strings.Join(nonzero, ", ") + " > 0: listeners dropped connection attempts (accept or SYN queue full); each drop costs the client a retransmission timeout; counters are cumulative since boot and per network namespace, so this may be old"
 	fd.Fix = c.backlogFix("raise the listen backlog (somaxconn and the Kafka backlog)")
 	return fd
@@ -220,6 +219,7 @@ func (c *evalCtx) backlogFix(summary string) *Fix {
 	fix := &Fix{Summary: summary}
 	if n, _, ok := c.sysctlInt(KeySomaxconn); ok && n < c.p.Somaxconn {
 		fix.Sysctl = map[string]string{KeySomaxconn: fmt.Sprint(c.p.Somaxconn)}
+		fix.atLeast(KeySomaxconn)
 		fix.Restart = true
 	}
 	kv := c.kafkaVersion()
@@ -230,6 +230,7 @@ func (c *evalCtx) backlogFix(summary string) *Fix {
 	default:
 		if n, ok := c.kafkaBacklogProp(); ok && n < c.p.ListenBacklog {
 			fix.KafkaProperties = map[string]string{PropBacklog: fmt.Sprint(c.p.ListenBacklog)}
+			fix.atLeast(PropBacklog)
 			fix.Restart = true
 		}
 	}

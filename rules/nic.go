@@ -34,7 +34,7 @@ func evalNICRing(c *evalCtx) Finding {
 		fd.Reason = "ring buffers meet min(target, maximum)" + note
 		return fd
 	}
-	fd.Status, fd.Severity = Fail, Medium
+	fd.Status = Fail
 	fd.Reason = strings.Join(rc.bad, "; ") + ": small rings drop packets in bursts before the kernel sees them" + note
 	fd.Fix = &Fix{
 		Summary: "raise ring sizes with ethtool -G (capped at each NIC's maximum) and persist them; the link may reset briefly",
@@ -135,7 +135,7 @@ func evalNICOffload(c *evalCtx) Finding {
 		fd.Reason = "offloads are on where the NIC allows them" + note
 		return fd
 	}
-	fd.Status, fd.Severity = Fail, Medium
+	fd.Status = Fail
 	fd.Reason = strings.Join(oc.bad, ", ") + " and not [fixed]: the kernel and NIC handle MTU-sized packets instead of large segments, costing CPU per byte" + note
 	fd.Fix = &Fix{Summary: "enable the offloads with ethtool -K and persist them", NIC: oc.fix}
 	return fd

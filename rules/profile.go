@@ -20,20 +20,21 @@ import (
 // override keys with LoadProfile or per host with With. Key names are the
 // YAML names below.
 type Profile struct {
-	Somaxconn         int      `json:"somaxconn"`           // net.core.somaxconn >=
-	TCPMaxSynBacklog  int      `json:"tcp_max_syn_backlog"` // net.ipv4.tcp_max_syn_backlog >=
-	ListenBacklog     int      `json:"listen_backlog"`      // socket.listen.backlog.size and the listener's Send-Q >=
-	RmemMax           int      `json:"rmem_max"`            // net.core.rmem_max >=
-	WmemMax           int      `json:"wmem_max"`            // net.core.wmem_max >=
-	TCPRmemMax        int      `json:"tcp_rmem_max"`        // third field of net.ipv4.tcp_rmem >=
-	TCPWmemMax        int      `json:"tcp_wmem_max"`        // third field of net.ipv4.tcp_wmem >=
-	RmemDefault       int      `json:"rmem_default"`        // net.core.rmem_default >=
-	WmemDefault       int      `json:"wmem_default"`        // net.core.wmem_default >=
-	CongestionControl string   `json:"congestion_control"`  // net.ipv4.tcp_congestion_control ==
-	DefaultQdisc      string   `json:"default_qdisc"`       // net.core.default_qdisc ==
-	NICRing           int      `json:"nic_ring"`            // rx/tx ring entries >= (capped at the NIC maximum)
-	Offloads          []string `json:"offloads"`            // ethtool -k short names that must be on
-	StormMargin       int      `json:"storm_margin"`        // reconnect-storm: percent above the effective backlog that is a warning, not a failure
+	Somaxconn         int      `json:"somaxconn"`          // net.core.somaxconn >=
+	ListenBacklog     int      `json:"listen_backlog"`     // socket.listen.backlog.size and the listener's Send-Q >=
+	CongestionControl string   `json:"congestion_control"` // net.ipv4.tcp_congestion_control ==
+	DefaultQdisc      string   `json:"default_qdisc"`      // net.core.default_qdisc ==
+	NICRing           int      `json:"nic_ring"`           // rx/tx ring entries >= (capped at the NIC maximum)
+	Offloads          []string `json:"offloads"`           // ethtool -k short names that must be on
+	StormMargin       int      `json:"storm_margin"`       // reconnect-storm: percent above the effective backlog that is a warning, not a failure
+
+	// extra holds the keys only catalog checks read (rmem_max,
+	// tcp_rmem_max, …: declared by a check's profile:), by name: int,
+	// string or []string. No Go reads them, so none needs a field.
+	extra map[string]any
+	// keys is the key table of the catalog the profile belongs to (nil:
+	// the shipped one).
+	keys *keyTable
 }
 
 type keyKind int
@@ -49,46 +50,85 @@ func (k keyKind) String() string {
 }
 
 type profileKey struct {
-	kind   keyKind
-	ints   func(*Profile) *int
-	str    func(*Profile) *string
-	list   func(*Profile) *[]string
-	sysctl string // the sysctl it targets, "" if none
+	kind keyKind
+	ints func(*Profile) *int
+	str  func(*Profile) *string
+	list func(*Profile) *[]string
+	// dyn: a key declared by a catalog check, its value in Profile.extra.
+	dyn  bool
+	name string
 }
 
-// profileKeys is the closed set of profile keys.
-var profileKeys = map[string]profileKey{
-	"somaxconn":           {kind: kindInt, ints: func(p *Profile) *int { return &p.Somaxconn }, sysctl: "net.core.somaxconn"},
-	"tcp_max_syn_backlog": {kind: kindInt, ints: func(p *Profile) *int { return &p.TCPMaxSynBacklog }, sysctl: "net.ipv4.tcp_max_syn_backlog"},
-	"listen_backlog":      {kind: kindInt, ints: func(p *Profile) *int { return &p.ListenBacklog }},
-	"rmem_max":            {kind: kindInt, ints: func(p *Profile) *int { return &p.RmemMax }, sysctl: "net.core.rmem_max"},
-	"wmem_max":            {kind: kindInt, ints: func(p *Profile) *int { return &p.WmemMax }, sysctl: "net.core.wmem_max"},
-	"tcp_rmem_max":        {kind: kindInt, ints: func(p *Profile) *int { return &p.TCPRmemMax }, sysctl: "net.ipv4.tcp_rmem"},
-	"tcp_wmem_max":        {kind: kindInt, ints: func(p *Profile) *int { return &p.TCPWmemMax }, sysctl: "net.ipv4.tcp_wmem"},
-	"rmem_default":        {kind: kindInt, ints: func(p *Profile) *int { return &p.RmemDefault }, sysctl: "net.core.rmem_default"},
-	"wmem_default":        {kind: kindInt, ints: func(p *Profile) *int { return &p.WmemDefault }, sysctl: "net.core.wmem_default"},
-	"congestion_control":  {kind: kindString, str: func(p *Profile) *string { return &p.CongestionControl }, sysctl: "net.ipv4.tcp_congestion_control"},
-	"default_qdisc":       {kind: kindString, str: func(p *Profile) *string { return &p.DefaultQdisc }, sysctl: "net.core.default_qdisc"},
-	"nic_ring":            {kind: kindInt, ints: func(p *Profile) *int { return &p.NICRing }},
-	"offloads":            {kind: kindList, list: func(p *Profile) *[]string { return &p.Offloads }},
-	"storm_margin":        {kind: kindInt, ints: func(p *Profile) *int { return &p.StormMargin }},
+// staticKeys are the profile keys Go reasoning rules read, each a field of
+// Profile. Every other key is declared by a catalog check (keyTable).
+var staticKeys = map[string]profileKey{
+	"somaxconn":          {kind: kindInt, ints: func(p *Profile) *int { return &p.Somaxconn }},
+	"listen_backlog":     {kind: kindInt, ints: func(p *Profile) *int { return &p.ListenBacklog }},
+	"congestion_control": {kind: kindString, str: func(p *Profile) *string { return &p.CongestionControl }},
+	"default_qdisc":      {kind: kindString, str: func(p *Profile) *string { return &p.DefaultQdisc }},
+	"nic_ring":           {kind: kindInt, ints: func(p *Profile) *int { return &p.NICRing }},
+	"offloads":           {kind: kindList, list: func(p *Profile) *[]string { return &p.Offloads }},
+	"storm_margin":       {kind: kindInt, ints: func(p *Profile) *int { return &p.StormMargin }},
 }
+
+// keyTable is the closed set of profile keys of one catalog: the static
+// ones and those its checks declare.
+type keyTable struct {
+	static map[string]profileKey
+	all    map[string]profileKey
+	names  []string // sorted
+}
+
+func newKeyTable() *keyTable {
+	t := &keyTable{static: staticKeys, all: map[string]profileKey{}}
+	for k, v := range staticKeys {
+		t.all[k] = v
+	}
+	t.sort()
+	return t
+}
+
+func (t *keyTable) declare(name string, kind keyKind) {
+	if _, ok := t.all[name]; !ok {
+		t.all[name] = profileKey{kind: kind, dyn: true, name: name}
+		t.sort()
+	}
+}
+
+func (t *keyTable) sort() {
+	t.names = sortedKeys(t.all)
+}
+
+func (p Profile) table() *keyTable {
+	if p.keys != nil {
+		return p.keys
+	}
+	return shipped.keys
+}
+
+func (p Profile) key(name string) (profileKey, bool) {
+	k, ok := p.table().all[name]
+	return k, ok
+}
+
+func (p Profile) keyNames() []string { return p.table().names }
 
 // ProfileKeys lists the profile key names, sorted.
-func ProfileKeys() []string {
-	out := make([]string, 0, len(profileKeys))
-	for k := range profileKeys {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func ProfileKeys() []string { return append([]string(nil), shipped.keys.names...) }
 
 // DefaultProfile returns the shipped profile (profile.default.yaml).
 func DefaultProfile() Profile { return defProf.clone() }
 
 func (p Profile) clone() Profile {
 	p.Offloads = append([]string(nil), p.Offloads...)
+	extra := make(map[string]any, len(p.extra))
+	for k, v := range p.extra {
+		if l, ok := v.([]string); ok {
+			v = append([]string(nil), l...)
+		}
+		extra[k] = v
+	}
+	p.extra = extra
 	return p
 }
 
@@ -100,7 +140,7 @@ func LoadProfile(path string) (Profile, error) {
 	if err != nil {
 		return Profile{}, fmt.Errorf("profile: %w", err)
 	}
-	return parseProfile(path, data, DefaultProfile())
+	return parseProfile(path, data, DefaultProfile(), false)
 }
 
 // With returns a copy of p with overrides applied, for per-host inventory
@@ -114,9 +154,9 @@ func (p Profile) With(overrides map[string]any) (Profile, error) {
 	}
 	sort.Strings(keys)
 	for _, name := range keys {
-		key, ok := profileKeys[name]
+		key, ok := p.key(name)
 		if !ok {
-			return p, fmt.Errorf("profile override %q: unknown key (known: %s)", name, strings.Join(ProfileKeys(), ", "))
+			return p, fmt.Errorf("profile override %q: unknown key (known: %s)", name, strings.Join(p.keyNames(), ", "))
 		}
 		if err := key.setAny(&out, overrides[name]); err != nil {
 			return p, fmt.Errorf("profile override %q: %w", name, err)
@@ -128,9 +168,8 @@ func (p Profile) With(overrides map[string]any) (Profile, error) {
 var wordRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
 
 // parseProfile applies the keys of one YAML mapping onto base. The default
-// profile must set every key.
-func parseProfile(name string, data []byte, base Profile) (Profile, error) {
-	requireAll := name == profileFile
+// profile (requireAll) must set every key.
+func parseProfile(name string, data []byte, base Profile, requireAll bool) (Profile, error) {
 	out := base.clone()
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
@@ -161,9 +200,9 @@ func parseProfile(name string, data []byte, base Profile) (Profile, error) {
 	seen := map[string]int{}
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		kn, vn := root.Content[i], root.Content[i+1]
-		key, ok := profileKeys[kn.Value]
+		key, ok := out.key(kn.Value)
 		if !ok {
-			return out, fmt.Errorf("%s:%d: unknown profile key %q (known: %s)", name, kn.Line, kn.Value, strings.Join(ProfileKeys(), ", "))
+			return out, fmt.Errorf("%s:%d: unknown profile key %q (known: %s)", name, kn.Line, kn.Value, strings.Join(out.keyNames(), ", "))
 		}
 		if prev, dup := seen[kn.Value]; dup {
 			return out, fmt.Errorf("%s:%d: profile key %q set twice (first at line %d)", name, kn.Line, kn.Value, prev)
@@ -174,7 +213,7 @@ func parseProfile(name string, data []byte, base Profile) (Profile, error) {
 		}
 	}
 	if requireAll {
-		for _, k := range ProfileKeys() {
+		for _, k := range out.keyNames() {
 			if _, ok := seen[k]; !ok {
 				return out, fmt.Errorf("%s: missing profile key %q", name, k)
 			}
@@ -195,7 +234,7 @@ func (k profileKey) setNode(p *Profile, n *yaml.Node) error {
 		}
 		return k.setInt(p, v)
 	case kindString:
-		if n.Kind != yaml.ScalarNode || n.Tag != "!!str" {
+		if n.Kind != yaml.ScalarNode || (n.Tag != "!!str" && !(k.dyn && n.Tag == "!!int")) {
 			return fmt.Errorf("want %s, got %s", k.kind, describeNode(n))
 		}
 		return k.setString(p, n.Value)
@@ -284,8 +323,16 @@ func anyInt(v any) (int, bool) {
 }
 
 func (k profileKey) setInt(p *Profile, v int) error {
+	if k.dyn && v >= 0 { // a check's target may be 0 (vm.swappiness at most 0)
+		p.extra[k.name] = v
+		return nil
+	}
 	if v <= 0 {
 		return fmt.Errorf("want %s, got %d", k.kind, v)
+	}
+	if k.dyn {
+		p.extra[k.name] = v
+		return nil
 	}
 	*k.ints(p) = v
 	return nil
@@ -294,6 +341,10 @@ func (k profileKey) setInt(p *Profile, v int) error {
 func (k profileKey) setString(p *Profile, s string) error {
 	if !wordRE.MatchString(s) {
 		return fmt.Errorf("want a name like %q, got %q", "bbr", s)
+	}
+	if k.dyn {
+		p.extra[k.name] = s
+		return nil
 	}
 	*k.str(p) = s
 	return nil
@@ -311,6 +362,10 @@ func (k profileKey) setList(p *Profile, vs []string) error {
 			seen[s] = true
 		}
 	}
+	if k.dyn {
+		p.extra[k.name] = out
+		return nil
+	}
 	*k.list(p) = out
 	return nil
 }
@@ -318,9 +373,16 @@ func (k profileKey) setList(p *Profile, vs []string) error {
 // Value returns the value of a profile key (nil for an unknown key), for
 // display in `kaudit explain`.
 func (p Profile) Value(key string) any {
-	k, ok := profileKeys[key]
+	k, ok := p.key(key)
 	if !ok {
 		return nil
+	}
+	if k.dyn {
+		v := p.extra[key]
+		if l, ok := v.([]string); ok {
+			return append([]string(nil), l...)
+		}
+		return v
 	}
 	switch k.kind {
 	case kindInt:

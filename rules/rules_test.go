@@ -10,12 +10,13 @@ import (
 
 func TestEvaluateShape(t *testing.T) {
 	fs := Evaluate(compliantHost(), DefaultProfile())
-	if len(fs) != len(wantIDs) {
-		t.Fatalf("%d findings, want %d", len(fs), len(wantIDs))
+	cat := Catalog()
+	if len(fs) != len(cat) {
+		t.Fatalf("%d findings, want one per catalog rule (%d)", len(fs), len(cat))
 	}
 	for i, fd := range fs {
-		if fd.Rule != wantIDs[i] {
-			t.Errorf("finding %d is %s, want %s", i, fd.Rule, wantIDs[i])
+		if fd.Rule != cat[i].ID {
+			t.Errorf("finding %d is %s, want %s", i, fd.Rule, cat[i].ID)
 		}
 		r, _ := Lookup(fd.Rule)
 		if fd.Title != r.Title || fd.Severity != r.Severity {
@@ -46,10 +47,10 @@ func TestEvaluateNilAndEmptyFacts(t *testing.T) {
 }
 
 func TestEvaluatePanicIsError(t *testing.T) {
-	old := evaluators["somaxconn"]
-	evaluators["somaxconn"] = func(*evalCtx) Finding { panic("boom") }
-	defer func() { evaluators["somaxconn"] = old }()
-	fd := find(t, Evaluate(compliantHost(), DefaultProfile()), "somaxconn")
+	old := evaluators["syn-backlog"]
+	evaluators["syn-backlog"] = func(*evalCtx) Finding { panic("boom") }
+	defer func() { evaluators["syn-backlog"] = old }()
+	fd := find(t, Evaluate(compliantHost(), DefaultProfile()), "syn-backlog")
 	if fd.Status != Error || !strings.Contains(fd.Reason, "boom") {
 		t.Fatalf("got %s %q", fd.Status, fd.Reason)
 	}
@@ -67,7 +68,7 @@ func TestSyncookiesFired(t *testing.T) {
 	affected := facts.Kernel{Release: "4.19.0-12-amd64", Version: debianV}
 	runRuleCases(t, "syncookies-fired", []ruleCase{
 		{name: "none", status: Pass, reason: "no SYN cookies sent since boot"},
-		{name: "sent on fixed kernel", mutate: func(f *facts.Facts) { f.Netstat["TcpExt"]["SyncookiesSent"] = 42 }, status: Fail, sev: High, reason: "cumulative since boot and per network namespace",
+		{name: "sent on fixed kernel", mutate: func(f *facts.Facts) { f.Netstat["TcpExt"]["SyncookiesSent"] = 42 }, status: Fail, reason: "cumulative since boot and per network namespace",
 			check: func(t *testing.T, fd Finding) {
 				if fd.Observed != "SyncookiesSent=42 TCPReqQFullDoCookies=0" {
 					t.Errorf("observed %q", fd.Observed)
@@ -80,10 +81,10 @@ func TestSyncookiesFired(t *testing.T) {
 		{name: "unknown kernel not raised", mutate: func(f *facts.Facts) {
 			f.Kernel = facts.Kernel{Release: "3.10.0-1160.el7.x86_64"}
 			f.Netstat["TcpExt"]["SyncookiesSent"] = 1
-		}, status: Fail, sev: High, reason: "not raised to critical because the kernel's status is unknown"},
+		}, status: Fail, reason: "not raised to critical because the kernel's status is unknown"},
 		{name: "log line only", mutate: func(f *facts.Facts) {
 			f.Evidence.SynFlood = []string{"TCP: request_sock_TCP: Possible SYN flooding on port 9092. Sending cookies.  Check SNMP counters."}
-		}, status: Fail, sev: High, reason: "SYN cookies were sent",
+		}, status: Fail, reason: "SYN cookies were sent",
 			check: func(t *testing.T, fd Finding) {
 				if len(fd.Evidence) != 1 {
 					t.Errorf("evidence %v", fd.Evidence)
@@ -111,7 +112,7 @@ func TestListenOverflows(t *testing.T) {
 		{name: "overflows", mutate: func(f *facts.Facts) {
 			f.Netstat["TcpExt"]["ListenOverflows"] = 7
 			f.Netstat["TcpExt"]["ListenDrops"] = 9
-		}, status: Fail, sev: Medium, reason: "ListenOverflows, ListenDrops > 0",
+		}, status: Fail, reason: "ListenOverflows, ListenDrops > 0",
 			check: func(t *testing.T, fd Finding) {
 				if fd.Observed != "ListenOverflows=7 ListenDrops=9 TCPReqQFullDrop=0" {
 					t.Errorf("observed %q", fd.Observed)
@@ -120,7 +121,7 @@ func TestListenOverflows(t *testing.T) {
 		{name: "reqq drops with somaxconn low", mutate: func(f *facts.Facts) {
 			f.Netstat["TcpExt"]["TCPReqQFullDrop"] = 1
 			f.Sysctl["net.core.somaxconn"] = "128"
-		}, status: Fail, sev: Medium, reason: "TCPReqQFullDrop > 0",
+		}, status: Fail, reason: "TCPReqQFullDrop > 0",
 			check: func(t *testing.T, fd Finding) {
 				if fd.Fix.Sysctl["net.core.somaxconn"] != "4096" {
 					t.Errorf("fix %+v", fd.Fix)
@@ -137,15 +138,15 @@ func TestKafkaBacklogHardcoded(t *testing.T) {
 	runRuleCases(t, "kafka-backlog-hardcoded", []ruleCase{
 		{name: "apache 3.6.1", status: Pass, reason: "Apache Kafka 3.6.1 ≥ 3.2"},
 		{name: "apache 3.2.0", mutate: kafka("3.2.0", "apache"), status: Pass, reason: "≥ 3.2"},
-		{name: "apache 2.8.1", mutate: kafka("2.8.1", "apache"), status: Fail, sev: High, reason: "hard-coded to 50",
+		{name: "apache 2.8.1", mutate: kafka("2.8.1", "apache"), status: Fail, reason: "hard-coded to 50",
 			check: func(t *testing.T, fd Finding) {
 				if !strings.Contains(fd.Fix.Manual, "upgrade Kafka to ≥ 3.2") {
 					t.Errorf("manual %q", fd.Fix.Manual)
 				}
 			}},
-		{name: "apache 3.1.2", mutate: kafka("3.1.2", "apache"), status: Fail, sev: High, reason: "Apache Kafka 3.1.2"},
-		{name: "apache 0.10.2.1", mutate: kafka("0.10.2.1", "apache"), status: Fail, sev: High, reason: "0.10.2.1"},
-		{name: "confluent 7.1.0 confirmed", mutate: kafka("7.1.0", "confluent"), status: Fail, sev: High, reason: "Confluent Platform 7.1.0 ships Apache Kafka 3.1 (confirmed mapping); Confluent backported socket.listen.backlog.size to this line only from CP 7.1.7",
+		{name: "apache 3.1.2", mutate: kafka("3.1.2", "apache"), status: Fail, reason: "Apache Kafka 3.1.2"},
+		{name: "apache 0.10.2.1", mutate: kafka("0.10.2.1", "apache"), status: Fail, reason: "0.10.2.1"},
+		{name: "confluent 7.1.0 confirmed", mutate: kafka("7.1.0", "confluent"), status: Fail, reason: "Confluent Platform 7.1.0 ships Apache Kafka 3.1 (confirmed mapping); Confluent backported socket.listen.backlog.size to this line only from CP 7.1.7",
 			check: func(t *testing.T, fd Finding) {
 				if !strings.Contains(fd.Fix.Manual, "upgrade Confluent Platform to 7.1.7 or a later patch of its line (socket.listen.backlog.size backported), or to ≥ 7.2") {
 					t.Errorf("manual %q", fd.Fix.Manual)
@@ -176,13 +177,13 @@ func TestKafkaBacklogHardcoded(t *testing.T) {
 func TestKafkaBacklogConfig(t *testing.T) {
 	runRuleCases(t, "kafka-backlog-config", []ruleCase{
 		{name: "4096", status: Pass, reason: "socket.listen.backlog.size 4096 ≥ target 4096"},
-		{name: "unset default 50", mutate: func(f *facts.Facts) { delete(f.Kafka.Properties, PropBacklog) }, status: Fail, sev: Medium, reason: "50 < target 4096",
+		{name: "unset default 50", mutate: func(f *facts.Facts) { delete(f.Kafka.Properties, PropBacklog) }, status: Fail, reason: "50 < target 4096",
 			check: func(t *testing.T, fd Finding) {
 				if fd.Observed != "socket.listen.backlog.size unset (default 50)" || fd.Fix.KafkaProperties[PropBacklog] != "4096" || !fd.Fix.Restart {
 					t.Errorf("observed %q fix %+v", fd.Observed, fd.Fix)
 				}
 			}},
-		{name: "1024 with line", mutate: func(f *facts.Facts) { f.Kafka.Properties[PropBacklog] = "1024" }, status: Fail, sev: Medium, reason: "1024 < target 4096",
+		{name: "1024 with line", mutate: func(f *facts.Facts) { f.Kafka.Properties[PropBacklog] = "1024" }, status: Fail, reason: "1024 < target 4096",
 			check: func(t *testing.T, fd Finding) {
 				if fd.Observed != "socket.listen.backlog.size=1024 (/opt/kafka/config/server.properties:12)" {
 					t.Errorf("observed %q", fd.Observed)
@@ -207,7 +208,7 @@ func TestListenBacklogEffective(t *testing.T) {
 		{name: "kafka 2.8 send-q 50", mutate: func(f *facts.Facts) {
 			f.Kafka.Version = "2.8.1"
 			f.Listeners[1] = facts.Listener{Addr: "0.0.0.0", Port: 9092, Backlog: 50}
-		}, status: Fail, sev: High, reason: "min(Kafka's hard-coded backlog 50 (before 3.2), net.core.somaxconn 4096)",
+		}, status: Fail, reason: "min(Kafka's hard-coded backlog 50 (before 3.2), net.core.somaxconn 4096)",
 			check: func(t *testing.T, fd Finding) {
 				if fd.Observed != "Send-Q 50 on 0.0.0.0:9092" || !strings.Contains(fd.Fix.Manual, "upgrade Kafka") || fd.Fix.Sysctl != nil {
 					t.Errorf("observed %q fix %+v", fd.Observed, fd.Fix)
@@ -216,7 +217,7 @@ func TestListenBacklogEffective(t *testing.T) {
 		{name: "somaxconn 128 limits", mutate: func(f *facts.Facts) {
 			f.Sysctl["net.core.somaxconn"] = "128"
 			f.Listeners[1].Backlog = 128
-		}, status: Fail, sev: High, reason: "limited by net.core.somaxconn=128",
+		}, status: Fail, reason: "limited by net.core.somaxconn=128",
 			check: func(t *testing.T, fd Finding) {
 				if fd.Fix.Sysctl["net.core.somaxconn"] != "4096" || fd.Fix.KafkaProperties != nil || !fd.Fix.Restart {
 					t.Errorf("fix %+v", fd.Fix)
@@ -226,7 +227,7 @@ func TestListenBacklogEffective(t *testing.T) {
 			f.Sysctl["net.core.somaxconn"] = "128"
 			delete(f.Kafka.Properties, PropBacklog)
 			f.Listeners[1].Backlog = 50
-		}, status: Fail, sev: High, reason: "limited by net.core.somaxconn=128 and socket.listen.backlog.size 50",
+		}, status: Fail, reason: "limited by net.core.somaxconn=128 and socket.listen.backlog.size 50",
 			check: func(t *testing.T, fd Finding) {
 				if fd.Fix.Sysctl == nil || fd.Fix.KafkaProperties[PropBacklog] != "4096" {
 					t.Errorf("fix %+v", fd.Fix)
@@ -257,7 +258,7 @@ func TestSomaxconn(t *testing.T) {
 	runRuleCases(t, "somaxconn", []ruleCase{
 		{name: "4096", status: Pass, reason: "≥ 4096"},
 		{name: "65535", mutate: func(f *facts.Facts) { f.Sysctl["net.core.somaxconn"] = "65535" }, status: Pass, reason: "≥ 4096"},
-		{name: "128", mutate: func(f *facts.Facts) { f.Sysctl["net.core.somaxconn"] = "128" }, status: Fail, sev: Medium, reason: "net.core.somaxconn=128 (want >= 4096)",
+		{name: "128", mutate: func(f *facts.Facts) { f.Sysctl["net.core.somaxconn"] = "128" }, status: Fail, reason: "net.core.somaxconn=128 (want >= 4096)",
 			check: func(t *testing.T, fd Finding) {
 				if !reflect.DeepEqual(fd.Fix.Sysctl, map[string]string{"net.core.somaxconn": "4096"}) || !fd.Fix.Restart {
 					t.Errorf("fix %+v", fd.Fix)
@@ -276,16 +277,16 @@ func TestSomaxconn(t *testing.T) {
 func TestSynBacklog(t *testing.T) {
 	runRuleCases(t, "syn-backlog", []ruleCase{
 		{name: "8192", status: Pass, reason: "only matters when tcp_syncookies=0"},
-		{name: "1024 cookies on", mutate: func(f *facts.Facts) { f.Sysctl["net.ipv4.tcp_max_syn_backlog"] = "1024" }, status: Fail, sev: Low, reason: "raising it alone changes nothing"},
+		{name: "1024 cookies on", mutate: func(f *facts.Facts) { f.Sysctl["net.ipv4.tcp_max_syn_backlog"] = "1024" }, status: Fail, reason: "raising it alone changes nothing"},
 		{name: "1024 cookies off", mutate: func(f *facts.Facts) {
 			f.Sysctl["net.ipv4.tcp_max_syn_backlog"] = "1024"
 			f.Sysctl[KeySyncookies] = "0"
-		}, status: Fail, sev: Low, reason: "tcp_syncookies=0 here, so it matters"},
+		}, status: Fail, reason: "tcp_syncookies=0 here, so it matters"},
 		{name: "3.10 formula", mutate: func(f *facts.Facts) {
 			f.Kernel = facts.Kernel{Release: "3.10.0-1160.el7.x86_64"}
 			f.Sysctl["net.ipv4.tcp_max_syn_backlog"] = "512"
 			f.Listeners[1].Backlog = 50
-		}, status: Fail, sev: Low, reason: "roundup_pow_of_two(max(min(backlog, tcp_max_syn_backlog), 8) + 1) = 64 for a backlog of 50"},
+		}, status: Fail, reason: "roundup_pow_of_two(max(min(backlog, tcp_max_syn_backlog), 8) + 1) = 64 for a backlog of 50"},
 		{name: "missing", mutate: func(f *facts.Facts) { delete(f.Sysctl, "net.ipv4.tcp_max_syn_backlog") }, status: Unknown, reason: "not readable"},
 	})
 }
@@ -302,7 +303,7 @@ func TestTCPTimestamps(t *testing.T) {
 	runRuleCases(t, "tcp-timestamps", []ruleCase{
 		{name: "1", status: Pass, reason: "enabled"},
 		{name: "2", mutate: func(f *facts.Facts) { f.Sysctl[KeyTimestamps] = "2" }, status: Pass, reason: "without per-connection random offsets"},
-		{name: "0", mutate: func(f *facts.Facts) { f.Sysctl[KeyTimestamps] = "0" }, status: Fail, sev: High, reason: "cookie connection loses its window scale",
+		{name: "0", mutate: func(f *facts.Facts) { f.Sysctl[KeyTimestamps] = "0" }, status: Fail, reason: "cookie connection loses its window scale",
 			check: func(t *testing.T, fd Finding) {
 				if fd.Fix.Sysctl[KeyTimestamps] != "1" {
 					t.Errorf("fix %+v", fd.Fix)
@@ -315,7 +316,7 @@ func TestTCPTimestamps(t *testing.T) {
 func TestWindowScaling(t *testing.T) {
 	runRuleCases(t, "window-scaling", []ruleCase{
 		{name: "1", status: Pass, reason: "enabled"},
-		{name: "0", mutate: func(f *facts.Facts) { f.Sysctl[KeyWindowScaling] = "0" }, status: Fail, sev: High, reason: "64 KiB"},
+		{name: "0", mutate: func(f *facts.Facts) { f.Sysctl[KeyWindowScaling] = "0" }, status: Fail, reason: "64 KiB"},
 		{name: "missing", mutate: func(f *facts.Facts) { f.Sysctl = nil }, status: Unknown, reason: "not gathered"},
 	})
 }
@@ -326,17 +327,17 @@ func TestSocketBuffers(t *testing.T) {
 		{name: "kernel defaults", mutate: func(f *facts.Facts) {
 			f.Sysctl["net.core.rmem_max"] = "212992"
 			f.Sysctl["net.ipv4.tcp_rmem"] = "4096\t131072\t6291456"
-		}, status: Fail, sev: Low, reason: "net.core.rmem_max=212992 (want >= 134217728); net.ipv4.tcp_rmem=4096 131072 6291456 (want max field >= 134217728)",
+		}, status: Fail, reason: "net.core.rmem_max=212992 (want >= 134217728); net.ipv4.tcp_rmem=4096 131072 6291456 (want max field >= 134217728)",
 			check: func(t *testing.T, fd Finding) {
 				want := map[string]string{"net.core.rmem_max": "134217728", "net.ipv4.tcp_rmem": "4096 131072 134217728"}
 				if !reflect.DeepEqual(fd.Fix.Sysctl, want) {
 					t.Errorf("fix %v, want %v", fd.Fix.Sysctl, want)
 				}
 			}},
-		{name: "default too small", mutate: func(f *facts.Facts) { f.Sysctl["net.core.wmem_default"] = "212992" }, status: Fail, sev: Low, reason: "net.core.wmem_default=212992"},
+		{name: "default too small", mutate: func(f *facts.Facts) { f.Sysctl["net.core.wmem_default"] = "212992" }, status: Fail, reason: "net.core.wmem_default=212992"},
 		{name: "one missing, rest fine", mutate: func(f *facts.Facts) { delete(f.Sysctl, "net.ipv4.tcp_wmem") }, status: Unknown, reason: "net.ipv4.tcp_wmem not readable"},
 		{name: "malformed", mutate: func(f *facts.Facts) { f.Sysctl["net.ipv4.tcp_wmem"] = "4096 87380" }, status: Unknown, reason: "does not have 3 fields"},
-		{name: "lower profile", mutate: func(f *facts.Facts) { f.Sysctl["net.ipv4.tcp_rmem"] = "4096 131072 6291456" }, profile: func(p *Profile) { p.TCPRmemMax = 6291456 }, status: Pass, reason: "meet"},
+		{name: "lower profile", mutate: func(f *facts.Facts) { f.Sysctl["net.ipv4.tcp_rmem"] = "4096 131072 6291456" }, profile: func(p *Profile) { *p, _ = p.With(map[string]any{"tcp_rmem_max": 6291456}) }, status: Pass, reason: "meet"},
 	})
 }
 
@@ -346,17 +347,17 @@ func TestCongestionControl(t *testing.T) {
 		{name: "cubic fq_codel", mutate: func(f *facts.Facts) {
 			f.Sysctl["net.ipv4.tcp_congestion_control"] = "cubic"
 			f.Sysctl["net.core.default_qdisc"] = "fq_codel"
-		}, status: Fail, sev: Info, reason: "cubic (want bbr)",
+		}, status: Fail, reason: "cubic (want bbr)",
 			check: func(t *testing.T, fd Finding) {
 				if fd.Fix.Sysctl["net.ipv4.tcp_congestion_control"] != "bbr" || fd.Fix.Sysctl["net.core.default_qdisc"] != "fq" {
 					t.Errorf("fix %+v", fd.Fix)
 				}
 			}},
-		{name: "bbr without fq", mutate: func(f *facts.Facts) { f.Sysctl["net.core.default_qdisc"] = "pfifo_fast" }, status: Fail, sev: Info, reason: "pfifo_fast (want fq)"},
+		{name: "bbr without fq", mutate: func(f *facts.Facts) { f.Sysctl["net.core.default_qdisc"] = "pfifo_fast" }, status: Fail, reason: "pfifo_fast (want fq)"},
 		{name: "3.10 has no bbr", mutate: func(f *facts.Facts) {
 			f.Kernel = facts.Kernel{Release: "3.10.0-1160.el7.x86_64"}
 			f.Sysctl["net.ipv4.tcp_congestion_control"] = "cubic"
-		}, status: Fail, sev: Info, reason: "BBR is not available before Linux 4.9",
+		}, status: Fail, reason: "BBR is not available before Linux 4.9",
 			check: func(t *testing.T, fd Finding) {
 				if fd.Fix.Sysctl != nil || !strings.Contains(fd.Fix.Manual, "4.9") {
 					t.Errorf("fix %+v", fd.Fix)
@@ -372,7 +373,7 @@ func TestSysctlPersisted(t *testing.T) {
 		{name: "all persisted", status: Pass, reason: "survive a reboot"},
 		{name: "somaxconn overridden at boot", mutate: func(f *facts.Facts) {
 			f.Persisted["net.core.somaxconn"] = facts.PersistedSysctl{Value: "128", File: "/etc/sysctl.d/99-old.conf", Line: 4}
-		}, status: Fail, sev: Medium, reason: "net.core.somaxconn: runtime 4096, but /etc/sysctl.d/99-old.conf:4 sets 128 at boot",
+		}, status: Fail, reason: "net.core.somaxconn: runtime 4096, but /etc/sysctl.d/99-old.conf:4 sets 128 at boot",
 			check: func(t *testing.T, fd Finding) {
 				if !reflect.DeepEqual(fd.Fix.Sysctl, map[string]string{"net.core.somaxconn": "4096"}) {
 					t.Errorf("fix %+v", fd.Fix)
@@ -381,7 +382,7 @@ func TestSysctlPersisted(t *testing.T) {
 		{name: "somaxconn not persisted on 4.19", mutate: func(f *facts.Facts) {
 			f.Kernel = facts.Kernel{Release: "4.19.0-13-amd64", Version: "#1 SMP Debian 4.19.160-2 (2020-11-28)"}
 			delete(f.Persisted, "net.core.somaxconn")
-		}, status: Fail, sev: Medium, reason: "not persisted: reverts to 128 at boot (kernel default before 5.4)"},
+		}, status: Fail, reason: "not persisted: reverts to 128 at boot (kernel default before 5.4)"},
 		{name: "somaxconn not persisted on 6.1 is fine", mutate: func(f *facts.Facts) { delete(f.Persisted, "net.core.somaxconn") }, status: Pass, reason: "survive"},
 		{name: "runtime above target persisted as-is", mutate: func(f *facts.Facts) {
 			f.Sysctl["net.core.rmem_max"] = "268435456"
@@ -422,7 +423,7 @@ func TestSysctlPersisted(t *testing.T) {
 func TestNICRing(t *testing.T) {
 	runRuleCases(t, "nic-ring", []ruleCase{
 		{name: "4096", status: Pass, reason: "meet"},
-		{name: "512 of 4096", mutate: func(f *facts.Facts) { f.NICs[0].Ring = &facts.Ring{RXMax: 4096, TXMax: 4096, RX: 512, TX: 4096} }, status: Fail, sev: Medium, reason: "eth0 rx ring 512 < 4096",
+		{name: "512 of 4096", mutate: func(f *facts.Facts) { f.NICs[0].Ring = &facts.Ring{RXMax: 4096, TXMax: 4096, RX: 512, TX: 4096} }, status: Fail, reason: "eth0 rx ring 512 < 4096",
 			check: func(t *testing.T, fd Finding) {
 				if !reflect.DeepEqual(fd.Fix.NIC, map[string]map[string]string{"eth0": {"rx": "4096"}}) {
 					t.Errorf("fix %+v", fd.Fix.NIC)
@@ -458,7 +459,7 @@ func TestNICRing(t *testing.T) {
 func TestNICOffload(t *testing.T) {
 	runRuleCases(t, "nic-offload", []ruleCase{
 		{name: "on", status: Pass, reason: "on where the NIC allows"},
-		{name: "gro off", mutate: func(f *facts.Facts) { f.NICs[0].Features["gro"] = facts.Feature{On: false} }, status: Fail, sev: Medium, reason: "eth0 gro off and not [fixed]",
+		{name: "gro off", mutate: func(f *facts.Facts) { f.NICs[0].Features["gro"] = facts.Feature{On: false} }, status: Fail, reason: "eth0 gro off and not [fixed]",
 			check: func(t *testing.T, fd Finding) {
 				if !reflect.DeepEqual(fd.Fix.NIC, map[string]map[string]string{"eth0": {"gro": "on"}}) {
 					t.Errorf("fix %+v", fd.Fix.NIC)

@@ -117,7 +117,7 @@ func evalReconnectStorm(c *evalCtx) Finding {
 
 func (c *evalCtx) stormVerdict(fd Finding, w stormListener, cookies int, note string) Finding {
 	if cookies == 2 && w.clients > 0 {
-		fd.Status, fd.Severity = Fail, High
+		fd.Status = Fail
 		fd.Reason = fmt.Sprintf("tcp_syncookies=2: every SYN is answered with a cookie, so all %s clients that reconnect on %s after a restart or leader election get cookie connections (the path of the wscale bug, see kernel-synack-wscale)", thousands(w.clients), w.label)
 		fd.Fix = &Fix{Summary: "set net.ipv4.tcp_syncookies=1 (cookies only on overflow)", Sysctl: map[string]string{KeySyncookies: "1"}}
 		return fd
@@ -137,11 +137,11 @@ func (c *evalCtx) stormVerdict(fd Finding, w stormListener, cookies int, note st
 	_, fd.Fix = c.backlogLimits(fd.Observed, max(need, c.p.ListenBacklog))
 	fd.Fix.Summary = fmt.Sprintf("raise the effective listen backlog above %s clients: %s", thousands(w.clients), fd.Fix.Summary)
 	if w.clients*100 <= w.capacity*(100+c.p.StormMargin) {
-		fd.Status, fd.Severity = Warn, Medium
+		fd.Status, fd.Severity = Warn, c.warning()
 		fd.Reason += fmt.Sprintf(" — only by up to %d%% (storm_margin): the queue drains while handshakes complete, so it may hold", c.p.StormMargin)
 		return fd
 	}
-	fd.Status, fd.Severity = Fail, High
+	fd.Status = Fail
 	return fd
 }
 

@@ -80,7 +80,7 @@ func TestReconnectStorm(t *testing.T) {
 		}
 	}
 	runRuleCases(t, RuleReconnectStorm, []ruleCase{
-		{name: "the issue's example", mutate: one(1840, 50), status: Fail, sev: High, reason: "restart → leader election → reconnect storm",
+		{name: "the issue's example", mutate: one(1840, 50), status: Fail, reason: "restart → leader election → reconnect storm",
 			check: func(t *testing.T, fd Finding) {
 				obs("1,840 clients on :9092 vs an effective backlog of 50: a restart sends ~37× the SYNs the queue holds")(t, fd)
 				if fd.Fix == nil || fd.Fix.KafkaProperties[PropBacklog] != "4096" || !fd.Fix.Restart {

@@ -45,6 +45,10 @@ var tuned = map[string]string{
 	"net.ipv4.tcp_fin_timeout":        "30",
 }
 
+// TunedSysctls are the sysctls of the demo's tuned hosts (checked against
+// the rule catalog by pipeline's TestDemoTunedHostMeetsTheCatalog).
+func TunedSysctls() map[string]string { return sysctls(tuned) }
+
 func tunedFile(path string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "@file %s\n", path)

@@ -1,0 +1,138 @@
+package rules
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// failingValue is a value of c's sysctl (cur: the compliant one) that fails c.
+func failingValue(c SysctlCheck, cur string, p Profile) string {
+	n, str, _ := c.target(p)
+	var v string
+	switch c.Op {
+	case OpAtLeast:
+		v = strconv.Itoa(n - 1)
+	case OpAtMost:
+		v = strconv.Itoa(n + 1)
+	default:
+		v = str + "x"
+	}
+	if c.Field == 0 {
+		return v
+	}
+	f := strings.Fields(cur)
+	f[c.Field-1] = v
+	return strings.Join(f, " ")
+}
+
+// TestFailingSeverities: every failing path of every catalog check —
+// each check item failed alone — fails with the catalog's severity, a
+// fix for exactly that key, and the direction of the check.
+func TestFailingSeverities(t *testing.T) {
+	p := DefaultProfile()
+	for _, r := range Catalog() {
+		if r.Check == nil {
+			continue
+		}
+		for _, c := range r.Check.Sysctls {
+			t.Run(r.ID+"/"+c.Key, func(t *testing.T) {
+				f := compliantHost()
+				f.Sysctl[c.Key] = failingValue(c, f.Sysctl[c.Key], p)
+				fd := find(t, Evaluate(f, p), r.ID)
+				if fd.Status != Fail || fd.Severity != r.Severity {
+					t.Fatalf("%s=%s: %s/%s, want fail/%s (the catalog's): %s", c.Key, f.Sysctl[c.Key], fd.Status, fd.Severity, r.Severity, fd.Reason)
+				}
+				if fd.Fix == nil || len(fd.Fix.Sysctl) != 1 || fd.Fix.Sysctl[c.Key] == "" {
+					t.Fatalf("fix %+v, want one for %s", fd.Fix, c.Key)
+				}
+				if got := fd.Fix.BoundOf(c.Key); got != c.bound() {
+					t.Errorf("fix bound %+v, want %+v", got, c.bound())
+				}
+				if ok, err := c.ok(fd.Fix.Sysctl[c.Key], p); !ok || err != nil {
+					t.Errorf("the fix's value %q does not meet the check (%v)", fd.Fix.Sysctl[c.Key], err)
+				}
+				if !strings.Contains(fd.Reason, c.Key+"=") || !strings.Contains(fd.Expected, c.Key+" "+c.expected(p)) {
+					t.Errorf("reason %q / expected %q do not name %s", fd.Reason, fd.Expected, c.Key)
+				}
+			})
+		}
+	}
+}
+
+func TestCheckOps(t *testing.T) {
+	p := DefaultProfile()
+	for _, tc := range []struct {
+		c       SysctlCheck
+		value   string
+		ok      bool
+		err     string
+		exp     string
+		fix     string
+		current string
+	}{
+		{c: SysctlCheck{Key: "vm.swappiness", Op: OpAtMost, Value: "1"}, value: "60", exp: "<= 1", fix: "1"},
+		{c: SysctlCheck{Key: "vm.swappiness", Op: OpAtMost, Value: "1"}, value: "1", ok: true, exp: "<= 1"},
+		{c: SysctlCheck{Key: "vm.swappiness", Op: OpAtMost, Value: "1"}, value: "0", ok: true, exp: "<= 1"},
+		{c: SysctlCheck{Key: "vm.swappiness", Op: OpAtMost, Value: "1"}, value: "one", err: "is not an integer", exp: "<= 1"},
+		{c: SysctlCheck{Key: "net.core.somaxconn", Op: OpAtLeast, Profile: "somaxconn"}, value: "4095", exp: ">= 4096", fix: "4096"},
+		{c: SysctlCheck{Key: "net.core.somaxconn", Op: OpAtLeast, Profile: "somaxconn"}, value: "1 2", err: "is not an integer", exp: ">= 4096"},
+		{c: SysctlCheck{Key: "net.ipv4.tcp_rmem", Op: OpAtLeast, Profile: "tcp_rmem_max", Field: 3, FieldName: "max"}, value: "4096\t131072 6291456", exp: "max field >= 134217728", fix: "4096 131072 134217728"},
+		{c: SysctlCheck{Key: "net.ipv4.tcp_rmem", Op: OpAtLeast, Profile: "tcp_rmem_max", Field: 3}, value: "4096 131072", err: "does not have 3 fields", exp: "field 3 >= 134217728"},
+		{c: SysctlCheck{Key: "net.ipv4.tcp_timestamps", Op: OpOneOf, Values: []string{"1", "2"}}, value: "2", ok: true, exp: "one of 1, 2"},
+		{c: SysctlCheck{Key: "net.ipv4.tcp_timestamps", Op: OpOneOf, Values: []string{"1", "2"}}, value: "0", exp: "one of 1, 2", fix: "1"},
+		{c: SysctlCheck{Key: "net.core.default_qdisc", Op: OpEqual, Profile: "default_qdisc"}, value: "fq_codel", exp: "fq", fix: "fq"},
+		{c: SysctlCheck{Key: "net.ipv4.tcp_window_scaling", Op: OpEqual, Value: "1"}, value: "1", ok: true, exp: "1"},
+	} {
+		t.Run(tc.c.Key+"="+tc.value, func(t *testing.T) {
+			ok, err := tc.c.ok(tc.value, p)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("ok = %v, %v; want error %q", ok, err, tc.err)
+				}
+			} else if err != nil || ok != tc.ok {
+				t.Fatalf("ok = %v, %v; want %v", ok, err, tc.ok)
+			}
+			if got := tc.c.expected(p); got != tc.exp {
+				t.Errorf("expected %q, want %q", got, tc.exp)
+			}
+			if tc.fix != "" {
+				if got := tc.c.fixValue(tc.value, p); got != tc.fix {
+					t.Errorf("fix %q, want %q", got, tc.fix)
+				}
+			}
+		})
+	}
+}
+
+func TestBootDefault(t *testing.T) {
+	p := DefaultProfile()
+	somax := SysctlCheck{Key: "net.core.somaxconn", Op: OpAtLeast, Profile: "somaxconn",
+		Boot: BootDefault{Value: "4096", Note: "kernel default from 5.4", Before: []BootBefore{{Kernel: "5.4", Value: "128", Note: "kernel default before 5.4"}}}}
+	rmem := SysctlCheck{Key: "net.ipv4.tcp_rmem", Op: OpAtLeast, Profile: "tcp_rmem_max", Field: 3,
+		Boot: BootDefault{Value: "4096 131072 6291456", AtMost: true, Note: "at most"}}
+	for _, tc := range []struct {
+		name   string
+		c      SysctlCheck
+		series string
+		p      Profile
+		value  string
+		known  bool
+		note   string
+	}{
+		{"somaxconn on 4.19", somax, "4.19", p, "128", true, "kernel default before 5.4"},
+		{"somaxconn on 6.1", somax, "6.1", p, "4096", true, "kernel default from 5.4"},
+		{"somaxconn, kernel unknown", somax, "", p, "", false, "128 before Linux 5.4, 4096 from 5.4; the kernel version is not known"},
+		{"tcp_rmem above the default's ceiling: known to fail", rmem, "6.1", p, "4096 131072 6291456", true, "at most"},
+		{"tcp_rmem within the ceiling: not known", rmem, "6.1", func() Profile { q, _ := p.With(map[string]any{"tcp_rmem_max": 4096}); return q }(), "4096 131072 6291456", false, "at most"},
+		{"unknown", SysctlCheck{Boot: BootDefault{Unknown: "scales with memory"}}, "6.1", p, "", false, "scales with memory"},
+		{"plain", SysctlCheck{Boot: BootDefault{Value: "1"}}, "6.1", p, "1", true, "kernel default"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v, known, note := tc.c.bootDefault(kernelAnalysis{series: tc.series}, tc.p)
+			if v != tc.value || known != tc.known || note != tc.note {
+				t.Fatalf("bootDefault = %q, %v, %q; want %q, %v, %q", v, known, note, tc.value, tc.known, tc.note)
+			}
+		})
+	}
+}
