@@ -78,7 +78,7 @@ func TestStrictLoadersRejectTypos(t *testing.T) {
 var wantIDs = []string{
 	"kernel-synack-wscale", "syncookies-fired", "listen-overflows", "kafka-backlog-hardcoded",
 	"kafka-backlog-config", "listen-backlog-effective", "reconnect-storm", "client-wscale-mismatch", "somaxconn", "syn-backlog", "tcp-timestamps",
-	"window-scaling", "socket-buffers", "congestion-control", "sysctl-persisted", "nic-ring", "nic-offload",
+	"window-scaling", "socket-buffers", "congestion-control", "sysctl-persisted", "nic-ring", "nic-offload", "nic-persisted",
 }
 
 var wantSeverity = map[string]Severity{
@@ -87,7 +87,7 @@ var wantSeverity = map[string]Severity{
 	"reconnect-storm": High, "client-wscale-mismatch": Critical,
 	"somaxconn": Medium, "syn-backlog": Low, "tcp-timestamps": High, "window-scaling": High,
 	"socket-buffers": Low, "congestion-control": Info, "sysctl-persisted": Medium, "nic-ring": Medium,
-	"nic-offload": Medium,
+	"nic-offload": Medium, "nic-persisted": Medium,
 }
 
 func TestCatalogIDsAndOrder(t *testing.T) {
