@@ -110,3 +110,54 @@ func TestNICPersistedByHand(t *testing.T) {
 		t.Errorf("after rollback nic-persisted %s, want warn again", s)
 	}
 }
+
+// TestNICPersistedDifferentAtBoot: the host's ifupdown stanza turns GRO
+// off at ifup, and GRO was turned on by hand: nic-persisted fails (the
+// reboot changes it), the fix edits that post-up line in place (persist
+// only) and verifies the boot value, the rollback restores the file byte
+// for byte.
+func TestNICPersistedDifferentAtBoot(t *testing.T) {
+	bin := buildKaudit(t)
+	const interfaces = "auto lo\niface lo inet loopback\n\nauto eth0\niface eth0 inet manual\n\tmtu 1500\n\tpost-up /usr/sbin/ethtool -K eth0 gro off || true\n"
+	f := testfleet.Start(t, []testfleet.HostSpec{{Name: "q1", Kafka: &testfleet.BrokerSpec{Version: "3.6.1"},
+		Files: map[string]string{
+			"/etc/network/interfaces": interfaces,
+			"/usr/sbin/ifup":          "#!/bin/sh\necho 'test host: ifup is not run' >&2\nexit 1\n",
+		}}})
+	h := f.Host("q1")
+	h.Exec(t, "ethtool", "-K", "eth0", "gro", "on")
+	inv := inventoryWithIfaces(t, f)
+	jdir := t.TempDir()
+	c := cli{t: t, bin: bin, home: t.TempDir()}
+	ifBefore := sha(t, h, "/etc/network/interfaces")
+
+	fd := nicFinding(t, c, inv, "q1", "nic-persisted")
+	t.Logf("nic-persisted %s %q", fd.Status, fd.Reason)
+	if fd.Status != rules.Fail || !strings.Contains(fd.Reason, "eth0 gro: running on, but /etc/network/interfaces:7 sets off at boot") {
+		t.Fatalf("nic-persisted %s %q", fd.Status, fd.Reason)
+	}
+	code, out, _ := c.run("fix", inv, "--rules", "nic-persisted", "--apply", "--yes", "--journal-dir", jdir)
+	m := runRE.FindStringSubmatch(out)
+	if code != 0 || m == nil {
+		t.Fatalf("fix --apply: exit %d", code)
+	}
+	id := m[1]
+	hj := loadJournal(t, jdir, id).Host("q1")
+	if hj.Status != remediate.StatusVerified || len(hj.Runtime) != 0 {
+		t.Fatalf("journal: %+v", hj)
+	}
+	got := h.Exec(t, "cat", "/etc/network/interfaces")
+	t.Logf("AFTER q1 /etc/network/interfaces:\n%s", got)
+	if !strings.Contains(got, "\tpost-up /usr/sbin/ethtool -K eth0 gro on || true\n") || strings.Contains(got, "gro off") {
+		t.Errorf("interfaces %q", got)
+	}
+	if fd := nicFinding(t, c, inv, "q1", "nic-persisted"); fd.Status == rules.Fail || strings.Contains(fd.Reason, "eth0 gro") {
+		t.Errorf("re-scan nic-persisted %s %q", fd.Status, fd.Reason)
+	}
+	if code, _, _ := c.run("rollback", inv, "--run", id, "--yes", "--journal-dir", jdir); code != 0 {
+		t.Fatalf("rollback: exit %d", code)
+	}
+	if s, g := sha(t, h, "/etc/network/interfaces"), feature(t, h, "generic-receive-offload"); s != ifBefore || g != "on" {
+		t.Errorf("after rollback: interfaces %s gro %s, want %s on", s, g, ifBefore)
+	}
+}
