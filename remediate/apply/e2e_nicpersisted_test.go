@@ -77,6 +77,9 @@ func TestNICPersistedByHand(t *testing.T) {
 		t.Fatalf("fix --apply: exit %d\n%s", code, out)
 	}
 	id := m[1]
+	if !strings.Contains(out, "nic-offload eth0 gro: on → on (persist only)") {
+		t.Errorf("run output does not say persist only")
+	}
 	hj := loadJournal(t, jdir, id).Host("p1")
 	if hj.Status != remediate.StatusVerified || len(hj.Backups) != 1 || hj.Backups[0].Path != udevRules || hj.Backups[0].Existed || len(hj.Runtime) != 0 {
 		t.Fatalf("journal: %+v", hj)
