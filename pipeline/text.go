@@ -130,6 +130,9 @@ func writeHostRun(w io.Writer, hj remediate.HostJournal) {
 			from = "(unset)"
 		}
 		fmt.Fprintf(w, "  %s %s: %s → %s", c.Kind, termsafe.Line(c.Target), termsafe.Line(from), termsafe.Line(c.To))
+		if c.Persist && !c.Runtime {
+			fmt.Fprint(w, " (persist only)")
+		}
 		if c.RestartRequired {
 			fmt.Fprint(w, " [broker restart required]")
 		}

@@ -151,7 +151,7 @@ func (s Selector) Match(rule string) bool {
 // no, never socket.receive.buffer.bytes=-1, which is only offered),
 // NIC entries become ring (capped at the NIC's maximum) and offload
 // changes (not for a feature the NIC or kernel does not allow: listed in
-// Infeasible, see offloadBlocked), Manual becomes a manual action, and
+// Infeasible, see rules.OffloadBlocked), Manual becomes a manual action, and
 // each Alternative marked Offer a manual action "alternative (not
 // applied)".
 //
@@ -214,7 +214,7 @@ func actionable(fd rules.Finding) bool {
 	if fd.Fix == nil {
 		return false
 	}
-	return fd.Status == rules.Fail || (fd.Fix.WhenUnknown && fd.Status == rules.Unknown)
+	return fd.Status == rules.Fail || (fd.Fix.WhenUnknown && fd.Status == rules.Unknown) || (fd.Fix.WhenWarn && fd.Status == rules.Warn)
 }
 
 type planner struct {
@@ -248,6 +248,9 @@ type request struct {
 	// says why no value satisfies them all ("": to does).
 	asks     []ask
 	conflict string
+	// persistOnly: a NIC setting that already runs at to, persisted only
+	// (nic-persisted); a runtime request for the same target clears it.
+	persistOnly bool
 }
 
 func (p *planner) warn(format string, args ...any) {
@@ -280,6 +283,11 @@ func (p *planner) addFix(fd rules.Finding, pulled bool) {
 	for _, ifc := range sortedKeys(fx.NIC) {
 		for _, s := range sortedKeys(fx.NIC[ifc]) {
 			p.addNIC(fd.Rule, ifc, s, fx.NIC[ifc][s])
+		}
+	}
+	for _, ifc := range sortedKeys(fx.NICPersist) {
+		for _, s := range sortedKeys(fx.NICPersist[ifc]) {
+			p.addNICPersist(fd.Rule, ifc, s, fx.NICPersist[ifc][s])
 		}
 	}
 	if fx.Manual != "" {
@@ -486,7 +494,7 @@ func (p *planner) addOffload(rule string, nic *facts.NIC, setting, value string)
 		return
 	}
 	if want == "on" {
-		if reason, instead := offloadBlocked(nic, setting); reason != "" {
+		if reason, instead := rules.OffloadBlocked(nic, setting); reason != "" {
 			p.cannotNIC(rule, KindNICOffload, target, want, reason, instead)
 			return
 		}
@@ -511,7 +519,45 @@ func (p *planner) mergeNIC(rule, target, to string, pick func(a, b string) strin
 		return
 	}
 	r.rules = appendRule(r.rules, rule)
+	if r.persistOnly {
+		r.persistOnly, r.to = false, to
+		return
+	}
 	r.to = pick(r.to, to)
+}
+
+// addNICPersist asks for a NIC setting to be persisted only: the running
+// value already is value (nic-persisted), nothing sets it at boot or
+// something sets another. A runtime request for the same target covers it.
+func (p *planner) addNICPersist(rule, ifc, setting, value string) {
+	nic := p.findNIC(ifc)
+	if nic == nil {
+		p.warn("%s: interface %s is not in the gathered facts: %s %s not persisted", rule, ifc, ifc, setting)
+		return
+	}
+	target := ifc + " " + setting
+	switch setting {
+	case "rx", "tx":
+		if nic.Ring == nil {
+			p.warn("%s: %s ring sizes are unavailable: %s not persisted", rule, ifc, target)
+			return
+		}
+		if cur, _ := ring(nic.Ring, setting); strconv.Itoa(cur) != value {
+			p.warn("%s: %s runs %d, not %s: not persisted", rule, target, cur, value)
+			return
+		}
+	default:
+		ft, ok := nic.Features[setting]
+		if !ok || onOff(ft.On) != value {
+			p.warn("%s: %s is not %s now: not persisted", rule, target, value)
+			return
+		}
+	}
+	if r, ok := p.nic[target]; ok {
+		r.rules = appendRule(r.rules, rule)
+		return
+	}
+	p.nic[target] = &request{to: value, rules: []string{rule}, persistOnly: true}
 }
 
 // finish turns the requests into sorted changes and adds the cross-checks.
@@ -688,7 +734,7 @@ func (p *planner) nicChange(target string, nic facts.NIC, np nicPersistence) Cha
 	_, setting, _ := strings.Cut(target, " ")
 	c := Change{
 		Host: p.host, Rule: strings.Join(r.rules, ","), Target: target, To: r.to,
-		Runtime: true, Persist: true, PersistPath: np.path, PersistMatch: np.match,
+		Runtime: !r.persistOnly, Persist: true, PersistPath: np.path, PersistMatch: np.match,
 	}
 	switch setting {
 	case "rx", "tx":
@@ -704,6 +750,10 @@ func (p *planner) nicChange(target string, nic facts.NIC, np nicPersistence) Cha
 	default:
 		c.Kind = KindNICOffload
 		c.From = onOff(nic.Features[setting].On)
+	}
+	if r.persistOnly {
+		// Nothing changes on the running NIC: no link reset either.
+		c.Note = fmt.Sprintf("already %s now, but not what the host sets at boot: persisted only (the running NIC is not touched)", r.to)
 	}
 	if np.note != "" {
 		c.Note = strings.TrimPrefix(c.Note+"\n"+np.note, "\n")

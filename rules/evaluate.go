@@ -30,6 +30,7 @@ var evaluators = map[string]evaluator{
 	RuleSysctlPersisted:        evalSysctlPersisted,
 	"nic-ring":                 evalNICRing,
 	"nic-offload":              evalNICOffload,
+	RuleNICPersisted:           evalNICPersisted,
 }
 
 // Evaluate runs every catalog rule against one host's facts and returns

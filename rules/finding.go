@@ -91,6 +91,10 @@ type Fix struct {
 	KafkaProperties map[string]string `json:"kafka_properties,omitempty"`
 	// NIC ring/offload targets: interface -> setting -> value ("rx": "4096", "gro": "on").
 	NIC map[string]map[string]string `json:"nic,omitempty"`
+	// NICPersist: NIC settings whose running value already is the value
+	// given, to persist only (interface -> setting -> value): the planner
+	// makes persist-only changes of them.
+	NICPersist map[string]map[string]string `json:"nic_persist,omitempty"`
 	// Manual is set when kaudit cannot fix it itself (kernel, Kafka upgrade).
 	Manual string `json:"manual,omitempty"`
 	// Alternatives are other acceptable fixes, each with its trade-off.
@@ -99,6 +103,9 @@ type Fix struct {
 	// WhenUnknown: the fix is worth planning while the finding is unknown
 	// too (the facts cannot rule the risk out), not only when it fails.
 	WhenUnknown bool `json:"-"`
+	// WhenWarn: the fix is worth planning while the finding warns
+	// (nic-persisted: nothing persists a running value, so it may revert).
+	WhenWarn bool `json:"-"`
 }
 
 // Direction is which values of a target satisfy the rule that asks for it.

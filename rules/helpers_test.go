@@ -57,6 +57,7 @@ func compliantHost() *facts.Facts {
 		NICs: []facts.NIC{{Name: "eth0", Driver: "mlx5_core",
 			Ring:     &facts.Ring{RXMax: 8192, TXMax: 8192, RX: 4096, TX: 4096},
 			Features: map[string]facts.Feature{"tso": {On: true}, "gso": {On: true}, "gro": {On: true}, "lro": {On: false, Fixed: true}},
+			Boot:     compliantBoot(),
 		}},
 	}
 }
@@ -147,4 +148,14 @@ func runRuleCases(t *testing.T, id string, cases []ruleCase) {
 			}
 		})
 	}
+}
+
+// compliantBoot is what a compliant host's kaudit .link sets at boot.
+func compliantBoot() *facts.NICBoot {
+	const l = "/etc/systemd/network/10-kaudit-eth0.link"
+	return &facts.NICBoot{Settings: map[string]facts.NICBootValue{
+		"rx": {Value: "4096", Mechanism: facts.PersistSystemdLink, Source: l + ":15"}, "tx": {Value: "4096", Mechanism: facts.PersistSystemdLink, Source: l + ":16"},
+		"tso": {Value: "on", Mechanism: facts.PersistSystemdLink, Source: l + ":17"}, "gso": {Value: "on", Mechanism: facts.PersistSystemdLink, Source: l + ":18"},
+		"gro": {Value: "on", Mechanism: facts.PersistSystemdLink, Source: l + ":14"},
+	}}
 }

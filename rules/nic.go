@@ -48,6 +48,8 @@ type nicCheck struct {
 	obs, bad            []string
 	skipped, unreadable []string // ring: not supported / not read
 	fixedOff, missing   []string // offload: [fixed] off / not reported
+	cannot              []string // offload: off, and the NIC cannot take it on (OffloadBlocked)
+	blocked             map[string]map[string]string
 	fix                 map[string]map[string]string
 	checked             int
 }
@@ -130,13 +132,34 @@ func evalNICOffload(c *evalCtx) Finding {
 	if len(notes) > 0 {
 		note = " (" + strings.Join(notes, "; ") + ")"
 	}
-	if len(oc.bad) == 0 {
+	cannot := ""
+	if len(oc.cannot) > 0 {
+		cannot = "the NIC cannot: " + strings.Join(oc.cannot, "; ")
+	}
+	switch {
+	case len(oc.bad) == 0 && cannot != "":
+		// Not a failure no fix can clear: the plan lists these under
+		// "cannot apply" (the same OffloadBlocked decides both), which
+		// is why the fix still names them.
+		fd.Status, fd.Severity = Warn, c.warning()
+		fd.Reason = cannot + note
+		fd.Fix = &Fix{Summary: "nothing kaudit can apply: the NIC cannot take it on (a fix plan lists it under cannot apply, with what to do instead)", NIC: oc.blocked, WhenWarn: true}
+		return fd
+	case len(oc.bad) == 0:
 		fd.Status = Pass
 		fd.Reason = "offloads are on where the NIC allows them" + note
 		return fd
 	}
+	if cannot != "" {
+		note += " (" + cannot + ")"
+	}
 	fd.Status = Fail
 	fd.Reason = strings.Join(oc.bad, ", ") + " and not [fixed]: the kernel and NIC handle MTU-sized packets instead of large segments, costing CPU per byte" + note
+	for ifc, set := range oc.blocked {
+		for k, v := range set {
+			oc.want(ifc, k, v) // planned as "cannot apply", with the reason
+		}
+	}
 	fd.Fix = &Fix{Summary: "enable the offloads with ethtool -K and persist them", NIC: oc.fix}
 	return fd
 }
@@ -166,6 +189,21 @@ func (oc *nicCheck) offload(n facts.NIC, offloads []string) {
 			parts = append(parts, name+" off [fixed]")
 			oc.fixedOff = append(oc.fixedOff, n.Name+" "+name)
 		default:
+			if reason, instead := OffloadBlocked(&n, name); reason != "" {
+				// A [fixed] dependency, a refusal ("[requested on]"), or a
+				// dependency that is off: ethtool -K of this one alone
+				// would not take.
+				parts = append(parts, name+" off (cannot be turned on)")
+				oc.cannot = append(oc.cannot, n.Name+" "+reason+" ("+instead+")")
+				if oc.blocked == nil {
+					oc.blocked = map[string]map[string]string{}
+				}
+				if oc.blocked[n.Name] == nil {
+					oc.blocked[n.Name] = map[string]string{}
+				}
+				oc.blocked[n.Name][name] = "on"
+				continue
+			}
 			parts = append(parts, name+" off")
 			oc.bad = append(oc.bad, n.Name+" "+name+" off")
 			oc.want(n.Name, name, "on")

@@ -474,6 +474,33 @@ func TestNICOffload(t *testing.T) {
 		{name: "profile lro", mutate: func(f *facts.Facts) {
 			f.NICs[0].Features["lro"] = facts.Feature{On: false}
 		}, profile: func(p *Profile) { p.Offloads = []string{"lro"} }, status: Fail, reason: "eth0 lro off"},
+		// What the plan lists as "cannot apply" (OffloadBlocked) is a
+		// warning naming the chain, not a failure no fix can clear.
+		{name: "tso blocked by fixed dependencies", mutate: func(f *facts.Facts) {
+			f.NICs[0].Driver = "virtio_net"
+			f.NICs[0].Features["tso"] = facts.Feature{On: false}
+			f.NICs[0].Features["scatter-gather"] = facts.Feature{On: false, Fixed: true}
+			f.NICs[0].Features["tx-checksumming"] = facts.Feature{On: false, Fixed: true}
+		}, status: Warn, sev: Low,
+			reason: "the NIC cannot: eth0 tso cannot be turned on: it needs scatter-gather and tx-checksumming, which are off [fixed] by the virtio_net driver (nothing to change on this host: the virtio_net driver does not offer it (a virtual NIC: give it checksum offload on the hypervisor's side, e.g. the virtio-net device's csum feature, then rerun kaudit); waive the finding here)",
+			check: func(t *testing.T, fd Finding) {
+				if fd.Fix == nil || !fd.Fix.WhenWarn || !reflect.DeepEqual(fd.Fix.NIC, map[string]map[string]string{"eth0": {"tso": "on"}}) || !strings.Contains(fd.Observed, "tso off (cannot be turned on)") {
+					t.Errorf("fix %+v observed %q", fd.Fix, fd.Observed)
+				}
+			}},
+		{name: "gro requested on", mutate: func(f *facts.Facts) {
+			f.NICs[0].Features["gro"] = facts.Feature{On: false, Requested: "on"}
+		}, status: Warn, sev: Low, reason: "the NIC cannot: eth0 gro cannot be turned on: the kernel keeps it off although on was requested (gro: off [requested on])"},
+		{name: "one blocked, one fixable: fail for the fixable one only", mutate: func(f *facts.Facts) {
+			f.NICs[0].Features["gro"] = facts.Feature{On: false}
+			f.NICs[0].Features["gso"] = facts.Feature{On: false}
+			f.NICs[0].Features["scatter-gather"] = facts.Feature{On: false, Fixed: true}
+		}, status: Fail, reason: "eth0 gro off and not [fixed]",
+			check: func(t *testing.T, fd Finding) {
+				if !reflect.DeepEqual(fd.Fix.NIC, map[string]map[string]string{"eth0": {"gro": "on", "gso": "on"}}) || !strings.Contains(fd.Reason, "(the NIC cannot: eth0 gso cannot be turned on: it needs scatter-gather, which is off [fixed] by the mlx5_core driver") {
+					t.Errorf("fix %+v reason %q", fd.Fix.NIC, fd.Reason)
+				}
+			}},
 	})
 }
 

@@ -165,6 +165,35 @@ type NIC struct {
 	// Persist says what persists this interface's settings across a
 	// reboot on the host (nil: not gathered).
 	Persist *NICPersist `json:"persist,omitempty"`
+	// Boot is what the host's own configuration sets on this interface
+	// when it next appears (boot, driver reload), read with Persist: nil
+	// when not gathered.
+	Boot *NICBoot `json:"boot,omitempty"`
+}
+
+// NICBoot is what the persistence mechanisms set on one interface at
+// boot, setting by setting.
+type NICBoot struct {
+	// Settings: "rx", "tx" (ring sizes, or "max" from a .link file) and
+	// "tso", "gso", "gro", "lro" ("on"/"off") → the value that wins. A
+	// setting nothing sets is absent: the driver's default applies.
+	Settings map[string]NICBootValue `json:"settings,omitempty"`
+	// Unsure lists what was found but could not be settled (a .link
+	// [Match] key kaudit does not evaluate, a udev rule it cannot read, a
+	// NetworkManager property nmcli would not print): a setting absent
+	// from Settings may still come from one of them.
+	Unsure []string `json:"unsure,omitempty"`
+}
+
+// NICBootValue is one boot-time NIC setting and where it comes from.
+type NICBootValue struct {
+	Value     string `json:"value"`
+	Mechanism string `json:"mechanism"` // one of the Persist* constants
+	// Source: "FILE:LINE", or `NetworkManager connection "NAME"`.
+	Source string `json:"source"`
+	// Overridden lists what sets it earlier at boot and loses,
+	// "SOURCE=VALUE".
+	Overridden []string `json:"overridden,omitempty"`
 }
 
 // Persistence mechanisms for NIC settings, in the order of precedence

@@ -353,11 +353,41 @@ done
 [ $# -gt 0 ] && ln="$ln$(awk 'BEGIN {
 	for (i = 1; i < ARGC; i++) {
 		print "@link " ARGV[i]
-		while ((getline l < ARGV[i]) > 0)
-			if (l ~ /^[ \t]*(OriginalName|MACAddress|PermanentMACAddress|Driver|Name)[ \t]*=/) { sub(/^[ \t]*/, "", l); print "@link-key " l }
+		n = 0; m = 0
+		while ((getline l < ARGV[i]) > 0) {
+			m++
+			if (l ~ /^[ \t]*(OriginalName|MACAddress|PermanentMACAddress|Driver|Name)[ \t]*=/) { k = l; sub(/^[ \t]*/, "", k); print "@link-key " k }
+			# Every line but comments, for the boot-time settings (bounded).
+			if (l !~ /^[ \t]*([#;]|$)/ && n++ < 200) print "@link-line " m " " l
+		}
 		close(ARGV[i])
 	}
 }' "$@")$NL"
+# .link files masked by a link to /dev/null (or empty: no settings).
+for f in /etc/systemd/network/*.link /run/systemd/network/*.link; do
+	[ -c "$f" ] && ln="$ln@link-null $f$NL"
+done
+# udev rules that run ethtool, in every rules directory (a name in an
+# earlier directory masks the same name in a later one); a name linked to
+# /dev/null masks too.
+set --
+for f in /etc/udev/rules.d/*.rules /run/udev/rules.d/*.rules /usr/lib/udev/rules.d/*.rules /lib/udev/rules.d/*.rules; do
+	[ -f "$f" ] || [ -c "$f" ] && set -- "$@" "$f"
+done
+[ $# -gt 0 ] && ln="$ln$(awk 'BEGIN {
+	for (i = 1; i < ARGC; i++) {
+		b = ARGV[i]; sub(/.*\//, "", b)
+		if (b in seen) continue
+		seen[b] = 1
+		n = 0
+		while ((getline l < ARGV[i]) > 0) { n++; if (l ~ /ethtool/) print "@udev-rule " ARGV[i] ":" n " " l }
+		if (n == 0) print "@udev-null " ARGV[i]
+		close(ARGV[i])
+	}
+}' "$@")$NL"
+for f in /etc/network/if-pre-up.d/ethtool /etc/network/if-up.d/ethtool; do
+	[ -f "$f" ] && ln="$ln@ifupdown-hook $f$NL"
+done
 npersist() {
 	v=''
 	{ read -r v < "/sys/class/net/$1/address"; } 2>/dev/null
@@ -366,7 +396,16 @@ npersist() {
 		t="$t@nm-version $nmv$NL"
 		t="$t@nm-state $(nmcli -t -g GENERAL.STATE device show "$1" 2>/dev/null | head -n 1)$NL"
 		t="$t@nm-connection $(nmcli -t -g GENERAL.CONNECTION device show "$1" 2>/dev/null | head -n 1)$NL"
-		t="$t@nm-uuid $(nmcli -t -g GENERAL.CON-UUID device show "$1" 2>/dev/null | head -n 1)$NL"
+		u=$(nmcli -t -g GENERAL.CON-UUID device show "$1" 2>/dev/null | head -n 1)
+		t="$t@nm-uuid $u$NL"
+		# The connection's ethtool settings ("!": nmcli could not read it).
+		case "$u" in
+		*[!0-9a-fA-F-]*|'') ;;
+		*) for p in ring-rx ring-tx feature-tso feature-gso feature-gro feature-lro; do
+			v=$(nmcli -g "ethtool.$p" connection show "$u" 2>/dev/null) || v='!'
+			t="$t@nm-ethtool ${p#*-} ${v%%"$NL"*}$NL"
+		done ;;
+		esac
 	fi
 	[ -n "$ifup" ] && t="$t@ifup $ifup$NL"
 	f=/etc/sysconfig/network-scripts/ifcfg-$1
@@ -379,6 +418,10 @@ npersist() {
 		[ -f "$f" ] || continue
 		n=$(I=$1 awk '{ sub(/\r$/, "") } $1 == "iface" && $2 == ENVIRON["I"] { print NR; exit }' "$f" 2>/dev/null)
 		[ -n "$n" ] && t="$t@iface $n $f$NL"
+		# The ethtool options of every "iface IF" stanza.
+		[ -n "$n" ] && t="$t$(I=$1 awk '{ sub(/\r$/, "") }
+			$1 ~ /^(iface|mapping|auto|source|source-directory|source-dir|no-auto-down|no-scripts|rename|template|allow-.*)$/ { st = ($1 == "iface" && $2 == ENVIRON["I"]); next }
+			st && ($1 ~ /^(hardware-dma-ring-(rx|tx)|offload-[a-z]+)$/ || ($1 ~ /^(pre-up|up|post-up)$/ && /ethtool/)) { print "@iface-opt " FILENAME ":" NR " " $0 }' "$f" 2>/dev/null)$NL"
 	done
 	printf '%s%s' "$t" "$ln"
 }

@@ -65,12 +65,13 @@ func NICs(body string) []facts.NIC {
 	for i := range out {
 		if persist[i] != nil {
 			out[i].Persist = NICPersist(out[i].Name, out[i].Driver, persist[i])
+			out[i].Boot = NICBoot(out[i].Name, out[i].Driver, out[i].Persist, persist[i])
 		}
 	}
 	return out
 }
 
-var persistKeys = []string{"@mac ", "@nm-version ", "@nm-state ", "@nm-connection ", "@nm-uuid ", "@ifup ", "@ifcfg ", "@ifcfg-opts ", "@iface ", "@link-default ", "@udev-version ", "@link-dir ", "@link ", "@link-key "}
+var persistKeys = []string{"@mac ", "@nm-version ", "@nm-state ", "@nm-connection ", "@nm-uuid ", "@ifup ", "@ifcfg ", "@ifcfg-opts ", "@iface ", "@link-default ", "@udev-version ", "@link-dir ", "@link ", "@link-key ", "@link-line ", "@link-null ", "@udev-rule ", "@udev-null ", "@ifupdown-hook ", "@iface-opt ", "@nm-ethtool "}
 
 func isPersistLine(line string) bool {
 	for _, k := range persistKeys {

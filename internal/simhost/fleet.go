@@ -92,7 +92,11 @@ func eth(drv string, netlink bool, rxMax, txMax, rx, tx int, gro string) NIC {
 	if netlink {
 		ring = RingNetlink("eth0", rxMax, txMax, rx, tx)
 	}
-	return NIC{Name: "eth0", Driver: drv, Ring: ring, Features: Features("eth0", "on", "on", gro)}
+	// Provisioned: a udev rule sets at boot what runs.
+	const rule = `@udev-rule /etc/udev/rules.d/70-nic-tuning.rules:%d ACTION=="add", SUBSYSTEM=="net", KERNEL=="eth0", RUN+="/usr/sbin/ethtool %s"` + "\n"
+	persist := "@mac 52:54:00:00:00:01\n@udev-version 252\n" +
+		fmt.Sprintf(rule, 1, "-K %k tso on gso on gro "+gro) + fmt.Sprintf(rule, 2, fmt.Sprintf("-G %%k rx %d tx %d", rx, tx))
+	return NIC{Name: "eth0", Driver: drv, Ring: ring, Features: Features("eth0", "on", "on", gro), Persist: persist}
 }
 
 // DemoFleet is the embedded default fleet: the failure of the talk and its

@@ -55,6 +55,9 @@ type NIC struct {
 	Name, Driver string
 	Ring         string // ethtool -g output (or its error text)
 	Features     string // ethtool -k output, top-level lines
+	// Persist: the persistence lines the gather prints after them
+	// (npersist: "@mac …", "@udev-rule FILE:LINE RULE", …); "" none.
+	Persist string
 }
 
 // Render produces the gather script's output for this host.
@@ -158,6 +161,7 @@ func (h *Host) nicsBody() string {
 		}
 		fmt.Fprintf(&nb, "@ring\n%s", ensureNL(n.Ring))
 		fmt.Fprintf(&nb, "@features\n%s", ensureNL(n.Features))
+		nb.WriteString(ensureNL(n.Persist))
 	}
 	return nb.String()
 }

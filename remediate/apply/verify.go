@@ -135,34 +135,58 @@ func verifyProperties(ctx context.Context, opt Options, h inventory.Host, propsB
 }
 
 // verifyNIC checks a NIC change against the re-gathered facts ("" when
-// it took). The rule file was checked by SHA-256 when written.
+// it took): the running value, and for a persisted change what the host
+// now sets at boot (facts.NIC.Boot, when gathered). The files were
+// checked by SHA-256 when written.
 func verifyNIC(f *facts.Facts, c remediate.Change) string {
 	iface, setting, _ := nicTarget(c.Kind, c.Target)
 	for _, n := range f.NICs {
 		if n.Name != iface {
 			continue
 		}
-		if c.Kind == remediate.KindNICRing {
-			if n.Ring == nil {
-				return fmt.Sprintf("%s: ring sizes not readable after the change (%s)", c.Target, n.RingErr)
-			}
-			got := n.Ring.RX
-			if setting == "tx" {
-				got = n.Ring.TX
-			}
-			if strconv.Itoa(got) != c.To {
-				return fmt.Sprintf("%s is %d, want %s", c.Target, got, c.To)
-			}
-			return ""
+		if p := verifyNICRunning(n, c, setting); p != "" || !c.Persist || n.Boot == nil {
+			return p
 		}
-		ft, ok := n.Features[setting]
-		if !ok {
-			return fmt.Sprintf("%s: feature not reported after the change", c.Target)
-		}
-		if ft.On != (c.To == "on") {
-			return fmt.Sprintf("%s is %s, want %s", c.Target, map[bool]string{true: "on", false: "off"}[ft.On], c.To)
+		switch bv, ok := n.Boot.Settings[setting]; {
+		case !ok:
+			return fmt.Sprintf("%s: nothing sets it at boot after the change (want %s from %s)", c.Target, c.To, nicPersistWhere(c))
+		case bv.Value != c.To:
+			return fmt.Sprintf("%s: %s sets %s at boot, want %s from %s", c.Target, bv.Source, bv.Value, c.To, nicPersistWhere(c))
 		}
 		return ""
 	}
 	return fmt.Sprintf("%s: interface not in the re-gathered facts", c.Target)
+}
+
+// nicPersistWhere names where a NIC change is persisted.
+func nicPersistWhere(c remediate.Change) string {
+	if f := nicPersistFile(c); f != "" {
+		return f
+	}
+	return c.PersistPath
+}
+
+// verifyNICRunning checks the running value of a NIC change on n.
+func verifyNICRunning(n facts.NIC, c remediate.Change, setting string) string {
+	if c.Kind == remediate.KindNICRing {
+		if n.Ring == nil {
+			return fmt.Sprintf("%s: ring sizes not readable after the change (%s)", c.Target, n.RingErr)
+		}
+		got := n.Ring.RX
+		if setting == "tx" {
+			got = n.Ring.TX
+		}
+		if strconv.Itoa(got) != c.To {
+			return fmt.Sprintf("%s is %d, want %s", c.Target, got, c.To)
+		}
+		return ""
+	}
+	ft, ok := n.Features[setting]
+	if !ok {
+		return fmt.Sprintf("%s: feature not reported after the change", c.Target)
+	}
+	if ft.On != (c.To == "on") {
+		return fmt.Sprintf("%s is %s, want %s", c.Target, map[bool]string{true: "on", false: "off"}[ft.On], c.To)
+	}
+	return ""
 }
