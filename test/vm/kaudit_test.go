@@ -499,7 +499,8 @@ func TestFixApplyPowerCutRollback(t *testing.T) {
 
 	plan := run(t, 10*time.Minute, "fix", inv, "--timeout", "5m", "--width", "200")
 	t.Logf("plan (exit %d):\n%s", plan.code, plan.stdout)
-	for _, want := range []string{virtio + " gso", virtio + " tso", "bbr", "fq"} {
+	// tso is off [fixed] itself there: not a failure, so never planned.
+	for _, want := range []string{virtio + " gso", "bbr", "fq"} {
 		if !strings.Contains(plan.stdout, want) {
 			t.Errorf("the plan does not list %q as impossible:\n%s", want, plan.stdout)
 		}
