@@ -91,6 +91,10 @@ type Options struct {
 	// Force (Rollback only): restore files and running values even when
 	// they changed since the run.
 	Force bool
+	// Operator names who runs kaudit in the hosts' leases: user@hostname
+	// of this machine when empty.
+	Operator string
+	release bool // Rollback: the run's lease is removed at the end
 	// Log receives one line per host event (nil: discarded). Called from
 	// several goroutines, serialized by Apply.
 	Log func(line string)
@@ -108,6 +112,9 @@ func (o *Options) defaults() {
 	}
 	if o.SysctlKeys == nil {
 		o.SysctlKeys = rules.SysctlKeys()
+	}
+	if o.Operator == "" {
+		o.Operator = localOperator()
 	}
 }
 

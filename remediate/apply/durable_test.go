@@ -84,7 +84,7 @@ func applyDirect(t *testing.T, s *sandbox, host, runID string) (*prepared, []byt
 	h := sbHosts(host)[0]
 	changes, _ := Split(h.Plan, h.Findings)
 	files, keys, nics := filesOf(changes)
-	st, err := read(context.Background(), Options{Runner: s, Timeout: 10e9}, h.Inv, files, keys, nics)
+	st, err := read(context.Background(), Options{Runner: s, Timeout: 10e9}, h.Inv, files, keys, nics, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,6 +92,7 @@ func applyDirect(t *testing.T, s *sandbox, host, runID string) (*prepared, []byt
 	if err != nil {
 		t.Fatal(err)
 	}
+	grantLease(t, s, host, runID)
 	p.params.Marker = tMarker
 	script, err := ApplyScript(p.params)
 	if err != nil {
@@ -212,6 +213,12 @@ func checkSynced(t *testing.T, what string, got []step, want map[string][]string
 			t.Errorf("%s: no ok line for step %s", what, st)
 		}
 	}
+}
+
+// grantLease gives run runID the host's lease, as its read step would.
+func grantLease(t *testing.T, s *sandbox, host, runID string) {
+	t.Helper()
+	s.write(t, host, KaudirDir+"/lease", runID+"\tunknown\t0\t0\t1\t9999999999\n")
 }
 
 func itoa(i int) string { return string(rune('0' + i)) }
