@@ -94,7 +94,7 @@ type Options struct {
 	// Operator names who runs kaudit in the hosts' leases: user@hostname
 	// of this machine when empty.
 	Operator string
-	release bool // Rollback: the run's lease is removed at the end
+	release  bool // Rollback: the run's lease is removed at the end
 	// Log receives one line per host event (nil: discarded). Called from
 	// several goroutines, serialized by Apply.
 	Log func(line string)
