@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/kaudit/kaudit/audit/inventory"
+	"github.com/kaudit/kaudit/internal/termsafe"
 	"github.com/kaudit/kaudit/remediate"
 	"github.com/kaudit/kaudit/remediate/apply"
 )
@@ -48,6 +49,11 @@ func RollbackRun(ctx context.Context, c Console, hosts []inventory.Host, j Rollb
 		return Fail(NotApplied, "nothing rolled back: the run's manifest could not be read or cannot be trusted on %d host(s) (above)", unread)
 	}
 	if n == 0 {
+		for _, hj := range jr.Hosts {
+			if len(hj.Backups)+len(hj.Runtime) > 0 {
+				fmt.Fprintf(c.Stdout, "%s: nothing to roll back: run %s changed nothing here\n", termsafe.Line(hj.Host), j.RunID)
+			}
+		}
 		fmt.Fprintf(c.Stdout, "run %s changed nothing on the selected hosts: nothing to roll back\n", j.RunID)
 		return nil
 	}
@@ -91,6 +97,11 @@ func loadRun(ctx context.Context, c Console, hosts []inventory.Host, j RollbackJ
 		return nil, 0, fmt.Errorf("no journal for run %s in %s (set --journal-dir, or --from-hosts to rebuild it from the hosts)", j.RunID, j.JournalDir)
 	case errors.Is(err, ErrNoHostRead):
 		return nil, 0, Fail(NotApplied, "no host's manifest could be read and trusted: nothing rolled back")
+	case errors.Is(err, ErrNoHostHasRun):
+		// Every selected host was read and none has the run: a mistyped
+		// run ID, another inventory, or a run that changed no host.
+		return nil, 0, fmt.Errorf("no host of the inventory (%d read) has run %s in %s: nothing to roll back (check the run ID: kaudit runs INVENTORY lists the runs the hosts and the journal hold)",
+			len(hosts), j.RunID, apply.RunDir(j.RunID))
 	case err != nil:
 		return nil, 0, err
 	case run.Rebuilt:

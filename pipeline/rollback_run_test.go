@@ -34,8 +34,9 @@ func (manifestHost) Close() error { return nil }
 
 // rollback --from-hosts after a power cut left a host's manifest empty:
 // an error naming the host, the run and what kaudit left, exit
-// NotApplied — never "nothing to roll back" with exit 0. A host without
-// the run, alone, is still nothing to roll back.
+// NotApplied — never "nothing to roll back" with exit 0. A run that no
+// host has is an error too (a plain one: exit 2, the command could not
+// run as asked — a mistyped run ID or another inventory).
 func TestRollbackFromHostsUntrustedManifest(t *testing.T) {
 	const run = "20261201T123400Z-0000ab12"
 	emptyManifest := []string{"manifest\tok\tpresent\t0", "stored\tok\tfile-0\t0", "stored\tok\tmanifest\t0",
@@ -46,11 +47,13 @@ func TestRollbackFromHostsUntrustedManifest(t *testing.T) {
 		hosts     manifestHost
 		verdict   bool // NotApplied
 		out, warn []string
+		plain     string // a plain error holding this
 	}{
 		{"empty manifest", manifestHost{"broker-a": absent, "broker-b": emptyManifest}, true, nil,
 			[]string{"broker-b: run " + run + ": /var/lib/kaudit/runs/" + run + "/manifest is empty (0 bytes): the run's backups cannot be trusted",
-				"kaudit left /etc/sysctl.d/99-kaudit.conf (from run " + run + ")", "file-0 (0 bytes)"}},
-		{"no host has the run", manifestHost{"broker-a": absent, "broker-b": absent}, false, []string{"changed nothing on the selected hosts: nothing to roll back"}, nil},
+				"kaudit left /etc/sysctl.d/99-kaudit.conf (from run " + run + ")", "file-0 (0 bytes)"}, ""},
+		{"no host has the run", manifestHost{"broker-a": absent, "broker-b": absent}, false, nil, nil,
+			"no host of the inventory (2 read) has run " + run + " in /var/lib/kaudit/runs/" + run + ": nothing to roll back"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
@@ -62,8 +65,14 @@ func TestRollbackFromHostsUntrustedManifest(t *testing.T) {
 			if got := errors.As(err, &f) && f.Verdict == NotApplied; got != tc.verdict {
 				t.Errorf("verdict: %v (NotApplied %v, want %v)", err, got, tc.verdict)
 			}
-			if !tc.verdict && err != nil {
-				t.Errorf("error %v", err)
+			if tc.plain != "" {
+				if err == nil || f != nil || !strings.Contains(err.Error(), tc.plain) {
+					t.Errorf("error %v, want a plain one with %q", err, tc.plain)
+				}
+				if stdout.Len() > 0 {
+					t.Errorf("stdout %q", stdout.String())
+				}
+				return
 			}
 			if strings.Contains(stdout.String(), "nothing to roll back") == tc.verdict {
 				t.Errorf("stdout %q", stdout.String())
