@@ -392,9 +392,17 @@ func TestShellcheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	rel, err := ReleaseScript(tMarker, tRun, Lease{Operator: "alice@laptop", PID: 12, PStart: "345", TTL: 200, LockWait: 15})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := RunsScript(tMarker)
+	if err != nil {
+		t.Fatal(err)
+	}
 	dir := t.TempDir()
-	for name, s := range map[string][]byte{"read": read, "apply": ap, "rollback": rb, "manifest": mf,
-		"sh/lib.sh": []byte(libSh), "sh/read.sh": []byte(readSh), "sh/apply.sh": []byte(applySh), "sh/rollback.sh": []byte(rollbackSh), "sh/manifest.sh": []byte(manifestSh)} {
+	for name, s := range map[string][]byte{"release": rel, "runs": runs, "read": read, "apply": ap, "rollback": rb, "manifest": mf,
+		"sh/lib.sh": []byte(libSh), "sh/read.sh": []byte(readSh), "sh/apply.sh": []byte(applySh), "sh/rollback.sh": []byte(rollbackSh), "sh/manifest.sh": []byte(manifestSh), "sh/release.sh": []byte(releaseSh), "sh/runs.sh": []byte(runsSh)} {
 		p := filepath.Join(dir, strings.ReplaceAll(name, "/", "-"))
 		if err := os.WriteFile(p, s, 0o644); err != nil {
 			t.Fatal(err)

@@ -699,3 +699,19 @@ func runtimeStep(kind remediate.ChangeKind, i int) string {
 	}
 	return "sysctl-" + strconv.Itoa(i)
 }
+
+//go:embed sh/runs.sh
+var runsSh string
+
+// RunsScript renders the listing of the runs a host holds (sh/runs.sh):
+// its lease, and each run directory with the state of its manifest.
+func RunsScript(marker string) ([]byte, error) {
+	if !remote.ValidMarker(marker) {
+		return nil, fmt.Errorf("runs: bad marker %q", marker)
+	}
+	var h header
+	h.set("M", marker)
+	h.set("KDIR", KaudirDir)
+	h.set("RUNS", remediate.HostRunsDir)
+	return h.script(runsSh)
+}
