@@ -155,7 +155,7 @@ func unixText(s string) string {
 func staleText(host string, r remote.Result) string {
 	d := r.Detail
 	if len(d) == 4 {
-		return fmt.Sprintf("%s: took over the lease of run %s (%s, since %s), which expired at %s; that run may have left changes here: kaudit rollback --run %s undoes them",
+		return fmt.Sprintf("%s: took over the stale lease of run %s (%s, since %s, expiring %s); that run may have left changes here: kaudit rollback --run %s undoes them",
 			host, d[0], d[1], unixText(d[2]), unixText(d[3]), d[0])
 	}
 	return host + ": took over a malformed lease (torn by a crash)"

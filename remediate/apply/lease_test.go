@@ -98,7 +98,7 @@ func TestLeaseHeldAndStale(t *testing.T) {
 	if hj := j.Host("h1"); hj.Status != remediate.StatusVerified {
 		t.Errorf("after an expired lease: %s %q", hj.Status, hj.Error)
 	}
-	if all := strings.Join(log, "\n"); !strings.Contains(all, "h1: took over the lease of run 20260101T000000Z-0000000a (alice@laptop, since") {
+	if all := strings.Join(log, "\n"); !strings.Contains(all, "h1: took over the stale lease of run 20260101T000000Z-0000000a (alice@laptop, since") {
 		t.Errorf("log does not say the lease was taken over:\n%s", all)
 	}
 	if _, err := os.Stat(lease); !os.IsNotExist(err) {
