@@ -155,8 +155,8 @@ func TestTwoOperatorsOneHost(t *testing.T) {
 							}
 						case strings.Contains(hj.Error, n+" is being changed by run "+ids[1-i]+" ("):
 							refused++
-						case hj.NoOp:
-							noop++
+						case hj.NoOp || len(hj.Changes) == 0:
+							noop++ // read (or scanned) after the other run was done there
 						default:
 							t.Errorf("%s: run %c neither changed it, nor was refused naming the other run, nor found it done: %s %q", n, 'A'+i, hj.Status, hj.Error)
 						}
