@@ -198,7 +198,7 @@ func TestTwoOperatorsOneHost(t *testing.T) {
 }
 
 // The first seen failure: run 1 fails on a host whose /var/lib/kaudit is
-// full (a 16 KiB tmpfs mounted there in the host's mount namespace,
+// full (a 64 KiB tmpfs mounted there in the host's mount namespace,
 // filled but for the lease's block) before writing anything, and says
 // why; the disk is freed; run 2 fixes the host; run 1's own rollback then
 // changes nothing there, and a rollback --from-hosts of run 1 (no host
@@ -209,7 +209,7 @@ func TestFullKauditDirThenReapply(t *testing.T) {
 	f := testfleet.Start(t, []testfleet.HostSpec{{Name: "full1", Sysctls: sys, Kafka: &testfleet.BrokerSpec{Version: "3.6.1"}}})
 	inv := f.Inventory(t)
 	h := f.Host("full1")
-	h.Exec(t, "sh", "-c", "mkdir -p /var/lib/kaudit && mount -t tmpfs -o size=16k kaudit-full /var/lib/kaudit && dd if=/dev/zero of=/var/lib/kaudit/fill bs=4096 count=3 2>/dev/null")
+	h.Exec(t, "sh", "-c", "mkdir -p /var/lib/kaudit && mount -t tmpfs -o size=64k kaudit-full /var/lib/kaudit && dd if=/dev/zero of=/var/lib/kaudit/fill bs=4096 count=15 2>/dev/null")
 	t.Cleanup(func() { _, _ = h.ExecErr("umount", "/var/lib/kaudit") })
 	before := read(t, h)
 	jdir := t.TempDir()
@@ -218,7 +218,7 @@ func TestFullKauditDirThenReapply(t *testing.T) {
 	if code != 4 {
 		t.Errorf("run 1 on a full /var/lib/kaudit: exit %d, want 4", code)
 	}
-	if want := "nothing changed: /var/lib/kaudit on full1: 0 of 16 KiB free, the backups need "; !strings.Contains(out+stderr, want) {
+	if want := "nothing changed: /var/lib/kaudit on full1: 0 of 64 KiB free, the backups need 24 KiB; make room there and re-run"; !strings.Contains(out+stderr, want) {
 		t.Errorf("run 1 does not say %q", want)
 	}
 	if strings.Contains(out+stderr, "I/O error") || strings.Contains(out, "undo:") || !strings.Contains(out, "changed no host: nothing to undo") {
