@@ -107,8 +107,8 @@ func TestTwoOperatorsOneHost(t *testing.T) {
 	trial := 0
 	for _, offset := range []time.Duration{0, 200 * time.Millisecond, 700 * time.Millisecond, 1500 * time.Millisecond} {
 		for _, ord := range orders {
-			trial++
 			t.Run(ord.name+"/offset-"+offset.String(), func(t *testing.T) {
+				trial++
 				for _, n := range names {
 					resetHost(t, f.Host(n), props[n])
 				}
