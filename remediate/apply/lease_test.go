@@ -1,8 +1,11 @@
 package apply
 
 import (
+	"bytes"
 	"context"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -166,5 +169,87 @@ func TestRollbackOfRunThatChangedNothing(t *testing.T) {
 	}
 	if got := snapshot(s, "h1"); got != after2 {
 		t.Errorf("rollback of run 1 (journal without ownership) changed run 2's host:\n%s", got)
+	}
+}
+
+// Where there is no flock(1), the lock is a directory naming its holder:
+// a second script waits for it (LOCKWAIT), gets it once the holder ends,
+// fails step lock after LOCKWAIT while it is held, and takes over one
+// whose holder is gone (killed: the directory is left behind).
+func TestLockDirFallback(t *testing.T) {
+	bin := t.TempDir()
+	for _, tool := range []string{"mkdir", "rm", "cat", "sleep", "date", "sync"} {
+		p, err := exec.LookPath(tool)
+		if err != nil {
+			t.Skip(tool, " not found")
+		}
+		if err := os.Symlink(p, filepath.Join(bin, tool)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kdir := filepath.Join(t.TempDir(), "kaudit")
+	script := func(wait int, hold string) string {
+		var h header
+		h.set("M", tMarker)
+		h.set("KDIR", kdir)
+		h.set("LOCKWAIT", strconv.Itoa(wait))
+		h.set("RUNID", tRun)
+		s, err := h.script("lock_host || lock_busy\nsay locked ok \"$$\"\nsleep " + hold + "\n")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(s)
+	}
+	run := func(wait int, hold string) *exec.Cmd {
+		c := exec.Command("/bin/sh", "-s")
+		c.Stdin = strings.NewReader(script(wait, hold))
+		c.Env = []string{"PATH=" + bin}
+		return c
+	}
+	first := run(5, "2")
+	var out1 bytes.Buffer
+	first.Stdout = &out1
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 100; i++ {
+		if _, err := os.Stat(filepath.Join(kdir, "lock.d", "owner")); err == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	busy, _ := run(0, "0").Output()
+	if rs := remote.ParseResults(busy, tMarker); rs.Find("lock") == nil || rs.Find("lock").OK {
+		t.Errorf("while held, LOCKWAIT 0: %q", busy)
+	}
+	t0 := time.Now()
+	second, _ := run(5, "0").Output()
+	if rs := remote.ParseResults(second, tMarker); rs.Find("locked") == nil || time.Since(t0) < time.Second {
+		t.Errorf("the waiter: %q after %v", second, time.Since(t0))
+	}
+	_ = first.Wait()
+	// A holder killed with the lock: taken over at once.
+	killed := run(5, "5")
+	if err := killed.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 100; i++ {
+		if _, err := os.Stat(filepath.Join(kdir, "lock.d", "owner")); err == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	_ = killed.Process.Kill()
+	_ = killed.Wait()
+	if _, err := os.Stat(filepath.Join(kdir, "lock.d")); err != nil {
+		t.Fatalf("the killed holder's lock directory is not there to take over (%v)", err)
+	}
+	t0 = time.Now()
+	after, _ := run(3, "0").Output()
+	if rs := remote.ParseResults(after, tMarker); rs.Find("locked") == nil || time.Since(t0) > 2*time.Second {
+		t.Errorf("after the holder was killed: %q after %v", after, time.Since(t0))
+	}
+	if _, err := os.Stat(filepath.Join(kdir, "lock.d")); !os.IsNotExist(err) {
+		t.Errorf("lock directory left after its holder ended (%v)", err)
 	}
 }
