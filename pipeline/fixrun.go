@@ -70,7 +70,11 @@ func applyFix(ctx context.Context, c Console, r *report.Report, fp *FixPlan, j F
 		return err
 	}
 	WriteRun(c.Stdout, jr)
-	WriteUndo(c.Stdout, cfg, j.Inventory)
+	if jr.ChangedAnything() {
+		WriteUndo(c.Stdout, cfg, j.Inventory)
+	} else {
+		fmt.Fprintf(c.Stdout, "journal: %s\nrun %s changed no host: nothing to undo\n", cfg.JournalPath, cfg.RunID)
+	}
 	if err != nil {
 		c.Warnf("%v", err)
 	}

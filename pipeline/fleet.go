@@ -112,5 +112,8 @@ func RollbackFleet(ctx context.Context, c Console, f Fleet, j RollbackJob) error
 	}
 	defer runner.Close()
 	j.Config.Runner = runner
+	if j.List {
+		return ListRuns(ctx, c, hosts, j)
+	}
 	return RollbackRun(ctx, c, hosts, j)
 }

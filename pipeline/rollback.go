@@ -42,6 +42,7 @@ var (
 	ErrJournalExists = errors.New("the run's local journal exists") // with fromHosts
 	ErrNoJournal     = errors.New("no local journal for the run")   // without fromHosts
 	ErrNoHostRead    = errors.New("no host's manifest could be read")
+	ErrNoHostHasRun  = errors.New("no host has the run") // with fromHosts: every host read, none has it
 )
 
 // RunMismatchError is a local journal that holds another run.
@@ -83,6 +84,8 @@ func LoadRun(ctx context.Context, hosts []inventory.Host, runID string, fromHost
 		return nil, err
 	case len(j.Hosts) == 0 && len(unread) > 0:
 		return run, ErrNoHostRead
+	case len(j.Hosts) == 0:
+		return run, ErrNoHostHasRun
 	case err != nil:
 		return run, err
 	}
@@ -110,7 +113,7 @@ func RollbackTargets(j *remediate.Journal, hosts []inventory.Host) int {
 	}
 	n := 0
 	for _, hj := range j.Hosts {
-		if (len(hj.Backups) > 0 || len(hj.Runtime) > 0) && selected[hj.Host] {
+		if hj.Owns() && selected[hj.Host] {
 			n++
 		}
 	}

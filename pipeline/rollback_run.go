@@ -4,8 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
+	"sort"
+	"time"
 
 	"github.com/kaudit/kaudit/audit/inventory"
+	"github.com/kaudit/kaudit/internal/termsafe"
 	"github.com/kaudit/kaudit/remediate"
 	"github.com/kaudit/kaudit/remediate/apply"
 )
@@ -17,12 +21,19 @@ type RollbackJob struct {
 	JournalDir string
 	FromHosts  bool
 	Yes        bool // do not ask
-	Config     RollbackConfig
+	// List: list the runs the local journal directory and the hosts hold
+	// instead of rolling one back (ListRuns).
+	List   bool
+	Config RollbackConfig
 }
 
 // Check validates the run ID and the fan-out a person asked for.
 func (j RollbackJob) Check() error {
-	if !remediate.ValidRunID(j.RunID) {
+	if j.List {
+		if j.RunID != "" || j.FromHosts || j.Config.Force {
+			return errors.New("rollback --list lists the runs: it takes no --run, --from-hosts or --force")
+		}
+	} else if !remediate.ValidRunID(j.RunID) {
 		return fmt.Errorf("rollback needs --run RUN-ID (as printed by fix --apply), got %q", j.RunID)
 	}
 	if c := j.Config; c.Concurrency < 1 || c.Timeout <= 0 || c.ConnectTimeout <= 0 {
@@ -48,6 +59,11 @@ func RollbackRun(ctx context.Context, c Console, hosts []inventory.Host, j Rollb
 		return Fail(NotApplied, "nothing rolled back: the run's manifest could not be read or cannot be trusted on %d host(s) (above)", unread)
 	}
 	if n == 0 {
+		for _, hj := range jr.Hosts {
+			if len(hj.Backups)+len(hj.Runtime) > 0 {
+				fmt.Fprintf(c.Stdout, "%s: nothing to roll back: run %s changed nothing here\n", termsafe.Line(hj.Host), j.RunID)
+			}
+		}
 		fmt.Fprintf(c.Stdout, "run %s changed nothing on the selected hosts: nothing to roll back\n", j.RunID)
 		return nil
 	}
@@ -91,10 +107,118 @@ func loadRun(ctx context.Context, c Console, hosts []inventory.Host, j RollbackJ
 		return nil, 0, fmt.Errorf("no journal for run %s in %s (set --journal-dir, or --from-hosts to rebuild it from the hosts)", j.RunID, j.JournalDir)
 	case errors.Is(err, ErrNoHostRead):
 		return nil, 0, Fail(NotApplied, "no host's manifest could be read and trusted: nothing rolled back")
+	case errors.Is(err, ErrNoHostHasRun):
+		// Every selected host was read and none has the run: a mistyped
+		// run ID, another inventory, or a run that changed no host.
+		return nil, 0, fmt.Errorf("no host of the inventory (%d read) has run %s in %s: nothing to roll back (check the run ID: kaudit runs INVENTORY lists the runs the hosts and the journal hold)",
+			len(hosts), j.RunID, apply.RunDir(j.RunID))
 	case err != nil:
 		return nil, 0, err
 	case run.Rebuilt:
 		fmt.Fprintf(c.Stdout, "journal of run %s rebuilt from %d host(s): %s\n", j.RunID, len(run.Journal.Hosts), j.Config.JournalPath)
 	}
 	return run.Journal, unread, nil
+}
+
+// ListRuns prints the runs found in the local journal directory and on
+// hosts: per run its start and, per host, what its journal says and what
+// the host holds of it; then each host's lease (the run changing it).
+// Its verdict is NotApplied when a host could not be read.
+func ListRuns(ctx context.Context, c Console, hosts []inventory.Host, j RollbackJob) error {
+	type row struct{ journal, host string }
+	started := map[string]string{}
+	table := map[string]map[string]*row{}
+	at := func(run, host string) *row {
+		if table[run] == nil {
+			table[run] = map[string]*row{}
+		}
+		if table[run][host] == nil {
+			table[run][host] = &row{journal: "-", host: "-"}
+		}
+		return table[run][host]
+	}
+	selected := map[string]bool{}
+	for _, h := range hosts {
+		selected[h.Name] = true
+	}
+	paths, _ := filepath.Glob(filepath.Join(j.JournalDir, "*.json"))
+	for _, p := range paths {
+		jr, err := remediate.LoadJournal(p)
+		if err != nil {
+			c.Warnf("%v", err)
+			continue
+		}
+		started[jr.RunID] = jr.StartedAt.UTC().Format("2006-01-02 15:04:05")
+		for _, hj := range jr.Hosts {
+			if !selected[hj.Host] {
+				continue
+			}
+			st := string(hj.Status)
+			if !hj.Owns() {
+				st += ", changed nothing"
+			}
+			at(jr.RunID, hj.Host).journal = st
+		}
+	}
+	runs, leases, errs := apply.HostRuns(ctx, hosts, j.Config.options())
+	for _, r := range runs {
+		st := map[string]string{"manifest": "backups", "partial": "manifest cannot be trusted", "none": "changed nothing (no manifest)"}[r.State]
+		if st == "" {
+			st = r.State
+		}
+		if r.Running {
+			st += ", apply script running"
+		}
+		at(r.RunID, r.Host).host = st
+		if _, ok := started[r.RunID]; !ok {
+			started[r.RunID] = runIDTime(r.RunID)
+		}
+	}
+	ids := make([]string, 0, len(table))
+	for id := range table {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	if len(ids) == 0 {
+		fmt.Fprintf(c.Stdout, "no runs in %s nor on the %d host(s) read\n", j.JournalDir, len(hosts)-len(errs))
+	} else {
+		fmt.Fprintf(c.Stdout, "%-26s  %-19s  %-16s  %-32s  %s\n", "RUN", "STARTED (UTC)", "HOST", "JOURNAL", "ON THE HOST")
+	}
+	for _, id := range ids {
+		first := true
+		for _, h := range hosts {
+			r := table[id][h.Name]
+			if r == nil {
+				continue
+			}
+			runCol, startCol := id, started[id]
+			if !first {
+				runCol, startCol = "", ""
+			}
+			first = false
+			fmt.Fprintf(c.Stdout, "%-26s  %-19s  %-16s  %-32s  %s\n", runCol, startCol, termsafe.Line(h.Name), r.journal, r.host)
+		}
+	}
+	for _, l := range leases {
+		fmt.Fprintf(c.Stdout, "%s\n", termsafe.Line(l.String()))
+	}
+	for _, e := range errs {
+		c.Warnf("%s: cannot list its runs: %v", e.Host, e.Err)
+	}
+	if len(errs) > 0 {
+		return Fail(NotApplied, "%d host(s) could not be read: their runs are not listed", len(errs))
+	}
+	return nil
+}
+
+// runIDTime is the start a run ID carries (NewRunID), "?" when none.
+func runIDTime(id string) string {
+	if len(id) < 16 {
+		return "?"
+	}
+	t, err := time.Parse("20060102T150405Z", id[:16])
+	if err != nil {
+		return "?"
+	}
+	return t.Format("2006-01-02 15:04:05")
 }

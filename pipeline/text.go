@@ -143,6 +143,9 @@ func writeHostRun(w io.Writer, hj remediate.HostJournal) {
 		if b.Existed {
 			state = "sha256 " + b.SHA256 + ", copy " + b.Stored
 		}
+		if b.Changed == remediate.ChangedNo {
+			state += "; not changed by this run"
+		}
 		fmt.Fprintf(w, "  backup %s (%s)\n", termsafe.Line(b.Path), termsafe.Line(state))
 	}
 	if hj.Error != "" {
@@ -157,6 +160,10 @@ func WriteRollback(w io.Writer, res []apply.RollbackResult) (failed int) {
 		if r.Err != nil {
 			failed++
 			fmt.Fprintf(w, "%s: rollback FAILED: %s\n", termsafe.Line(r.Host), termsafe.Block(r.Err.Error()))
+			continue
+		}
+		if r.Nothing {
+			fmt.Fprintf(w, "%s: nothing to roll back: %s\n", termsafe.Line(r.Host), termsafe.Line(r.Detail))
 			continue
 		}
 		fmt.Fprintf(w, "%s: rolled back (%s)\n", termsafe.Line(r.Host), termsafe.Line(r.Detail))

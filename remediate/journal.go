@@ -85,14 +85,95 @@ type Backup struct {
 	// the host after writing ("" : not written). A rollback restores the
 	// file only while it still has this hash: a later edit is kept.
 	Written string `json:"written_sha256,omitempty"`
+	// Changed says whether the run changed the file (see Changed).
+	Changed Changed `json:"changed,omitempty"`
 }
+
+// Changed is whether a run changed one item (a file, a running value) on
+// a host, as the apply script's results tell. Rollback touches only what
+// the run may have changed (Owned), and only while it is still as the
+// run left it (Backup.Written, RuntimeValue.After); a host none of whose
+// items the run owns has nothing to roll back.
+type Changed string
+
+// What a run did to an item.
+const (
+	// ChangedUnknown: a journal of an older kaudit. Rollback treats the
+	// item as ChangedMaybe.
+	ChangedUnknown Changed = ""
+	// ChangedNo: the run did not change the item: its apply script
+	// stopped before the item's step (a check that failed "nothing
+	// changed, re-run", a full disk, a lease another run holds) or never
+	// ran. Rollback never touches it.
+	ChangedNo Changed = "no"
+	// ChangedMaybe: the apply script was at the item's step, or was cut
+	// off before saying how far it got (the journal says maybe before
+	// the script starts, so a kaudit killed meanwhile leaves this).
+	ChangedMaybe Changed = "maybe"
+	// ChangedYes: the script said it changed the item.
+	ChangedYes Changed = "yes"
+)
+
+// Owned reports whether a rollback of the run may touch an item so
+// recorded: anything but ChangedNo.
+func (c Changed) Owned() bool { return c != ChangedNo }
 
 // RuntimeValue records a running setting before and after the run.
 type RuntimeValue struct {
-	Kind   ChangeKind `json:"kind,omitempty"` // KindSysctl, KindNICRing, KindNICOffload ("" in old journals: KindSysctl)
-	Key    string     `json:"key"`            // sysctl key or "eth0 rx"
-	Before string     `json:"before"`
-	After  string     `json:"after"`
+	Kind    ChangeKind `json:"kind,omitempty"` // KindSysctl, KindNICRing, KindNICOffload ("" in old journals: KindSysctl)
+	Key     string     `json:"key"`            // sysctl key or "eth0 rx"
+	Before  string     `json:"before"`
+	After   string     `json:"after"`
+	Changed Changed    `json:"changed,omitempty"` // whether the run set it (see Changed)
+}
+
+// Owned returns the items of h the run may have changed (Changed.Owned),
+// with the index each has in h.Backups and h.Runtime. A rollback of the
+// run touches these and nothing else.
+func (h *HostJournal) Owned() (backups []Backup, backupIdx []int, runtime []RuntimeValue, runtimeIdx []int) {
+	for i, b := range h.Backups {
+		if b.Changed.Owned() {
+			backups, backupIdx = append(backups, b), append(backupIdx, i)
+		}
+	}
+	for i, r := range h.Runtime {
+		if r.Changed.Owned() {
+			runtime, runtimeIdx = append(runtime, r), append(runtimeIdx, i)
+		}
+	}
+	return backups, backupIdx, runtime, runtimeIdx
+}
+
+// Owns reports whether the run may have changed anything on the host:
+// whether a rollback of it has anything to do there.
+func (h *HostJournal) Owns() bool {
+	b, _, r, _ := h.Owned()
+	return len(b)+len(r) > 0
+}
+
+// ChangedAnything reports whether the run may have changed any host.
+func (j *Journal) ChangedAnything() bool {
+	for i := range j.Hosts {
+		if j.Hosts[i].Owns() {
+			return true
+		}
+	}
+	return false
+}
+
+// SetChanged records what the apply script did to each item of h: files
+// and values, in the order of h.Backups and h.Runtime.
+func (h *HostJournal) SetChanged(files, values []Changed) {
+	for i := range h.Backups {
+		if i < len(files) {
+			h.Backups[i].Changed = files[i]
+		}
+	}
+	for i := range h.Runtime {
+		if i < len(values) {
+			h.Runtime[i].Changed = values[i]
+		}
+	}
 }
 
 var runIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)

@@ -119,3 +119,66 @@ func TestNewRunID(t *testing.T) {
 		t.Fatal("two run ids in the same second are equal")
 	}
 }
+
+// The ownership rules: a rollback may touch an item unless the run is
+// known not to have changed it; an older journal's items (no Changed)
+// are owned; a host owns something when any item is owned; a journal
+// changed something when any host owns something; a load keeps the
+// record.
+func TestOwnership(t *testing.T) {
+	b := func(c Changed) Backup { return Backup{Path: "/etc/x-" + string(c), Changed: c} }
+	r := func(c Changed) RuntimeValue { return RuntimeValue{Key: "k." + string(c), Changed: c} }
+	for _, tc := range []struct {
+		name    string
+		hj      HostJournal
+		backups []int // indexes owned
+		runtime []int
+		owns    bool
+	}{
+		{"nothing recorded", HostJournal{}, nil, nil, false},
+		{"stopped before writing (check failed, disk full, lease held)", HostJournal{Backups: []Backup{b(ChangedNo), b(ChangedNo)}, Runtime: []RuntimeValue{r(ChangedNo)}}, nil, nil, false},
+		{"an older journal", HostJournal{Backups: []Backup{b(ChangedUnknown)}, Runtime: []RuntimeValue{r(ChangedUnknown)}}, []int{0}, []int{0}, true},
+		{"failed at the second value", HostJournal{Backups: []Backup{b(ChangedNo)}, Runtime: []RuntimeValue{r(ChangedYes), r(ChangedMaybe), r(ChangedNo)}}, nil, []int{0, 1}, true},
+		{"cut off while writing files", HostJournal{Backups: []Backup{b(ChangedYes), b(ChangedMaybe)}, Runtime: []RuntimeValue{r(ChangedYes)}}, []int{0, 1}, []int{0}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bs, bi, rs, ri := tc.hj.Owned()
+			if !reflect.DeepEqual(bi, tc.backups) || !reflect.DeepEqual(ri, tc.runtime) {
+				t.Errorf("owned backups %v runtime %v, want %v %v", bi, ri, tc.backups, tc.runtime)
+			}
+			for k, i := range bi {
+				if bs[k] != tc.hj.Backups[i] {
+					t.Errorf("backup %d: %+v, want %+v", k, bs[k], tc.hj.Backups[i])
+				}
+			}
+			for k, i := range ri {
+				if rs[k] != tc.hj.Runtime[i] {
+					t.Errorf("runtime %d: %+v, want %+v", k, rs[k], tc.hj.Runtime[i])
+				}
+			}
+			if got := tc.hj.Owns(); got != tc.owns {
+				t.Errorf("Owns %v, want %v", got, tc.owns)
+			}
+			j := &Journal{RunID: "20240102T030405Z-1a2b3c4d", Hosts: []HostJournal{{Host: "other"}, tc.hj}}
+			if got := j.ChangedAnything(); got != tc.owns {
+				t.Errorf("ChangedAnything %v, want %v", got, tc.owns)
+			}
+			p := filepath.Join(t.TempDir(), "j.json")
+			if err := j.Save(p); err != nil {
+				t.Fatal(err)
+			}
+			back, err := LoadJournal(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := back.Hosts[1].Owns(); got != tc.owns {
+				t.Errorf("after a load: Owns %v, want %v", got, tc.owns)
+			}
+		})
+	}
+	hj := HostJournal{Backups: []Backup{b(ChangedMaybe), b(ChangedMaybe)}, Runtime: []RuntimeValue{r(ChangedMaybe)}}
+	hj.SetChanged([]Changed{ChangedYes, ChangedNo}, []Changed{ChangedNo})
+	if hj.Backups[0].Changed != ChangedYes || hj.Backups[1].Changed != ChangedNo || hj.Runtime[0].Changed != ChangedNo {
+		t.Errorf("SetChanged: %+v", hj)
+	}
+}

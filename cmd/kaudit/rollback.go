@@ -30,6 +30,7 @@ func rollbackCommand(e env) *cli.Command {
 			&cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "do not ask for confirmation", Destination: &j.Yes},
 			&cli.StringFlag{Name: "journal-dir", Usage: "where fix --apply wrote the journal (default ~/.local/state/kaudit/runs)", Destination: &j.JournalDir},
 			&cli.BoolFlag{Name: "force", Usage: "also restore files and running values that changed since the run (by default they are kept and listed)", Destination: &j.Config.Force},
+			&cli.BoolFlag{Name: "list", Usage: "list the runs the journal directory and the hosts hold (run, started, per host: the journal's status and the host's backups; each host's lease) instead of rolling one back", Destination: &j.List},
 			&cli.BoolFlag{Name: "from-hosts", Usage: "the local journal is lost: rebuild it from the manifests the run left on the hosts (/var/lib/kaudit/runs/RUN-ID/manifest)", Destination: &j.FromHosts},
 		}, limitFlag(&o.limit, "only hosts matching `PATTERN` (as for scan)"), []cli.Flag{
 			&cli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Value: pipeline.DefaultRollbackConcurrency, Usage: "hosts restored at once", Destination: &j.Config.Concurrency},

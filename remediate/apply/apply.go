@@ -24,6 +24,13 @@
 //     backups (files byte for byte, running values) and stops further
 //     batches once more than MaxFailures hosts failed.
 //
+// One run per host at a time: every script of a run holds the host lock
+// for its whole execution and the run holds the host's lease from its
+// read step to its last step there (lease.go); another run is refused on
+// that host, naming the holder. The journal records, per item, whether
+// the run changed it (remediate.Changed): a rollback touches only those
+// items, and nothing on a host that has no manifest of the run.
+//
 // Only the changes of the plan are made: what a host does not allow was
 // left out by the planner (remediate.HostPlan.Infeasible), so it cannot
 // fail the host. When ctx ends (Ctrl-C) no further host starts and the
@@ -91,6 +98,10 @@ type Options struct {
 	// Force (Rollback only): restore files and running values even when
 	// they changed since the run.
 	Force bool
+	// Operator names who runs kaudit in the hosts' leases: user@hostname
+	// of this machine when empty.
+	Operator string
+	release  bool // Rollback: the run's lease is removed at the end
 	// Log receives one line per host event (nil: discarded). Called from
 	// several goroutines, serialized by Apply.
 	Log func(line string)
@@ -108,6 +119,9 @@ func (o *Options) defaults() {
 	}
 	if o.SysctlKeys == nil {
 		o.SysctlKeys = rules.SysctlKeys()
+	}
+	if o.Operator == "" {
+		o.Operator = localOperator()
 	}
 }
 

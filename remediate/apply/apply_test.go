@@ -367,7 +367,7 @@ func TestChangedSinceReadRefused(t *testing.T) {
 	h := sbHosts("h1")[0]
 	changes, _ := Split(h.Plan, h.Findings)
 	files, keys, nics := filesOf(changes)
-	st, err := read(context.Background(), Options{Runner: s, Timeout: 10e9}, h.Inv, files, keys, nics)
+	st, err := read(context.Background(), Options{Runner: s, Timeout: 10e9}, h.Inv, files, keys, nics, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -375,6 +375,7 @@ func TestChangedSinceReadRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	grantLease(t, s, "h1", "20260101T000000Z-00000006")
 	// Someone edits server.properties between the read and the apply.
 	s.write(t, "h1", sbProps, "changed=1\n")
 	before := snapshot(s, "h1")

@@ -84,7 +84,7 @@ func applyDirect(t *testing.T, s *sandbox, host, runID string) (*prepared, []byt
 	h := sbHosts(host)[0]
 	changes, _ := Split(h.Plan, h.Findings)
 	files, keys, nics := filesOf(changes)
-	st, err := read(context.Background(), Options{Runner: s, Timeout: 10e9}, h.Inv, files, keys, nics)
+	st, err := read(context.Background(), Options{Runner: s, Timeout: 10e9}, h.Inv, files, keys, nics, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,6 +92,7 @@ func applyDirect(t *testing.T, s *sandbox, host, runID string) (*prepared, []byt
 	if err != nil {
 		t.Fatal(err)
 	}
+	grantLease(t, s, host, runID)
 	p.params.Marker = tMarker
 	script, err := ApplyScript(p.params)
 	if err != nil {
@@ -212,6 +213,12 @@ func checkSynced(t *testing.T, what string, got []step, want map[string][]string
 			t.Errorf("%s: no ok line for step %s", what, st)
 		}
 	}
+}
+
+// grantLease gives run runID the host's lease, as its read step would.
+func grantLease(t *testing.T, s *sandbox, host, runID string) {
+	t.Helper()
+	s.write(t, host, KaudirDir+"/lease", runID+"\tunknown\t0\t0\t1\t9999999999\n")
 }
 
 func itoa(i int) string { return string(rune('0' + i)) }
@@ -385,9 +392,17 @@ func TestShellcheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	rel, err := ReleaseScript(tMarker, tRun, Lease{Operator: "alice@laptop", PID: 12, PStart: "345", TTL: 200, LockWait: 15})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := RunsScript(tMarker)
+	if err != nil {
+		t.Fatal(err)
+	}
 	dir := t.TempDir()
-	for name, s := range map[string][]byte{"read": read, "apply": ap, "rollback": rb, "manifest": mf,
-		"sh/lib.sh": []byte(libSh), "sh/read.sh": []byte(readSh), "sh/apply.sh": []byte(applySh), "sh/rollback.sh": []byte(rollbackSh), "sh/manifest.sh": []byte(manifestSh)} {
+	for name, s := range map[string][]byte{"release": rel, "runs": runs, "read": read, "apply": ap, "rollback": rb, "manifest": mf,
+		"sh/lib.sh": []byte(libSh), "sh/read.sh": []byte(readSh), "sh/apply.sh": []byte(applySh), "sh/rollback.sh": []byte(rollbackSh), "sh/manifest.sh": []byte(manifestSh), "sh/release.sh": []byte(releaseSh), "sh/runs.sh": []byte(runsSh)} {
 		p := filepath.Join(dir, strings.ReplaceAll(name, "/", "-"))
 		if err := os.WriteFile(p, s, 0o644); err != nil {
 			t.Fatal(err)

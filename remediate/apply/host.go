@@ -2,6 +2,7 @@ package apply
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/kaudit/kaudit/internal/remote"
@@ -27,9 +28,28 @@ func applyHost(ctx context.Context, h Host, opt Options, rec *journal) bool {
 	}
 
 	files, keys, nics := filesOf(changes)
-	st, err := read(ctx, opt, h.Inv, files, keys, nics)
+	lease := opt.lease()
+	st, err := read(ctx, opt, h.Inv, files, keys, nics, &lease)
+	var held *HeldError
+	if errors.As(err, &held) && held.goneHere(opt.Operator) {
+		// Its kaudit ran here, as this user, and is gone (killed): its
+		// lease is stale before it expires.
+		rec.logf("%s: run %s holds the lease, but its kaudit (pid %d on this machine) is gone: taking the lease over; that run may have left changes here: kaudit rollback --run %s undoes them",
+			name, held.RunID, held.PID, held.RunID)
+		lease.Takeover = held.RunID
+		st, err = read(ctx, opt, h.Inv, files, keys, nics, &lease)
+	}
+	if errors.As(err, &held) {
+		return fail(remediate.StatusUnchanged, held.Error())
+	}
 	if err != nil {
 		return fail(remediate.StatusUnchanged, "nothing changed: "+err.Error())
+	}
+	// The run holds the host's lease from here: its last step there
+	// releases it, whatever the outcome.
+	defer release(ctx, opt, h.Inv, rec)
+	for _, n := range st.notes {
+		rec.logf("%s", n)
 	}
 	prep, err := prepare(opt.RunID, changes, st)
 	if err != nil {
@@ -37,6 +57,17 @@ func applyHost(ctx context.Context, h Host, opt Options, rec *journal) bool {
 	}
 	if interrupted.Err() != nil {
 		return fail(remediate.StatusUnchanged, "nothing changed: interrupted before any change")
+	}
+	// Before the apply script starts, every item is one it may change
+	// (a kaudit killed meanwhile leaves that); its results say (runApply).
+	for i := range prep.backups {
+		prep.backups[i].Changed = remediate.ChangedMaybe
+		if prep.backups[i].Written == "" && i < len(prep.params.Files) {
+			prep.backups[i].Written = SHA256(prep.params.Files[i].Content)
+		}
+	}
+	for i := range prep.runtime {
+		prep.runtime[i].Changed = remediate.ChangedMaybe
 	}
 	rec.update(name, func(hj *remediate.HostJournal) { hj.Backups = prep.backups; hj.Runtime = prep.runtime })
 	if len(prep.params.Files) == 0 && len(prep.params.Runtime) == 0 {
@@ -75,8 +106,10 @@ func applyHost(ctx context.Context, h Host, opt Options, rec *journal) bool {
 func runApply(ctx context.Context, h Host, opt Options, rec *journal, prep *prepared) (why string, changed bool) {
 	marker := NewMarker()
 	prep.params.Marker = marker
+	prep.params.Lease = opt.lease()
 	script, err := ApplyScript(prep.params)
 	if err != nil {
+		rec.update(h.Inv.Name, func(hj *remediate.HostJournal) { hj.SetChanged(nil, nil); notChanged(hj) })
 		return err.Error(), false
 	}
 	rec.logf("%s: applying %d running value(s), %d file(s); backups in %s", h.Inv.Name, len(prep.params.Runtime), len(prep.params.Files), RunDir(opt.RunID))
@@ -86,15 +119,31 @@ func runApply(ctx context.Context, h Host, opt Options, rec *journal, prep *prep
 		rs = remote.ParseResults(out.Stdout, marker)
 	}
 	recordWritten(h.Inv.Name, rec, rs, len(prep.params.Files))
+	cf, cv := prep.params.Changed(rs)
+	rec.update(h.Inv.Name, func(hj *remediate.HostJournal) { hj.SetChanged(cf, cv) })
 	switch f := rs.FirstFailure(); {
 	case runErr == nil && rs.Find("done") != nil:
 		return "", false
+	case f != nil && f.Step == "space" && len(f.Detail) == 4:
+		return fmt.Sprintf("%s on %s: %s of %s KiB free, the backups need %s KiB; make room there and re-run", f.Detail[0], h.Inv.Name, f.Detail[1], f.Detail[2], f.Detail[3]), false
+	case f != nil && f.Step == "lease":
+		return leaseText(f), false
 	case f != nil:
 		return fmt.Sprintf("step %s failed: %s%s", f.Step, f.Text(), stderrTail(out)), changedAnything(rs, f.Step, prep.params.ChangeSteps())
 	case runErr != nil:
 		return "apply: " + runErr.Error(), true
 	}
 	return "apply: the script did not finish" + stderrTail(out), true
+}
+
+// notChanged marks every item of hj as not changed by the run.
+func notChanged(hj *remediate.HostJournal) {
+	for i := range hj.Backups {
+		hj.Backups[i].Changed = remediate.ChangedNo
+	}
+	for i := range hj.Runtime {
+		hj.Runtime[i].Changed = remediate.ChangedNo
+	}
 }
 
 // recordWritten journals the hash each file step read back after

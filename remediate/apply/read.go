@@ -20,6 +20,7 @@ type readState struct {
 	runtime map[string]string // sysctl key → value
 	nic     map[string]string // "eth0 gro" → value
 	ethtool string            // its path on the host, when NICs were read
+	notes   []string          // what the read step took over or cleaned up, for the log
 }
 
 type fileState struct {
@@ -58,10 +59,16 @@ func stderrTail(out *transport.Output) string {
 	return " (" + s + ")"
 }
 
-// read runs the read step.
-func read(ctx context.Context, opt Options, h inventory.Host, files, keys []string, nics []NICRead) (*readState, error) {
+// read runs the read step; with a lease, the read step of run
+// opt.RunID, which takes the host's lock and the run's lease (a
+// *HeldError while another run holds it).
+func read(ctx context.Context, opt Options, h inventory.Host, files, keys []string, nics []NICRead, lease *Lease) (*readState, error) {
 	marker := NewMarker()
-	script, err := ReadScript(ReadParams{Marker: marker, Files: files, Sysctls: keys, NICs: nics})
+	p := ReadParams{Marker: marker, Files: files, Sysctls: keys, NICs: nics}
+	if lease != nil {
+		p.RunID, p.Lease = opt.RunID, *lease
+	}
+	script, err := ReadScript(p)
 	if err != nil {
 		return nil, err
 	}
@@ -71,12 +78,26 @@ func read(ctx context.Context, opt Options, h inventory.Host, files, keys []stri
 	}
 	rs := remote.ParseResults(out.Stdout, marker)
 	if f := rs.FirstFailure(); f != nil {
+		if held := heldError(h.Name, f); held != nil {
+			return nil, held
+		}
 		return nil, fmt.Errorf("read: %s%s", f.Text(), stderrTail(out))
 	}
 	if d := rs.Find("done"); d == nil {
 		return nil, fmt.Errorf("read: the script did not finish%s", stderrTail(out))
 	}
 	st := &readState{files: map[string]fileState{}, runtime: map[string]string{}, nic: map[string]string{}}
+	for _, r := range rs {
+		switch {
+		case r.Step == "stale":
+			st.notes = append(st.notes, staleText(h.Name, r))
+		case r.Step == "cleaned":
+			st.notes = append(st.notes, fmt.Sprintf("%s: removed %s (left by a run that is gone)", h.Name, r.Text()))
+		}
+	}
+	if lease != nil && rs.Find("lease") == nil {
+		return nil, fmt.Errorf("read: the script took no lease%s", stderrTail(out))
+	}
 	for i, p := range files {
 		fs, err := readFile(rs.Find(fmt.Sprintf("file-%d", i)), p)
 		if err != nil {

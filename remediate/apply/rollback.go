@@ -23,7 +23,11 @@ type RollbackResult struct {
 	// Kept: each file or running value left alone because it changed
 	// since the run, and how to overwrite it anyway.
 	Kept []string
-	Err  error
+	// Nothing: the run changed nothing on the host (its journal owns no
+	// item there, or the host has no manifest of it: its apply stopped
+	// before its first change), so nothing was rolled back.
+	Nothing bool
+	Err     error
 }
 
 // Restore step outcomes: the detail of a restore-* result line.
@@ -38,6 +42,7 @@ const (
 type restored struct {
 	Restored, Removed, Unchanged, Kept int
 	kept                               []string // what each kept item is, and why
+	nothing                            bool     // the host has no manifest of the run: it changed nothing there
 }
 
 // changed reports whether the restore changed anything on the host.
@@ -95,6 +100,12 @@ func Rollback(ctx context.Context, inv []inventory.Host, j *remediate.Journal, o
 		if len(hj.Backups) == 0 && len(hj.Runtime) == 0 {
 			continue
 		}
+		if !hj.Owns() {
+			if _, ok := byName[hj.Host]; ok {
+				out = append(out, RollbackResult{Host: hj.Host, Nothing: true, Detail: "run " + j.RunID + " changed nothing here"})
+			}
+			continue
+		}
 		if _, ok := byName[hj.Host]; !ok {
 			out = append(out, RollbackResult{Host: hj.Host, Err: errors.New("not in the inventory (or excluded by --limit): not rolled back")})
 			continue
@@ -106,10 +117,16 @@ func Rollback(ctx context.Context, inv []inventory.Host, j *remediate.Journal, o
 	// fails on its own and says so.
 	fanout.Run(context.WithoutCancel(ctx), len(todo), fanout.Options{Limit: max(opt.Batch, 1)}, func(i int) bool {
 		hj := todo[i]
-		res, err := rollbackHost(ctx, byName[hj.Host], opt, j.RunID, hj)
+		o := opt
+		o.release = true
+		res, err := rollbackHost(ctx, byName[hj.Host], o, j.RunID, hj)
 		rec.update(hj.Host, func(x *remediate.HostJournal) { rolledBack(x, res, err) })
 		mu.Lock()
-		out = append(out, RollbackResult{Host: hj.Host, Detail: res.String(), Kept: res.kept, Err: err})
+		detail := res.String()
+		if res.nothing {
+			detail = "run " + j.RunID + " changed nothing here (no manifest of it on the host)"
+		}
+		out = append(out, RollbackResult{Host: hj.Host, Detail: detail, Kept: res.kept, Nothing: res.nothing, Err: err})
 		mu.Unlock()
 		return err == nil
 	})
@@ -127,6 +144,9 @@ func rolledBack(x *remediate.HostJournal, res restored, err error) {
 	case err != nil:
 		x.Status = remediate.StatusFailed
 		x.Error = "rollback failed: " + err.Error()
+	case res.nothing:
+		notChanged(x)
+		x.Error += "; rollback: the host has no manifest of the run: it changed nothing there"
 	case x.Status != remediate.StatusUnchanged || res.changed():
 		x.Status = remediate.StatusRolledBack
 		x.Error = "rolled back by kaudit rollback (" + res.String() + ")"
@@ -145,9 +165,22 @@ func applyWait(timeout time.Duration) int {
 
 // rollbackHost runs the restore script for one host and counts what it
 // did.
+//
+// Only the items the run may have changed are sent (HostJournal.Owned);
+// the script restores each only while it is as the run left it (unless
+// Force), restores nothing when the host has no manifest of the run, and
+// is refused while another run's lease is live (a *HeldError).
 func rollbackHost(ctx context.Context, h inventory.Host, opt Options, runID string, hj remediate.HostJournal) (restored, error) {
 	marker := NewMarker()
-	script, err := RollbackScript(RollbackParams{Marker: marker, RunID: runID, Backups: hj.Backups, Runtime: hj.Runtime, Wait: applyWait(opt.Timeout), Force: opt.Force})
+	backups, bi, runtime, _ := hj.Owned()
+	for k := range backups {
+		if backups[k].Existed && backups[k].Stored == "" {
+			backups[k].Stored = RunDir(runID) + "/" + BackupName(bi[k])
+		}
+	}
+	owned := remediate.HostJournal{Host: hj.Host, Backups: backups, Runtime: runtime}
+	script, err := RollbackScript(RollbackParams{Marker: marker, RunID: runID, Backups: backups, Runtime: runtime, Wait: applyWait(opt.Timeout), Force: opt.Force,
+		Lease: opt.lease(), Release: opt.release})
 	if err != nil {
 		return restored{}, err
 	}
@@ -156,11 +189,21 @@ func rollbackHost(ctx context.Context, h inventory.Host, opt Options, runID stri
 		return restored{}, err
 	}
 	rs := remote.ParseResults(out.Stdout, marker)
+	if held := heldError(h.Name, rs.FirstFailure()); held != nil {
+		held.Restore = true
+		return restored{}, held
+	}
 	var counts restored
 	var fails []string
-	items := keptItems(runID, hj)
+	items := keptItems(runID, owned)
 	for _, r := range rs {
 		switch {
+		case r.Step == "manifest" && r.OK:
+			counts.nothing = r.Text() == "absent"
+		case r.Step == "lease" || r.Step == "cleaned" || r.Step == "apply-running":
+			if !r.OK {
+				fails = append(fails, r.Step+": "+r.Text())
+			}
 		case r.Step == "done":
 		case !r.OK:
 			fails = append(fails, r.Step+": "+r.Text())

@@ -115,7 +115,89 @@ var (
 	rollbackSh string
 	//go:embed sh/manifest.sh
 	manifestSh string
+	//go:embed sh/release.sh
+	releaseSh string
 )
+
+// KaudirDir is kaudit's directory on a host: the lock (KaudirDir/lock),
+// the lease of the run changing the host (KaudirDir/lease) and the runs'
+// backups (remediate.HostRunsDir).
+const KaudirDir = "/var/lib/kaudit"
+
+var (
+	reOperator = regexp.MustCompile(`^[A-Za-z0-9@._-]{1,128}$`)
+	reDigits   = regexp.MustCompile(`^[0-9]{1,20}$`)
+)
+
+// Lease is who a run is, as its scripts write it in the host's lease
+// (sh/lib.sh, lock_host), and how long they wait and hold.
+type Lease struct {
+	Operator string // user@hostname of kaudit's machine ([A-Za-z0-9@._-])
+	PID      int    // kaudit's pid there
+	PStart   string // its start time there (/proc/PID/stat field 22), "0": unknown
+	TTL      int    // seconds the lease lasts from the read step
+	LockWait int    // seconds a script waits for the host lock
+	Takeover string // a run whose live lease may be taken over ("": none)
+}
+
+// lock adds the variables of the host lock and the lease of run runID.
+// A zero Operator, PStart, TTL or LockWait is "unknown", "0", 300 s and
+// 10 s.
+func (h *header) lock(runID string, l Lease) {
+	if l.Operator == "" {
+		l.Operator = "unknown"
+	}
+	if l.PStart == "" {
+		l.PStart = "0"
+	}
+	if l.TTL == 0 {
+		l.TTL = 300
+	}
+	if l.LockWait == 0 {
+		l.LockWait = 10
+	}
+	switch {
+	case !remediate.ValidRunID(runID):
+		h.fail(fmt.Errorf("lease: bad run id %q", runID))
+	case !reOperator.MatchString(l.Operator):
+		h.fail(fmt.Errorf("lease: bad operator %q", l.Operator))
+	case !reDigits.MatchString(l.PStart) || l.PID < 0:
+		h.fail(fmt.Errorf("lease: bad process %d %q", l.PID, l.PStart))
+	case l.TTL < 1 || l.TTL > 86400 || l.LockWait < 0 || l.LockWait > 3600:
+		h.fail(fmt.Errorf("lease: bad ttl %d or lock wait %d", l.TTL, l.LockWait))
+	case l.Takeover != "" && !remediate.ValidRunID(l.Takeover):
+		h.fail(fmt.Errorf("lease: bad run id %q to take over", l.Takeover))
+	}
+	h.set("KDIR", KaudirDir)
+	h.set("RUNS", remediate.HostRunsDir)
+	h.set("RUNID", runID)
+	h.set("OPERATOR", l.Operator)
+	h.set("KPID", strconv.Itoa(l.PID))
+	h.set("KPSTART", l.PStart)
+	h.set("TTL", strconv.Itoa(l.TTL))
+	h.set("LOCKWAIT", strconv.Itoa(l.LockWait))
+	h.set("TAKEOVER", orNone(l.Takeover))
+}
+
+func (h *header) fail(err error) {
+	if h.err == nil {
+		h.err = err
+	}
+}
+
+// ReleaseScript renders the last step of run runID on a host
+// (sh/release.sh): its lease removed (when it still is the run's), its
+// apply.owner when the shell it names is gone. Steps: lease (detail
+// "released" or "not held"), cleaned PATH, done.
+func ReleaseScript(marker, runID string, l Lease) ([]byte, error) {
+	if !remote.ValidMarker(marker) {
+		return nil, fmt.Errorf("release: bad marker %q", marker)
+	}
+	var h header
+	h.set("M", marker)
+	h.lock(runID, l)
+	return h.script(releaseSh)
+}
 
 // header is a script's variables, in order: NAME='VALUE' lines.
 type header struct {
@@ -222,6 +304,11 @@ type ReadParams struct {
 	Files   []string
 	Sysctls []string
 	NICs    []NICRead
+	// RunID and Lease: the read step of run RunID takes the host lock and
+	// the run's lease first (refused while another run's is live), and
+	// removes what runs that are gone left. Without a RunID it only reads.
+	RunID string
+	Lease Lease
 }
 
 // NICRead is one NIC setting to read: Kind remediate.KindNICRing or
@@ -262,6 +349,10 @@ func ReadScript(p ReadParams) ([]byte, error) {
 	}
 	var h header
 	h.set("M", p.Marker)
+	h.flag("LEASE", p.RunID != "")
+	if p.RunID != "" {
+		h.lock(p.RunID, p.Lease)
+	}
 	h.flag("ETHTOOL", len(p.NICs) > 0)
 	h.data("FILES", &files)
 	h.data("VALUES", &values)
@@ -291,6 +382,7 @@ type ApplyParams struct {
 	RunID   string
 	Runtime []RuntimeWrite
 	Files   []FileWrite
+	Lease   Lease // the host lock; the lease must be the run's
 }
 
 // RunDir is the run's backup directory on a host.
@@ -335,8 +427,7 @@ func ApplyScript(p ApplyParams) ([]byte, error) {
 	}
 	var h header
 	h.set("M", p.Marker)
-	h.set("RUNID", p.RunID)
-	h.set("RUNS", remediate.HostRunsDir)
+	h.lock(p.RunID, p.Lease)
 	h.set("RUN", RunDir(p.RunID))
 	h.flag("ETHTOOL", nics)
 	h.data("FILES", &files)
@@ -396,6 +487,12 @@ type RollbackParams struct {
 	// the run (it no longer has Backup.Written / RuntimeValue.After);
 	// without it such an item is left alone and reported "kept".
 	Force bool
+	// Lease: the host lock (its LockWait is Wait); the restore is refused
+	// while another run's lease is live. Release: the run's lease is
+	// removed at the end (kaudit rollback; the run's own restore leaves it
+	// to its release step).
+	Lease   Lease
+	Release bool
 }
 
 // RollbackScript renders the restore of one host from a run's backups
@@ -445,10 +542,13 @@ func RollbackScript(p RollbackParams) ([]byte, error) {
 	}
 	var h header
 	h.set("M", p.Marker)
-	h.set("RUNID", p.RunID)
+	l := p.Lease
+	l.LockWait, l.Takeover = max(p.Wait, 1), ""
+	h.lock(p.RunID, l)
 	h.set("RUN", RunDir(p.RunID))
 	h.set("WAIT", strconv.Itoa(p.Wait))
 	h.flag("FORCE", p.Force)
+	h.flag("RELEASE", p.Release)
 	h.flag("ETHTOOL", nics)
 	h.data("FILES", &files)
 	h.data("VALUES", &values)
@@ -541,10 +641,77 @@ func (p ApplyParams) ChangeSteps() map[string]StepKind {
 	return steps
 }
 
+// Changed says, from the apply script's results, what it did to each
+// file and running value of p (in their order): ChangedYes for an item
+// whose step said ok; after a failing step (the script stops there),
+// ChangedNo for an item whose step comes after it in the script — every
+// item when the step is before the first change —, ChangedMaybe for the
+// failing step's own item and for files (their ok lines come after all
+// of them are renamed); without a failing step and without done (cut
+// off), ChangedMaybe for every item not said ok. The script's order:
+// the checks and backups, the running values in order, then the files.
+func (p ApplyParams) Changed(rs remote.Results) (files, values []remediate.Changed) {
+	files = make([]remediate.Changed, len(p.Files))
+	values = make([]remediate.Changed, len(p.Runtime))
+	ok := func(step string) bool { r := rs.Find(step); return r != nil && r.OK }
+	f := rs.FirstFailure()
+	failedValue := -1 // the running value whose step failed; len: a file step
+	switch {
+	case f == nil:
+		failedValue = -2 // cut off, or done
+	case p.ChangeSteps()[f.Step] != StepChange:
+		failedValue = -1 // before the first change
+	default:
+		failedValue = len(p.Runtime)
+		for i, r := range p.Runtime {
+			if runtimeStep(r.Kind, i) == f.Step {
+				failedValue = i
+			}
+		}
+	}
+	for i, r := range p.Runtime {
+		switch {
+		case ok(runtimeStep(r.Kind, i)):
+			values[i] = remediate.ChangedYes
+		case failedValue == -2 || i == failedValue:
+			values[i] = remediate.ChangedMaybe
+		default:
+			values[i] = remediate.ChangedNo
+		}
+	}
+	for i := range p.Files {
+		switch {
+		case ok(fileStep(i)):
+			files[i] = remediate.ChangedYes
+		case failedValue == -2 || failedValue == len(p.Runtime):
+			files[i] = remediate.ChangedMaybe
+		default:
+			files[i] = remediate.ChangedNo
+		}
+	}
+	return files, values
+}
+
 // runtimeStep names running value i: sysctl-<i> or nic-<i>.
 func runtimeStep(kind remediate.ChangeKind, i int) string {
 	if isNIC(kind) {
 		return "nic-" + strconv.Itoa(i)
 	}
 	return "sysctl-" + strconv.Itoa(i)
+}
+
+//go:embed sh/runs.sh
+var runsSh string
+
+// RunsScript renders the listing of the runs a host holds (sh/runs.sh):
+// its lease, and each run directory with the state of its manifest.
+func RunsScript(marker string) ([]byte, error) {
+	if !remote.ValidMarker(marker) {
+		return nil, fmt.Errorf("runs: bad marker %q", marker)
+	}
+	var h header
+	h.set("M", marker)
+	h.set("KDIR", KaudirDir)
+	h.set("RUNS", remediate.HostRunsDir)
+	return h.script(runsSh)
 }

@@ -109,7 +109,7 @@ func verifySysctl(f *facts.Facts, c remediate.Change) []string {
 // each changed key reads back.
 func verifyProperties(ctx context.Context, opt Options, h inventory.Host, propsByFile map[string]map[string]string) ([]string, error) {
 	files := sortedKeys(propsByFile)
-	st, err := read(ctx, opt, h, files, nil, nil)
+	st, err := read(ctx, opt, h, files, nil, nil, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,8 @@
 #	RUNS     where runs keep their backups (/var/lib/kaudit/runs)
 #	RUN      this run's directory, RUNS/RUNID
 #	ETHTOOL  1: find ethtool (NIC values are set), 0: not needed
+#	KDIR LOCKWAIT OPERATOR KPID KPSTART TTL TAKEOVER: the host lock and the
+#	         run's lease (lock_host in lib.sh)
 #	FILES    one record per file to replace:
 #	           I PATH STATE OLDSHA MODE NEWSHA CONTENT
 #	         STATE present (OLDSHA: its SHA-256 when read, MODE -) or
@@ -22,11 +24,17 @@
 # Records are lines of tab-separated fields, none empty. In order, it
 # stops at the first failing step (fail), so nothing changes before every
 # check passed and every backup is on the disk; what a failure leaves
-# changed the caller restores (the rollback script):
+# changed the caller restores (the rollback script). A failure before the
+# first change removes RUN: a run that changed nothing leaves nothing.
 #
 #	tools                  the commands it needs are there
-#	rundir                 RUN created, apply.owner in it      ok: RUN
+#	lease                  KDIR/lock held (for the whole script), the
+#	                       lease is this run's (fails "lost [RUNID
+#	                       OPERATOR STARTED EXPIRES]" when it is not)
 #	check-file-I, check-STEP   nothing changed since the read script
+#	space                  room for the backups on KDIR's file system
+#	                       (fails "KDIR AVAIL TOTAL NEED", KiB)  ok: AVAIL NEED
+#	rundir                 RUN created, apply.owner in it      ok: RUN
 #	backup-file-I          a copy of each present file, RUN/file-I,
 #	                       checked by SHA-256                  ok: the copy
 #	backup-manifest        RUN/manifest (below)                ok: its path
@@ -64,6 +72,54 @@ OWNER=apply.owner
 MF=
 MFN=0
 owner_left=
+RUN_MADE=
+CHANGING=
+
+FINISHED=
+
+# apply_exit: when a failing step ends the script (ON_EXIT, lib.sh):
+# before the first change the run's directory is removed (nothing
+# changed: nothing to keep); after it, apply.owner (this shell is gone).
+apply_exit() {
+	[ -z "$FINISHED" ] || return 0
+	if [ -n "$RUN_MADE" ] && [ -z "$CHANGING" ]; then
+		rm -rf "$RUN" && durable "$RUNS" >/dev/null 2>&1
+	elif [ -n "$CHANGING" ]; then
+		rm -f "$RUN/$OWNER" && durable "$RUN" >/dev/null 2>&1
+	fi
+}
+# shellcheck disable=SC2034 # read by at_exit (lib.sh)
+ON_EXIT=apply_exit
+
+# space_check: fail step space unless the file system of KDIR has room
+# for the backups, in whole blocks: each copy, each value's backup, the
+# manifest twice (RUN/manifest.new beside RUN/manifest) and apply.owner.
+space_check() {
+	_bs=$(stat -f -c %S "$KDIR" 2>/dev/null) || _bs=4096
+	case $_bs in '' | *[!0-9]* | 0) _bs=4096 ;; esac
+	_need=$((3 * _bs))
+	records "$FILES" 7 space_file
+	records "$VALUES" 9 space_value
+	# shellcheck disable=SC2046 # the two numbers
+	set -- $(df -Pk "$KDIR" 2>/dev/null | awk 'NR == 2 { print $2, $4 }')
+	_needk=$(((_need + 1023) / 1024))
+	if [ "$#" -ne 2 ]; then
+		say space ok "unknown$TAB$_needk"
+		return 0
+	fi
+	[ "$2" -ge "$_needk" ] || fail space "$KDIR$TAB$2$TAB$1$TAB$_needk"
+	say space ok "$2$TAB$_needk"
+}
+
+# space_file I PATH STATE ...: the blocks of PATH's copy.
+space_file() {
+	[ "$3" = present ] || return 0
+	_sz=$(wc -c < "$2" | tr -d ' ') || _sz=0
+	_need=$((_need + (_sz + _bs - 1) / _bs * _bs))
+}
+
+# space_value STEP ...: one block for its backup.
+space_value() { _need=$((_need + _bs)); }
 
 # mf_add FIELD...: one more manifest record.
 mf_add() {
@@ -117,6 +173,7 @@ flush() {
 make_rundir() {
 	mkdir -p "$RUNS" || fail rundir "cannot create $RUNS"
 	mkdir "$RUN" || fail rundir "cannot create $RUN (a run with this id exists already?)"
+	RUN_MADE=yes
 	# Name this shell, so that a restore does not run while it still can
 	# change the host.
 	if _pst=$(pstart $$); then
@@ -225,12 +282,16 @@ rename_file() {
 	later "$_st" "$w"
 }
 
-tools sha256sum base64 cp mv rm mkdir chmod cat tr sync
+tools sha256sum base64 cp mv rm mkdir chmod cat tr sync df awk
 if [ "$ETHTOOL" = 1 ]; then ethtool_path; fi
-make_rundir
-# 1. nothing changed since the read script
+lock_host || lock_busy
+lease_mine lease
+say lease ok -
+# 1. nothing changed since the read script, and room for the backups
 records "$FILES" 7 check_file
 records "$VALUES" 9 check_value
+space_check
+make_rundir
 # 2. backups, on the disk before anything changes
 records "$FILES" 7 backup_file
 records "$VALUES" 9 manifest_value
@@ -242,6 +303,7 @@ durable "$RUN/manifest" || fail backup-manifest "cannot sync $RUN/manifest"
 flush
 say backup-manifest ok "$RUN/manifest"
 # 3. running values
+CHANGING=yes
 records "$VALUES" 9 set_value
 # 4. files: temporary files in the same directories, checked, synced,
 # renamed; the renames synced with the manifest of what was written, then
@@ -258,4 +320,5 @@ rm -f "$RUN/$OWNER" || owner_left=yes
 durable "$RUN/manifest" || fail file-0 "cannot sync $RUN/manifest"
 flush
 [ -z "${owner_left:-}" ] || fail "done" "cannot remove $RUN/$OWNER"
+FINISHED=yes
 say "done" ok -

@@ -2,6 +2,9 @@
 # nothing. Its header (rendered by ReadScript) sets:
 #
 #	M        the result marker
+#	LEASE    1: take the host lock and the run's lease first (the read
+#	         step of a change; lock_host, lease_take in lib.sh, with
+#	         their variables, and RUNS), 0: only read (a verify)
 #	ETHTOOL  1: find ethtool (NIC values are read), 0: not needed
 #	FILES    one record per file:            I PATH
 #	VALUES   one record per running value:   STEP KEY HOW TARGET SETTING PROP
@@ -9,6 +12,10 @@
 # Records are lines of tab-separated fields, none empty ("-": none); see
 # getv in lib.sh for HOW TARGET SETTING PROP. Steps and their ok detail:
 #
+#	lease    STARTED EXPIRES: the run's lease (fails "held RUNID OPERATOR
+#	         STARTED EXPIRES PID PSTART" while another run holds it)
+#	stale    the expired lease it replaced: RUNID OPERATOR STARTED EXPIRES
+#	cleaned  PATH: one per leftover of a run that is gone (cleanup)
 #	file-I   absent | present SHA256 MODE:OWNER:GROUP BASE64
 #	         (a symbolic link or anything but a regular file fails)
 #	STEP     the value (sysctl-I: unfolded; nic-I), e.g. "4096"
@@ -16,6 +23,11 @@
 #	done     -
 
 tools sha256sum base64 tr cat
+if [ "$LEASE" = 1 ]; then
+	lock_host || lock_busy
+	lease_take
+	cleanup 2
+fi
 
 # read_file I PATH
 read_file() {

@@ -7,6 +7,10 @@
 #	WAIT     seconds to wait for the run's apply script to end
 #	FORCE    1: restore what changed since the run too, 0: keep it
 #	ETHTOOL  1: find ethtool (NIC values are restored), 0: not needed
+#	RELEASE  1: remove the run's lease at the end (kaudit rollback), 0:
+#	         the run's own restore (its last step releases it)
+#	KDIR LOCKWAIT OPERATOR KPID KPSTART TTL TAKEOVER: the host lock and the
+#	         run's lease (lock_host in lib.sh); LOCKWAIT is WAIT
 #	FILES    one record per file:
 #	           STEP PATH STATE WANT STORED WRITTEN
 #	         STATE present (WANT: its SHA-256 before the run, STORED:
@@ -22,12 +26,21 @@
 # and goes on after a failing step (soft), so that as much as possible is
 # restored. Steps and their ok detail:
 #
+#	lease           KDIR/lock held (for the whole script); fails "held
+#	                RUNID OPERATOR STARTED EXPIRES PID PSTART" while another
+#	                run's lease is live (that run is changing the host)
 #	apply-running   only when the run's apply script did not finish
 #	                (RUN/apply.owner): seconds waited for it to end; fails,
 #	                restoring nothing, when it still runs after WAIT
+#	manifest        absent: the run changed nothing on this host (its
+#	                manifest is on the disk before its first change), so
+#	                nothing is restored and its directory is removed;
+#	                else present
 #	STEP            unchanged (already as before the run), restored (from
 #	                its checked copy), removed (the run created it), or
 #	                "kept CURRENT" (changed since the run, FORCE 0)
+#	cleaned         PATH: what the run left (its stale apply.owner, its
+#	                temporary files)
 #	done            ok or failed
 #
 # What it writes, renames or removes is on the disk, with its directory,
@@ -54,6 +67,23 @@ wait_apply() {
 		n=$((n + 1))
 	done
 	say apply-running ok "$n"
+	# Its shell is gone: what it left is of no use.
+	rm -f "$RUN/$OWNER" && durable "$RUN" && say cleaned ok "$RUN/$OWNER"
+}
+
+# clean_tmp STEP PATH ...: the run's temporary files beside PATH removed.
+clean_tmp() {
+	_d=${2%/*}
+	_d=${_d:-/}
+	for _t in "$_d/.${2##*/}.kaudit-$RUNID" "$_d/.${2##*/}.kaudit-restore-$RUNID"; do
+		if [ -e "$_t" ] && rm -f "$_t" && durable "$_d"; then say cleaned ok "$_t"; fi
+	done
+}
+
+# finish: the lease released (RELEASE), then the last line.
+finish() {
+	if [ "$RELEASE" = 1 ]; then lease_release || soft lease "cannot remove $KDIR/lease"; fi
+	say "done" ok "$rc"
 }
 
 # edited PATH WRITTEN: PATH no longer is what the run wrote (it is kept,
@@ -110,9 +140,30 @@ restore_value() {
 	fi
 }
 
+# lock_wait: the lock was held for WAIT seconds: by the run's own apply
+# script (its connection was cut; sshd does not kill it), or another.
+lock_wait() {
+	if read -r ap ast < "$RUN/$OWNER" 2>/dev/null && [ -n "$ast" ] && [ "$(pstart "$ap")" = "$ast" ]; then
+		fail apply-running "the apply script of this run (pid $ap) is still running on the host: nothing restored"
+	fi
+	lock_busy
+}
+
 tools sha256sum cp mv rm cat tr sync
+lock_host || lock_wait
+lease_get
+lease_held lease
+say lease ok -
 wait_apply
+if [ ! -e "$RUN/manifest" ] && [ ! -L "$RUN/manifest" ]; then
+	if [ -d "$RUN" ]; then rm -rf "$RUN" && durable "$RUNS" && say cleaned ok "$RUN"; fi
+	say manifest ok absent
+	finish
+	exit 0
+fi
+say manifest ok present
 records "$FILES" 6 restore_file
 if [ -n "$VALUES" ] && [ "$ETHTOOL" = 1 ]; then ethtool_path; fi
 records "$VALUES" 8 restore_value
-say "done" ok "$rc"
+records "$FILES" 6 clean_tmp
+finish

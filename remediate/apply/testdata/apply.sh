@@ -1,6 +1,13 @@
 M='KAUDIT_000000000000000000000001'
-RUNID='20260102T030405Z-1a2b3c4d'
+KDIR='/var/lib/kaudit'
 RUNS='/var/lib/kaudit/runs'
+RUNID='20260102T030405Z-1a2b3c4d'
+OPERATOR='unknown'
+KPID='0'
+KPSTART='0'
+TTL='300'
+LOCKWAIT='10'
+TAKEOVER='-'
 RUN='/var/lib/kaudit/runs/20260102T030405Z-1a2b3c4d'
 ETHTOOL='0'
 FILES='0	/opt/kafka/config/server.properties	present	fe3209d6d4f51935b391288a43df48d9ddece1a992597ae53387ca16611a9179	-	0d9807e9257ed76ebe0619555b6f7ddb0a665b3be18bf29d32c7dbf9bc39c698	IyBpdCdzICRIT01FIGBpZGAgJChyZWJvb3QpCmE9MQpzb2NrZXQubGlzdGVuLmJhY2tsb2cuc2l6ZT00MDk2Cg==
@@ -155,6 +162,197 @@ setv() {
 	*) return 1 ;;
 	esac
 }
+
+# The host lock and the run's lease. Their header variables (rendered by
+# lockHeader in Go):
+#
+#	KDIR      kaudit's directory on the host (/var/lib/kaudit)
+#	LOCKWAIT  seconds to wait for KDIR/lock
+#	RUNID     the run's id
+#	OPERATOR  who runs it: user@hostname, of kaudit's machine
+#	KPID      kaudit's pid on that machine, KPSTART its start time there
+#	TTL       seconds the lease lasts (the run's per-host timeouts)
+#	TAKEOVER  a run whose live lease this script may take over ("-":
+#	          none): its kaudit is gone (kaudit saw it on its machine)
+#
+# KDIR/lock: every kaudit script that reads for a change, changes or
+# restores holds it for its whole execution, so two never run on a host
+# at once: flock(1) on it (released by the kernel when the script dies,
+# its connection gone or not), or where there is no flock a directory
+# KDIR/lock.d holding "PID STARTTIME" of its holder (taken over once that
+# process is gone).
+#
+# KDIR/lease: the run that is changing the host, from its read script to
+# its last step there: one line, RUNID OPERATOR KPID KPSTART STARTED EXPIRES
+# (tab-separated; STARTED and EXPIRES in seconds since the epoch, the
+# host's clock). Another run's read is refused while it is live; an
+# expired one (its run is gone, or late) is taken over and said so.
+#
+# lock_host returns 1 when another script held the lock for LOCKWAIT
+# seconds (lock_busy says so).
+LOCK_DIR=
+# ON_EXIT: a function the script runs as it ends (a failing step's exit
+# too), before the lock directory is removed.
+ON_EXIT=
+at_exit() {
+	if [ -n "$ON_EXIT" ]; then "$ON_EXIT"; fi
+	if [ -n "$LOCK_DIR" ]; then rm -rf "$LOCK_DIR"; fi
+}
+trap at_exit EXIT
+lock_host() {
+	mkdir -p "$KDIR" || fail lock "cannot create $KDIR"
+	if command -v flock >/dev/null 2>&1; then
+		exec 9>>"$KDIR/lock" || fail lock "cannot open $KDIR/lock"
+		flock -w "$LOCKWAIT" 9 || return 1
+		return 0
+	fi
+	_n=0
+	while ! mkdir "$KDIR/lock.d" 2>/dev/null; do
+		if read -r _lp _ls < "$KDIR/lock.d/owner" 2>/dev/null && [ "$(pstart "$_lp")" != "$_ls" ]; then
+			rm -rf "$KDIR/lock.d"
+			continue
+		fi
+		[ "$_n" -lt "$LOCKWAIT" ] || return 1
+		sleep 1
+		_n=$((_n + 1))
+	done
+	LOCK_DIR=$KDIR/lock.d
+	printf '%s %s\n' "$$" "$(pstart $$)" > "$LOCK_DIR/owner" || :
+}
+
+# lock_busy: fail step lock, naming the run whose lease the host has.
+lock_busy() {
+	lease_get
+	_by=
+	if [ -n "$lid" ] && [ "$lid" != '?' ]; then _by=" (the lease names run $lid, $lop)"; fi
+	fail lock "another kaudit script has held $KDIR/lock for ${LOCKWAIT}s$_by: nothing changed"
+}
+
+# lease_get: lid lop lpid lpst lstart lexp from KDIR/lease; lid is ""
+# when there is none, "?" when it is malformed (a crash while writing it).
+lease_get() {
+	lid='' lop='' lpid='' lpst='' lstart='' lexp=''
+	[ -e "$KDIR/lease" ] || return 0
+	lid='?'
+	_l=
+	IFS= read -r _l < "$KDIR/lease" || [ -n "$_l" ] || return 0
+	IFS=$TAB
+	# shellcheck disable=SC2086 # split on tabs, no globbing (set -f)
+	set -- $_l
+	unset IFS
+	[ "$#" -eq 6 ] || return 0
+	case $1 in '' | *[!A-Za-z0-9_-]*) return 0 ;; esac
+	case $2 in '' | *[!A-Za-z0-9@._-]*) return 0 ;; esac
+	case $3$4$5$6 in *[!0-9]*) return 0 ;; esac
+	case "$3:$4:$5:$6" in *::* | :* | *:) return 0 ;; esac
+	lid=$1 lop=$2 lpid=$3 lpst=$4 lstart=$5 lexp=$6
+}
+
+# lease_live: the lease read by lease_get is another run's and has not
+# expired.
+lease_live() {
+	[ -n "$lid" ] && [ "$lid" != '?' ] && [ "$lid" != "$RUNID" ] && [ "$(date +%s)" -lt "$lexp" ]
+}
+
+# lease_held STEP: fail STEP, naming the run that holds the lease, when
+# it is another's, live, and not TAKEOVER.
+lease_held() {
+	if lease_live && [ "$lid" != "$TAKEOVER" ]; then
+		fail "$1" "held$TAB$lid$TAB$lop$TAB$lstart$TAB$lexp$TAB$lpid$TAB$lpst"
+	fi
+}
+
+# lease_take: KDIR/lease is this run's, expiring TTL seconds from now; a
+# lease of another run that it replaces is said (step stale).
+lease_take() {
+	lease_get
+	lease_held lease
+	_now=$(date +%s) || fail lease "cannot read the host's clock"
+	_since=$_now
+	if [ "$lid" = "$RUNID" ]; then _since=$lstart
+	elif [ "$lid" = '?' ]; then say stale ok "malformed"
+	elif [ -n "$lid" ]; then say stale ok "$lid$TAB$lop$TAB$lstart$TAB$lexp"
+	fi
+	# Written in place (a full disk has no room for a second copy); a torn
+	# write reads as malformed, which is stale.
+	if ! printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$RUNID" "$OPERATOR" "$KPID" "$KPSTART" "$_since" "$((_now + TTL))" > "$KDIR/lease" 2>/dev/null; then
+		fail lease "cannot write $KDIR/lease ($(space_of "$KDIR"))"
+	fi
+	durable "$KDIR/lease" || fail lease "cannot sync $KDIR/lease"
+	say lease ok "$_since$TAB$((_now + TTL))"
+}
+
+# lease_mine STEP: fail STEP unless KDIR/lease is this run's (the read
+# script took it; nobody took it over since).
+lease_mine() {
+	lease_get
+	case $lid in
+	"$RUNID") ;;
+	'') fail "$1" "lost$TAB-" ;;
+	*) fail "$1" "lost$TAB$lid$TAB$lop$TAB$lstart$TAB$lexp" ;;
+	esac
+}
+
+# lease_release: KDIR/lease removed when it is this run's.
+lease_release() {
+	lease_get
+	[ "$lid" = "$RUNID" ] || return 0
+	rm -f "$KDIR/lease" && durable "$KDIR"
+}
+
+# space_of DIR: "A of T KiB free" for the file system DIR is on.
+space_of() {
+	# shellcheck disable=SC2046 # the two numbers
+	set -- $(df -Pk "$1" 2>/dev/null | awk 'NR == 2 { print $2, $4 }')
+	if [ "$#" -eq 2 ]; then printf '%s of %s KiB free' "$2" "$1"; else printf 'free space unknown'; fi
+}
+
+# cleanup: what runs that are gone left on the host, removed (call it
+# holding the lock and the lease: then no other kaudit script runs): the
+# apply.owner of an apply script that is gone; the directory of a run
+# that stopped before its manifest was on the disk (it changed nothing;
+# its backups are of no use); each temporary file kaudit makes beside a
+# file of FILES (records whose field 2 is the PATH).
+cleanup() {
+	_cl=
+	set +f
+	for _o in "$RUNS"/*/apply.owner; do
+		[ -f "$_o" ] || continue
+		_op='' _ost=''
+		read -r _op _ost < "$_o" 2>/dev/null || :
+		case $_op in '' | *[!0-9]*) ;; *) [ "$(pstart "$_op")" != "$_ost" ] || continue ;; esac
+		rm -f "$_o" && say cleaned ok "$_o"
+		_cl=$_cl$NL${_o%/*}
+	done
+	for _d in "$RUNS"/*; do
+		if [ -d "$_d" ] && [ ! -e "$_d/manifest" ] && [ ! -e "$_d/apply.owner" ]; then
+			rm -rf "$_d" && say cleaned ok "$_d"
+			_cl=$_cl$NL$_d
+		fi
+	done
+	set -f
+	records "$FILES" "$1" cleanup_tmp
+	IFS=$NL
+	# shellcheck disable=SC2086 # one path a line, no globbing (set -f)
+	set -- $_cl
+	unset IFS
+	[ "$#" -eq 0 ] || durable "$@" 2>/dev/null || :
+}
+
+# cleanup_tmp I PATH ...: the temporary files of PATH (.NAME.kaudit-*)
+# removed.
+cleanup_tmp() {
+	_cd=${2%/*}
+	_cd=${_cd:-/}
+	_cb=${2##*/}
+	set +f
+	for _t in "$_cd"/."$_cb".kaudit-*; do
+		[ -f "$_t" ] || continue
+		rm -f "$_t" && say cleaned ok "$_t"
+		_cl=$_cl$NL$_t
+	done
+	set -f
+}
 # kaudit apply script: changes one host as a fix plans it. Its header
 # (rendered by ApplyScript) sets:
 #
@@ -163,6 +361,8 @@ setv() {
 #	RUNS     where runs keep their backups (/var/lib/kaudit/runs)
 #	RUN      this run's directory, RUNS/RUNID
 #	ETHTOOL  1: find ethtool (NIC values are set), 0: not needed
+#	KDIR LOCKWAIT OPERATOR KPID KPSTART TTL TAKEOVER: the host lock and the
+#	         run's lease (lock_host in lib.sh)
 #	FILES    one record per file to replace:
 #	           I PATH STATE OLDSHA MODE NEWSHA CONTENT
 #	         STATE present (OLDSHA: its SHA-256 when read, MODE -) or
@@ -179,11 +379,17 @@ setv() {
 # Records are lines of tab-separated fields, none empty. In order, it
 # stops at the first failing step (fail), so nothing changes before every
 # check passed and every backup is on the disk; what a failure leaves
-# changed the caller restores (the rollback script):
+# changed the caller restores (the rollback script). A failure before the
+# first change removes RUN: a run that changed nothing leaves nothing.
 #
 #	tools                  the commands it needs are there
-#	rundir                 RUN created, apply.owner in it      ok: RUN
+#	lease                  KDIR/lock held (for the whole script), the
+#	                       lease is this run's (fails "lost [RUNID
+#	                       OPERATOR STARTED EXPIRES]" when it is not)
 #	check-file-I, check-STEP   nothing changed since the read script
+#	space                  room for the backups on KDIR's file system
+#	                       (fails "KDIR AVAIL TOTAL NEED", KiB)  ok: AVAIL NEED
+#	rundir                 RUN created, apply.owner in it      ok: RUN
 #	backup-file-I          a copy of each present file, RUN/file-I,
 #	                       checked by SHA-256                  ok: the copy
 #	backup-manifest        RUN/manifest (below)                ok: its path
@@ -221,6 +427,54 @@ OWNER=apply.owner
 MF=
 MFN=0
 owner_left=
+RUN_MADE=
+CHANGING=
+
+FINISHED=
+
+# apply_exit: when a failing step ends the script (ON_EXIT, lib.sh):
+# before the first change the run's directory is removed (nothing
+# changed: nothing to keep); after it, apply.owner (this shell is gone).
+apply_exit() {
+	[ -z "$FINISHED" ] || return 0
+	if [ -n "$RUN_MADE" ] && [ -z "$CHANGING" ]; then
+		rm -rf "$RUN" && durable "$RUNS" >/dev/null 2>&1
+	elif [ -n "$CHANGING" ]; then
+		rm -f "$RUN/$OWNER" && durable "$RUN" >/dev/null 2>&1
+	fi
+}
+# shellcheck disable=SC2034 # read by at_exit (lib.sh)
+ON_EXIT=apply_exit
+
+# space_check: fail step space unless the file system of KDIR has room
+# for the backups, in whole blocks: each copy, each value's backup, the
+# manifest twice (RUN/manifest.new beside RUN/manifest) and apply.owner.
+space_check() {
+	_bs=$(stat -f -c %S "$KDIR" 2>/dev/null) || _bs=4096
+	case $_bs in '' | *[!0-9]* | 0) _bs=4096 ;; esac
+	_need=$((3 * _bs))
+	records "$FILES" 7 space_file
+	records "$VALUES" 9 space_value
+	# shellcheck disable=SC2046 # the two numbers
+	set -- $(df -Pk "$KDIR" 2>/dev/null | awk 'NR == 2 { print $2, $4 }')
+	_needk=$(((_need + 1023) / 1024))
+	if [ "$#" -ne 2 ]; then
+		say space ok "unknown$TAB$_needk"
+		return 0
+	fi
+	[ "$2" -ge "$_needk" ] || fail space "$KDIR$TAB$2$TAB$1$TAB$_needk"
+	say space ok "$2$TAB$_needk"
+}
+
+# space_file I PATH STATE ...: the blocks of PATH's copy.
+space_file() {
+	[ "$3" = present ] || return 0
+	_sz=$(wc -c < "$2" | tr -d ' ') || _sz=0
+	_need=$((_need + (_sz + _bs - 1) / _bs * _bs))
+}
+
+# space_value STEP ...: one block for its backup.
+space_value() { _need=$((_need + _bs)); }
 
 # mf_add FIELD...: one more manifest record.
 mf_add() {
@@ -274,6 +528,7 @@ flush() {
 make_rundir() {
 	mkdir -p "$RUNS" || fail rundir "cannot create $RUNS"
 	mkdir "$RUN" || fail rundir "cannot create $RUN (a run with this id exists already?)"
+	RUN_MADE=yes
 	# Name this shell, so that a restore does not run while it still can
 	# change the host.
 	if _pst=$(pstart $$); then
@@ -382,12 +637,16 @@ rename_file() {
 	later "$_st" "$w"
 }
 
-tools sha256sum base64 cp mv rm mkdir chmod cat tr sync
+tools sha256sum base64 cp mv rm mkdir chmod cat tr sync df awk
 if [ "$ETHTOOL" = 1 ]; then ethtool_path; fi
-make_rundir
-# 1. nothing changed since the read script
+lock_host || lock_busy
+lease_mine lease
+say lease ok -
+# 1. nothing changed since the read script, and room for the backups
 records "$FILES" 7 check_file
 records "$VALUES" 9 check_value
+space_check
+make_rundir
 # 2. backups, on the disk before anything changes
 records "$FILES" 7 backup_file
 records "$VALUES" 9 manifest_value
@@ -399,6 +658,7 @@ durable "$RUN/manifest" || fail backup-manifest "cannot sync $RUN/manifest"
 flush
 say backup-manifest ok "$RUN/manifest"
 # 3. running values
+CHANGING=yes
 records "$VALUES" 9 set_value
 # 4. files: temporary files in the same directories, checked, synced,
 # renamed; the renames synced with the manifest of what was written, then
@@ -415,4 +675,5 @@ rm -f "$RUN/$OWNER" || owner_left=yes
 durable "$RUN/manifest" || fail file-0 "cannot sync $RUN/manifest"
 flush
 [ -z "${owner_left:-}" ] || fail "done" "cannot remove $RUN/$OWNER"
+FINISHED=yes
 say "done" ok -

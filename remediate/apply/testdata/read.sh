@@ -1,4 +1,5 @@
 M='KAUDIT_000000000000000000000001'
+LEASE='0'
 ETHTOOL='0'
 FILES='0	/etc/sysctl.d/99-kaudit.conf
 1	/opt/kafka/config/server.properties
@@ -151,10 +152,204 @@ setv() {
 	*) return 1 ;;
 	esac
 }
+
+# The host lock and the run's lease. Their header variables (rendered by
+# lockHeader in Go):
+#
+#	KDIR      kaudit's directory on the host (/var/lib/kaudit)
+#	LOCKWAIT  seconds to wait for KDIR/lock
+#	RUNID     the run's id
+#	OPERATOR  who runs it: user@hostname, of kaudit's machine
+#	KPID      kaudit's pid on that machine, KPSTART its start time there
+#	TTL       seconds the lease lasts (the run's per-host timeouts)
+#	TAKEOVER  a run whose live lease this script may take over ("-":
+#	          none): its kaudit is gone (kaudit saw it on its machine)
+#
+# KDIR/lock: every kaudit script that reads for a change, changes or
+# restores holds it for its whole execution, so two never run on a host
+# at once: flock(1) on it (released by the kernel when the script dies,
+# its connection gone or not), or where there is no flock a directory
+# KDIR/lock.d holding "PID STARTTIME" of its holder (taken over once that
+# process is gone).
+#
+# KDIR/lease: the run that is changing the host, from its read script to
+# its last step there: one line, RUNID OPERATOR KPID KPSTART STARTED EXPIRES
+# (tab-separated; STARTED and EXPIRES in seconds since the epoch, the
+# host's clock). Another run's read is refused while it is live; an
+# expired one (its run is gone, or late) is taken over and said so.
+#
+# lock_host returns 1 when another script held the lock for LOCKWAIT
+# seconds (lock_busy says so).
+LOCK_DIR=
+# ON_EXIT: a function the script runs as it ends (a failing step's exit
+# too), before the lock directory is removed.
+ON_EXIT=
+at_exit() {
+	if [ -n "$ON_EXIT" ]; then "$ON_EXIT"; fi
+	if [ -n "$LOCK_DIR" ]; then rm -rf "$LOCK_DIR"; fi
+}
+trap at_exit EXIT
+lock_host() {
+	mkdir -p "$KDIR" || fail lock "cannot create $KDIR"
+	if command -v flock >/dev/null 2>&1; then
+		exec 9>>"$KDIR/lock" || fail lock "cannot open $KDIR/lock"
+		flock -w "$LOCKWAIT" 9 || return 1
+		return 0
+	fi
+	_n=0
+	while ! mkdir "$KDIR/lock.d" 2>/dev/null; do
+		if read -r _lp _ls < "$KDIR/lock.d/owner" 2>/dev/null && [ "$(pstart "$_lp")" != "$_ls" ]; then
+			rm -rf "$KDIR/lock.d"
+			continue
+		fi
+		[ "$_n" -lt "$LOCKWAIT" ] || return 1
+		sleep 1
+		_n=$((_n + 1))
+	done
+	LOCK_DIR=$KDIR/lock.d
+	printf '%s %s\n' "$$" "$(pstart $$)" > "$LOCK_DIR/owner" || :
+}
+
+# lock_busy: fail step lock, naming the run whose lease the host has.
+lock_busy() {
+	lease_get
+	_by=
+	if [ -n "$lid" ] && [ "$lid" != '?' ]; then _by=" (the lease names run $lid, $lop)"; fi
+	fail lock "another kaudit script has held $KDIR/lock for ${LOCKWAIT}s$_by: nothing changed"
+}
+
+# lease_get: lid lop lpid lpst lstart lexp from KDIR/lease; lid is ""
+# when there is none, "?" when it is malformed (a crash while writing it).
+lease_get() {
+	lid='' lop='' lpid='' lpst='' lstart='' lexp=''
+	[ -e "$KDIR/lease" ] || return 0
+	lid='?'
+	_l=
+	IFS= read -r _l < "$KDIR/lease" || [ -n "$_l" ] || return 0
+	IFS=$TAB
+	# shellcheck disable=SC2086 # split on tabs, no globbing (set -f)
+	set -- $_l
+	unset IFS
+	[ "$#" -eq 6 ] || return 0
+	case $1 in '' | *[!A-Za-z0-9_-]*) return 0 ;; esac
+	case $2 in '' | *[!A-Za-z0-9@._-]*) return 0 ;; esac
+	case $3$4$5$6 in *[!0-9]*) return 0 ;; esac
+	case "$3:$4:$5:$6" in *::* | :* | *:) return 0 ;; esac
+	lid=$1 lop=$2 lpid=$3 lpst=$4 lstart=$5 lexp=$6
+}
+
+# lease_live: the lease read by lease_get is another run's and has not
+# expired.
+lease_live() {
+	[ -n "$lid" ] && [ "$lid" != '?' ] && [ "$lid" != "$RUNID" ] && [ "$(date +%s)" -lt "$lexp" ]
+}
+
+# lease_held STEP: fail STEP, naming the run that holds the lease, when
+# it is another's, live, and not TAKEOVER.
+lease_held() {
+	if lease_live && [ "$lid" != "$TAKEOVER" ]; then
+		fail "$1" "held$TAB$lid$TAB$lop$TAB$lstart$TAB$lexp$TAB$lpid$TAB$lpst"
+	fi
+}
+
+# lease_take: KDIR/lease is this run's, expiring TTL seconds from now; a
+# lease of another run that it replaces is said (step stale).
+lease_take() {
+	lease_get
+	lease_held lease
+	_now=$(date +%s) || fail lease "cannot read the host's clock"
+	_since=$_now
+	if [ "$lid" = "$RUNID" ]; then _since=$lstart
+	elif [ "$lid" = '?' ]; then say stale ok "malformed"
+	elif [ -n "$lid" ]; then say stale ok "$lid$TAB$lop$TAB$lstart$TAB$lexp"
+	fi
+	# Written in place (a full disk has no room for a second copy); a torn
+	# write reads as malformed, which is stale.
+	if ! printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$RUNID" "$OPERATOR" "$KPID" "$KPSTART" "$_since" "$((_now + TTL))" > "$KDIR/lease" 2>/dev/null; then
+		fail lease "cannot write $KDIR/lease ($(space_of "$KDIR"))"
+	fi
+	durable "$KDIR/lease" || fail lease "cannot sync $KDIR/lease"
+	say lease ok "$_since$TAB$((_now + TTL))"
+}
+
+# lease_mine STEP: fail STEP unless KDIR/lease is this run's (the read
+# script took it; nobody took it over since).
+lease_mine() {
+	lease_get
+	case $lid in
+	"$RUNID") ;;
+	'') fail "$1" "lost$TAB-" ;;
+	*) fail "$1" "lost$TAB$lid$TAB$lop$TAB$lstart$TAB$lexp" ;;
+	esac
+}
+
+# lease_release: KDIR/lease removed when it is this run's.
+lease_release() {
+	lease_get
+	[ "$lid" = "$RUNID" ] || return 0
+	rm -f "$KDIR/lease" && durable "$KDIR"
+}
+
+# space_of DIR: "A of T KiB free" for the file system DIR is on.
+space_of() {
+	# shellcheck disable=SC2046 # the two numbers
+	set -- $(df -Pk "$1" 2>/dev/null | awk 'NR == 2 { print $2, $4 }')
+	if [ "$#" -eq 2 ]; then printf '%s of %s KiB free' "$2" "$1"; else printf 'free space unknown'; fi
+}
+
+# cleanup: what runs that are gone left on the host, removed (call it
+# holding the lock and the lease: then no other kaudit script runs): the
+# apply.owner of an apply script that is gone; the directory of a run
+# that stopped before its manifest was on the disk (it changed nothing;
+# its backups are of no use); each temporary file kaudit makes beside a
+# file of FILES (records whose field 2 is the PATH).
+cleanup() {
+	_cl=
+	set +f
+	for _o in "$RUNS"/*/apply.owner; do
+		[ -f "$_o" ] || continue
+		_op='' _ost=''
+		read -r _op _ost < "$_o" 2>/dev/null || :
+		case $_op in '' | *[!0-9]*) ;; *) [ "$(pstart "$_op")" != "$_ost" ] || continue ;; esac
+		rm -f "$_o" && say cleaned ok "$_o"
+		_cl=$_cl$NL${_o%/*}
+	done
+	for _d in "$RUNS"/*; do
+		if [ -d "$_d" ] && [ ! -e "$_d/manifest" ] && [ ! -e "$_d/apply.owner" ]; then
+			rm -rf "$_d" && say cleaned ok "$_d"
+			_cl=$_cl$NL$_d
+		fi
+	done
+	set -f
+	records "$FILES" "$1" cleanup_tmp
+	IFS=$NL
+	# shellcheck disable=SC2086 # one path a line, no globbing (set -f)
+	set -- $_cl
+	unset IFS
+	[ "$#" -eq 0 ] || durable "$@" 2>/dev/null || :
+}
+
+# cleanup_tmp I PATH ...: the temporary files of PATH (.NAME.kaudit-*)
+# removed.
+cleanup_tmp() {
+	_cd=${2%/*}
+	_cd=${_cd:-/}
+	_cb=${2##*/}
+	set +f
+	for _t in "$_cd"/."$_cb".kaudit-*; do
+		[ -f "$_t" ] || continue
+		rm -f "$_t" && say cleaned ok "$_t"
+		_cl=$_cl$NL$_t
+	done
+	set -f
+}
 # kaudit read script: reads what a fix will change on a host, changes
 # nothing. Its header (rendered by ReadScript) sets:
 #
 #	M        the result marker
+#	LEASE    1: take the host lock and the run's lease first (the read
+#	         step of a change; lock_host, lease_take in lib.sh, with
+#	         their variables, and RUNS), 0: only read (a verify)
 #	ETHTOOL  1: find ethtool (NIC values are read), 0: not needed
 #	FILES    one record per file:            I PATH
 #	VALUES   one record per running value:   STEP KEY HOW TARGET SETTING PROP
@@ -162,6 +357,10 @@ setv() {
 # Records are lines of tab-separated fields, none empty ("-": none); see
 # getv in lib.sh for HOW TARGET SETTING PROP. Steps and their ok detail:
 #
+#	lease    STARTED EXPIRES: the run's lease (fails "held RUNID OPERATOR
+#	         STARTED EXPIRES PID PSTART" while another run holds it)
+#	stale    the expired lease it replaced: RUNID OPERATOR STARTED EXPIRES
+#	cleaned  PATH: one per leftover of a run that is gone (cleanup)
 #	file-I   absent | present SHA256 MODE:OWNER:GROUP BASE64
 #	         (a symbolic link or anything but a regular file fails)
 #	STEP     the value (sysctl-I: unfolded; nic-I), e.g. "4096"
@@ -169,6 +368,11 @@ setv() {
 #	done     -
 
 tools sha256sum base64 tr cat
+if [ "$LEASE" = 1 ]; then
+	lock_host || lock_busy
+	lease_take
+	cleanup 2
+fi
 
 # read_file I PATH
 read_file() {

@@ -1,8 +1,17 @@
 M='KAUDIT_000000000000000000000001'
+KDIR='/var/lib/kaudit'
+RUNS='/var/lib/kaudit/runs'
 RUNID='20260102T030405Z-1a2b3c4d'
+OPERATOR='unknown'
+KPID='0'
+KPSTART='0'
+TTL='300'
+LOCKWAIT='5'
+TAKEOVER='-'
 RUN='/var/lib/kaudit/runs/20260102T030405Z-1a2b3c4d'
 WAIT='5'
 FORCE='0'
+RELEASE='0'
 ETHTOOL='0'
 FILES='restore-file-0	/opt/kafka/config/server.properties	present	fe3209d6d4f51935b391288a43df48d9ddece1a992597ae53387ca16611a9179	/var/lib/kaudit/runs/20260102T030405Z-1a2b3c4d/file-0	-
 restore-file-1	/etc/sysctl.d/99-kaudit.conf	absent	-	-	-
@@ -155,6 +164,197 @@ setv() {
 	*) return 1 ;;
 	esac
 }
+
+# The host lock and the run's lease. Their header variables (rendered by
+# lockHeader in Go):
+#
+#	KDIR      kaudit's directory on the host (/var/lib/kaudit)
+#	LOCKWAIT  seconds to wait for KDIR/lock
+#	RUNID     the run's id
+#	OPERATOR  who runs it: user@hostname, of kaudit's machine
+#	KPID      kaudit's pid on that machine, KPSTART its start time there
+#	TTL       seconds the lease lasts (the run's per-host timeouts)
+#	TAKEOVER  a run whose live lease this script may take over ("-":
+#	          none): its kaudit is gone (kaudit saw it on its machine)
+#
+# KDIR/lock: every kaudit script that reads for a change, changes or
+# restores holds it for its whole execution, so two never run on a host
+# at once: flock(1) on it (released by the kernel when the script dies,
+# its connection gone or not), or where there is no flock a directory
+# KDIR/lock.d holding "PID STARTTIME" of its holder (taken over once that
+# process is gone).
+#
+# KDIR/lease: the run that is changing the host, from its read script to
+# its last step there: one line, RUNID OPERATOR KPID KPSTART STARTED EXPIRES
+# (tab-separated; STARTED and EXPIRES in seconds since the epoch, the
+# host's clock). Another run's read is refused while it is live; an
+# expired one (its run is gone, or late) is taken over and said so.
+#
+# lock_host returns 1 when another script held the lock for LOCKWAIT
+# seconds (lock_busy says so).
+LOCK_DIR=
+# ON_EXIT: a function the script runs as it ends (a failing step's exit
+# too), before the lock directory is removed.
+ON_EXIT=
+at_exit() {
+	if [ -n "$ON_EXIT" ]; then "$ON_EXIT"; fi
+	if [ -n "$LOCK_DIR" ]; then rm -rf "$LOCK_DIR"; fi
+}
+trap at_exit EXIT
+lock_host() {
+	mkdir -p "$KDIR" || fail lock "cannot create $KDIR"
+	if command -v flock >/dev/null 2>&1; then
+		exec 9>>"$KDIR/lock" || fail lock "cannot open $KDIR/lock"
+		flock -w "$LOCKWAIT" 9 || return 1
+		return 0
+	fi
+	_n=0
+	while ! mkdir "$KDIR/lock.d" 2>/dev/null; do
+		if read -r _lp _ls < "$KDIR/lock.d/owner" 2>/dev/null && [ "$(pstart "$_lp")" != "$_ls" ]; then
+			rm -rf "$KDIR/lock.d"
+			continue
+		fi
+		[ "$_n" -lt "$LOCKWAIT" ] || return 1
+		sleep 1
+		_n=$((_n + 1))
+	done
+	LOCK_DIR=$KDIR/lock.d
+	printf '%s %s\n' "$$" "$(pstart $$)" > "$LOCK_DIR/owner" || :
+}
+
+# lock_busy: fail step lock, naming the run whose lease the host has.
+lock_busy() {
+	lease_get
+	_by=
+	if [ -n "$lid" ] && [ "$lid" != '?' ]; then _by=" (the lease names run $lid, $lop)"; fi
+	fail lock "another kaudit script has held $KDIR/lock for ${LOCKWAIT}s$_by: nothing changed"
+}
+
+# lease_get: lid lop lpid lpst lstart lexp from KDIR/lease; lid is ""
+# when there is none, "?" when it is malformed (a crash while writing it).
+lease_get() {
+	lid='' lop='' lpid='' lpst='' lstart='' lexp=''
+	[ -e "$KDIR/lease" ] || return 0
+	lid='?'
+	_l=
+	IFS= read -r _l < "$KDIR/lease" || [ -n "$_l" ] || return 0
+	IFS=$TAB
+	# shellcheck disable=SC2086 # split on tabs, no globbing (set -f)
+	set -- $_l
+	unset IFS
+	[ "$#" -eq 6 ] || return 0
+	case $1 in '' | *[!A-Za-z0-9_-]*) return 0 ;; esac
+	case $2 in '' | *[!A-Za-z0-9@._-]*) return 0 ;; esac
+	case $3$4$5$6 in *[!0-9]*) return 0 ;; esac
+	case "$3:$4:$5:$6" in *::* | :* | *:) return 0 ;; esac
+	lid=$1 lop=$2 lpid=$3 lpst=$4 lstart=$5 lexp=$6
+}
+
+# lease_live: the lease read by lease_get is another run's and has not
+# expired.
+lease_live() {
+	[ -n "$lid" ] && [ "$lid" != '?' ] && [ "$lid" != "$RUNID" ] && [ "$(date +%s)" -lt "$lexp" ]
+}
+
+# lease_held STEP: fail STEP, naming the run that holds the lease, when
+# it is another's, live, and not TAKEOVER.
+lease_held() {
+	if lease_live && [ "$lid" != "$TAKEOVER" ]; then
+		fail "$1" "held$TAB$lid$TAB$lop$TAB$lstart$TAB$lexp$TAB$lpid$TAB$lpst"
+	fi
+}
+
+# lease_take: KDIR/lease is this run's, expiring TTL seconds from now; a
+# lease of another run that it replaces is said (step stale).
+lease_take() {
+	lease_get
+	lease_held lease
+	_now=$(date +%s) || fail lease "cannot read the host's clock"
+	_since=$_now
+	if [ "$lid" = "$RUNID" ]; then _since=$lstart
+	elif [ "$lid" = '?' ]; then say stale ok "malformed"
+	elif [ -n "$lid" ]; then say stale ok "$lid$TAB$lop$TAB$lstart$TAB$lexp"
+	fi
+	# Written in place (a full disk has no room for a second copy); a torn
+	# write reads as malformed, which is stale.
+	if ! printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$RUNID" "$OPERATOR" "$KPID" "$KPSTART" "$_since" "$((_now + TTL))" > "$KDIR/lease" 2>/dev/null; then
+		fail lease "cannot write $KDIR/lease ($(space_of "$KDIR"))"
+	fi
+	durable "$KDIR/lease" || fail lease "cannot sync $KDIR/lease"
+	say lease ok "$_since$TAB$((_now + TTL))"
+}
+
+# lease_mine STEP: fail STEP unless KDIR/lease is this run's (the read
+# script took it; nobody took it over since).
+lease_mine() {
+	lease_get
+	case $lid in
+	"$RUNID") ;;
+	'') fail "$1" "lost$TAB-" ;;
+	*) fail "$1" "lost$TAB$lid$TAB$lop$TAB$lstart$TAB$lexp" ;;
+	esac
+}
+
+# lease_release: KDIR/lease removed when it is this run's.
+lease_release() {
+	lease_get
+	[ "$lid" = "$RUNID" ] || return 0
+	rm -f "$KDIR/lease" && durable "$KDIR"
+}
+
+# space_of DIR: "A of T KiB free" for the file system DIR is on.
+space_of() {
+	# shellcheck disable=SC2046 # the two numbers
+	set -- $(df -Pk "$1" 2>/dev/null | awk 'NR == 2 { print $2, $4 }')
+	if [ "$#" -eq 2 ]; then printf '%s of %s KiB free' "$2" "$1"; else printf 'free space unknown'; fi
+}
+
+# cleanup: what runs that are gone left on the host, removed (call it
+# holding the lock and the lease: then no other kaudit script runs): the
+# apply.owner of an apply script that is gone; the directory of a run
+# that stopped before its manifest was on the disk (it changed nothing;
+# its backups are of no use); each temporary file kaudit makes beside a
+# file of FILES (records whose field 2 is the PATH).
+cleanup() {
+	_cl=
+	set +f
+	for _o in "$RUNS"/*/apply.owner; do
+		[ -f "$_o" ] || continue
+		_op='' _ost=''
+		read -r _op _ost < "$_o" 2>/dev/null || :
+		case $_op in '' | *[!0-9]*) ;; *) [ "$(pstart "$_op")" != "$_ost" ] || continue ;; esac
+		rm -f "$_o" && say cleaned ok "$_o"
+		_cl=$_cl$NL${_o%/*}
+	done
+	for _d in "$RUNS"/*; do
+		if [ -d "$_d" ] && [ ! -e "$_d/manifest" ] && [ ! -e "$_d/apply.owner" ]; then
+			rm -rf "$_d" && say cleaned ok "$_d"
+			_cl=$_cl$NL$_d
+		fi
+	done
+	set -f
+	records "$FILES" "$1" cleanup_tmp
+	IFS=$NL
+	# shellcheck disable=SC2086 # one path a line, no globbing (set -f)
+	set -- $_cl
+	unset IFS
+	[ "$#" -eq 0 ] || durable "$@" 2>/dev/null || :
+}
+
+# cleanup_tmp I PATH ...: the temporary files of PATH (.NAME.kaudit-*)
+# removed.
+cleanup_tmp() {
+	_cd=${2%/*}
+	_cd=${_cd:-/}
+	_cb=${2##*/}
+	set +f
+	for _t in "$_cd"/."$_cb".kaudit-*; do
+		[ -f "$_t" ] || continue
+		rm -f "$_t" && say cleaned ok "$_t"
+		_cl=$_cl$NL$_t
+	done
+	set -f
+}
 # kaudit rollback script: restores one host from a run's backups. Its
 # header (rendered by RollbackScript) sets:
 #
@@ -164,6 +364,10 @@ setv() {
 #	WAIT     seconds to wait for the run's apply script to end
 #	FORCE    1: restore what changed since the run too, 0: keep it
 #	ETHTOOL  1: find ethtool (NIC values are restored), 0: not needed
+#	RELEASE  1: remove the run's lease at the end (kaudit rollback), 0:
+#	         the run's own restore (its last step releases it)
+#	KDIR LOCKWAIT OPERATOR KPID KPSTART TTL TAKEOVER: the host lock and the
+#	         run's lease (lock_host in lib.sh); LOCKWAIT is WAIT
 #	FILES    one record per file:
 #	           STEP PATH STATE WANT STORED WRITTEN
 #	         STATE present (WANT: its SHA-256 before the run, STORED:
@@ -179,12 +383,21 @@ setv() {
 # and goes on after a failing step (soft), so that as much as possible is
 # restored. Steps and their ok detail:
 #
+#	lease           KDIR/lock held (for the whole script); fails "held
+#	                RUNID OPERATOR STARTED EXPIRES PID PSTART" while another
+#	                run's lease is live (that run is changing the host)
 #	apply-running   only when the run's apply script did not finish
 #	                (RUN/apply.owner): seconds waited for it to end; fails,
 #	                restoring nothing, when it still runs after WAIT
+#	manifest        absent: the run changed nothing on this host (its
+#	                manifest is on the disk before its first change), so
+#	                nothing is restored and its directory is removed;
+#	                else present
 #	STEP            unchanged (already as before the run), restored (from
 #	                its checked copy), removed (the run created it), or
 #	                "kept CURRENT" (changed since the run, FORCE 0)
+#	cleaned         PATH: what the run left (its stale apply.owner, its
+#	                temporary files)
 #	done            ok or failed
 #
 # What it writes, renames or removes is on the disk, with its directory,
@@ -211,6 +424,23 @@ wait_apply() {
 		n=$((n + 1))
 	done
 	say apply-running ok "$n"
+	# Its shell is gone: what it left is of no use.
+	rm -f "$RUN/$OWNER" && durable "$RUN" && say cleaned ok "$RUN/$OWNER"
+}
+
+# clean_tmp STEP PATH ...: the run's temporary files beside PATH removed.
+clean_tmp() {
+	_d=${2%/*}
+	_d=${_d:-/}
+	for _t in "$_d/.${2##*/}.kaudit-$RUNID" "$_d/.${2##*/}.kaudit-restore-$RUNID"; do
+		if [ -e "$_t" ] && rm -f "$_t" && durable "$_d"; then say cleaned ok "$_t"; fi
+	done
+}
+
+# finish: the lease released (RELEASE), then the last line.
+finish() {
+	if [ "$RELEASE" = 1 ]; then lease_release || soft lease "cannot remove $KDIR/lease"; fi
+	say "done" ok "$rc"
 }
 
 # edited PATH WRITTEN: PATH no longer is what the run wrote (it is kept,
@@ -267,9 +497,30 @@ restore_value() {
 	fi
 }
 
+# lock_wait: the lock was held for WAIT seconds: by the run's own apply
+# script (its connection was cut; sshd does not kill it), or another.
+lock_wait() {
+	if read -r ap ast < "$RUN/$OWNER" 2>/dev/null && [ -n "$ast" ] && [ "$(pstart "$ap")" = "$ast" ]; then
+		fail apply-running "the apply script of this run (pid $ap) is still running on the host: nothing restored"
+	fi
+	lock_busy
+}
+
 tools sha256sum cp mv rm cat tr sync
+lock_host || lock_wait
+lease_get
+lease_held lease
+say lease ok -
 wait_apply
+if [ ! -e "$RUN/manifest" ] && [ ! -L "$RUN/manifest" ]; then
+	if [ -d "$RUN" ]; then rm -rf "$RUN" && durable "$RUNS" && say cleaned ok "$RUN"; fi
+	say manifest ok absent
+	finish
+	exit 0
+fi
+say manifest ok present
 records "$FILES" 6 restore_file
 if [ -n "$VALUES" ] && [ "$ETHTOOL" = 1 ]; then ethtool_path; fi
 records "$VALUES" 8 restore_value
-say "done" ok "$rc"
+records "$FILES" 6 clean_tmp
+finish
