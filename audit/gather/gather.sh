@@ -145,6 +145,7 @@ if [ -r /proc/net/netstat ]; then cat /proc/net/netstat; e netstat; else e netst
 # established and conns sections, writing on fd 3 which pid is the broker
 # (the one listening on KAFKA_PORT if it is a broker, else the first).
 kpids=''
+# shellcheck disable=SC2013 # grep -l prints /proc/PID/cmdline paths: no spaces
 for f in $(grep -l -E '[k]afka\.Kafka|[S]upportedKafka' /proc/[0-9]*/cmdline 2>/dev/null); do
 	f=${f#/proc/}; kpids="$kpids ${f%/cmdline}"
 done
@@ -246,6 +247,7 @@ for d in /etc /etc/sysctl.d /etc/udev/rules.d /etc/NetworkManager/system-connect
 done
 mounts=0; [ -r /proc/mounts ] && mounts=1
 b feasibility
+# shellcheck disable=SC2012 # ls -ldn's mode, owner and mount of paths kaudit chose: the awk parses them
 ls -ldn "$@" /proc/self/ns/net /proc/1/ns/net 2>/dev/null | FD=$FD awk -v keys="$SYSCTLS" -v mounts="$mounts" "$FEAS_AWK"
 if [ -r /sys/fs/selinux/enforce ]; then rv /sys/fs/selinux/enforce; printf 'selinux %s\n' "$v"; fi
 have chcon && echo 'tool chcon'
@@ -270,6 +272,7 @@ if [ -n "$KD" ]; then
 	done
 fi
 pm=no; [ -e /proc/modules ] && pm=yes
+# shellcheck disable=SC2016 # an awk program: its $0 is awk's
 kcawk='/^CONFIG_(MODULES|TCP_CONG_[A-Z0-9_]+|NET_SCH_[A-Z0-9_]+)=[ym]$/ { cfg[++nc] = $0 }
 function one(label, f,   v) {
 	if ((getline v < f) > 0) { gsub(/\t/, " ", v); print label " " v } else print label " !unreadable " f
