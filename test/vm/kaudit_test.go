@@ -488,8 +488,10 @@ func runFiles(t *testing.T, g *Guest, runID string) map[string]int {
 // no bbr, no fq) the full plan applies and verifies every change the host
 // can take and lists the others; every change survives a power cut right
 // after "verified" and a reboot; the run's backups and manifest survive
-// too; a rollback (from the local journal, and from the hosts alone)
-// followed by a power cut boots with the values from before.
+// too (run 1 is rolled back from them alone, --from-hosts without the
+// local journal, after the power cut; run 2 from its journal after the
+// reboot); each rollback followed by a power cut boots with the values
+// from before.
 func TestFixApplyPowerCutRollback(t *testing.T) {
 	g := Boot(t, Options{Name: "fix", Flavour: Stock})
 	installBroker(t, g)
@@ -556,7 +558,7 @@ func TestFixApplyPowerCutRollback(t *testing.T) {
 		}
 
 		args := []string{"rollback", inv, "--run", j.RunID, "--yes", "--journal-dir", jdir, "--timeout", "5m"}
-		if i == 1 { // the local journal is gone: rebuilt from the host's manifest
+		if i == 0 { // after the power cut, without the local journal: rebuilt from the host's manifest
 			if err := os.RemoveAll(jdir); err != nil {
 				t.Fatal(err)
 			}
