@@ -233,15 +233,14 @@ func invFor(t *testing.T, guests ...*Guest) string {
 	return p
 }
 
-// nics are the guest's NICs other than lo, by name.
+// nics are the guest's NICs with a device (virtio-net, e1000e), by name:
+// not lo, nor the kernel's dummy0 and sit0.
 func nics(t *testing.T, g *Guest) []string {
 	t.Helper()
-	out := g.MustRun(t, "ls /sys/class/net")
+	out := g.MustRun(t, `for n in /sys/class/net/*; do [ -e "$n/device" ] && basename "$n"; done; true`)
 	var n []string
 	for _, f := range strings.Fields(out) {
-		if f != "lo" {
-			n = append(n, f)
-		}
+		n = append(n, f)
 	}
 	return n
 }

@@ -203,8 +203,21 @@ lock_host() {
 	mkdir -p "$KDIR" || fail lock "cannot create $KDIR"
 	if command -v flock >/dev/null 2>&1; then
 		exec 9>>"$KDIR/lock" || fail lock "cannot open $KDIR/lock"
-		flock -w "$LOCKWAIT" 9 || return 1
-		return 0
+		# flock -n in a loop, not flock -w: -w needs POSIX timers
+		# (timer_create), which a kernel without CONFIG_POSIX_TIMERS does
+		# not have ("flock: cannot set up timer: Function not
+		# implemented", seen on the VM lab's 6.1). The lock belongs to fd
+		# 9's open file: it stays held after flock(1) exits.
+		_n=0
+		while :; do
+			_e=0
+			_m=$(flock -n 9 2>&1) || _e=$?
+			[ "$_e" -eq 0 ] && return 0
+			[ "$_e" -eq 1 ] || fail lock "flock on $KDIR/lock failed (exit $_e: $_m): nothing changed"
+			[ "$_n" -lt "$LOCKWAIT" ] || return 1
+			sleep 1
+			_n=$((_n + 1))
+		done
 	fi
 	_n=0
 	while ! mkdir "$KDIR/lock.d" 2>/dev/null; do
