@@ -238,11 +238,7 @@ func invFor(t *testing.T, guests ...*Guest) string {
 func nics(t *testing.T, g *Guest) []string {
 	t.Helper()
 	out := g.MustRun(t, `for n in /sys/class/net/*; do [ -e "$n/device" ] && basename "$n"; done; true`)
-	var n []string
-	for _, f := range strings.Fields(out) {
-		n = append(n, f)
-	}
-	return n
+	return strings.Fields(out)
 }
 
 // nicByDriver is the guest's NIC bound to driver.
