@@ -63,6 +63,9 @@ const (
 	SecEvidence    = "evidence"
 	SecFeasible    = "feasibility"
 	SecKernelCaps  = "kernel-caps"
+	SecLogDirs     = "log-dirs"
+	SecProcess     = "broker-process"
+	SecKafkaMeta   = "kafka-meta"
 )
 
 // SectionStatus says why a section is incomplete.
@@ -146,13 +149,79 @@ type Kafka struct {
 	Jar          string `json:"jar,omitempty"`      // the core jar the version came from, e.g. /opt/kafka/libs/kafka_2.13-2.8.1.jar
 	Scala        string `json:"scala,omitempty"`
 	Config       string `json:"config,omitempty"` // server.properties path from the command line (or inventory override)
-	// Properties holds only the keys that matter (socket.listen.backlog.size,
-	// socket.receive.buffer.bytes, listeners): kaudit never reads the rest of
-	// the file off the host, because it can hold secrets.
+	// Properties holds only the keys that matter (gather.KafkaKeys:
+	// socket.listen.backlog.size, the socket buffers, listeners, log.dirs,
+	// num.network.threads): kaudit never reads the rest of the file off
+	// the host, because it can hold secrets.
 	Properties map[string]string `json:"properties"`
 	// PropertyLines maps each key in Properties to its line in Config.
 	PropertyLines map[string]int `json:"property_lines,omitempty"`
+	// LogDirs are the broker's log directories as Kafka picks them
+	// (log.dirs, else log.dir, else Kafka's default /tmp/kafka-logs),
+	// each with what the host says about it. Nil: not gathered; the
+	// log-dirs section says why.
+	LogDirs []LogDir `json:"log_dirs,omitempty"`
+	// Process is what the broker's own process says about itself
+	// (/proc/PID). Nil: not gathered; the broker-process section says why.
+	Process *BrokerProcess `json:"process,omitempty"`
 }
+
+// LogDir is one of the broker's log directories.
+type LogDir struct {
+	Path   string `json:"path"`
+	Exists bool   `json:"exists"`
+	// The mount the directory is on, from /proc/self/mountinfo: its
+	// mount point, filesystem type, source (a device, server:/export, a
+	// tmpfs name), device number (major:minor), and options (the mount's
+	// and the superblock's).
+	Mount   string   `json:"mount,omitempty"`
+	FSType  string   `json:"fstype,omitempty"`
+	Source  string   `json:"source,omitempty"`
+	Device  string   `json:"device,omitempty"`
+	Options []string `json:"options,omitempty"`
+	// SameDeviceAsRoot: the directory's device is the device of "/".
+	SameDeviceAsRoot bool `json:"same_device_as_root,omitempty"`
+	// Segments is the number of log segments under the directory (one
+	// *.index file each); -1 when it could not be counted.
+	Segments int `json:"segments"`
+	// Meta is the directory's meta.properties (cluster.id, node.id or
+	// broker.id); nil when it has none or it could not be read.
+	Meta *MetaProperties `json:"meta,omitempty"`
+}
+
+// MetaProperties is a log directory's meta.properties, as Kafka writes it.
+type MetaProperties struct {
+	Version     string `json:"version,omitempty"`
+	ClusterID   string `json:"cluster_id,omitempty"`
+	NodeID      int    `json:"node_id"`   // KRaft's node.id; -1 when absent
+	BrokerID    int    `json:"broker_id"` // ZooKeeper mode's broker.id; -1 when absent
+	DirectoryID string `json:"directory_id,omitempty"`
+}
+
+// BrokerProcess is what /proc/PID says about the broker process.
+type BrokerProcess struct {
+	// NoFile is the process's "Max open files" limit (/proc/PID/limits);
+	// nil when it could not be read.
+	NoFile *Limit `json:"nofile,omitempty"`
+	// FDs is the number of descriptors open now (/proc/PID/fd); -1 when
+	// it could not be read.
+	FDs int `json:"fds"`
+	// Unit is the systemd service the process runs in, from
+	// /proc/PID/cgroup ("kafka.service", "confluent-server.service"); ""
+	// when it is not in a service (a container, a shell, no systemd).
+	// Cgroup is the cgroup path it was read from.
+	Unit   string `json:"unit,omitempty"`
+	Cgroup string `json:"cgroup,omitempty"`
+}
+
+// Limit is a soft and hard resource limit; Unlimited stands for "unlimited".
+type Limit struct {
+	Soft int64 `json:"soft"`
+	Hard int64 `json:"hard"`
+}
+
+// Unlimited is a Limit value the kernel prints as "unlimited".
+const Unlimited int64 = -1
 
 // NIC is one network interface's ring and offload settings.
 type NIC struct {

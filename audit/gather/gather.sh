@@ -144,7 +144,14 @@ if [ -r /proc/net/netstat ]; then cat /proc/net/netstat; e netstat; else e netst
 # over /proc), then one ss run that sockets.awk turns into the listeners,
 # established and conns sections, writing on fd 3 which pid is the broker
 # (the one listening on KAFKA_PORT if it is a broker, else the first).
+# The server.properties keys kaudit reads, as an awk regular expression
+# ([.] rather than \. because awk -v would read the backslash): nothing
+# else leaves the host, because the file can hold secrets. Go's list is
+# gather.KafkaKeys; TestKafkaKeysMatch keeps the two equal.
+KKEYS='socket[.]listen[.]backlog[.]size|socket[.]receive[.]buffer[.]bytes|socket[.]send[.]buffer[.]bytes|listeners|log[.]dirs|log[.]dir|num[.]network[.]threads'
 kpids=''
+kc=''
+kcread=''
 # shellcheck disable=SC2013 # grep -l prints /proc/PID/cmdline paths: no spaces
 for f in $(grep -l -E '[k]afka\.Kafka|[S]upportedKafka' /proc/[0-9]*/cmdline 2>/dev/null); do
 	f=${f#/proc/}; kpids="$kpids ${f%/cmdline}"
@@ -170,13 +177,13 @@ if [ -n "$pid" ] && [ -r "/proc/$pid/cmdline" ]; then
 	# Only the classpath's kafka* jars and what follows the main class:
 	# JVM options (which may carry passwords) never leave the host.
 	# Read once: kafka-config below takes the config path from "arg=".
-	kargs=$(tr '\0' '\n' < "/proc/$pid/cmdline" 2>/dev/null | awk '
+	kargs=$(tr '\0' '\n' < "/proc/$pid/cmdline" 2>/dev/null | awk -v kk="$KKEYS" '
 		BEGIN { main = 0; cp = 0 }
 		main == 0 && cp == 1 { n = split($0, parts, ":"); for (i = 1; i <= n; i++) print "cp=" parts[i]; cp = 0; next }
 		main == 0 && ($0 == "-cp" || $0 == "-classpath" || $0 == "--class-path") { cp = 1; next }
 		main == 0 && ($0 == "kafka.Kafka" || $0 ~ /SupportedKafka$/ || $0 == "io.confluent.kafka.Kafka") { main = 1; print "main=" $0; next }
 		main == 0 { if (NR == 1) print "exe=" $0; next }
-		main == 1 && ov == 1 { k = $0; sub(/=.*/, "", k); if (k ~ /^(socket\.listen\.backlog\.size|socket\.receive\.buffer\.bytes|listeners)$/) print "override=" $0; ov = 0; next }
+		main == 1 && ov == 1 { k = $0; sub(/=.*/, "", k); if (k ~ ("^(" kk ")$")) print "override=" $0; ov = 0; next }
 		main == 1 && $0 == "--override" { ov = 1; next }
 		main == 1 && substr($0, 1, 1) != "-" && conf == "" { conf = $0; print "arg=" $0; next }
 	')
@@ -215,17 +222,37 @@ if [ -z "$conf" ]; then
 elif [ -r "$conf" ]; then
 	printf 'path=%s\n' "$conf"
 	# Logical lines (with continuations) of the keys kaudit checks, with their line numbers.
-	awk '
+	kc=$(awk -v kk="$KKEYS" '
 		{ line = $0; sub(/\r$/, "", line) }
 		cont == 1 { buf = buf line; if (line ~ /\\$/) { sub(/\\$/, "", buf); next } cont = 0; emit(); next }
 		{ start = NR; buf = line; if (line ~ /\\$/ && line !~ /^[ \t]*[#!]/) { sub(/\\$/, "", buf); cont = 1; next } emit() }
-		function emit() { if (buf ~ /^[ \t]*(socket\.listen\.backlog\.size|socket\.receive\.buffer\.bytes|listeners)([ \t]*[=:]|[ \t])/) print start ":" buf }
-	' "$conf"
+		function emit() { if (buf ~ ("^[ \t]*(" kk ")([ \t]*[=:]|[ \t])")) print start ":" buf }
+	' "$conf")
+	printf '%s\n' "$kc"
+	kcread=1
 	e kafka-config
 elif [ -e "$conf" ]; then
 	printf 'path=%s\n' "$conf"; e kafka-config denied
 else
 	printf 'path=%s\n' "$conf"; e kafka-config absent
+fi
+
+# The broker's log directories as Kafka picks them: log.dirs over log.dir,
+# --override over the file, Kafka's default /tmp/kafka-logs when the file
+# was read and names neither. One per line; empty when no broker or no
+# readable configuration. The sections that look inside them read this.
+logdirs=''
+# shellcheck disable=SC2034 # read by the log-dirs and kafka-meta sections
+if [ -n "$pid" ] && [ -n "$kc$kargs" ]; then
+	logdirs=$(printf '%s\n%s\n' "$kc" "$kargs" | awk -v read="$kcread" '
+		{ l = $0; ov = sub(/^override=/, "", l); if (!ov && !sub(/^[0-9]+:[ \t]*/, "", l)) next }
+		!match(l, /^log[.]dirs?([ \t]*[=:][ \t]*|[ \t]+)/) { next }
+		{ k = (l ~ /^log[.]dirs/) ? "dirs" : "dir"; v = substr(l, RLENGTH + 1); sub(/[ \t]+$/, "", v); val[k ov] = v }
+		END {
+			d = ("dirs1" in val) ? val["dirs1"] : ("dirs0" in val) ? val["dirs0"] : ("dir1" in val) ? val["dir1"] : ("dir0" in val) ? val["dir0"] : ""
+			if (d == "" && read != "") d = "/tmp/kafka-logs"
+			n = split(d, ds, ","); for (i = 1; i <= n; i++) { x = ds[i]; gsub(/^[ \t]+|[ \t]+$/, "", x); if (x != "") print x }
+		}')
 fi
 
 # What kaudit's changes need here, read only. The mode of each /proc/sys

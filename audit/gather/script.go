@@ -83,3 +83,16 @@ func Script(p Params) ([]byte, error) {
 	b.WriteString(scriptBody)
 	return []byte(b.String()), nil
 }
+
+// KafkaKeys are the server.properties keys the gather reads off a host
+// (the script's KKEYS): nothing else leaves it, because the file can hold
+// secrets. Adding a key is adding it here and to KKEYS.
+var KafkaKeys = []string{
+	"socket.listen.backlog.size",
+	"socket.receive.buffer.bytes",
+	"socket.send.buffer.bytes",
+	"listeners",
+	"log.dirs",
+	"log.dir",
+	"num.network.threads",
+}
