@@ -66,6 +66,7 @@ const (
 	SecLogDirs     = "log-dirs"
 	SecProcess     = "broker-process"
 	SecKafkaMeta   = "kafka-meta"
+	SecBrokerUnit  = "broker-unit"
 )
 
 // SectionStatus says why a section is incomplete.
@@ -164,6 +165,10 @@ type Kafka struct {
 	// Process is what the broker's own process says about itself
 	// (/proc/PID). Nil: not gathered; the broker-process section says why.
 	Process *BrokerProcess `json:"process,omitempty"`
+	// Unit is the systemd service the broker runs in. Nil: not gathered,
+	// or the broker is not a service (a container, a shell, no systemd);
+	// the broker-unit section says which.
+	Unit *BrokerUnit `json:"unit,omitempty"`
 }
 
 // LogDir is one of the broker's log directories.
@@ -206,12 +211,20 @@ type BrokerProcess struct {
 	// FDs is the number of descriptors open now (/proc/PID/fd); -1 when
 	// it could not be read.
 	FDs int `json:"fds"`
-	// Unit is the systemd service the process runs in, from
-	// /proc/PID/cgroup ("kafka.service", "confluent-server.service"); ""
-	// when it is not in a service (a container, a shell, no systemd).
-	// Cgroup is the cgroup path it was read from.
-	Unit   string `json:"unit,omitempty"`
+}
+
+// BrokerUnit is the systemd service the broker process runs in.
+type BrokerUnit struct {
+	// Name is the service, from /proc/PID/cgroup ("kafka.service",
+	// "confluent-server.service"); Cgroup is the path it was read from.
+	Name   string `json:"name"`
 	Cgroup string `json:"cgroup,omitempty"`
+	// NoFile is the LimitNOFILE systemd gives the service at its next
+	// start (systemctl show), drop-ins included; nil when not read.
+	NoFile *Limit `json:"nofile,omitempty"`
+	// FragmentPath and DropIns are the unit file and its drop-ins.
+	FragmentPath string   `json:"fragment_path,omitempty"`
+	DropIns      []string `json:"drop_ins,omitempty"`
 }
 
 // Limit is a soft and hard resource limit; Unlimited stands for "unlimited".
