@@ -437,18 +437,20 @@ func TestJournalFromHosts(t *testing.T) {
 }
 
 // slowMvSandbox puts an mv in front of the host's PATH that, while
-// <host>/slow-mv exists, removes it, creates <host>/in-mv and sleeps 3 s
-// first (so only the first mv of a file is slow: the first of step 4,
-// after the running values are set; the run's manifest is renamed into
-// place in step 2 already).
+// <host>/slow-mv exists, removes it, creates <host>/in-mv and waits
+// until the test creates <host>/release-mv (60 s at most) first (so only
+// the first mv of a file is held: the first of step 4, after the running
+// values are set; the run's manifest is renamed into place in step 2
+// already). Waiting on the test, not on a clock, keeps the test's
+// outcome the same on a loaded machine.
 func slowMvSandbox(t *testing.T, s *sandbox, host string) {
 	t.Helper()
 	real := "/usr/bin/mv"
 	if _, err := os.Stat(real); err != nil {
 		real = "/bin/mv"
 	}
-	s.write(t, host, "/bin/mv", fmt.Sprintf("#!/bin/sh\ncase \"$*\" in */manifest) ;; *) if [ -e '%s' ]; then rm -f '%s'; : > '%s'; sleep 3; fi ;; esac\nexec %s \"$@\"\n",
-		s.path(host, "/slow-mv"), s.path(host, "/slow-mv"), s.path(host, "/in-mv"), real))
+	s.write(t, host, "/bin/mv", fmt.Sprintf("#!/bin/sh\ncase \"$*\" in */manifest) ;; *) if [ -e '%s' ]; then rm -f '%s'; : > '%s'; i=0; while [ ! -e '%s' ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done; fi ;; esac\nexec %s \"$@\"\n",
+		s.path(host, "/slow-mv"), s.path(host, "/slow-mv"), s.path(host, "/in-mv"), s.path(host, "/release-mv"), real))
 	if err := os.Chmod(s.path(host, "/bin/mv"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -457,8 +459,8 @@ func slowMvSandbox(t *testing.T, s *sandbox, host string) {
 
 // The connection drops while the apply script is replacing a file, and
 // the script goes on on the host (sshd does not kill it). The restore
-// must not run beside it: it waits for it (here 1 s, half of Timeout),
-// and as the script is still running it restores nothing and the host is
+// must not run beside it: it waits for it (here 5 s, half of Timeout),
+// and as the script is still held in its mv it restores nothing and the host is
 // journalled failed — before the fix it was journalled rolled-back and
 // the orphaned script's mv then left server.properties changed. Once the
 // script has ended, Rollback restores everything; a second one changes
@@ -475,7 +477,7 @@ func TestRestoreWaitsForOrphanedApply(t *testing.T) {
 	})
 	before := snapshot(s, "h1")
 	hosts := sbHosts("h1")
-	j, err := Apply(context.Background(), hosts, Options{Runner: s, RunID: "20260101T000000Z-00000009", Timeout: 2 * time.Second})
+	j, err := Apply(context.Background(), hosts, Options{Runner: s, RunID: "20260101T000000Z-00000009", Timeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -486,6 +488,7 @@ func TestRestoreWaitsForOrphanedApply(t *testing.T) {
 		t.Errorf("h1: %s %q", hj.Status, hj.Error)
 	}
 	// The orphaned script ends (its mv, then the rest of the script).
+	s.write(t, "h1", "/release-mv", "")
 	for _, c := range s.orphans {
 		if err := c.Wait(); err != nil {
 			t.Errorf("orphaned apply script: %v", err)
