@@ -47,7 +47,7 @@ func TestBrokerProcess(t *testing.T) {
 		t.Errorf("lownofile JVM facts: xms %d xmx %d java %q unread %v", p.Xms, p.Xmx, p.JavaVersion, p.Unread)
 	}
 	fd := finding(lh, rules.RuleBrokerOpenFiles)
-	if fd == nil || fd.Status != rules.Fail || !strings.Contains(fd.Reason, "soft open-files limit of 1024") || fd.Fix == nil || fd.Fix.NoFile != 100000 {
+	if fd == nil || fd.Status != rules.Fail || !strings.Contains(fd.Reason, "soft open-files limit of 1024") || fd.Fix == nil || fd.Fix.NoFile != int64(fleetNoFile(t)) {
 		t.Errorf("lownofile %s: %+v", rules.RuleBrokerOpenFiles, fd)
 	}
 
