@@ -30,8 +30,12 @@ func (c *evalCtx) process() (*facts.BrokerProcess, *Finding) {
 
 // unread says why fact key of p could not be read.
 func unread(p *facts.BrokerProcess, key, what string) string {
-	if why := p.Unread[key]; why != "" {
+	why := p.Unread[key]
+	switch {
+	case strings.HasPrefix(why, "denied "):
 		return what + " not readable: " + why + " (run with become, or as the broker's user)"
+	case why != "":
+		return what + " not readable: " + why
 	}
 	return what + " not gathered"
 }

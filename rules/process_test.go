@@ -56,7 +56,7 @@ func TestBrokerOpenFiles(t *testing.T) {
 		{name: "fds unreadable", mutate: proc(func(p *facts.BrokerProcess) {
 			p.FDs = -1
 			p.Unread = map[string]string{"fds": "denied /proc/1234/fd"}
-		}), status: Unknown, reason: "headroom is not known: descriptors in use (/proc/PID/fd) not readable: denied /proc/1234/fd"},
+		}), status: Unknown, reason: "headroom is not known: descriptors in use (/proc/PID/fd) not readable: denied /proc/1234/fd (run with become"},
 		{name: "fds unreadable, low limit still fails", mutate: proc(func(p *facts.BrokerProcess) { p.FDs = -1; p.NoFile.Soft = 4096 }), status: Fail, reason: "4096"},
 		{name: "limits unreadable", mutate: proc(func(p *facts.BrokerProcess) {
 			p.NoFile = nil
@@ -147,7 +147,11 @@ func TestJVMVersion(t *testing.T) {
 		{name: "release unreadable", mutate: proc(func(p *facts.BrokerProcess) {
 			p.JavaVersion = ""
 			p.Unread = map[string]string{"release": "absent /usr/lib/jvm/x/release"}
-		}), status: Unknown, reason: "not readable: absent /usr/lib/jvm/x/release"},
+		}), status: Unknown, reason: "not readable: absent /usr/lib/jvm/x/release", check: func(t *testing.T, fd Finding) {
+			if strings.Contains(fd.Reason, "become") {
+				t.Errorf("an absent file is no permission problem: %q", fd.Reason)
+			}
+		}},
 		{name: "exe unreadable", mutate: proc(func(p *facts.BrokerProcess) {
 			p.JavaVersion, p.Exe = "", ""
 			p.Unread = map[string]string{"exe": "denied /proc/1234/exe"}
