@@ -182,3 +182,11 @@ func TestJVMHeap(t *testing.T) {
 			status: Unknown, reason: "command line (/proc/PID/cmdline) not readable"},
 	})
 }
+
+func TestJavaMajor(t *testing.T) {
+	for v, want := range map[string]int{"1.8.0_392": 8, "17.0.15": 17, "25.0.3": 25, "11": 11, "x": 0} {
+		if got, ok := javaMajor(v); got != want || ok != (want > 0) {
+			t.Errorf("javaMajor(%q) = %d, %v; want %d", v, got, ok, want)
+		}
+	}
+}

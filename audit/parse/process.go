@@ -85,23 +85,6 @@ func JavaVersion(text string) (string, bool) {
 	return "", false
 }
 
-// JavaMajor is a Java version's feature release: 8 for "1.8.0_392", 17
-// for "17.0.9", 25 for "25".
-func JavaMajor(v string) (int, bool) {
-	f := strings.FieldsFunc(v, func(r rune) bool { return r < '0' || r > '9' })
-	if len(f) == 0 {
-		return 0, false
-	}
-	n, err := strconv.Atoi(f[0])
-	if n == 1 && len(f) > 1 {
-		n, err = strconv.Atoi(f[1])
-	}
-	if err != nil || n <= 0 {
-		return 0, false
-	}
-	return n, true
-}
-
 // HeapFlag reads a JVM -Xms/-Xmx flag's size in bytes: "-Xmx6g" (k, m,
 // g, t in either case, powers of 1024; no suffix: bytes). flag is "Xms"
 // or "Xmx"; ok is false for any other argument.
