@@ -311,7 +311,7 @@ func TestSysctlKeys(t *testing.T) {
 	for _, k := range SysctlKeys() {
 		got[k] = true
 	}
-	want := []string{KeySyncookies, KeySomaxconn, KeySynBacklog, "net.ipv4.tcp_tw_reuse", "net.ipv4.tcp_fin_timeout"}
+	want := []string{KeySyncookies, KeySomaxconn, KeySynBacklog, "net.ipv4.tcp_tw_reuse", "net.ipv4.tcp_fin_timeout", KeyMaxMapCount}
 	for _, r := range Catalog() {
 		if r.Check != nil {
 			for _, c := range r.Check.Sysctls {

@@ -31,6 +31,11 @@ var evaluators = map[string]evaluator{
 	"nic-ring":                 evalNICRing,
 	"nic-offload":              evalNICOffload,
 	RuleNICPersisted:           evalNICPersisted,
+	RuleBrokerOpenFiles:        evalBrokerOpenFiles,
+	RuleBrokerMapCount:         evalBrokerMapCount,
+	RuleBrokerSwap:             evalBrokerSwap,
+	RuleJVMVersion:             evalJVMVersion,
+	RuleJVMHeap:                evalJVMHeap,
 }
 
 // Evaluate runs every catalog rule against one host's facts and returns
@@ -240,6 +245,7 @@ func (s *Set) SysctlKeys() []string {
 		KeySynBacklog:              true,
 		"net.ipv4.tcp_tw_reuse":    true,
 		"net.ipv4.tcp_fin_timeout": true,
+		KeyMaxMapCount:             true,
 	}
 	for _, t := range s.checked() {
 		keys[t.Key] = true

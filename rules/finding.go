@@ -95,6 +95,9 @@ type Fix struct {
 	// given, to persist only (interface -> setting -> value): the planner
 	// makes persist-only changes of them.
 	NICPersist map[string]map[string]string `json:"nic_persist,omitempty"`
+	// NoFile is the open-files limit (soft and hard) the broker's service
+	// should start with (broker-open-files); 0 when the fix sets none.
+	NoFile int64 `json:"nofile,omitempty"`
 	// Manual is set when kaudit cannot fix it itself (kernel, Kafka upgrade).
 	Manual string `json:"manual,omitempty"`
 	// Alternatives are other acceptable fixes, each with its trade-off.

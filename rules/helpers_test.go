@@ -17,6 +17,7 @@ func compliantHost() *facts.Facts {
 		"net.ipv4.tcp_syncookies":  "1",
 		"net.ipv4.tcp_tw_reuse":    "1",
 		"net.ipv4.tcp_fin_timeout": "30",
+		KeyMaxMapCount:             "262144",
 	}
 	literal := map[string]bool{"net.ipv4.tcp_syncookies": true}
 	p := DefaultProfile()
@@ -53,6 +54,7 @@ func compliantHost() *facts.Facts {
 			Jar: "/opt/kafka/libs/kafka_2.13-3.6.1.jar", Config: "/opt/kafka/config/server.properties",
 			Properties:    map[string]string{"socket.listen.backlog.size": "4096", "socket.receive.buffer.bytes": "102400", "listeners": "PLAINTEXT://:9092"},
 			PropertyLines: map[string]int{"socket.listen.backlog.size": 12, "socket.receive.buffer.bytes": 13, "listeners": 3},
+			Process:       compliantProcess(),
 		},
 		NICs: []facts.NIC{{Name: "eth0", Driver: "mlx5_core",
 			Ring:     &facts.Ring{RXMax: 8192, TXMax: 8192, RX: 4096, TX: 4096},
@@ -158,4 +160,11 @@ func compliantBoot() *facts.NICBoot {
 		"tso": {Value: "on", Mechanism: facts.PersistSystemdLink, Source: l + ":17"}, "gso": {Value: "on", Mechanism: facts.PersistSystemdLink, Source: l + ":18"},
 		"gro": {Value: "on", Mechanism: facts.PersistSystemdLink, Source: l + ":14"},
 	}}
+}
+
+// compliantProcess is a broker process every process rule passes.
+func compliantProcess() *facts.BrokerProcess {
+	return &facts.BrokerProcess{NoFile: &facts.Limit{Soft: 100000, Hard: 100000}, FDs: 1800, Maps: 4200, SwapKB: 0,
+		MemTotalKB: 32 << 20, Exe: "/usr/lib/jvm/java-17-openjdk-amd64/bin/java", ExeFrom: "proc", JavaVersion: "17.0.9",
+		Xms: 6 << 30, Xmx: 6 << 30}
 }

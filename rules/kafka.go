@@ -18,6 +18,7 @@ type kafkaVer struct {
 	reason       string // why configurable holds (mapping argument) or why it is unknown
 	apache       bool   // read as Apache Kafka (reason is "Apache Kafka X")
 	noVersion    bool   // the broker was found but its version not read
+	ak           string // the Apache Kafka version it is or ships ("3.1"); "" when not known
 }
 
 var kafkaVersionRE = regexp.MustCompile(`^(\d+(?:\.\d+)+)`)
@@ -121,7 +122,7 @@ func (t confluentTable) kafkaVersion(k *facts.Kafka) kafkaVer {
 	}
 	switch strings.ToLower(k.Distribution) {
 	case "apache":
-		return kafkaVer{desc: "Apache Kafka " + raw, configurable: apacheVerdict(v), reason: "Apache Kafka " + raw, apache: true}
+		return kafkaVer{desc: "Apache Kafka " + raw, configurable: apacheVerdict(v), reason: "Apache Kafka " + raw, apache: true, ak: raw}
 	case "confluent":
 		a, why, row := t.verdict(raw, v)
 		desc := "Confluent Platform " + raw
@@ -132,7 +133,11 @@ func (t confluentTable) kafkaVersion(k *facts.Kafka) kafkaVer {
 			}
 			desc += ")"
 		}
-		return kafkaVer{desc: desc, configurable: a, reason: why}
+		kv := kafkaVer{desc: desc, configurable: a, reason: why}
+		if row != nil {
+			kv.ak = row.AK
+		}
+		return kv
 	}
 	// Distribution not recorded: settle only if both readings agree.
 	ta := apacheVerdict(v)

@@ -19,6 +19,11 @@ const (
 	RuleSysctlPersisted        = "sysctl-persisted"
 	RuleReconnectStorm         = "reconnect-storm"
 	RuleClientWscaleMismatch   = "client-wscale-mismatch"
+	RuleBrokerOpenFiles        = "broker-open-files"
+	RuleBrokerMapCount         = "broker-map-count"
+	RuleBrokerSwap             = "broker-swap"
+	RuleJVMVersion             = "jvm-version"
+	RuleJVMHeap                = "jvm-heap"
 )
 
 // clientHostReason is why a broker rule does not apply to a client host.
@@ -31,6 +36,7 @@ const (
 	KeyWindowScaling = "net.ipv4.tcp_window_scaling"
 	KeySomaxconn     = "net.core.somaxconn"
 	KeySynBacklog    = "net.ipv4.tcp_max_syn_backlog"
+	KeyMaxMapCount   = "vm.max_map_count"
 
 	PropRcvbuf  = "socket.receive.buffer.bytes"
 	PropBacklog = "socket.listen.backlog.size"
@@ -129,6 +135,40 @@ func HostWideOnly(key string) bool {
 	switch key {
 	case "net.core.rmem_max", "net.core.wmem_max", "net.core.rmem_default", "net.core.wmem_default":
 		return true
+	}
+	return false
+}
+
+// javaSupport is ops.html "Java Version" of the Apache Kafka release the
+// broker runs (akMinor: 307 for 3.7): which Java feature releases it
+// supports and which it has deprecated for the broker.
+type javaSupport struct {
+	supported  []int
+	deprecated []int
+	doc        string // the ops.html it comes from
+}
+
+// javaSupportOf is the table, newest first.
+func javaSupportOf(akMinor int) javaSupport {
+	switch {
+	case akMinor >= 400:
+		return javaSupport{supported: []int{17, 21}, doc: "Kafka 4.0 ops.html: Java 17 and 21; Java 11 only for clients and streams, Java 8 removed"}
+	case akMinor >= 309:
+		return javaSupport{supported: []int{8, 11, 17, 21}, deprecated: []int{8, 11}, doc: "Kafka 3.9 ops.html: Java 8, 11, 17 and 21; 8 deprecated since 3.0, 11 for the broker since 3.7"}
+	case akMinor >= 307:
+		return javaSupport{supported: []int{8, 11, 17}, deprecated: []int{8, 11}, doc: "Kafka 3.7 ops.html: Java 8, 11 and 17; 8 deprecated since 3.0, 11 for the broker since 3.7"}
+	case akMinor >= 300:
+		return javaSupport{supported: []int{8, 11, 17}, deprecated: []int{8}, doc: "Kafka 3.x ops.html: Java 8, 11 and 17; 8 deprecated since 3.0"}
+	default:
+		return javaSupport{supported: []int{8, 11}, doc: "Kafka 2.x ops.html: Java 8 and 11"}
+	}
+}
+
+func contains(xs []int, x int) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
 	}
 	return false
 }

@@ -27,6 +27,8 @@ type Profile struct {
 	NICRing           int      `json:"nic_ring"`           // rx/tx ring entries >= (capped at the NIC maximum)
 	Offloads          []string `json:"offloads"`           // ethtool -k short names that must be on
 	StormMargin       int      `json:"storm_margin"`       // reconnect-storm: percent above the effective backlog that is a warning, not a failure
+	NoFile            int      `json:"nofile"`             // broker-open-files: the broker process's soft "Max open files" >=
+	MaxMapCount       int      `json:"max_map_count"`      // broker-map-count: vm.max_map_count >= (a warning below it while the maps fit)
 
 	// extra holds the keys only catalog checks read (rmem_max,
 	// tcp_rmem_max, …: declared by a check's profile:), by name: int,
@@ -69,6 +71,8 @@ var staticKeys = map[string]profileKey{
 	"nic_ring":           {kind: kindInt, ints: func(p *Profile) *int { return &p.NICRing }},
 	"offloads":           {kind: kindList, list: func(p *Profile) *[]string { return &p.Offloads }},
 	"storm_margin":       {kind: kindInt, ints: func(p *Profile) *int { return &p.StormMargin }},
+	"nofile":             {kind: kindInt, ints: func(p *Profile) *int { return &p.NoFile }},
+	"max_map_count":      {kind: kindInt, ints: func(p *Profile) *int { return &p.MaxMapCount }},
 }
 
 // keyTable is the closed set of profile keys of one catalog: the static

@@ -211,6 +211,32 @@ type BrokerProcess struct {
 	// FDs is the number of descriptors open now (/proc/PID/fd); -1 when
 	// it could not be read.
 	FDs int `json:"fds"`
+	// Maps is the number of memory maps the process has now (lines of
+	// /proc/PID/maps, counted on the host); -1 when it could not be read.
+	Maps int `json:"maps"`
+	// SwapKB is the process's memory in swap (VmSwap in
+	// /proc/PID/status), in KiB; -1 when it could not be read.
+	SwapKB int64 `json:"swap_kb"`
+	// MemTotalKB is the host's MemTotal (/proc/meminfo), in KiB; -1 when
+	// it could not be read.
+	MemTotalKB int64 `json:"mem_total_kb"`
+	// Exe is the process's java binary: readlink /proc/PID/exe, or
+	// (ExeFrom "cmdline") the command line's argv[0] when exe is not
+	// readable; "" when neither was.
+	Exe     string `json:"exe,omitempty"`
+	ExeFrom string `json:"exe_from,omitempty"`
+	// JavaVersion is JAVA_VERSION of the release file of the JDK or JRE
+	// Exe belongs to ("17.0.9", "1.8.0_392"); "" when not read.
+	JavaVersion string `json:"java_version,omitempty"`
+	// Xms and Xmx are the JVM's -Xms and -Xmx from its command line, in
+	// bytes (-Xmx6g: 6 GiB; the last one wins, as in the JVM); 0 when the
+	// command line sets none. Only these flags are read off the host.
+	Xms int64 `json:"xms,omitempty"`
+	Xmx int64 `json:"xmx,omitempty"`
+	// Unread maps what could not be read ("fds", "maps", "exe",
+	// "release", "limits", "status", "meminfo", "cmdline") to why
+	// ("denied /proc/4242/fd").
+	Unread map[string]string `json:"unread,omitempty"`
 }
 
 // BrokerUnit is the systemd service the broker process runs in.

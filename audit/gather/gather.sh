@@ -255,6 +255,52 @@ if [ -n "$pid" ] && [ -n "$kc$kargs" ]; then
 		}')
 fi
 
+# The broker process's own view of itself (/proc/PID): its open-files
+# limit, descriptors and memory maps in use (counted here: the fd table
+# and the maps never leave the host), its swap, the JVM it runs on (the
+# release file beside its java) and only -Xms/-Xmx of its JVM options (the
+# other options can hold passwords), and the host's MemTotal. A file the
+# login cannot read (fd, maps and exe of another user's process) says
+# "!denied PATH".
+b broker-process
+if [ -n "$pid" ] && [ -d "/proc/$pid" ]; then
+	d=/proc/$pid
+	set --
+	for x in "$d/limits" "$d/status" /proc/meminfo; do
+		if [ -r "$x" ]; then set -- "$@" "$x"; else echo "file !denied $x"; fi
+	done
+	[ $# -gt 0 ] && awk '
+		FILENAME ~ /limits$/ && /^Max open files / { print "limits " $0 }
+		FILENAME ~ /status$/ && /^VmSwap:/ { print "status " $0 }
+		FILENAME == "/proc/meminfo" && /^MemTotal:/ { print "meminfo " $0 }' "$@"
+	if [ -r "$d/fd" ] && [ -x "$d/fd" ]; then
+		set -- "$d"/fd/*; [ -e "$1" ] || [ -L "$1" ] || set --; echo "fds $#"
+	else echo "fds !denied $d/fd"; fi
+	if n=$(awk 'END { print NR }' "$d/maps" 2>/dev/null); then echo "maps $n"; else echo "maps !denied $d/maps"; fi
+	x=$(readlink "$d/exe" 2>/dev/null); from=proc
+	if [ -z "$x" ]; then
+		# the command line's argv[0] (world-readable) when exe is not
+		case "$NL$kargs" in *"${NL}exe=/"*) x=$NL$kargs; x=${x#*"${NL}exe="}; x=${x%%"$NL"*}; from=cmdline
+			have readlink && y=$(readlink -f "$x" 2>/dev/null) && [ -n "$y" ] && x=$y ;; esac
+	fi
+	if [ -n "$x" ]; then
+		printf 'exe %s %s\n' "$from" "$x"
+		r=${x%/bin/java}; r=${r%/jre}
+		if [ "$r" = "$x" ]; then echo "release !absent (not a .../bin/java)"
+		elif [ -r "$r/release" ]; then awk '/^JAVA_VERSION=/ { print "release " $0; exit }' "$r/release"
+		elif [ -e "$r/release" ]; then echo "release !denied $r/release"
+		else echo "release !absent $r/release"; fi
+	else echo "exe !denied $d/exe"; fi
+	if [ -r "$d/cmdline" ]; then
+		tr '\0' '\n' < "$d/cmdline" 2>/dev/null | awk '
+			$0 == "kafka.Kafka" || $0 ~ /SupportedKafka$/ || $0 == "io.confluent.kafka.Kafka" { exit }
+			/^-Xm[sx][0-9]+[kKmMgGtT]?$/ { print "heap " $0 }'
+	else echo "heap !denied $d/cmdline"; fi
+	e broker-process
+else
+	e broker-process absent
+fi
+
 # What kaudit's changes need here, read only. The mode of each /proc/sys
 # entry (root passes test -w whatever the mode; the kernel still refuses a
 # write to a 0444 entry), the net namespace of this shell and of PID 1, the

@@ -22,6 +22,7 @@ func sysctls(over map[string]string) map[string]string {
 		"net.core.default_qdisc":          "pfifo_fast",
 		"net.ipv4.tcp_tw_reuse":           "0",
 		"net.ipv4.tcp_fin_timeout":        "60",
+		"vm.max_map_count":                "65530",
 	}
 	for k, v := range over {
 		m[k] = v
@@ -43,6 +44,7 @@ var tuned = map[string]string{
 	"net.core.default_qdisc":          "fq",
 	"net.ipv4.tcp_tw_reuse":           "1",
 	"net.ipv4.tcp_fin_timeout":        "30",
+	"vm.max_map_count":                "262144",
 }
 
 // TunedSysctls are the sysctls of the demo's tuned hosts (checked against
@@ -58,6 +60,12 @@ func tunedFile(path string) string {
 		n++
 	}
 	return b.String()
+}
+
+// withProc sets k's broker-process section.
+func withProc(k *Kafka, p Proc) *Kafka {
+	k.Process = p.Body(k.PID)
+	return k
 }
 
 func apacheKafka(pid int, version, config string, conf ...string) *Kafka {
@@ -113,7 +121,7 @@ func DemoFleet() []*Host {
 			Changelog:   "source=rpm -q --changelog kernel-3.10.0-1160.95.1.el7.x86_64\n",
 			Netstat:     Netstat(true, map[string]int64{"SyncookiesSent": 18432, "SyncookiesRecv": 17980, "ListenOverflows": 412, "ListenDrops": 412, "TCPReqQFullDoCookies": 18432}),
 			SS:          SS(true, Listen{Addr: "*", Port: 22, Backlog: 128}, Listen{Addr: "[::]", Port: 9092, Backlog: 50, PID: 2231, Proc: "java"}),
-			Kafka:       apacheKafka(2231, "2.8.1", "/opt/kafka/config/server.properties", "listeners=PLAINTEXT://:9092", "socket.receive.buffer.bytes=102400"),
+			Kafka:       withProc(apacheKafka(2231, "2.8.1", "/opt/kafka/config/server.properties", "listeners=PLAINTEXT://:9092", "socket.receive.buffer.bytes=102400"), Proc{Soft: 4096, Hard: 4096, FDs: 3900, Maps: 9000, MemKB: 16 << 20, Java: "1.8.0_392", Xms: "-Xms1g", Xmx: "-Xmx1g"}),
 			NICs:        []NIC{eth("ixgbe", false, 4096, 4096, 512, 512, "on")},
 			Dmesg:       "[1190231.128842] TCP: request_sock_TCP: Possible SYN flooding on port 9092. Sending cookies.  Check SNMP counters.\n",
 			Established: "[::ffff:10.0.0.11]:9092 1600\n[fd00:10::11]:9092 240\n10.0.0.11:22 1\n",
@@ -128,7 +136,7 @@ func DemoFleet() []*Host {
 			SysctlFiles: "@file /etc/sysctl.d/10-network-security.conf\n4:net.ipv4.conf.default.rp_filter=2\n@link /etc/sysctl.d/99-sysctl.conf /etc/sysctl.conf\n@file /etc/sysctl.conf\n28:net.core.somaxconn=4096\n",
 			Netstat:     Netstat(false, map[string]int64{"ListenOverflows": 3, "ListenDrops": 3}),
 			SS:          SS(false, Listen{Addr: "0.0.0.0", Port: 22, Backlog: 4096}, Listen{Addr: "*", Port: 9092, Backlog: 50, PID: 1207, Proc: "java"}),
-			Kafka:       apacheKafka(1207, "2.8.2", "/opt/kafka/config/server.properties", "listeners=PLAINTEXT://0.0.0.0:9092"),
+			Kafka:       withProc(apacheKafka(1207, "2.8.2", "/opt/kafka/config/server.properties", "listeners=PLAINTEXT://0.0.0.0:9092"), Proc{Soft: 100000, Hard: 100000, FDs: 2100, Maps: 5200, SwapKB: 51200, MemKB: 8 << 20, Java: "11.0.21", Xms: "-Xms6g", Xmx: "-Xmx6g"}),
 			NICs:        []NIC{eth("ena", false, 16384, 1024, 1024, 1024, "on")},
 			Established: "10.0.0.12:9092 35\n",
 			Conns:       ssHeader + "0 0 10.0.0.12:9092 10.0.1.21:40110\n\t wscale:7,7\ntotal=35\n",
@@ -169,7 +177,7 @@ func DemoFleet() []*Host {
 			SysctlFiles: "@link /etc/sysctl.d/99-sysctl.conf /etc/sysctl.conf\n@file /etc/sysctl.conf\n60:net.core.somaxconn=1024\n",
 			Netstat:     Netstat(false, nil),
 			SS:          SS(false, Listen{Addr: "*", Port: 9092, Backlog: 1024, PID: 3120, Proc: "java"}),
-			Kafka:       apacheKafka(3120, "3.4.0", "/opt/kafka/config/server.properties", "socket.listen.backlog.size=1024"),
+			Kafka:       withProc(apacheKafka(3120, "3.4.0", "/opt/kafka/config/server.properties", "socket.listen.backlog.size=1024"), Proc{Soft: 128000, Hard: 128000, FDs: -1, Maps: -1, MemKB: 32 << 20, Java: "11.0.21", Xms: "-Xms6g", Xmx: "-Xmx6g"}),
 			NICs:        []NIC{eth("ixgbe", false, 4096, 4096, 4096, 4096, "off")},
 			Probe:       &ProbeAnswer{Client: 1, Server: 1, Python: "3.6.9 /usr/bin/python3"}, // and the probe finds it consistent
 			Established: "10.0.0.15:9092 300\n",
@@ -182,7 +190,7 @@ func DemoFleet() []*Host {
 			SysctlFiles: "@file /etc/sysctl.d/50-kafka.conf\n1:net.ipv4.tcp_syncookies = 0\n2:net.core.somaxconn = 4096\n3:net.ipv4.tcp_max_syn_backlog = 8192\n@link /etc/sysctl.d/99-sysctl.conf /etc/sysctl.conf\n@file /etc/sysctl.conf\n",
 			Netstat:     Netstat(false, map[string]int64{"TCPReqQFullDrop": 12, "ListenDrops": 12}),
 			SS:          SS(false, Listen{Addr: "*", Port: 9092, Backlog: 4096, PID: 2001, Proc: "java"}),
-			Kafka:       apacheKafka(2001, "3.3.2", "/opt/kafka/config/server.properties", "socket.listen.backlog.size=8192", "socket.receive.buffer.bytes=-1"),
+			Kafka:       withProc(apacheKafka(2001, "3.3.2", "/opt/kafka/config/server.properties", "socket.listen.backlog.size=8192", "socket.receive.buffer.bytes=-1"), Proc{Soft: 100000, Hard: 100000, FDs: 86000, Maps: 7000, MemKB: 64 << 20, Java: "17.0.9", Xms: "-Xms1g", Xmx: "-Xmx6g"}),
 			NICs:        []NIC{eth("ena", false, 16384, 1024, 8192, 1024, "on")},
 			Established: "10.0.0.16:9092 5000\n",
 		},
@@ -194,7 +202,7 @@ func DemoFleet() []*Host {
 			SysctlFiles: "@link /etc/sysctl.d/99-sysctl.conf /etc/sysctl.conf\n@file /etc/sysctl.conf\n",
 			Netstat:     Netstat(false, map[string]int64{"SyncookiesSent": 7, "TCPReqQFullDoCookies": 7}),
 			SS:          SS(false, Listen{Addr: "*", Port: 9092, Backlog: 2048, PID: 777, Proc: "java"}),
-			Kafka:       apacheKafka(777, "3.2.3", "/opt/kafka/config/server.properties", "socket.listen.backlog.size=2048"),
+			Kafka:       withProc(apacheKafka(777, "3.2.3", "/opt/kafka/config/server.properties", "socket.listen.backlog.size=2048"), Proc{Soft: 100000, Hard: 100000, FDs: 1900, Maps: 4800, MemKB: 32 << 20, Java: "1.8.0_392", Xms: "-Xms6g", Xmx: "-Xmx6g"}),
 			NICs:        []NIC{eth("virtio_net", true, 1024, 1024, 256, 256, "on")},
 			Established: "10.0.0.17:9092 800\n",
 		},

@@ -48,7 +48,50 @@ type Kafka struct {
 	Config     string
 	Overrides  []string
 	ConfigBody string // "N:key=value" lines of the keys kaudit reads
+	// Process is the broker-process section's body (see Proc); "" is a
+	// healthy broker process.
+	Process string
 }
+
+// Proc is a broker-process section body: the open-files limit, the
+// descriptors and maps in use (-1: denied to the login), VmSwap and
+// MemTotal in kB, the java's JAVA_VERSION and the -Xms/-Xmx flags ("" for
+// none).
+type Proc struct {
+	Soft, Hard, FDs, Maps int
+	SwapKB, MemKB         int64
+	Java, Xms, Xmx        string
+}
+
+// Body renders p as the gather prints it, for the broker with pid.
+func (p Proc) Body(pid int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "limits Max open files            %-20d %-20d files     \n", p.Soft, p.Hard)
+	fmt.Fprintf(&b, "status VmSwap:\t%8d kB\nmeminfo MemTotal:       %d kB\n", p.SwapKB, p.MemKB)
+	exe := "proc"
+	for _, c := range []struct {
+		tag string
+		n   int
+	}{{"fds", p.FDs}, {"maps", p.Maps}} {
+		if c.n < 0 {
+			fmt.Fprintf(&b, "%s !denied /proc/%d/%s\n", c.tag, pid, c.tag)
+			exe = "cmdline"
+		} else {
+			fmt.Fprintf(&b, "%s %d\n", c.tag, c.n)
+		}
+	}
+	home := "/usr/lib/jvm/java-" + strings.SplitN(strings.TrimPrefix(p.Java, "1."), ".", 2)[0] + "-openjdk-amd64"
+	fmt.Fprintf(&b, "exe %s %s/bin/java\nrelease JAVA_VERSION=\"%s\"\n", exe, home, p.Java)
+	for _, f := range []string{p.Xms, p.Xmx} {
+		if f != "" {
+			fmt.Fprintf(&b, "heap %s\n", f)
+		}
+	}
+	return b.String()
+}
+
+// healthyProc is the broker process of a demo host that sets none.
+var healthyProc = Proc{Soft: 100000, Hard: 100000, FDs: 2400, Maps: 6100, MemKB: 32 << 20, Java: "17.0.9", Xms: "-Xms6g", Xmx: "-Xmx6g"}
 
 // NIC is one interface's ethtool output.
 type NIC struct {
@@ -137,7 +180,7 @@ func (h *Host) sysctlBody(keys string) string {
 func (h *Host) kafkaSections() []section {
 	k := h.Kafka
 	if k == nil {
-		return []section{{"kafka", "absent", ""}, {"kafka-config", "absent", ""}}
+		return []section{{"kafka", "absent", ""}, {"kafka-config", "absent", ""}, {"broker-process", "absent", ""}}
 	}
 	var kb strings.Builder
 	fmt.Fprintf(&kb, "pid=%d\nfound=%s\n", k.PID, k.FoundBy)
@@ -149,7 +192,11 @@ func (h *Host) kafkaSections() []section {
 		fmt.Fprintf(&kb, "override=%s\n", o)
 	}
 	fmt.Fprintf(&kb, "arg=%s\n", k.Config)
-	return []section{{"kafka", "ok", kb.String()}, {"kafka-config", "ok", "path=" + k.Config + "\n" + k.ConfigBody}}
+	proc := k.Process
+	if proc == "" {
+		proc = healthyProc.Body(k.PID)
+	}
+	return []section{{"kafka", "ok", kb.String()}, {"kafka-config", "ok", "path=" + k.Config + "\n" + k.ConfigBody}, {"broker-process", "ok", proc}}
 }
 
 func (h *Host) nicsBody() string {

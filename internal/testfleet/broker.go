@@ -37,6 +37,10 @@ type BrokerSpec struct {
 	// Argv, when set, replaces the generated command line (Argv[0] should be
 	// FakeJavaPath or "java"; the binary run is always FakeJavaPath).
 	Argv []string
+	// NoFile, when set, is the broker process's open-files limit (soft
+	// and hard, set by the fake broker on itself at start); 0 leaves the
+	// Go runtime's (the soft limit raised to the hard one).
+	NoFile int
 }
 
 // brokerLayout is what the fleet derives from a BrokerSpec.

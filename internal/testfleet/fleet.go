@@ -836,6 +836,9 @@ func (h *Host) prepare() error {
 		if h.Spec.Kafka.IPv4Only {
 			env = append(env, "KFT_IPV4_ONLY=1")
 		}
+		if n := h.Spec.Kafka.NoFile; n > 0 {
+			env = append(env, "KFT_NOFILE="+strconv.Itoa(n))
+		}
 		spec.Procs = append(spec.Procs, map[string]any{
 			"path": FakeJavaPath, "argv": l.argv, "env": env, "dir": l.workDir,
 			"log": filepath.Join(h.Dir, "broker.out"),

@@ -221,8 +221,8 @@ func readFileBytes(t *testing.T, p string) []byte {
 func writeRawInventory(t *testing.T, f *testfleet.Fleet, name string, h *testfleet.Host, lines []string) string {
 	t.Helper()
 	var b strings.Builder
-	fmt.Fprintf(&b, "defaults:\n  user: root\n  identity_files: [%s]\n  use_agent: false\n  known_hosts: [%s]\n  interfaces: [eth0]\nhosts:\n",
-		quoteYAML(f.IdentityFile), quoteYAML(f.KnownHosts))
+	fmt.Fprintf(&b, "defaults:\n  user: root\n  identity_files: [%s]\n  use_agent: false\n  known_hosts: [%s]\n  interfaces: [eth0]\n  profile: {nofile: %d}\nhosts:\n",
+		quoteYAML(f.IdentityFile), quoteYAML(f.KnownHosts), fleetNoFile(t))
 	fmt.Fprintf(&b, "  %s:\n", name)
 	hasAddr := false
 	for _, l := range lines {

@@ -24,6 +24,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -293,6 +294,19 @@ func entry(h *testfleet.Host, extra ...string) invHost {
 	return invHost{name: h.Spec.Name, addr: h.Addr, port: h.Port, extra: extra}
 }
 
+// fleetNoFile is the broker-open-files threshold the fleet's inventories
+// use: the profile's 100000, or this machine's hard RLIMIT_NOFILE when
+// that is lower, since a test broker cannot be given more than it (the
+// fake broker's Go runtime raises its soft limit to the hard one).
+func fleetNoFile(t *testing.T) int {
+	t.Helper()
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		t.Fatal(err)
+	}
+	return int(min(lim.Max, 100000))
+}
+
 // writeInventory writes a kaudit inventory reaching hosts through fleet f
 // (its key and known_hosts, strict host keys, interface eth0) and returns
 // its path. Timeouts are left to the command-line flags.
@@ -307,6 +321,7 @@ func writeInventory(t *testing.T, f *testfleet.Fleet, hosts ...invHost) string {
 	b.WriteString("  host_key_policy: strict\n")
 	b.WriteString("  kafka: {port: 9092}\n")
 	b.WriteString("  interfaces: [eth0]\n")
+	fmt.Fprintf(&b, "  profile: {nofile: %d}\n", fleetNoFile(t))
 	b.WriteString("hosts:\n")
 	for _, h := range hosts {
 		fmt.Fprintf(&b, "  %s:\n", h.name)

@@ -122,6 +122,12 @@ func broker() {
 	logPath := os.Getenv("KFT_LOG")
 	version := os.Getenv("KFT_VERSION")
 	v4only := os.Getenv("KFT_IPV4_ONLY") == "1"
+	if n := envInt("KFT_NOFILE", 0); n > 0 {
+		lim := syscall.Rlimit{Cur: uint64(n), Max: uint64(n)}
+		if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+			fatal("broker: setrlimit RLIMIT_NOFILE %d: %v", n, err)
+		}
+	}
 
 	var logf *os.File
 	if logPath != "" {
