@@ -419,3 +419,12 @@ type Dir struct {
 	FSType   string `json:"fstype,omitempty"`
 	ReadOnly bool   `json:"read_only,omitempty"`
 }
+
+// ID is the node id the directory belongs to: node.id (KRaft), else
+// broker.id (ZooKeeper mode); -1 when it names neither.
+func (m *MetaProperties) ID() int {
+	if m.NodeID >= 0 {
+		return m.NodeID
+	}
+	return m.BrokerID
+}
