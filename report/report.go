@@ -41,6 +41,7 @@ type Report struct {
 	Shard         string    `json:"shard,omitempty"` // K/N of scan --shard; merge wants each K once
 	Summary       Summary   `json:"summary"`
 	Hosts         []Host    `json:"hosts"`
+	Cluster       *Cluster  `json:"cluster,omitempty"` // scan --bootstrap: the cluster as Kafka sees it
 }
 
 // Summary aggregates the fleet.
