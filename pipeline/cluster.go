@@ -59,13 +59,20 @@ func (s *ClusterSource) options() (discover.Options, error) {
 // each matched to an audited broker host and proven by meta.properties,
 // and the cluster-level findings (rules.ClusterCatalog), with their
 // severity from the catalog.
-func clusterReport(cl *discover.Cluster, src *ClusterSource, hosts []report.Host) *report.Cluster {
+//
+// fleet, when given, is what the fleet pass kept of each host (aligned
+// with hosts): the facts of a host whose own were spooled.
+func clusterReport(cl *discover.Cluster, src *ClusterSource, hosts []report.Host, fleet []*facts.Facts) *report.Cluster {
 	var dh []discover.Host
-	for _, h := range hosts {
-		if h.Facts != nil && h.Facts.Role == facts.RoleClient {
+	for i, h := range hosts {
+		f := h.Facts
+		if f == nil && i < len(fleet) {
+			f = fleet[i]
+		}
+		if f != nil && f.Role == facts.RoleClient {
 			continue
 		}
-		dh = append(dh, discover.Host{Name: h.Name, Address: h.Address, Facts: h.Facts})
+		dh = append(dh, discover.Host{Name: h.Name, Address: h.Address, Facts: f})
 	}
 	return clusterOf(cl, src.Bootstrap, dh, src.Map)
 }
@@ -96,4 +103,34 @@ func clusterOf(cl *discover.Cluster, bootstrap []string, hosts []discover.Host, 
 		return rules.Severity(rc.Problems[i].Severity).Rank() > rules.Severity(rc.Problems[j].Severity).Rank()
 	})
 	return rc
+}
+
+// attachRunning gives f the running settings of the broker its
+// meta.properties proves it is: every readable meta.properties names
+// cl's cluster and one node id, and the cluster reported that broker's
+// settings. Anything less leaves f as gathered: the rules then judge the
+// file, never a guessed broker's settings.
+func attachRunning(cl *discover.Cluster, f *facts.Facts) {
+	if f == nil || f.Kafka == nil {
+		return
+	}
+	id := -1
+	for _, d := range f.Kafka.LogDirs {
+		m := d.Meta
+		if m == nil {
+			continue
+		}
+		if m.ClusterID != cl.ID || (id >= 0 && m.ID() != id) {
+			return
+		}
+		id = m.ID()
+	}
+	b, ok := cl.Broker(int32(id))
+	if id < 0 || !ok || b.Configs == nil {
+		return
+	}
+	f.Kafka.Running = map[string]facts.RunningConfig{}
+	for k, v := range b.Configs {
+		f.Kafka.Running[k] = facts.RunningConfig{Value: v.Value, Source: string(v.Source)}
+	}
 }

@@ -57,7 +57,7 @@ func TestClusterReport(t *testing.T) {
 		{Name: "old-broker", Facts: &facts.Facts{}},
 		{Name: "client-1", Facts: &facts.Facts{Role: facts.RoleClient}},
 	}
-	rc := clusterReport(cl, src, hosts)
+	rc := clusterReport(cl, src, hosts, nil)
 	if rc.ID != "Xy3cluster" || len(rc.Brokers) != 3 {
 		t.Fatalf("cluster %+v", rc)
 	}
@@ -90,5 +90,33 @@ func TestClusterReport(t *testing.T) {
 	}
 	if len(got) != len(want) {
 		t.Errorf("problems %+v", rc.Problems)
+	}
+}
+
+func TestAttachRunningOnlyWhenProven(t *testing.T) {
+	cl := &discover.Cluster{ID: "Xy3", Brokers: []discover.Broker{{NodeID: 1, Configs: map[string]discover.Config{"socket.listen.backlog.size": {Value: "50", Source: discover.SourceDefault}}}}}
+	for _, tt := range []struct {
+		name string
+		h    report.Host
+		want bool
+	}{
+		{"proven node 1", metaHost("a", "Xy3", 1), true},
+		{"another cluster", metaHost("b", "Other", 1), false},
+		{"a node the cluster does not list", metaHost("c", "Xy3", 2), false},
+		{"no meta.properties", report.Host{Facts: &facts.Facts{Kafka: &facts.Kafka{LogDirs: []facts.LogDir{{Path: "/d"}}}}}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			attachRunning(cl, tt.h.Facts)
+			got := tt.h.Facts.Kafka.Running["socket.listen.backlog.size"]
+			if (got != facts.RunningConfig{}) != tt.want || (tt.want && got != facts.RunningConfig{Value: "50", Source: "default"}) {
+				t.Errorf("running %+v, want set=%v", got, tt.want)
+			}
+		})
+	}
+	two := metaHost("d", "Xy3", 1)
+	two.Facts.Kafka.LogDirs = append(two.Facts.Kafka.LogDirs, facts.LogDir{Path: "/e", Meta: &facts.MetaProperties{ClusterID: "Xy3", NodeID: 2, BrokerID: -1}})
+	attachRunning(cl, two.Facts)
+	if two.Facts.Kafka.Running != nil {
+		t.Errorf("log dirs naming two nodes: running %+v", two.Facts.Kafka.Running)
 	}
 }

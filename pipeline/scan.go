@@ -130,6 +130,7 @@ func Scan(ctx context.Context, hosts []inventory.Host, cfg Config) (*report.Repo
 	if err != nil {
 		return nil, err
 	}
+	sink.cluster = cl
 	now := cfg.Now
 	if now == nil {
 		now = time.Now
@@ -156,7 +157,7 @@ func Scan(ctx context.Context, hosts []inventory.Host, cfg Config) (*report.Repo
 	}
 	r.Hosts = sink.report(results)
 	if cl != nil {
-		r.Cluster = clusterReport(cl, cfg.Cluster, r.Hosts)
+		r.Cluster = clusterReport(cl, cfg.Cluster, r.Hosts, sink.fleet)
 	}
 	whatif.FleetPassOn(r, sink.fleet)
 	report.Summarize(r)

@@ -162,6 +162,11 @@ type Kafka struct {
 	// each with what the host says about it. Nil: not gathered; the
 	// log-dirs section says why.
 	LogDirs []LogDir `json:"log_dirs,omitempty"`
+	// Running is what the running broker reports for the keys of
+	// Properties (DescribeConfigs, scan --bootstrap), with where each value
+	// comes from; set only when the host's meta.properties proved it is
+	// that broker. Nil: the cluster was not asked, or did not answer.
+	Running map[string]RunningConfig `json:"running,omitempty"`
 	// Process is what the broker's own process says about itself
 	// (/proc/PID). Nil: not gathered; the broker-process section says why.
 	Process *BrokerProcess `json:"process,omitempty"`
@@ -427,4 +432,12 @@ func (m *MetaProperties) ID() int {
 		return m.NodeID
 	}
 	return m.BrokerID
+}
+
+// RunningConfig is a setting as the running broker reports it, and its
+// source: static (server.properties or --override), dynamic,
+// dynamic-default, default (Kafka's built-in).
+type RunningConfig struct {
+	Value  string `json:"value"`
+	Source string `json:"source"`
 }
