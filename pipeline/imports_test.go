@@ -28,6 +28,8 @@ var layers = map[string][]string{
 	"audit":           {"audit/facts", "audit/gather", "audit/parse", "audit/inventory", "audit/probe", "audit/transport", "internal/*"},
 	// rules: the knowledge; only the facts it judges.
 	"rules": {"audit/facts", "internal/*"},
+	// discover: the one package that speaks the Kafka protocol.
+	"discover": {"audit/facts", "audit/parse", "internal/*"},
 	// report imports rules for the types a report carries (and the HTML
 	// renderer's rules.Lookup of a rule's references), audit/facts for
 	// the facts and ErrorKind; it never evaluates (TestReportNeverEvaluates).
@@ -46,13 +48,13 @@ var layers = map[string][]string{
 	// pipeline: every command's flow; it talks with the person only
 	// through internal/ui and internal/termui, and serves the demo's
 	// simulated fleet (internal/simhost).
-	"pipeline": {"audit", "audit/facts", "audit/inventory", "audit/probe", "audit/sshconfig", "audit/transport", "audit/trust", "rules", "report", "report/diff",
+	"pipeline": {"audit", "audit/facts", "discover", "audit/inventory", "audit/probe", "audit/sshconfig", "audit/transport", "audit/trust", "rules", "report", "report/diff",
 		"remediate", "remediate/apply", "serve", "waiver", "whatif", "internal/atomicfile", "internal/termsafe", "internal/termui", "internal/ui", "internal/simhost"},
 	// The CLI parses flags and calls the library (pipeline); of the rest
 	// only the defaults and types its flags are bound to, the formats its
 	// help lists, and the terminal helpers. No flow of its own: no
 	// inventory, trust, waiver, remediation or simulated fleet.
-	"cmd/kaudit": {"audit", "audit/probe", "audit/transport", "pipeline", "rules", "report", "report/diff", "whatif",
+	"cmd/kaudit": {"audit", "audit/probe", "discover", "audit/transport", "pipeline", "rules", "report", "report/diff", "whatif",
 		"internal/argv", "internal/ui", "internal/termsafe", "internal/termui", "internal/suggest"},
 	"internal/simhost":   {"audit/inventory", "internal/*"},
 	"internal/testfleet": {"audit/inventory", "internal/*"},

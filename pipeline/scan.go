@@ -12,6 +12,7 @@ import (
 	"github.com/kaudit/kaudit/audit/inventory"
 	"github.com/kaudit/kaudit/audit/probe"
 	"github.com/kaudit/kaudit/audit/transport"
+	"github.com/kaudit/kaudit/discover"
 	"github.com/kaudit/kaudit/report"
 	"github.com/kaudit/kaudit/rules"
 	"github.com/kaudit/kaudit/whatif"
@@ -46,6 +47,10 @@ type Config struct {
 	// spool. A host whose facts cannot be written keeps them in memory.
 	SpoolFacts bool
 	SpoolDir   string
+	// Cluster, when set (scan --bootstrap), asks the Kafka cluster for
+	// its brokers before any host is contacted and cross-checks them with
+	// the audited hosts (report.Cluster).
+	Cluster *ClusterSource
 }
 
 // ProfileError is an inventory host whose profile overrides do not apply:
@@ -115,10 +120,17 @@ func Scan(ctx context.Context, hosts []inventory.Host, cfg Config) (*report.Repo
 	if err != nil {
 		return nil, err
 	}
+	var cl *discover.Cluster
+	if cfg.Cluster != nil {
+		if cl, err = cfg.Cluster.Discover(ctx); err != nil {
+			return nil, err
+		}
+	}
 	sink, err := newHostSink(len(hosts), profiles, cfg)
 	if err != nil {
 		return nil, err
 	}
+	sink.cluster = cl
 	now := cfg.Now
 	if now == nil {
 		now = time.Now
@@ -144,6 +156,9 @@ func Scan(ctx context.Context, hosts []inventory.Host, cfg Config) (*report.Repo
 		Interrupted:   ctx.Err() != nil,
 	}
 	r.Hosts = sink.report(results)
+	if cl != nil {
+		r.Cluster = clusterReport(cl, cfg.Cluster, r.Hosts, sink.fleet)
+	}
 	whatif.FleetPassOn(r, sink.fleet)
 	report.Summarize(r)
 	return r, nil

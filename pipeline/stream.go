@@ -6,6 +6,7 @@ import (
 	"github.com/kaudit/kaudit/audit"
 	"github.com/kaudit/kaudit/audit/facts"
 	"github.com/kaudit/kaudit/audit/inventory"
+	"github.com/kaudit/kaudit/discover"
 	"github.com/kaudit/kaudit/report"
 	"github.com/kaudit/kaudit/rules"
 	"github.com/kaudit/kaudit/whatif"
@@ -22,6 +23,10 @@ type hostSink struct {
 	hosts    []report.Host
 	done     []bool
 	fleet    []*facts.Facts // what the fleet rules read of each host (nil: not audited)
+	// cluster is what the Kafka cluster said (scan --bootstrap): a host
+	// its meta.properties proves to be one of its brokers is judged by
+	// that broker's running settings.
+	cluster *discover.Cluster
 }
 
 func newHostSink(n int, profiles map[string]rules.Profile, cfg Config) (*hostSink, error) {
@@ -37,6 +42,9 @@ func newHostSink(n int, profiles map[string]rules.Profile, cfg Config) (*hostSin
 
 // finish is called once per started host, concurrently for different i.
 func (s *hostSink) finish(i int, res audit.Result) audit.Result {
+	if s.cluster != nil {
+		attachRunning(s.cluster, res.Facts)
+	}
 	h := hostReport(res, s.profiles[res.Host.Name])
 	s.texts.Findings(h.Findings)
 	s.fleet[i] = h.Facts

@@ -50,6 +50,39 @@ type htmlView struct {
 	// Catalog is the appendix: every rule the report mentions, with its
 	// rationale and references (the findings link to it).
 	Catalog []htmlCatalogRule
+	// Cluster is the cluster as Kafka described it (scan --bootstrap).
+	Cluster *htmlCluster
+}
+
+type htmlCluster struct {
+	Heading  string
+	Brokers  []htmlClusterBroker
+	Problems []ClusterProblem
+}
+
+type htmlClusterBroker struct {
+	NodeID                           int32
+	Advertised, Host, Proof, Configs string
+}
+
+func htmlClusterOf(c *Cluster) *htmlCluster {
+	if c == nil {
+		return nil
+	}
+	v := &htmlCluster{Heading: termsafe.Line(clusterHeading(c))}
+	for _, b := range c.Brokers {
+		proof := b.Proof
+		if b.Host != "" {
+			proof += " (by " + b.By + "): " + b.Detail
+		}
+		v.Brokers = append(v.Brokers, htmlClusterBroker{NodeID: b.NodeID, Advertised: termsafe.Line(b.Advertised),
+			Host: termsafe.Line(orDash(b.Host)), Proof: termsafe.Line(orDash(proof)), Configs: termsafe.Line(orDash(clusterConfigLine(b)))})
+	}
+	for _, p := range c.Problems {
+		p.Rule, p.Severity, p.Host, p.Message = termsafe.Line(p.Rule), termsafe.Line(p.Severity), termsafe.Line(p.Host), termsafe.Line(p.Message)
+		v.Problems = append(v.Problems, p)
+	}
+	return v
 }
 
 type htmlCatalogRule struct {
@@ -149,6 +182,7 @@ func buildHTMLView(r *Report) htmlView {
 		ScoreText:    "n/a",
 		MinScore:     "n/a",
 		Unknown:      s.StatusCounts[string(rules.Unknown)],
+		Cluster:      htmlClusterOf(r.Cluster),
 	}
 	if s.Audited > 0 {
 		v.ScoreText = fmt.Sprint(s.Score)

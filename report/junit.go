@@ -175,7 +175,38 @@ func buildJUnit(r *Report) junitSuites {
 		doc.Errors += s.Errors
 		doc.Suites = append(doc.Suites, s)
 	}
+	if s, ok := junitCluster(r.Cluster); ok {
+		doc.Tests += s.Tests
+		doc.Failures += s.Failures
+		doc.Suites = append(doc.Suites, s)
+	}
 	return doc
+}
+
+// junitCluster is the cluster (scan --bootstrap) as a suite: one passing
+// testcase per broker matched and proven, one failure per cluster-level
+// finding.
+func junitCluster(c *Cluster) (junitSuite, bool) {
+	if c == nil {
+		return junitSuite{}, false
+	}
+	class := "kaudit.cluster." + termsafe.Line(c.ID)
+	s := junitSuite{Name: "cluster " + termsafe.Line(c.ID), Time: "0",
+		Properties: &junitPropList{Props: []junitProp{{Name: "bootstrap", Value: termsafe.Line(c.Bootstrap)}}}}
+	for _, b := range c.Brokers {
+		tc := junitTestCase{Name: fmt.Sprintf("broker-%d", b.NodeID), ClassName: class, Time: "0"}
+		out := junitText(termsafe.Block(clusterBrokerLine(b) + "\n" + b.Detail + "\n" + clusterConfigLine(b)))
+		tc.SystemOut = &out
+		s.Cases = append(s.Cases, tc)
+	}
+	for _, p := range c.Problems {
+		msg := termsafe.Line(p.Message)
+		s.Cases = append(s.Cases, junitTestCase{Name: termsafe.Line(p.Rule), ClassName: class, Time: "0",
+			Failure: &junitProblem{Type: termsafe.Line(p.Severity), Message: msg, Text: msg}})
+		s.Failures++
+	}
+	s.Tests = len(s.Cases)
+	return s, true
 }
 
 // junitCase is one finding's testcase; every string from the finding is

@@ -21,6 +21,7 @@ func renderMarkdown(w io.Writer, r *Report, _ Options) error {
 	mdHeader(&b, r)
 	mdSummary(&b, r)
 	mdHostTable(&b, r)
+	mdCluster(&b, r)
 	mdFailing(&b, r)
 	mdUnknown(&b, r)
 	mdWaived(&b, r)
@@ -255,4 +256,30 @@ func mdCode(s string) string {
 		s = " " + s + " "
 	}
 	return fence + strings.ReplaceAll(s, "|", `\|`) + fence
+}
+
+// mdCluster writes the cluster as Kafka described it (scan --bootstrap):
+// its brokers with their hosts and proof, and the cluster-level findings.
+func mdCluster(b *strings.Builder, r *Report) {
+	c := r.Cluster
+	if c == nil {
+		return
+	}
+	b.WriteString("## Cluster\n\n")
+	b.WriteString(mdText(clusterHeading(c)) + "\n\n")
+	b.WriteString("| Broker | Advertised | Host | Proof | Running settings |\n|---|---|---|---|---|\n")
+	for _, br := range c.Brokers {
+		host, proof := orDash(br.Host), orDash(br.Proof)
+		if br.Host != "" {
+			proof += " (by " + br.By + "): " + br.Detail
+		}
+		fmt.Fprintf(b, "| %d | %s | %s | %s | %s |\n", br.NodeID, mdText(br.Advertised), mdText(host), mdText(proof), mdText(orDash(clusterConfigLine(br))))
+	}
+	b.WriteString("\n")
+	for _, p := range c.Problems {
+		fmt.Fprintf(b, "- **%s** %s: %s\n", mdText(p.Severity), mdCode(p.Rule), mdText(p.Message))
+	}
+	if len(c.Problems) > 0 {
+		b.WriteString("\n")
+	}
 }

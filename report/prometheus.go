@@ -74,6 +74,7 @@ func WriteMetrics(w io.Writer, r *Report, o MetricOptions) error {
 		promRuleFamilies(p, r)
 	}
 	promScanFamilies(p, r)
+	promClusterFamilies(p, r.Cluster)
 	return p.Close()
 }
 
@@ -364,3 +365,29 @@ func promEscapeLabel(s string) string {
 var promHelpEscaper = strings.NewReplacer(`\`, `\\`, "\n", `\n`)
 
 func promEscapeHelp(s string) string { return promHelpEscaper.Replace(s) }
+
+// promClusterFamilies writes the cluster as Kafka described it (scan
+// --bootstrap): one series per broker (its host and proof) and the
+// cluster-level findings per rule. Nothing without a cluster.
+func promClusterFamilies(p *PromWriter, c *Cluster) {
+	if c == nil {
+		return
+	}
+	p.Family("kaudit_cluster_broker", "gauge", "A broker the cluster lists: 1, labelled with the audited host it was matched to (empty: none) and the proof (proven, contradicted, unproven).")
+	for _, b := range c.Brokers {
+		p.Sample("kaudit_cluster_broker", 1, "cluster", c.ID, "node_id", strconv.Itoa(int(b.NodeID)), "advertised", b.Advertised, "host", b.Host, "proof", b.Proof)
+	}
+	p.Family("kaudit_cluster_problems", "gauge", "Cluster-level findings (broker-unaudited, host-not-a-broker, broker-meta-mismatch, advertised-shared) by rule and severity.")
+	counts := map[[2]string]int{}
+	var order [][2]string
+	for _, pr := range c.Problems {
+		k := [2]string{pr.Rule, pr.Severity}
+		if counts[k] == 0 {
+			order = append(order, k)
+		}
+		counts[k]++
+	}
+	for _, k := range order {
+		p.Sample("kaudit_cluster_problems", float64(counts[k]), "cluster", c.ID, "rule", k[0], "severity", k[1])
+	}
+}

@@ -40,7 +40,8 @@ type Report struct {
 	Interrupted   bool      `json:"interrupted,omitempty"`
 	Shard         string    `json:"shard,omitempty"` // K/N of scan --shard; merge wants each K once
 	Summary       Summary   `json:"summary"`
-	Hosts         []Host    `json:"hosts"`
+	Cluster       *Cluster  `json:"cluster,omitempty"` // scan --bootstrap: the cluster as Kafka sees it
+	Hosts         []Host    `json:"hosts"`             // last: the JSON format streams it
 }
 
 // Summary aggregates the fleet.

@@ -134,6 +134,7 @@ func renderTable(w io.Writer, r *Report, opt Options) error {
 		t.prose(safe(h.Name)+": error "+safe(string(h.Error.Kind))+": "+safe(h.Error.Message), 4, t.p.red)
 	}
 
+	t.cluster(r.Cluster)
 	if opt.Verbose {
 		t.verbose(r)
 	} else {
@@ -237,4 +238,23 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// cluster prints the cluster as Kafka described it (scan --bootstrap).
+func (t *termReport) cluster(c *Cluster) {
+	if c == nil {
+		return
+	}
+	t.title("Cluster")
+	t.prose(safe(clusterHeading(c)), 4, nil)
+	for _, b := range c.Brokers {
+		line := clusterBrokerLine(b)
+		if cfg := clusterConfigLine(b); cfg != "" {
+			line += "; running: " + cfg
+		}
+		t.prose(safe(line), 6, nil)
+	}
+	for _, p := range c.Problems {
+		t.prose(safe(p.Severity+" "+p.Rule+": "+p.Message), 4, nil)
+	}
 }

@@ -86,6 +86,11 @@ type Rule struct {
 // ScopeFleet marks a rule evaluated over the fleet (Rule.Scope).
 const ScopeFleet = "fleet"
 
+// ScopeCluster marks a rule about the Kafka cluster as a whole, judged by
+// asking the cluster (scan --bootstrap: discover.Map) rather than on any
+// host: its findings are the report's Cluster.Problems, never a host's.
+const ScopeCluster = "cluster"
+
 type catalogDoc struct {
 	Rules []Rule `yaml:"rules"`
 }
@@ -158,8 +163,8 @@ func parseCatalog(name string, data []byte, keys *keyTable) ([]Rule, error) {
 			return nil, fmt.Errorf("%s: no references", where)
 		case strings.TrimSpace(r.Fix) == "":
 			return nil, fmt.Errorf("%s: missing fix", where)
-		case r.Scope != "" && r.Scope != ScopeFleet:
-			return nil, fmt.Errorf("%s: scope %q is not %q (leave it out for a per-host rule)", where, r.Scope, ScopeFleet)
+		case r.Scope != "" && r.Scope != ScopeFleet && r.Scope != ScopeCluster:
+			return nil, fmt.Errorf("%s: scope %q is not %q or %q (leave it out for a per-host rule)", where, r.Scope, ScopeFleet, ScopeCluster)
 		}
 		seen[r.ID] = true
 		for _, ref := range r.References {
@@ -374,11 +379,24 @@ func init() {
 	}
 }
 
-// Catalog returns every rule, in catalog (report) order. The slice is a copy.
-func Catalog() []Rule {
-	out := make([]Rule, len(catalog))
-	for i, r := range catalog {
-		out[i] = r.clone()
+// Catalog returns the rules judged on hosts, in catalog (report) order. The slice is a copy.
+//
+// It holds the rules judged on hosts (per host or over the fleet): every
+// report host has one finding per rule of it. The rules about the cluster
+// as a whole are ClusterCatalog's.
+func Catalog() []Rule { return catalogOf(func(r Rule) bool { return r.Scope != ScopeCluster }) }
+
+// ClusterCatalog is the catalog's rules of scope cluster, in catalog
+// order: judged by asking the cluster (discover.Map), reported in the
+// report's Cluster.Problems.
+func ClusterCatalog() []Rule { return catalogOf(func(r Rule) bool { return r.Scope == ScopeCluster }) }
+
+func catalogOf(keep func(Rule) bool) []Rule {
+	out := []Rule{}
+	for _, r := range catalog {
+		if keep(r) {
+			out = append(out, r.clone())
+		}
 	}
 	return out
 }

@@ -62,6 +62,9 @@ func evaluatorFor(r Rule) evaluator {
 func (s *Set) Evaluate(f *facts.Facts, p Profile) []Finding {
 	out := make([]Finding, 0, len(s.rules))
 	for _, r := range s.rules {
+		if r.Scope == ScopeCluster {
+			continue // judged on the cluster, never on a host (report.Cluster)
+		}
 		var fd Finding
 		switch fn := evaluatorFor(r); {
 		case f == nil:

@@ -376,6 +376,16 @@ func FleetFacts(f *facts.Facts) *facts.Facts {
 			Distribution: strings.Clone(k.Distribution), Jar: strings.Clone(k.Jar), Scala: strings.Clone(k.Scala),
 			Config: strings.Clone(k.Config), Properties: cloneMap(k.Properties, strings.Clone),
 			PropertyLines: cloneMap(k.PropertyLines, func(n int) int { return n }),
+			Running:       cloneMap(k.Running, func(r facts.RunningConfig) facts.RunningConfig { return r }),
+			// The cluster cross-check (scan --bootstrap) proves hosts by these.
+			LogDirs: cloneSlice(k.LogDirs, func(d facts.LogDir) facts.LogDir {
+				out := facts.LogDir{Path: strings.Clone(d.Path), Segments: d.Segments}
+				if d.Meta != nil {
+					m := *d.Meta
+					out.Meta = &m
+				}
+				return out
+			}),
 		}
 	}
 	return out

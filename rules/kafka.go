@@ -168,11 +168,35 @@ func (c *evalCtx) kafkaBacklogProp() (int, bool) {
 		return 0, false
 	}
 	v, set := c.f.Kafka.Properties[PropBacklog]
+	if r, ok := c.f.Kafka.Running[PropBacklog]; ok {
+		v, set = r.Value, true // the running broker's word wins over the file
+	}
 	if !set {
 		return DefaultListenBacklog, true
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(v))
 	return n, err == nil
+}
+
+// runningObserved says what the running broker uses for key and where
+// from, and what server.properties says when it differs: "the file says
+// 4096 (path:line), the running broker uses 50 (default): the file is not
+// the one this broker read".
+func (c *evalCtx) runningObserved(key string, run facts.RunningConfig, file string, inFile bool) string {
+	s := fmt.Sprintf("%s=%s on the running broker (%s)", key, run.Value, run.Source)
+	switch {
+	case !c.kafkaConfigRead() || strings.TrimSpace(file) == run.Value:
+	case !inFile && run.Source != "default":
+		s += fmt.Sprintf("; the file%s does not set it", c.propWhere(key))
+	case inFile:
+		s = fmt.Sprintf("the file says %s%s, the running broker uses %s (%s)", strings.TrimSpace(file), c.propWhere(key), run.Value, run.Source)
+		if run.Source == "default" || run.Source == "static" {
+			s += ": the file is not the one this broker read"
+		} else {
+			s += ": a dynamic config overrides the file"
+		}
+	}
+	return s
 }
 
 func (c *evalCtx) propWhere(key string) string {
@@ -250,9 +274,12 @@ func evalKafkaBacklogConfig(c *evalCtx) Finding {
 	fd := Finding{Expected: fmt.Sprintf(">= %d", target)}
 	raw, set := c.f.Kafka.Properties[PropBacklog]
 	n, ok := c.kafkaBacklogProp()
+	run, running := c.f.Kafka.Running[PropBacklog]
 	switch {
 	case !ok:
 		return unknown(fmt.Sprintf("socket.listen.backlog.size=%q%s is not an integer", raw, c.propWhere(PropBacklog)))
+	case running:
+		fd.Observed = c.runningObserved(PropBacklog, run, raw, set)
 	case !set:
 		fd.Observed = fmt.Sprintf("socket.listen.backlog.size unset (default %d)", DefaultListenBacklog)
 	default:

@@ -162,6 +162,11 @@ type Kafka struct {
 	// each with what the host says about it. Nil: not gathered; the
 	// log-dirs section says why.
 	LogDirs []LogDir `json:"log_dirs,omitempty"`
+	// Running is what the running broker reports for the keys of
+	// Properties (DescribeConfigs, scan --bootstrap), with where each value
+	// comes from; set only when the host's meta.properties proved it is
+	// that broker. Nil: the cluster was not asked, or did not answer.
+	Running map[string]RunningConfig `json:"running,omitempty"`
 	// Process is what the broker's own process says about itself
 	// (/proc/PID). Nil: not gathered; the broker-process section says why.
 	Process *BrokerProcess `json:"process,omitempty"`
@@ -444,4 +449,21 @@ type Dir struct {
 	Mount    string `json:"mount,omitempty"`
 	FSType   string `json:"fstype,omitempty"`
 	ReadOnly bool   `json:"read_only,omitempty"`
+}
+
+// ID is the node id the directory belongs to: node.id (KRaft), else
+// broker.id (ZooKeeper mode); -1 when it names neither.
+func (m *MetaProperties) ID() int {
+	if m.NodeID >= 0 {
+		return m.NodeID
+	}
+	return m.BrokerID
+}
+
+// RunningConfig is a setting as the running broker reports it, and its
+// source: static (server.properties or --override), dynamic,
+// dynamic-default, default (Kafka's built-in).
+type RunningConfig struct {
+	Value  string `json:"value"`
+	Source string `json:"source"`
 }

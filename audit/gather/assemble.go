@@ -41,6 +41,7 @@ var sectionParsers = []struct {
 	{facts.SecListeners, false, (*assembler).listeners},
 	{facts.SecKafka, true, (*assembler).kafka}, // and kafka-config
 	{facts.SecProcess, false, (*assembler).brokerProcess},
+	{facts.SecKafkaMeta, true, (*assembler).kafkaMeta},
 	{facts.SecFeasible, true, (*assembler).feasibility},
 	{facts.SecKernelCaps, true, (*assembler).kernelCaps},
 	{facts.SecEstablished, false, (*assembler).established},
@@ -337,4 +338,49 @@ func firstLines(s string, n int) string {
 		lines = lines[:n]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// kafkaMeta reads the kafka-meta section into each log directory's Meta,
+// creating the LogDir by path when the log-dirs section did not. A
+// directory whose meta.properties is absent or not readable keeps a nil
+// Meta, and the section's note names it.
+func (a *assembler) kafkaMeta(s remote.Section) {
+	k := a.f.Kafka
+	switch {
+	case k == nil:
+		return // no broker: the kafka section says why
+	case s.Name == "":
+		a.note(facts.SecKafkaMeta, "error", "section missing from gather output")
+		return
+	case s.State == "absent":
+		a.note(facts.SecKafkaMeta, "absent", "no log directories: the broker's server.properties was not read")
+		return
+	}
+	dirs, err := parse.KafkaMeta(s.Body)
+	if err != nil {
+		a.note(facts.SecKafkaMeta, "error", err.Error())
+		return
+	}
+	var bad []string
+	for _, d := range dirs {
+		ld := logDir(k, d.Path)
+		ld.Meta = d.Meta
+		if d.State != "ok" {
+			bad = append(bad, d.Path+"/meta.properties "+d.State)
+		}
+	}
+	if len(bad) > 0 {
+		a.note(facts.SecKafkaMeta, "partial", strings.Join(bad, ", "))
+	}
+}
+
+// logDir is k's log directory at path, added when it is not there yet.
+func logDir(k *facts.Kafka, path string) *facts.LogDir {
+	for i := range k.LogDirs {
+		if k.LogDirs[i].Path == path {
+			return &k.LogDirs[i]
+		}
+	}
+	k.LogDirs = append(k.LogDirs, facts.LogDir{Path: path, Segments: -1})
+	return &k.LogDirs[len(k.LogDirs)-1]
 }

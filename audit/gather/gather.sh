@@ -301,6 +301,31 @@ else
 	e broker-process absent
 fi
 
+# Which cluster and node each log directory belongs to: only the identity
+# keys of DIR/meta.properties (version, cluster.id, node.id, broker.id,
+# directory.id), never the rest of the file. Kafka writes it with
+# java.util.Properties.store: "#" comment lines, then key=value lines.
+b kafka-meta
+if [ -z "$logdirs" ]; then
+	e kafka-meta absent
+else
+	st=ok
+	while IFS= read -r d; do
+		printf 'dir=%s\n' "$d"
+		f=$d/meta.properties
+		if [ -r "$f" ]; then
+			while IFS= read -r l || [ -n "$l" ]; do
+				case "$l" in version=* | cluster.id=* | node.id=* | broker.id=* | directory.id=*) printf 'meta=%s\n' "$l" ;; esac
+			done < "$f"
+		elif [ -e "$f" ]; then
+			echo '!denied'; st=partial
+		else echo '!absent'; fi
+	done <<EOF_LOGDIRS
+$logdirs
+EOF_LOGDIRS
+	e kafka-meta "$st"
+fi
+
 # What kaudit's changes need here, read only. The mode of each /proc/sys
 # entry (root passes test -w whatever the mode; the kernel still refuses a
 # write to a 0444 entry), the net namespace of this shell and of PID 1, the

@@ -13,6 +13,7 @@ type scanOptions struct {
 	limit, shard string
 	probe        probeOpts
 	conn         connectOpts
+	cluster      clusterOpts
 	reportOpts
 }
 
@@ -56,7 +57,7 @@ func (o *scanOptions) flags(withProbeSwitch bool) []cli.Flag {
 	shard := &cli.StringFlag{Name: "shard", Destination: &o.shard,
 		Usage: "audit only shard `K/N` of the selected hosts (K from 0, e.g. \"$JOB_COMPLETION_INDEX/3\"); " +
 			"a host's shard depends on its name alone; join the reports with kaudit merge"}
-	return flags(limitFlag(&o.limit, scanLimitUsage), []cli.Flag{shard}, o.reportOpts.flags(), o.probe.flags(withProbeSwitch), o.conn.flags(true))
+	return flags(limitFlag(&o.limit, scanLimitUsage), []cli.Flag{shard}, o.reportOpts.flags(), o.probe.flags(withProbeSwitch), o.conn.flags(true), o.cluster.flags())
 }
 
 func runScan(ctx context.Context, o scanOptions, args []string, e env) error {
@@ -70,5 +71,6 @@ func runScan(ctx context.Context, o scanOptions, args []string, e env) error {
 	if len(args) != 1 {
 		return usageErr("scan needs exactly one INVENTORY argument (see inventory.example.yaml)")
 	}
+	j.Config.Cluster = o.cluster.source()
 	return pipeline.ScanFleet(ctx, e, o.conn.fleet(e, args[0], o.limit), o.shard, j)
 }

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/kaudit/kaudit/discover"
+	"github.com/kaudit/kaudit/pipeline"
+)
+
+// clusterOpts are the flags that ask the Kafka cluster for its brokers
+// (scan --bootstrap). Secrets come from a file or a variable only.
+type clusterOpts struct {
+	bootstrap, commandConfig string
+	c                        discover.ClientConfig
+}
+
+func (o *clusterOpts) flags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "bootstrap", Destination: &o.bootstrap,
+			Usage: "ask the Kafka cluster at `HOST:PORT[,HOST:PORT…]` for its brokers and their running settings, and cross-check them with the inventory (report: cluster)"},
+		&cli.StringFlag{Name: "command-config", Destination: &o.commandConfig,
+			Usage: "Kafka client settings `FILE` (client.properties, as the Kafka CLI's --command-config): security.protocol, sasl.mechanism, sasl.jaas.config, PEM ssl.truststore/keystore"},
+		&cli.StringFlag{Name: "security-protocol", Destination: &o.c.Protocol, Usage: "`PROTOCOL` to the bootstrap: PLAINTEXT (default), SSL, SASL_PLAINTEXT, SASL_SSL"},
+		&cli.StringFlag{Name: "sasl-mechanism", Destination: &o.c.Mechanism, Usage: "`MECHANISM`: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512"},
+		&cli.StringFlag{Name: "sasl-user", Destination: &o.c.User, Usage: "SASL `USER`"},
+		&cli.StringFlag{Name: "sasl-password-file", Destination: &o.c.PasswordFile, Usage: "read the SASL password from `FILE` (never give it on the command line)"},
+		&cli.StringFlag{Name: "sasl-password-env", Destination: &o.c.PasswordEnv, Usage: "read the SASL password from the environment variable `VAR`"},
+		&cli.StringFlag{Name: "tls-ca", Destination: &o.c.CAFile, Usage: "PEM `FILE` of the CAs that sign the brokers' certificates"},
+		&cli.StringFlag{Name: "tls-cert", Destination: &o.c.CertFile, Usage: "PEM client certificate `FILE` (mutual TLS)"},
+		&cli.StringFlag{Name: "tls-key", Destination: &o.c.KeyFile, Usage: "PEM client key `FILE`"},
+		&cli.StringFlag{Name: "tls-server-name", Destination: &o.c.ServerName, Usage: "`NAME` the brokers' certificates must carry (default: the bootstrap host)"},
+	}
+}
+
+// source is the cluster to ask, nil without --bootstrap.
+func (o clusterOpts) source() *pipeline.ClusterSource {
+	if o.bootstrap == "" {
+		return nil
+	}
+	var bs []string
+	for _, b := range strings.Split(o.bootstrap, ",") {
+		if b = strings.TrimSpace(b); b != "" {
+			bs = append(bs, b)
+		}
+	}
+	return &pipeline.ClusterSource{Bootstrap: bs, CommandConfig: o.commandConfig, Client: o.c}
+}

@@ -1,0 +1,85 @@
+package discover
+
+import (
+	"context"
+	"encoding/pem"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+)
+
+func writeFile(t *testing.T, name, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestCommandConfigConnects(t *testing.T) {
+	k := scramCluster(t)
+	ca, srv := testCerts(t)
+	tk := newCluster(t, kfake.NumBrokers(1), kfake.TLS(srv))
+	caPEM := writeFile(t, "ca.pem", string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.Raw})))
+	for _, tt := range []struct {
+		name, props, server string
+		bootstrap           []string
+	}{
+		{"SASL_PLAINTEXT SCRAM-SHA-512", "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-512\nsasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required \\\n  username=\"admin\" password=\"admin-secret\";\n", "", k.ListenAddrs()},
+		{"SSL with a PEM truststore", "security.protocol=SSL\nssl.truststore.type=PEM\nssl.truststore.location=" + caPEM + "\n", "kafka.test", tk.ListenAddrs()},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := ReadCommandConfig(writeFile(t, "client.properties", tt.props))
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.ServerName = tt.server
+			o, err := c.Options(tt.bootstrap)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o.Timeout = 10 * time.Second
+			cl, err := Discover(context.Background(), o)
+			if err != nil || len(cl.Brokers) == 0 {
+				t.Fatalf("%v %+v", err, cl)
+			}
+		})
+	}
+}
+
+func TestCommandConfigRefuses(t *testing.T) {
+	for _, tt := range []struct{ name, props, want string }{
+		{"JKS truststore", "security.protocol=SSL\nssl.truststore.location=/etc/kafka/client.truststore.jks\nssl.truststore.password=changeit\n",
+			"keytool -importkeystore -srckeystore /etc/kafka/client.truststore.jks -srcstoretype JKS -destkeystore /etc/kafka/client.truststore.p12 -deststoretype PKCS12\n  openssl pkcs12 -in /etc/kafka/client.truststore.p12 -nokeys -out /etc/kafka/client.truststore.pem"},
+		{"PKCS12 keystore", "security.protocol=SSL\nssl.keystore.type=PKCS12\nssl.keystore.location=/etc/kafka/client.p12\n",
+			"openssl pkcs12 -in /etc/kafka/client.p12 -nodes -out /etc/kafka/client.pem"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ReadCommandConfig(writeFile(t, "client.properties", tt.props))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error %v, want it to contain %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestPasswordNeverFromArgs(t *testing.T) {
+	c := ClientConfig{Protocol: "SASL_PLAINTEXT", Mechanism: "SCRAM-SHA-256", User: "u"}
+	if _, err := c.Options([]string{"h:9092"}); err == nil || !strings.Contains(err.Error(), "--sasl-password-file") {
+		t.Errorf("no password source: %v", err)
+	}
+	t.Setenv("KAUDIT_TEST_PW", "pw")
+	c.PasswordEnv = "KAUDIT_TEST_PW"
+	if o, err := c.Options([]string{"h:9092"}); err != nil || o.SASL == nil || o.SASL.Name() != "SCRAM-SHA-256" {
+		t.Errorf("env password: %v %+v", err, o)
+	}
+	c.Mechanism = "GSSAPI"
+	if _, err := c.Options([]string{"h:9092"}); err == nil {
+		t.Error("GSSAPI accepted")
+	}
+}

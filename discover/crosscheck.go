@@ -1,0 +1,209 @@
+package discover
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/kaudit/kaudit/audit/facts"
+)
+
+// Host is an inventory host of the broker group, with its gathered facts
+// (nil when it was not audited).
+type Host struct {
+	Name    string
+	Address string
+	Facts   *facts.Facts
+}
+
+// Proof says whether a mapping was proven by the host's meta.properties.
+type Proof string
+
+// The states of a broker-to-host mapping.
+const (
+	Proven       Proof = "proven"       // every readable meta.properties names this cluster and node
+	Contradicted Proof = "contradicted" // a meta.properties names another cluster or node
+	Unproven     Proof = "unproven"     // no meta.properties could be read: the match is the name's word only
+)
+
+// Mapping is one broker matched to an SSH host.
+type Mapping struct {
+	NodeID     int32  `json:"node_id"`
+	Advertised string `json:"advertised"`
+	Host       string `json:"host"`
+	By         string `json:"by"` // "map", "name", "address" or "meta.properties"
+	Proof      Proof  `json:"proof"`
+	Detail     string `json:"detail"`
+}
+
+// ProblemKind names a fleet-level disagreement between the cluster and
+// the inventory.
+type ProblemKind string
+
+// The problems Map reports; each is a catalog rule id.
+const (
+	BrokerUnaudited  ProblemKind = "broker-unaudited"     // a broker of the cluster that no audited host is
+	HostNotABroker   ProblemKind = "host-not-a-broker"    // an inventory broker host that is no broker of this cluster
+	MetaContradicts  ProblemKind = "broker-meta-mismatch" // a host's meta.properties contradicts its mapping
+	AdvertisedShared ProblemKind = "advertised-shared"    // the brokers advertise one address: a load balancer or NAT
+)
+
+// Problem is one finding of the cross-check.
+type Problem struct {
+	Kind    ProblemKind `json:"kind"`
+	NodeID  int32       `json:"node_id"` // -1 when it concerns no broker
+	Host    string      `json:"host,omitempty"`
+	Message string      `json:"message"`
+}
+
+// Map matches the cluster's brokers to the inventory's hosts and checks
+// each match against the host's meta.properties. A broker is matched, in
+// this order, by explicit (node id → host name, a map file or a host
+// template expanded by the caller), by a host whose name or address is
+// exactly the advertised host, or by a host whose meta.properties names
+// this cluster and the broker's node id. Nothing else is tried: a near
+// name is a guess.
+func Map(c *Cluster, hosts []Host, explicit map[int32]string) ([]Mapping, []Problem) {
+	var maps []Mapping
+	var probs []Problem
+	used := map[string]bool{}
+	for _, b := range c.Brokers {
+		h, by := match(b, hosts, explicit, used, c.ID)
+		if h == nil {
+			probs = append(probs, Problem{Kind: BrokerUnaudited, NodeID: b.NodeID,
+				Message: fmt.Sprintf("broker %d (%s) is in cluster %s but in no inventory: nothing about it was checked", b.NodeID, b.Addr(), c.ID)})
+			continue
+		}
+		used[h.Name] = true
+		m := Mapping{NodeID: b.NodeID, Advertised: b.Addr(), Host: h.Name, By: by}
+		m.Proof, m.Detail = prove(c.ID, b.NodeID, h.Facts)
+		if m.Proof == Contradicted {
+			probs = append(probs, Problem{Kind: MetaContradicts, NodeID: b.NodeID, Host: h.Name,
+				Message: fmt.Sprintf("host %s was matched to broker %d (%s, by %s) but %s", h.Name, b.NodeID, b.Addr(), by, m.Detail)})
+		}
+		maps = append(maps, m)
+	}
+	for _, h := range hosts {
+		if !used[h.Name] {
+			probs = append(probs, notABroker(c.ID, h))
+		}
+	}
+	if p, ok := shared(c); ok {
+		probs = append(probs, p)
+	}
+	return maps, probs
+}
+
+func match(b Broker, hosts []Host, explicit map[int32]string, used map[string]bool, cluster string) (*Host, string) {
+	if name, ok := explicit[b.NodeID]; ok {
+		return find(hosts, used, func(h Host) bool { return h.Name == name }), "map"
+	}
+	if h := find(hosts, used, func(h Host) bool { return strings.EqualFold(h.Name, b.Host) }); h != nil {
+		return h, "name"
+	}
+	if h := find(hosts, used, func(h Host) bool { return h.Address != "" && strings.EqualFold(h.Address, b.Host) }); h != nil {
+		return h, "address"
+	}
+	return find(hosts, used, func(h Host) bool { return metaSays(h.Facts, cluster, b.NodeID) }), "meta.properties"
+}
+
+func find(hosts []Host, used map[string]bool, ok func(Host) bool) *Host {
+	for i := range hosts {
+		if !used[hosts[i].Name] && ok(hosts[i]) {
+			return &hosts[i]
+		}
+	}
+	return nil
+}
+
+func metas(f *facts.Facts) map[string]*facts.MetaProperties {
+	m := map[string]*facts.MetaProperties{}
+	if f == nil || f.Kafka == nil {
+		return m
+	}
+	for _, d := range f.Kafka.LogDirs {
+		if d.Meta != nil {
+			m[d.Path] = d.Meta
+		}
+	}
+	return m
+}
+
+func metaSays(f *facts.Facts, cluster string, id int32) bool {
+	ms := metas(f)
+	for _, m := range ms {
+		if m.ClusterID != cluster || m.ID() != int(id) {
+			return false
+		}
+	}
+	return len(ms) > 0
+}
+
+// prove checks the host's meta.properties against the broker it was
+// matched to.
+func prove(cluster string, id int32, f *facts.Facts) (Proof, string) {
+	ms := metas(f)
+	if len(ms) == 0 {
+		return Unproven, "no meta.properties could be read in its log.dirs (the kafka-meta section says why): the match is not proven"
+	}
+	dirs := sortedDirs(ms)
+	for _, d := range dirs {
+		m := ms[d]
+		if m.ClusterID != cluster || m.ID() != int(id) {
+			return Contradicted, fmt.Sprintf("%s/meta.properties says cluster %s node %d", d, orNone(m.ClusterID), m.ID())
+		}
+	}
+	return Proven, fmt.Sprintf("meta.properties in %s says cluster %s node %d", strings.Join(dirs, ", "), cluster, id)
+}
+
+func notABroker(cluster string, h Host) Problem {
+	p := Problem{Kind: HostNotABroker, NodeID: -1, Host: h.Name}
+	ms := metas(h.Facts)
+	switch {
+	case h.Facts == nil:
+		p.Message = fmt.Sprintf("host %s is in the broker group but matches no broker of cluster %s, and it was not audited: cannot tell what it is", h.Name, cluster)
+	case h.Facts.Kafka == nil:
+		p.Message = fmt.Sprintf("host %s is in the broker group but runs no Kafka broker and matches no broker of cluster %s", h.Name, cluster)
+	case len(ms) == 0:
+		p.Message = fmt.Sprintf("host %s is in the broker group but matches no advertised broker of cluster %s, and no meta.properties could be read to say which broker it is", h.Name, cluster)
+	default:
+		for _, d := range sortedDirs(ms) {
+			m := ms[d]
+			p.Message = fmt.Sprintf("host %s is in the broker group but is no broker of cluster %s: %s/meta.properties says cluster %s node %d", h.Name, cluster, d, orNone(m.ClusterID), m.ID())
+			if m.ClusterID != cluster {
+				break
+			}
+		}
+	}
+	return p
+}
+
+// shared reports brokers that all advertise one host: a load balancer or
+// a NAT address, which says nothing about which host is which broker.
+func shared(c *Cluster) (Problem, bool) {
+	if len(c.Brokers) < 2 {
+		return Problem{}, false
+	}
+	for _, b := range c.Brokers[1:] {
+		if !strings.EqualFold(b.Host, c.Brokers[0].Host) {
+			return Problem{}, false
+		}
+	}
+	return Problem{Kind: AdvertisedShared, NodeID: -1, Message: fmt.Sprintf("all %d brokers of cluster %s advertise the host %s: a load balancer or NAT in front of them; the advertised names do not say which host is which broker, so only meta.properties or a map file can", len(c.Brokers), c.ID, c.Brokers[0].Host)}, true
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
+func sortedDirs(ms map[string]*facts.MetaProperties) []string {
+	dirs := make([]string, 0, len(ms))
+	for d := range ms {
+		dirs = append(dirs, d)
+	}
+	sort.Strings(dirs)
+	return dirs
+}

@@ -1,0 +1,90 @@
+package discover
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/kaudit/kaudit/audit/facts"
+)
+
+func brokerFacts(metas ...*facts.MetaProperties) *facts.Facts {
+	k := &facts.Kafka{}
+	for i, m := range metas {
+		k.LogDirs = append(k.LogDirs, facts.LogDir{Path: "/data/" + string(rune('a'+i)), Meta: m})
+	}
+	return &facts.Facts{Kafka: k}
+}
+
+func kraft(cluster string, id int) *facts.MetaProperties {
+	return &facts.MetaProperties{Version: "1", ClusterID: cluster, NodeID: id, BrokerID: -1}
+}
+
+func TestMap(t *testing.T) {
+	c := &Cluster{ID: "Xy3", Brokers: []Broker{
+		{NodeID: 1, Host: "kafka-1.internal", Port: 9092},
+		{NodeID: 2, Host: "10.0.0.2", Port: 9092},
+		{NodeID: 3, Host: "kafka-3.internal", Port: 9092},
+		{NodeID: 7, Host: "kafka-7.internal", Port: 9092},
+		{NodeID: 8, Host: "lb.example.com", Port: 9094},
+	}}
+	hosts := []Host{
+		{Name: "kafka-1.internal", Facts: brokerFacts(kraft("Xy3", 1), kraft("Xy3", 1))},
+		{Name: "b2", Address: "10.0.0.2", Facts: brokerFacts(&facts.MetaProperties{ClusterID: "Xy3", NodeID: -1, BrokerID: 2})},
+		{Name: "kafka-3.internal", Facts: brokerFacts(kraft("Other", 3))},
+		{Name: "old-9", Facts: &facts.Facts{}},
+		{Name: "by-meta", Facts: brokerFacts(kraft("Xy3", 8))},
+		{Name: "unreadable", Facts: brokerFacts(nil)},
+	}
+	maps, probs := Map(c, hosts, nil)
+	want := map[int32]struct {
+		host, by string
+		proof    Proof
+	}{
+		1: {"kafka-1.internal", "name", Proven},
+		2: {"b2", "address", Proven},
+		3: {"kafka-3.internal", "name", Contradicted},
+		8: {"by-meta", "meta.properties", Proven},
+	}
+	if len(maps) != len(want) {
+		t.Fatalf("mappings %+v", maps)
+	}
+	for _, m := range maps {
+		w := want[m.NodeID]
+		if m.Host != w.host || m.By != w.by || m.Proof != w.proof {
+			t.Errorf("broker %d: %+v, want %+v", m.NodeID, m, w)
+		}
+	}
+	wantProbs := []struct {
+		kind ProblemKind
+		text string
+	}{
+		{MetaContradicts, "host kafka-3.internal was matched to broker 3 (kafka-3.internal:9092, by name) but /data/a/meta.properties says cluster Other node 3"},
+		{BrokerUnaudited, "broker 7 (kafka-7.internal:9092) is in cluster Xy3 but in no inventory: nothing about it was checked"},
+		{HostNotABroker, "host old-9 is in the broker group but runs no Kafka broker"},
+		{HostNotABroker, "host unreadable is in the broker group but matches no advertised broker of cluster Xy3, and no meta.properties could be read"},
+	}
+	if len(probs) != len(wantProbs) {
+		t.Fatalf("problems %+v", probs)
+	}
+	for i, w := range wantProbs {
+		if probs[i].Kind != w.kind || !strings.HasPrefix(probs[i].Message, w.text) {
+			t.Errorf("problem %d: %s %q, want %s %q", i, probs[i].Kind, probs[i].Message, w.kind, w.text)
+		}
+	}
+}
+
+func TestMapExplicitAndShared(t *testing.T) {
+	c := &Cluster{ID: "Xy3", Brokers: []Broker{{NodeID: 1, Host: "lb", Port: 9092}, {NodeID: 2, Host: "lb", Port: 9093}}}
+	hosts := []Host{{Name: "h1", Facts: brokerFacts(nil)}, {Name: "h2", Facts: brokerFacts(kraft("Xy3", 1))}}
+	maps, probs := Map(c, hosts, map[int32]string{1: "h1", 2: "h2"})
+	if len(maps) != 2 || maps[0].Proof != Unproven || maps[1].Proof != Contradicted {
+		t.Errorf("mappings %+v", maps)
+	}
+	var kinds []ProblemKind
+	for _, p := range probs {
+		kinds = append(kinds, p.Kind)
+	}
+	if len(kinds) != 2 || kinds[0] != MetaContradicts || kinds[1] != AdvertisedShared {
+		t.Errorf("problems %+v", probs)
+	}
+}

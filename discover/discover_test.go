@@ -1,0 +1,245 @@
+package discover
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"errors"
+	"fmt"
+	"math/big"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
+)
+
+// named is a listener that reports another address, so that kfake
+// advertises it: the brokers look like real hosts (kafka-N.internal:9092).
+type named struct {
+	net.Listener
+	addr fakeAddr
+}
+
+type fakeAddr string
+
+func (a fakeAddr) Network() string { return "tcp" }
+func (a fakeAddr) String() string  { return string(a) }
+func (l named) Addr() net.Addr     { return l.addr }
+
+// hostnames gives each listener kfake opens the name kafka-N.internal
+// (N = 1, 2, …) and maps the names back to the real addresses for the
+// client's dialer.
+type hostnames struct {
+	mu   sync.Mutex
+	real map[string]string
+}
+
+func (h *hostnames) listen(network, address string) (net.Listener, error) {
+	ln, err := net.Listen(network, "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	name := fmt.Sprintf("kafka-%d.internal:9092", len(h.real)+1)
+	h.real[name] = ln.Addr().String()
+	return named{ln, fakeAddr(name)}, nil
+}
+
+func (h *hostnames) dial(ctx context.Context, network, host string) (net.Conn, error) {
+	h.mu.Lock()
+	addr, ok := h.real[host]
+	h.mu.Unlock()
+	if !ok {
+		return nil, &net.OpError{Op: "dial", Net: network, Err: errors.New("no such host " + host)}
+	}
+	var d net.Dialer
+	return d.DialContext(ctx, network, addr)
+}
+
+func newCluster(t *testing.T, opts ...kfake.Opt) *kfake.Cluster {
+	t.Helper()
+	c, err := kfake.NewCluster(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+func TestDiscoverBrokersAsAdvertised(t *testing.T) {
+	h := &hostnames{real: map[string]string{}}
+	newCluster(t, kfake.NumBrokers(3), kfake.ClusterID("Xy3cluster"), kfake.ListenFn(h.listen),
+		kfake.BrokerConfigs(map[string]string{"socket.listen.backlog.size": "4096", "num.network.threads": "8"}))
+	c, err := Discover(context.Background(), Options{Bootstrap: []string{"kafka-2.internal:9092"}, Dialer: h.dial, Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.ID != "Xy3cluster" || len(c.Brokers) != 3 {
+		t.Fatalf("cluster %q with %d brokers, want Xy3cluster with 3: %+v", c.ID, len(c.Brokers), c.Brokers)
+	}
+	if _, ok := c.Broker(c.Controller); !ok {
+		t.Errorf("controller %d is none of the brokers", c.Controller)
+	}
+	hosts := map[string]bool{}
+	for _, b := range c.Brokers {
+		hosts[b.Addr()] = true
+		if got := b.Configs["socket.listen.backlog.size"]; got != (Config{"4096", SourceDynamic}) {
+			t.Errorf("broker %d socket.listen.backlog.size = %+v, want 4096 (dynamic)", b.NodeID, got)
+		}
+		if _, ok := b.Configs["ssl.keystore.password"]; ok {
+			t.Errorf("broker %d: a key kaudit does not check was kept", b.NodeID)
+		}
+	}
+	for i := 1; i <= 3; i++ {
+		if n := fmt.Sprintf("kafka-%d.internal:9092", i); !hosts[n] {
+			t.Errorf("%s not advertised: %v", n, hosts)
+		}
+	}
+	if c.ConfigsError != "" {
+		t.Errorf("configs error %q", c.ConfigsError)
+	}
+}
+
+func TestDiscoverBrokerAddedAndRemoved(t *testing.T) {
+	k := newCluster(t, kfake.NumBrokers(3))
+	o := Options{Bootstrap: k.ListenAddrs()[:1], Timeout: 10 * time.Second}
+	id, _, err := k.AddNode(-1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Discover(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := c.Broker(id); !ok || len(c.Brokers) != 4 {
+		t.Fatalf("after AddNode(%d): %+v", id, c.Brokers)
+	}
+	if err := k.RemoveNode(id); err != nil {
+		t.Fatal(err)
+	}
+	c, err = Discover(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := c.Broker(id); ok || len(c.Brokers) != 3 {
+		t.Fatalf("after RemoveNode(%d): %+v", id, c.Brokers)
+	}
+}
+
+func scramCluster(t *testing.T) *kfake.Cluster {
+	return newCluster(t, kfake.NumBrokers(3), kfake.EnableSASL(), kfake.EnableACLs(),
+		kfake.Superuser("SCRAM-SHA-512", "admin", "admin-secret"),
+		kfake.User("SCRAM-SHA-512", "reader", "reader-secret"),
+		kfake.BrokerConfigs(map[string]string{"socket.listen.backlog.size": "4096"}))
+}
+
+func TestDiscoverSCRAM(t *testing.T) {
+	k := scramCluster(t)
+	for _, tt := range []struct {
+		name, user, pass string
+		configs          bool
+	}{
+		{"superuser reads the configs", "admin", "admin-secret", true},
+		{"a user without DESCRIBE_CONFIGS gets the brokers and a reason", "reader", "reader-secret", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			mech := scram.Auth{User: tt.user, Pass: tt.pass}.AsSha512Mechanism()
+			c, err := Discover(context.Background(), Options{Bootstrap: k.ListenAddrs(), SASL: mech, Timeout: 10 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(c.Brokers) != 3 {
+				t.Fatalf("%d brokers, want 3", len(c.Brokers))
+			}
+			got := c.Brokers[0].Configs != nil
+			if got != tt.configs {
+				t.Errorf("configs read = %v, want %v (error %q)", got, tt.configs, c.ConfigsError)
+			}
+			if !tt.configs && !strings.Contains(c.ConfigsError, "CLUSTER_AUTHORIZATION_FAILED") {
+				t.Errorf("configs error %q does not name the missing permission", c.ConfigsError)
+			}
+		})
+	}
+}
+
+func TestDiscoverFailuresAreNamed(t *testing.T) {
+	k := scramCluster(t)
+	ca, srv := testCerts(t)
+	tk := newCluster(t, kfake.NumBrokers(1), kfake.TLS(srv))
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closedAddr := closed.Addr().String()
+	closed.Close()
+	silent, err := net.Listen("tcp", "127.0.0.1:0") // accepts, never answers
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+
+	pool := x509.NewCertPool()
+	pool.AddCert(ca)
+	for _, tt := range []struct {
+		name string
+		o    Options
+		want ErrorKind
+	}{
+		{"wrong password", Options{Bootstrap: k.ListenAddrs(), SASL: scram.Auth{User: "admin", Pass: "nope"}.AsSha512Mechanism()}, AuthFailed},
+		{"nothing listens", Options{Bootstrap: []string{closedAddr}}, Unreachable},
+		{"a listener that never answers", Options{Bootstrap: []string{silent.Addr().String()}}, Unreachable},
+		{"TLS with a CA that did not sign the broker", Options{Bootstrap: tk.ListenAddrs(), TLS: &tls.Config{ServerName: "kafka.test", RootCAs: x509.NewCertPool()}}, TLSFailed},
+		{"TLS with the wrong server name", Options{Bootstrap: tk.ListenAddrs(), TLS: &tls.Config{ServerName: "other.test", RootCAs: pool}}, TLSFailed},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.o.Timeout = 3 * time.Second
+			start := time.Now()
+			_, err := Discover(context.Background(), tt.o)
+			var de *Error
+			if !errors.As(err, &de) || de.Kind != tt.want {
+				t.Fatalf("error %v, want kind %s", err, tt.want)
+			}
+			if d := time.Since(start); d > 5*time.Second {
+				t.Errorf("took %v with a 3 s timeout", d)
+			}
+		})
+	}
+	t.Run("TLS with the right CA", func(t *testing.T) {
+		c, err := Discover(context.Background(), Options{Bootstrap: tk.ListenAddrs(), TLS: &tls.Config{ServerName: "kafka.test", RootCAs: pool}, Timeout: 10 * time.Second})
+		if err != nil || len(c.Brokers) != 1 {
+			t.Fatalf("%v, %+v", err, c)
+		}
+	})
+}
+
+// testCerts makes a CA and a server certificate for kafka.test signed by it.
+func testCerts(t *testing.T) (*x509.Certificate, *tls.Config) {
+	t.Helper()
+	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "kaudit test CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageCertSign}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, _ := x509.ParseCertificate(caDER)
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "kafka.test"}, DNSNames: []string{"kafka.test"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		KeyUsage: x509.KeyUsageDigitalSignature}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ca, &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}}
+}

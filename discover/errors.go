@@ -1,0 +1,65 @@
+package discover
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// ErrorKind says which step of reaching the cluster failed.
+type ErrorKind string
+
+// The ways reaching a cluster fails, each with what to check.
+const (
+	Unreachable ErrorKind = "unreachable"
+	TLSFailed   ErrorKind = "tls"
+	AuthFailed  ErrorKind = "auth"
+	Failed      ErrorKind = "failed"
+)
+
+// Error is a failure to reach the cluster, with what to check.
+type Error struct {
+	Kind      ErrorKind
+	Bootstrap string
+	Hint      string
+	Err       error
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("bootstrap %s: %v: %s", e.Bootstrap, e.Err, e.Hint)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+func explain(o Options, err error) error {
+	e := &Error{Kind: Failed, Bootstrap: strings.Join(o.Bootstrap, ","), Err: err, Hint: "check the bootstrap address and the client settings"}
+	var (
+		recErr  tls.RecordHeaderError
+		certErr *tls.CertificateVerificationError
+		unk     x509.UnknownAuthorityError
+		host    x509.HostnameError
+		opErr   *net.OpError
+	)
+	switch {
+	case errors.Is(err, kerr.SaslAuthenticationFailed), errors.Is(err, kerr.IllegalSaslState), errors.Is(err, kerr.UnsupportedSaslMechanism):
+		e.Kind, e.Hint = AuthFailed, "authentication failed: check the SASL mechanism (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512), the user name and the password file or variable"
+	case o.SASL != nil && o.TLS == nil && errors.Is(err, io.EOF):
+		e.Kind, e.Hint = AuthFailed, "the broker closed the connection during SASL authentication: check the user name, the password and the mechanism (and that the listener is SASL_PLAINTEXT, not SSL)"
+	case errors.As(err, &certErr), errors.As(err, &unk), errors.As(err, &host):
+		e.Kind, e.Hint = TLSFailed, "the broker's TLS certificate was not accepted: check the CA file (--tls-ca) and the server name (--tls-server-name) against the certificate's names"
+	case errors.As(err, &recErr), strings.Contains(err.Error(), "tls:"):
+		e.Kind, e.Hint = TLSFailed, "the TLS handshake failed: is this listener TLS (SSL or SASL_SSL)? check the client certificate and key"
+	case o.TLS != nil && (errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "EOF")):
+		e.Kind, e.Hint = TLSFailed, "no TLS handshake within the timeout: is this listener PLAINTEXT? check security.protocol"
+	case errors.As(err, &opErr), errors.Is(err, context.DeadlineExceeded):
+		e.Kind, e.Hint = Unreachable, "no broker answered: check the address and port, the firewall, and that the listener is the one clients use"
+	}
+	return e
+}

@@ -1,0 +1,136 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/kaudit/kaudit/audit/facts"
+	"github.com/kaudit/kaudit/discover"
+	"github.com/kaudit/kaudit/report"
+	"github.com/kaudit/kaudit/rules"
+)
+
+// ClusterSource is scan --bootstrap: the Kafka cluster to ask for its
+// brokers, and how to connect to it.
+type ClusterSource struct {
+	Bootstrap []string
+	// CommandConfig is a Kafka CLI client.properties (--command-config);
+	// when set it gives the client settings and Client's secrets and
+	// TLS files are taken from it.
+	CommandConfig string
+	Client        discover.ClientConfig
+	// Map pins node ids to inventory host names (a map file).
+	Map map[int32]string
+	// Options, when set, replaces the connection settings (tests).
+	Options *discover.Options
+}
+
+// Discover asks the cluster for its brokers.
+func (s *ClusterSource) Discover(ctx context.Context) (*discover.Cluster, error) {
+	o, err := s.options()
+	if err != nil {
+		return nil, err
+	}
+	return discover.Discover(ctx, o)
+}
+
+func (s *ClusterSource) options() (discover.Options, error) {
+	if s.Options != nil {
+		return *s.Options, nil
+	}
+	c := s.Client
+	if s.CommandConfig != "" {
+		cc, err := discover.ReadCommandConfig(s.CommandConfig)
+		if err != nil {
+			return discover.Options{}, fmt.Errorf("--command-config %w", err)
+		}
+		cc.ServerName = c.ServerName
+		if c.PasswordEnv != "" || c.PasswordFile != "" {
+			cc.PasswordEnv, cc.PasswordFile = c.PasswordEnv, c.PasswordFile
+		}
+		c = cc
+	}
+	return c.Options(s.Bootstrap)
+}
+
+// clusterReport is what the report says about the cluster: its brokers,
+// each matched to an audited broker host and proven by meta.properties,
+// and the cluster-level findings (rules.ClusterCatalog), with their
+// severity from the catalog.
+//
+// fleet, when given, is what the fleet pass kept of each host (aligned
+// with hosts): the facts of a host whose own were spooled.
+func clusterReport(cl *discover.Cluster, src *ClusterSource, hosts []report.Host, fleet []*facts.Facts) *report.Cluster {
+	var dh []discover.Host
+	for i, h := range hosts {
+		f := h.Facts
+		if f == nil && i < len(fleet) {
+			f = fleet[i]
+		}
+		if f != nil && f.Role == facts.RoleClient {
+			continue
+		}
+		dh = append(dh, discover.Host{Name: h.Name, Address: h.Address, Facts: f})
+	}
+	return clusterOf(cl, src.Bootstrap, dh, src.Map)
+}
+
+func clusterOf(cl *discover.Cluster, bootstrap []string, hosts []discover.Host, pin map[int32]string) *report.Cluster {
+	maps, probs := discover.Map(cl, hosts, pin)
+	byID := map[int32]discover.Mapping{}
+	for _, m := range maps {
+		byID[m.NodeID] = m
+	}
+	rc := &report.Cluster{ID: cl.ID, Bootstrap: strings.Join(bootstrap, ","), Controller: cl.Controller, ConfigsError: cl.ConfigsError, Problems: []report.ClusterProblem{}}
+	for _, b := range cl.Brokers {
+		m := byID[b.NodeID]
+		cb := report.ClusterBroker{NodeID: b.NodeID, Advertised: b.Addr(), Rack: b.Rack, Host: m.Host, By: m.By, Proof: string(m.Proof), Detail: m.Detail}
+		if b.Configs != nil {
+			cb.Configs = map[string]report.ClusterConfig{}
+			for k, v := range b.Configs {
+				cb.Configs[k] = report.ClusterConfig{Value: v.Value, Source: string(v.Source)}
+			}
+		}
+		rc.Brokers = append(rc.Brokers, cb)
+	}
+	for _, p := range probs {
+		r, _ := rules.Lookup(string(p.Kind))
+		rc.Problems = append(rc.Problems, report.ClusterProblem{Rule: string(p.Kind), Severity: string(r.Severity), NodeID: p.NodeID, Host: p.Host, Message: p.Message})
+	}
+	sort.SliceStable(rc.Problems, func(i, j int) bool {
+		return rules.Severity(rc.Problems[i].Severity).Rank() > rules.Severity(rc.Problems[j].Severity).Rank()
+	})
+	return rc
+}
+
+// attachRunning gives f the running settings of the broker its
+// meta.properties proves it is: every readable meta.properties names
+// cl's cluster and one node id, and the cluster reported that broker's
+// settings. Anything less leaves f as gathered: the rules then judge the
+// file, never a guessed broker's settings.
+func attachRunning(cl *discover.Cluster, f *facts.Facts) {
+	if f == nil || f.Kafka == nil {
+		return
+	}
+	id := -1
+	for _, d := range f.Kafka.LogDirs {
+		m := d.Meta
+		if m == nil {
+			continue
+		}
+		if m.ClusterID != cl.ID || (id >= 0 && m.ID() != id) {
+			return
+		}
+		id = m.ID()
+	}
+	b, ok := cl.Broker(int32(id))
+	if id < 0 || !ok || b.Configs == nil {
+		return
+	}
+	f.Kafka.Running = map[string]facts.RunningConfig{}
+	for k, v := range b.Configs {
+		f.Kafka.Running[k] = facts.RunningConfig{Value: v.Value, Source: string(v.Source)}
+	}
+}

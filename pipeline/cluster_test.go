@@ -1,0 +1,122 @@
+package pipeline
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+
+	"github.com/kaudit/kaudit/audit/facts"
+	"github.com/kaudit/kaudit/discover"
+	"github.com/kaudit/kaudit/report"
+	"github.com/kaudit/kaudit/rules"
+)
+
+// Every cluster rule of the catalog is a kind discover.Map reports, and
+// each kind has its catalog entry (its severity lives there).
+func TestClusterRulesAreMapKinds(t *testing.T) {
+	kinds := map[string]bool{string(discover.BrokerUnaudited): true, string(discover.HostNotABroker): true,
+		string(discover.MetaContradicts): true, string(discover.AdvertisedShared): true}
+	cat := rules.ClusterCatalog()
+	if len(cat) != len(kinds) {
+		t.Errorf("%d cluster rules in the catalog, %d kinds", len(cat), len(kinds))
+	}
+	for _, r := range cat {
+		if !kinds[r.ID] {
+			t.Errorf("cluster rule %s is no kind of discover.Map", r.ID)
+		}
+	}
+}
+
+func metaHost(name, cluster string, id int) report.Host {
+	return report.Host{Name: name, Facts: &facts.Facts{Kafka: &facts.Kafka{LogDirs: []facts.LogDir{
+		{Path: "/var/lib/kafka", Meta: &facts.MetaProperties{Version: "1", ClusterID: cluster, NodeID: id, BrokerID: -1}}}}}}
+}
+
+// TestClusterReport asks a kfake cluster of three brokers and cross-checks
+// it with an inventory that lacks one broker, holds a host that is no
+// broker, and a host whose meta.properties names another cluster.
+func TestClusterReport(t *testing.T) {
+	k, err := kfake.NewCluster(kfake.NumBrokers(3), kfake.ClusterID("Xy3cluster"),
+		kfake.BrokerConfigs(map[string]string{"socket.listen.backlog.size": "50"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close()
+	src := &ClusterSource{Bootstrap: k.ListenAddrs()[:1], Options: &discover.Options{Bootstrap: k.ListenAddrs()[:1], Timeout: 10 * time.Second}}
+	cl, err := src.Discover(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// kfake advertises 127.0.0.1 for every broker: the names cannot tell
+	// the hosts apart, meta.properties does.
+	hosts := []report.Host{
+		metaHost("kafka-0", "Xy3cluster", int(cl.Brokers[0].NodeID)),
+		metaHost("kafka-1", "OtherCluster", int(cl.Brokers[1].NodeID)),
+		{Name: "old-broker", Facts: &facts.Facts{}},
+		{Name: "client-1", Facts: &facts.Facts{Role: facts.RoleClient}},
+	}
+	rc := clusterReport(cl, src, hosts, nil)
+	if rc.ID != "Xy3cluster" || len(rc.Brokers) != 3 {
+		t.Fatalf("cluster %+v", rc)
+	}
+	b0 := rc.Brokers[0]
+	if b0.Host != "kafka-0" || b0.By != "meta.properties" || b0.Proof != string(discover.Proven) {
+		t.Errorf("broker 0: %+v", b0)
+	}
+	if c := b0.Configs["socket.listen.backlog.size"]; c != (report.ClusterConfig{Value: "50", Source: "dynamic"}) {
+		t.Errorf("broker 0 backlog %+v", c)
+	}
+	got := map[string]int{}
+	for i, p := range rc.Problems {
+		got[p.Rule]++
+		r, _ := rules.Lookup(p.Rule)
+		if p.Severity != string(r.Severity) {
+			t.Errorf("%s at %s, the catalog says %s", p.Rule, p.Severity, r.Severity)
+		}
+		if i > 0 && rules.Severity(rc.Problems[i-1].Severity).Rank() < rules.Severity(p.Severity).Rank() {
+			t.Errorf("problems not by severity: %+v", rc.Problems)
+		}
+	}
+	// kafka-1 names another cluster: no broker matches it; brokers 1 and 2
+	// are then unaudited; kafka-1 and old-broker are no brokers of it; the
+	// client host is not in the broker group.
+	want := map[string]int{"broker-unaudited": 2, "host-not-a-broker": 2, "advertised-shared": 1}
+	for k, n := range want {
+		if got[k] != n {
+			t.Errorf("%s: %d, want %d (%+v)", k, got[k], n, rc.Problems)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("problems %+v", rc.Problems)
+	}
+}
+
+func TestAttachRunningOnlyWhenProven(t *testing.T) {
+	cl := &discover.Cluster{ID: "Xy3", Brokers: []discover.Broker{{NodeID: 1, Configs: map[string]discover.Config{"socket.listen.backlog.size": {Value: "50", Source: discover.SourceDefault}}}}}
+	for _, tt := range []struct {
+		name string
+		h    report.Host
+		want bool
+	}{
+		{"proven node 1", metaHost("a", "Xy3", 1), true},
+		{"another cluster", metaHost("b", "Other", 1), false},
+		{"a node the cluster does not list", metaHost("c", "Xy3", 2), false},
+		{"no meta.properties", report.Host{Facts: &facts.Facts{Kafka: &facts.Kafka{LogDirs: []facts.LogDir{{Path: "/d"}}}}}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			attachRunning(cl, tt.h.Facts)
+			got := tt.h.Facts.Kafka.Running["socket.listen.backlog.size"]
+			if (got != facts.RunningConfig{}) != tt.want || (tt.want && got != facts.RunningConfig{Value: "50", Source: "default"}) {
+				t.Errorf("running %+v, want set=%v", got, tt.want)
+			}
+		})
+	}
+	two := metaHost("d", "Xy3", 1)
+	two.Facts.Kafka.LogDirs = append(two.Facts.Kafka.LogDirs, facts.LogDir{Path: "/e", Meta: &facts.MetaProperties{ClusterID: "Xy3", NodeID: 2, BrokerID: -1}})
+	attachRunning(cl, two.Facts)
+	if two.Facts.Kafka.Running != nil {
+		t.Errorf("log dirs naming two nodes: running %+v", two.Facts.Kafka.Running)
+	}
+}

@@ -1,0 +1,48 @@
+package report
+
+// Cluster is the Kafka cluster as it described itself (scan --bootstrap)
+// and how its brokers map to the audited hosts. Nil when the scan did not
+// ask the cluster.
+type Cluster struct {
+	ID         string `json:"cluster_id"`
+	Bootstrap  string `json:"bootstrap"`
+	Controller int32  `json:"controller"`
+	// Brokers are the cluster's brokers in node id order, each with the
+	// host it was matched to ("" when none) and the proof.
+	Brokers []ClusterBroker `json:"brokers"`
+	// ConfigsError is why the running brokers' settings could not be read
+	// (no DESCRIBE_CONFIGS permission): the rules then use server.properties.
+	ConfigsError string `json:"configs_error,omitempty"`
+	// Problems are the cluster-level findings (broker-unaudited,
+	// host-not-a-broker, broker-meta-mismatch, advertised-shared).
+	Problems []ClusterProblem `json:"problems"`
+}
+
+// ClusterBroker is one broker, its SSH host and the proof of the match.
+type ClusterBroker struct {
+	NodeID     int32  `json:"node_id"`
+	Advertised string `json:"advertised"`
+	Rack       string `json:"rack,omitempty"`
+	Host       string `json:"host,omitempty"`
+	By         string `json:"by,omitempty"`    // map, name, address, meta.properties
+	Proof      string `json:"proof,omitempty"` // proven, contradicted, unproven
+	Detail     string `json:"detail,omitempty"`
+	// Configs are the running broker's settings with their source.
+	Configs map[string]ClusterConfig `json:"configs,omitempty"`
+}
+
+// ClusterConfig is a running broker's setting and where it comes from
+// (static, dynamic, dynamic-default, default).
+type ClusterConfig struct {
+	Value  string `json:"value"`
+	Source string `json:"source"`
+}
+
+// ClusterProblem is one cluster-level finding; Rule is its catalog id.
+type ClusterProblem struct {
+	Rule     string `json:"rule"`
+	Severity string `json:"severity"`
+	NodeID   int32  `json:"node_id"`
+	Host     string `json:"host,omitempty"`
+	Message  string `json:"message"`
+}

@@ -1,0 +1,73 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func clusterFixture() *Cluster {
+	return &Cluster{ID: "Xy3cluster", Bootstrap: "kafka-a1:9092", Controller: 1,
+		Brokers: []ClusterBroker{
+			{NodeID: 1, Advertised: "kafka-a1.internal:9092", Host: "kafka-a1", By: "name", Proof: "proven",
+				Detail:  "meta.properties in /var/lib/kafka says cluster Xy3cluster node 1",
+				Configs: map[string]ClusterConfig{"socket.listen.backlog.size": {Value: "50", Source: "default"}}},
+			{NodeID: 7, Advertised: "kafka-7.internal:9092"},
+		},
+		Problems: []ClusterProblem{
+			{Rule: "broker-unaudited", Severity: "high", NodeID: 7, Message: "broker 7 (kafka-7.internal:9092) is in cluster Xy3cluster but in no inventory: nothing about it was checked"},
+			{Rule: "host-not-a-broker", Severity: "medium", NodeID: -1, Host: "evil", Message: "host \x1b[31m<b>evil</b> is in the broker group but runs no Kafka broker"},
+		}}
+}
+
+// TestClusterInEveryFormat: the verified mapping, a running setting with
+// its source and the cluster findings come out in every report format,
+// hostile text made harmless.
+func TestClusterInEveryFormat(t *testing.T) {
+	r := loadFixture(t)
+	r.Cluster = clusterFixture()
+	want := map[string][]string{
+		"json":       {`"broker-unaudited"`, `"proof": "proven"`, `"source": "default"`},
+		"table":      {"broker 1 kafka-a1.internal:9092 → kafka-a1 (by name, proven)", "socket.listen.backlog.size=50 (default)", "high broker-unaudited: broker 7 (kafka-7.internal:9092) is in cluster Xy3cluster but in no inventory"},
+		"markdown":   {"## Cluster", "| 1 | kafka-a1.internal:9092 | kafka-a1 | proven (by name)", "socket.listen.backlog.size=50 (default)", "- **high** `broker-unaudited`: broker 7"},
+		"html":       {`<section id="cluster">`, "<td>kafka-a1</td>", "socket.listen.backlog.size=50 (default)", "<code>broker-unaudited</code>: broker 7"},
+		"junit":      {`name="broker-unaudited"`, `type="high"`, "kafka-a1 (by name, proven)"},
+		"prometheus": {`kaudit_cluster_broker{cluster="Xy3cluster",node_id="1",advertised="kafka-a1.internal:9092",host="kafka-a1",proof="proven"} 1`, `kaudit_cluster_problems{cluster="Xy3cluster",rule="broker-unaudited",severity="high"} 1`},
+	}
+	for _, f := range Formats() {
+		ws, ok := want[f]
+		if !ok {
+			t.Errorf("format %s: no expectation for the cluster section", f)
+			continue
+		}
+		var b bytes.Buffer
+		if err := Render(&b, f, r, Options{Width: 400}); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		out := b.String()
+		for _, w := range ws {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s: no %q in\n%s", f, w, tail(out))
+			}
+		}
+		if strings.Contains(out, "\x1b[31m") || (f != "table" && strings.Contains(out, "<b>evil")) {
+			t.Errorf("%s: hostile text passed through", f)
+		}
+	}
+	var back Report
+	var b bytes.Buffer
+	if err := Render(&b, "json", r, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b.Bytes(), &back); err != nil || back.Cluster == nil || back.Cluster.Brokers[0].Configs["socket.listen.backlog.size"].Source != "default" {
+		t.Errorf("cluster does not round-trip through JSON: %v %+v", err, back.Cluster)
+	}
+}
+
+func tail(s string) string {
+	if i := strings.Index(s, "luster"); i > 200 {
+		return s[i-200:]
+	}
+	return s
+}

@@ -1,0 +1,41 @@
+package report
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// clusterBrokerLine is one broker of the cluster section, plain text (each
+// format escapes it): "broker 1 kafka-1.internal:9092 → kafka-1 (name, proven)".
+func clusterBrokerLine(b ClusterBroker) string {
+	s := fmt.Sprintf("broker %d %s", b.NodeID, b.Advertised)
+	if b.Host == "" {
+		return s + " → no audited host"
+	}
+	return fmt.Sprintf("%s → %s (by %s, %s)", s, b.Host, b.By, b.Proof)
+}
+
+// clusterConfigLine is the running broker's settings with their source,
+// in key order: "num.network.threads=8 (static), …"; "" when none.
+func clusterConfigLine(b ClusterBroker) string {
+	keys := make([]string, 0, len(b.Configs))
+	for k := range b.Configs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s=%s (%s)", k, b.Configs[k].Value, b.Configs[k].Source))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// clusterHeading is the section's first line.
+func clusterHeading(c *Cluster) string {
+	s := fmt.Sprintf("cluster %s via %s: %d brokers, controller %d", c.ID, c.Bootstrap, len(c.Brokers), c.Controller)
+	if c.ConfigsError != "" {
+		s += "; running settings not read: " + c.ConfigsError
+	}
+	return s
+}

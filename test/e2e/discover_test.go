@@ -1,0 +1,130 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"golang.org/x/sys/unix"
+
+	"github.com/kaudit/kaudit/internal/testfleet"
+)
+
+// listenIn opens a TCP listener inside the network namespace netns: the
+// calling goroutine's OS thread enters it (setns), listens, and goes back
+// before it is unlocked. The socket stays in the namespace it was made in,
+// so kfake, running in this test process, serves each broker from its own
+// host's address. (Chosen over a helper binary under ip netns exec: no
+// second process to build, start and kill, and kfake stays in-process.)
+func listenIn(netns, addr string) (net.Listener, error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	self, err := os.Open("/proc/thread-self/ns/net")
+	if err != nil {
+		return nil, err
+	}
+	defer self.Close()
+	target, err := os.Open("/var/run/netns/" + netns)
+	if err != nil {
+		return nil, err
+	}
+	defer target.Close()
+	if err := unix.Setns(int(target.Fd()), unix.CLONE_NEWNET); err != nil {
+		return nil, fmt.Errorf("setns %s: %w", netns, err)
+	}
+	ln, lerr := net.Listen("tcp", addr)
+	if err := unix.Setns(int(self.Fd()), unix.CLONE_NEWNET); err != nil {
+		panic("cannot return to the test's network namespace: " + err.Error()) // the thread must not run other goroutines
+	}
+	return ln, lerr
+}
+
+// metaProps is meta.properties as a KRaft broker writes it.
+func metaProps(cluster string, node int) string {
+	return fmt.Sprintf("#\n#Tue Dec 01 23:00:00 UTC 2026\nnode.id=%d\ndirectory.id=J8aAPcfLQt2bqs1JT_rMgQ\nversion=1\ncluster.id=%s\n", node, cluster)
+}
+
+// TestScanBootstrap: three kfake brokers, each listening inside its own
+// test host's namespace on that host's address, advertised as it; the
+// inventory lacks broker 2, holds a host that is no broker of the cluster,
+// and one host's meta.properties names another cluster.
+func TestScanBootstrap(t *testing.T) {
+	requireEnv(t)
+	const cluster = "E2EdiscoverCluster0001"
+	props := func(extra ...string) map[string]string {
+		m := map[string]string{"log.dirs": "/var/lib/kafka-data", "socket.listen.backlog.size": "2048"}
+		for i := 0; i+1 < len(extra); i += 2 {
+			m[extra[i]] = extra[i+1]
+		}
+		return m
+	}
+	specs := []testfleet.HostSpec{
+		{Name: "kd0", Sysctls: base(), Kafka: &testfleet.BrokerSpec{Version: "3.6.1", Properties: props()},
+			Files: map[string]string{"/var/lib/kafka-data/meta.properties": metaProps(cluster, 0)}},
+		{Name: "kd1", Sysctls: base(), Kafka: &testfleet.BrokerSpec{Version: "3.6.1", Properties: props()},
+			Files: map[string]string{"/var/lib/kafka-data/meta.properties": metaProps("OtherClusterId", 1)}},
+		{Name: "kd2", Sysctls: base(), Kafka: &testfleet.BrokerSpec{Version: "3.6.1", Properties: props()},
+			Files: map[string]string{"/var/lib/kafka-data/meta.properties": metaProps(cluster, 2)}},
+		{Name: "kdnb", Sysctls: base(), Kafka: &testfleet.BrokerSpec{Version: "3.6.1", Properties: props()}},
+	}
+	f := testfleet.Start(t, specs)
+	hosts := f.Hosts
+	next := 0
+	k, err := kfake.NewCluster(kfake.NumBrokers(3), kfake.ClusterID(cluster),
+		kfake.BrokerConfigs(map[string]string{"socket.listen.backlog.size": "50"}),
+		kfake.ListenFn(func(network, _ string) (net.Listener, error) {
+			h := hosts[next]
+			next++
+			return listenIn("kft-"+h.Spec.Name, net.JoinHostPort(h.Addr, "9093"))
+		}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close()
+
+	inv := writeInventory(t, f, entry(hosts[0]), entry(hosts[1]), entry(hosts[3]))
+	r := scan(t, runOpts{}, inv, "--bootstrap", hosts[0].Addr+":9093")
+	c := r.Report.Cluster
+	if c == nil {
+		t.Fatalf("no cluster in the report\nstderr:\n%s", r.Stderr)
+	}
+	t.Logf("cluster %s: %+v", c.ID, c.Brokers)
+	for _, p := range c.Problems {
+		t.Logf("%s %s: %s", p.Severity, p.Rule, p.Message)
+	}
+	if c.ID != cluster || len(c.Brokers) != 3 {
+		t.Fatalf("cluster %q with %d brokers", c.ID, len(c.Brokers))
+	}
+	b0 := c.Brokers[0]
+	if b0.Host != "kd0" || b0.By != "address" || b0.Proof != "proven" || b0.Advertised != hosts[0].Addr+":9093" {
+		t.Errorf("broker 0: %+v", b0)
+	}
+	got := map[string]string{}
+	for _, p := range c.Problems {
+		got[p.Rule] += p.Message + "\n"
+	}
+	for rule, want := range map[string]string{
+		"broker-unaudited":     fmt.Sprintf("broker 2 (%s:9093) is in cluster %s but in no inventory", hosts[2].Addr, cluster),
+		"broker-meta-mismatch": "host kd1 was matched to broker 1",
+		"host-not-a-broker":    "host kdnb is in the broker group but matches no advertised broker",
+	} {
+		if !strings.Contains(got[rule], want) {
+			t.Errorf("%s: %q, want %q", rule, got[rule], want)
+		}
+	}
+	fd := finding(r.host(t, "kd0"), "kafka-backlog-config")
+	if fd == nil || !strings.Contains(fd.Observed, "the file says 2048") || !strings.Contains(fd.Observed, "the running broker uses 50 (dynamic)") {
+		t.Errorf("kd0 kafka-backlog-config: %+v", fd)
+	} else {
+		t.Logf("kd0 %s: %s %s", fd.Rule, fd.Status, fd.Observed)
+	}
+	if fd := finding(r.host(t, "kd1"), "kafka-backlog-config"); fd != nil && strings.Contains(fd.Observed, "running broker") {
+		t.Errorf("kd1 (meta.properties of another cluster) judged by broker 1's running value: %s", fd.Observed)
+	}
+}
