@@ -48,7 +48,15 @@ type Kafka struct {
 	Config     string
 	Overrides  []string
 	ConfigBody string // "N:key=value" lines of the keys kaudit reads
+	// LogDirs is the log-dirs section body (dir=, real=, segments=, mi=
+	// lines); "" is a dedicated XFS disk mounted noatime (LogDirsXFS).
+	LogDirs string
 }
+
+// LogDirsXFS is a log directory on its own XFS disk, mounted noatime.
+const LogDirsXFS = "dir=/var/lib/kafka/data\nreal=/var/lib/kafka/data\nsegments=1840\n" +
+	"mi=26 1 253:0 / / rw,relatime shared:1 - xfs /dev/mapper/rootvg-root rw,attr2,inode64,noquota\n" +
+	"mi=61 26 259:1 / /var/lib/kafka rw,noatime shared:30 - xfs /dev/nvme1n1 rw,attr2,inode64,logbufs=8,noquota\n"
 
 // NIC is one interface's ethtool output.
 type NIC struct {
@@ -137,7 +145,7 @@ func (h *Host) sysctlBody(keys string) string {
 func (h *Host) kafkaSections() []section {
 	k := h.Kafka
 	if k == nil {
-		return []section{{"kafka", "absent", ""}, {"kafka-config", "absent", ""}}
+		return []section{{"kafka", "absent", ""}, {"kafka-config", "absent", ""}, {"log-dirs", "absent", ""}}
 	}
 	var kb strings.Builder
 	fmt.Fprintf(&kb, "pid=%d\nfound=%s\n", k.PID, k.FoundBy)
@@ -149,7 +157,11 @@ func (h *Host) kafkaSections() []section {
 		fmt.Fprintf(&kb, "override=%s\n", o)
 	}
 	fmt.Fprintf(&kb, "arg=%s\n", k.Config)
-	return []section{{"kafka", "ok", kb.String()}, {"kafka-config", "ok", "path=" + k.Config + "\n" + k.ConfigBody}}
+	ld := k.LogDirs
+	if ld == "" {
+		ld = LogDirsXFS
+	}
+	return []section{{"kafka", "ok", kb.String()}, {"kafka-config", "ok", "path=" + k.Config + "\n" + k.ConfigBody}, {"log-dirs", "ok", ld}}
 }
 
 func (h *Host) nicsBody() string {
