@@ -57,7 +57,8 @@ func TestLogDirNoatime(t *testing.T) {
 			}},
 		{name: "no atime option is relatime", mutate: logDir(onFS("ext4", "/dev/sdb1", "rw")), status: Warn, reason: "relatime"},
 		{name: "strictatime fails", mutate: logDir(onFS("ext4", "/dev/sdb1", "rw", "strictatime")), status: Fail, reason: "strictatime"},
-		{name: "tmpfs is left to log-dir-filesystem", mutate: logDir(onFS("tmpfs", "tmpfs", "rw", "relatime")), status: Pass},
+		{name: "tmpfs is left to log-dir-filesystem", mutate: logDir(onFS("tmpfs", "tmpfs", "rw", "relatime")), status: Skip, reason: "not judged"},
+		{name: "tmpfs beside a relatime disk", mutate: logDir(onFS("tmpfs", "tmpfs", "rw"), facts.LogDir{Path: "/d/k", Exists: true, Mount: "/d", FSType: "xfs", Source: "/dev/sdc", Device: "8:32", Options: []string{"rw", "relatime"}}), status: Warn, reason: "/d"},
 		{name: "mount point with a space is quoted", mutate: logDir(facts.LogDir{Path: "/my data/k", Exists: true, Mount: "/my data", FSType: "xfs", Source: "/dev/sdb1", Device: "8:17", Options: []string{"rw", "relatime"}}), status: Warn,
 			check: func(t *testing.T, fd Finding) {
 				if !strings.Contains(fd.Fix.Manual, "mount -o remount,noatime '/my data'") {
