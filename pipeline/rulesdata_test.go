@@ -15,32 +15,31 @@ import (
 	"github.com/kaudit/kaudit/rules"
 )
 
-// swappinessRule is a sysctl threshold rule added as YAML alone: one block
+// cachePressureRule is a sysctl threshold rule added as YAML alone: one block
 // for rules/catalog.yaml...
-const swappinessRule = `
-  - id: swappiness
-    title: vm.swappiness is at most the target
+const cachePressureRule = `
+  - id: cache-pressure
+    title: vm.vfs_cache_pressure is at most the target
     severity: medium
     rationale: >-
-      Apache Kafka's operations guide and Confluent's deployment guide set
-      vm.swappiness to 1: the broker's heap and the page cache it serves
-      from must not be swapped out.
+      A test rule (the shipped catalog has no vfs_cache_pressure rule): a
+      higher vfs_cache_pressure reclaims dentries and inodes sooner.
     references:
-      - title: Linux kernel documentation, vm sysctls (swappiness)
+      - title: Linux kernel documentation, vm sysctls (vfs_cache_pressure)
         url: https://docs.kernel.org/admin-guide/sysctl/vm.html
     thresholds: []
     check:
-      why: the kernel may swap the broker out under memory pressure
-      pass: "vm.swappiness ≤ {swappiness}"
+      why: the kernel reclaims the log directories' dentries and inodes early
+      pass: "vm.vfs_cache_pressure ≤ {cache_pressure}"
       sysctls:
-        - {sysctl: vm.swappiness, op: at-most, profile: swappiness, boot_default: {value: "60"}}
-    fix: sysctl -w vm.swappiness=1 and persist it.
+        - {sysctl: vm.vfs_cache_pressure, op: at-most, profile: cache_pressure, boot_default: {value: "100"}}
+    fix: sysctl -w vm.vfs_cache_pressure=1 and persist it.
 `
 
 // ...and its default for rules/profile.default.yaml.
-const swappinessDefault = "\n# vm.swappiness ceiling (Kafka's operations guide).\nswappiness: 1\n"
+const cachePressureDefault = "\n# vm.vfs_cache_pressure ceiling (a test key).\ncache_pressure: 1\n"
 
-// TestThresholdRuleByYAMLAlone adds vm.swappiness ≤ 1 to temporary copies
+// TestThresholdRuleByYAMLAlone adds vm.vfs_cache_pressure ≤ 1 to temporary copies
 // of the shipped catalog and profile, nothing else, and runs it end to
 // end: load → the gather script (run on this machine, read-only) reads
 // the new key → evaluate → a failing finding with the catalog's severity
@@ -59,17 +58,17 @@ func TestThresholdRuleByYAMLAlone(t *testing.T) {
 		}
 		return p, b
 	}
-	catName, cat := copyWith("catalog.yaml", swappinessRule)
-	profName, prof := copyWith("profile.default.yaml", swappinessDefault)
+	catName, cat := copyWith("catalog.yaml", cachePressureRule)
+	profName, prof := copyWith("profile.default.yaml", cachePressureDefault)
 	set, err := rules.LoadSet(catName, cat, profName, prof)
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := set.DefaultProfile()
-	if p.Value("swappiness") != 1 {
-		t.Fatalf("profile key swappiness = %v, want 1", p.Value("swappiness"))
+	if p.Value("cache_pressure") != 1 {
+		t.Fatalf("profile key cache_pressure = %v, want 1", p.Value("cache_pressure"))
 	}
-	if _, err := p.With(map[string]any{"swappiness": 10}); err != nil {
+	if _, err := p.With(map[string]any{"cache_pressure": 10}); err != nil {
 		t.Errorf("a per-host override of the new key: %v", err)
 	}
 	var persisted rules.Rule
@@ -78,21 +77,21 @@ func TestThresholdRuleByYAMLAlone(t *testing.T) {
 			persisted = r
 		}
 	}
-	if !strings.Contains(strings.Join(persisted.Thresholds, " "), "swappiness") {
+	if !strings.Contains(strings.Join(persisted.Thresholds, " "), "cache_pressure") {
 		t.Errorf("sysctl-persisted does not compare the new key at boot: thresholds %v", persisted.Thresholds)
 	}
 
 	// Gathered: the script reads every key the set's checks name.
 	keys := set.SysctlKeys()
-	if !strings.Contains(" "+strings.Join(keys, " ")+" ", " vm.swappiness ") {
-		t.Fatalf("SysctlKeys %v lacks vm.swappiness", keys)
+	if !strings.Contains(" "+strings.Join(keys, " ")+" ", " vm.vfs_cache_pressure ") {
+		t.Fatalf("SysctlKeys %v lacks vm.vfs_cache_pressure", keys)
 	}
-	if strings.Contains(strings.Join(rules.SysctlKeys(), " "), "vm.swappiness") {
-		t.Fatal("the shipped set reads vm.swappiness: the test's rule leaked")
+	if strings.Contains(strings.Join(rules.SysctlKeys(), " "), "vm.vfs_cache_pressure") {
+		t.Fatal("the shipped set reads vm.vfs_cache_pressure: the test's rule leaked")
 	}
-	raw, err := os.ReadFile("/proc/sys/vm/swappiness")
+	raw, err := os.ReadFile("/proc/sys/vm/vfs_cache_pressure")
 	if err != nil {
-		t.Skipf("no /proc/sys/vm/swappiness here: %v", err)
+		t.Skipf("no /proc/sys/vm/vfs_cache_pressure here: %v", err)
 	}
 	marker := gather.NewMarker()
 	script, err := gather.Script(gather.Params{KafkaPort: 9092, SysctlKeys: keys, Marker: marker})
@@ -110,54 +109,54 @@ func TestThresholdRuleByYAMLAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 	here := strings.TrimSpace(string(raw))
-	if f.Sysctl["vm.swappiness"] != here {
-		t.Fatalf("gathered vm.swappiness = %q, /proc says %q", f.Sysctl["vm.swappiness"], here)
+	if f.Sysctl["vm.vfs_cache_pressure"] != here {
+		t.Fatalf("gathered vm.vfs_cache_pressure = %q, /proc says %q", f.Sysctl["vm.vfs_cache_pressure"], here)
 	}
 	want := rules.Fail
 	if here == "0" || here == "1" {
 		want = rules.Pass
 	}
-	if fd := findRule(t, set.Evaluate(f, p), "swappiness"); fd.Status != want {
-		t.Errorf("this machine's vm.swappiness=%s: %s (%s), want %s", here, fd.Status, fd.Reason, want)
+	if fd := findRule(t, set.Evaluate(f, p), "cache-pressure"); fd.Status != want {
+		t.Errorf("this machine's vm.vfs_cache_pressure=%s: %s (%s), want %s", here, fd.Status, fd.Reason, want)
 	}
 
 	// Evaluated on a host at the kernel default: fail, with the catalog
 	// block's severity and a fix that says "at most".
-	f.Sysctl["vm.swappiness"] = "60"
+	f.Sysctl["vm.vfs_cache_pressure"] = "60"
 	f.Persisted = map[string]facts.PersistedSysctl{}
-	fd := findRule(t, set.Evaluate(f, p), "swappiness")
-	if fd.Status != rules.Fail || fd.Severity != rules.Medium || fd.Title != "vm.swappiness is at most the target" ||
-		fd.Reason != "vm.swappiness=60 (want <= 1): the kernel may swap the broker out under memory pressure" {
+	fd := findRule(t, set.Evaluate(f, p), "cache-pressure")
+	if fd.Status != rules.Fail || fd.Severity != rules.Medium || fd.Title != "vm.vfs_cache_pressure is at most the target" ||
+		fd.Reason != "vm.vfs_cache_pressure=60 (want <= 1): the kernel reclaims the log directories' dentries and inodes early" {
 		t.Fatalf("finding %+v", fd)
 	}
-	if fd.Fix == nil || fd.Fix.Sysctl["vm.swappiness"] != "1" || fd.Fix.BoundOf("vm.swappiness") != (rules.Bound{Dir: rules.AtMost}) {
+	if fd.Fix == nil || fd.Fix.Sysctl["vm.vfs_cache_pressure"] != "1" || fd.Fix.BoundOf("vm.vfs_cache_pressure") != (rules.Bound{Dir: rules.AtMost}) {
 		t.Fatalf("fix %+v", fd.Fix)
 	}
-	f.Sysctl["vm.swappiness"] = "1"
-	if fd := findRule(t, set.Evaluate(f, p), "swappiness"); fd.Status != rules.Pass || fd.Reason != "vm.swappiness ≤ 1" {
+	f.Sysctl["vm.vfs_cache_pressure"] = "1"
+	if fd := findRule(t, set.Evaluate(f, p), "cache-pressure"); fd.Status != rules.Pass || fd.Reason != "vm.vfs_cache_pressure ≤ 1" {
 		t.Errorf("at the target: %s %q", fd.Status, fd.Reason)
 	}
-	if fd := findRule(t, set.Evaluate(f, p), rules.RuleSysctlPersisted); !strings.Contains(fd.Reason, "vm.swappiness: runtime 1 not persisted: reverts to 60 at boot") {
+	if fd := findRule(t, set.Evaluate(f, p), rules.RuleSysctlPersisted); !strings.Contains(fd.Reason, "vm.vfs_cache_pressure: runtime 1 not persisted: reverts to 100 at boot") {
 		t.Errorf("sysctl-persisted: %s %q", fd.Status, fd.Reason)
 	}
-	f.Sysctl["vm.swappiness"] = "60"
+	f.Sysctl["vm.vfs_cache_pressure"] = "60"
 
 	// Planned: 60 → 1, runtime and persisted; a second rule asking at
 	// most 10 merges to 1, one asking at least 10 is a conflict.
-	sel := remediate.Selector{Rules: []string{"swappiness", "other"}}
+	sel := remediate.Selector{Rules: []string{"cache-pressure", "other"}}
 	other := func(v string, d rules.Direction) rules.Finding {
-		return rules.Finding{Rule: "other", Status: rules.Fail, Fix: &rules.Fix{Summary: "x", Sysctl: map[string]string{"vm.swappiness": v}, Bounds: map[string]rules.Bound{"vm.swappiness": {Dir: d}}}}
+		return rules.Finding{Rule: "other", Status: rules.Fail, Fix: &rules.Fix{Summary: "x", Sysctl: map[string]string{"vm.vfs_cache_pressure": v}, Bounds: map[string]rules.Bound{"vm.vfs_cache_pressure": {Dir: d}}}}
 	}
 	plan := remediate.PlanHost("h", f, []rules.Finding{fd}, sel)
-	if c := planned(plan, "vm.swappiness"); c == nil || c.From != "60" || c.To != "1" || !c.Runtime || !c.Persist {
+	if c := planned(plan, "vm.vfs_cache_pressure"); c == nil || c.From != "60" || c.To != "1" || !c.Runtime || !c.Persist {
 		t.Fatalf("plan %+v", plan)
 	}
 	plan = remediate.PlanHost("h", f, []rules.Finding{fd, other("10", rules.AtMost)}, sel)
-	if c := planned(plan, "vm.swappiness"); c == nil || c.To != "1" || c.Rule != "other,swappiness" {
+	if c := planned(plan, "vm.vfs_cache_pressure"); c == nil || c.To != "1" || c.Rule != "cache-pressure,other" {
 		t.Fatalf("at most 1 and at most 10: %+v", plan)
 	}
 	plan = remediate.PlanHost("h", f, []rules.Finding{fd, other("10", rules.AtLeast)}, sel)
-	if planned(plan, "vm.swappiness") != nil || len(plan.Conflicts) != 1 || !strings.Contains(plan.Conflicts[0].Reason, "no value satisfies swappiness: at most 1 and other: at least 10") {
+	if planned(plan, "vm.vfs_cache_pressure") != nil || len(plan.Conflicts) != 1 || !strings.Contains(plan.Conflicts[0].Reason, "no value satisfies cache-pressure: at most 1 and other: at least 10") {
 		t.Fatalf("at most 1 and at least 10: %+v", plan)
 	}
 }

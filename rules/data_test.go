@@ -129,7 +129,7 @@ func TestCatalogEvaluators(t *testing.T) {
 		}
 	}
 	// The plain threshold rules have no Go: the catalog's check is all.
-	for _, id := range []string{"somaxconn", "tcp-timestamps", "window-scaling", "socket-buffers"} {
+	for _, id := range []string{"somaxconn", "window-scaling", "socket-buffers", "vm-swappiness", "netdev-max-backlog", "tcp-tw-reuse"} {
 		if r, _ := Lookup(id); r.Check == nil || evaluators[id] != nil {
 			t.Errorf("%s: want a catalog check and no Go evaluator", id)
 		}
@@ -314,7 +314,7 @@ func TestSysctlKeys(t *testing.T) {
 	for _, k := range SysctlKeys() {
 		got[k] = true
 	}
-	want := []string{KeySyncookies, KeySomaxconn, KeySynBacklog, "net.ipv4.tcp_tw_reuse", "net.ipv4.tcp_fin_timeout", KeyMaxMapCount}
+	want := []string{KeySyncookies, KeySomaxconn, KeySynBacklog, "vm.dirty_bytes", "vm.dirty_background_bytes", KeyMaxMapCount}
 	for _, r := range Catalog() {
 		if r.Check != nil {
 			for _, c := range r.Check.Sysctls {

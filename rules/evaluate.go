@@ -36,6 +36,12 @@ var evaluators = map[string]evaluator{
 	RuleBrokerSwap:             evalBrokerSwap,
 	RuleJVMVersion:             evalJVMVersion,
 	RuleJVMHeap:                evalJVMHeap,
+	RuleLogDirFilesystem:       evalLogDirFilesystem,
+	RuleLogDirNoatime:          evalLogDirNoatime,
+	RuleLogDirRootDevice:       evalLogDirRootDevice,
+	RuleKafkaBufferCapped:      evalKafkaBufferCapped,
+	RuleVMDirty:                evalVMDirty,
+	RuleTCPTimestamps:          evalTCPTimestamps,
 }
 
 // Evaluate runs every catalog rule against one host's facts and returns
@@ -236,19 +242,19 @@ func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys
 
 // SysctlKeys lists every sysctl key (dotted) the shipped rules read, for
 // the gatherer: every key a catalog check names, and those Go rules read.
-// It also lists net.ipv4.tcp_tw_reuse and net.ipv4.tcp_fin_timeout: no
-// rule checks them, but the tuning guide names them and reports show them.
+// vm-dirty reads vm.dirty_bytes and vm.dirty_background_bytes, which
+// replace the ratios it checks when non-zero.
 func SysctlKeys() []string { return shipped.SysctlKeys() }
 
 // SysctlKeys lists every sysctl key the set's rules read (SysctlKeys).
 func (s *Set) SysctlKeys() []string {
 	keys := map[string]bool{
-		KeySyncookies:              true,
-		KeySomaxconn:               true,
-		KeySynBacklog:              true,
-		"net.ipv4.tcp_tw_reuse":    true,
-		"net.ipv4.tcp_fin_timeout": true,
-		KeyMaxMapCount:             true,
+		KeySyncookies:               true,
+		KeySomaxconn:                true,
+		KeySynBacklog:               true,
+		"vm.dirty_bytes":            true,
+		"vm.dirty_background_bytes": true,
+		KeyMaxMapCount:              true,
 	}
 	for _, t := range s.checked() {
 		keys[t.Key] = true

@@ -14,16 +14,16 @@ import (
 // boots with (tcp_timestamps, tcp_window_scaling).
 func compliantHost() *facts.Facts {
 	sys := map[string]string{
-		"net.ipv4.tcp_syncookies":  "1",
-		"net.ipv4.tcp_tw_reuse":    "1",
-		"net.ipv4.tcp_fin_timeout": "30",
-		KeyMaxMapCount:             "262144",
+		"net.ipv4.tcp_syncookies":   "1",
+		"vm.dirty_bytes":            "0",
+		"vm.dirty_background_bytes": "0",
+		KeyMaxMapCount:              "262144",
 	}
 	literal := map[string]bool{"net.ipv4.tcp_syncookies": true}
 	p := DefaultProfile()
 	for _, c := range shipped.checked() {
 		sys[c.Key] = compliantValue(c, sys[c.Key], p)
-		literal[c.Key] = c.Profile == ""
+		literal[c.Key] = c.Profile == "" && c.Boot.Value == sys[c.Key] // the kernel boots compliant
 	}
 	pers := map[string]facts.PersistedSysctl{}
 	line := 1
@@ -34,7 +34,7 @@ func compliantHost() *facts.Facts {
 		pers[k] = facts.PersistedSysctl{Value: sys[k], File: "/etc/sysctl.d/60-kafka.conf", Line: line}
 		line++
 	}
-	return &facts.Facts{
+	f := &facts.Facts{
 		KafkaPort: 9092,
 		Kernel: facts.Kernel{Release: "6.1.0-13-amd64", Version: "Linux version 6.1.0-13-amd64 #1 SMP PREEMPT_DYNAMIC Debian 6.1.55-1 (2023-09-29)",
 			Distro: "debian", DistroVer: "12"},
@@ -62,6 +62,9 @@ func compliantHost() *facts.Facts {
 			Boot:     compliantBoot(),
 		}},
 	}
+	f.Kafka.LogDirs = []facts.LogDir{{Path: "/var/lib/kafka/data", Exists: true, Mount: "/var/lib/kafka", FSType: "xfs",
+		Source: "/dev/nvme1n1", Device: "259:1", Options: []string{"rw", "noatime", "rw", "attr2", "inode64"}, Segments: 1200}}
+	return f
 }
 
 // compliantValue is a value of c's sysctl that meets c (cur: what other

@@ -68,6 +68,7 @@ func TestBrokerOpenFiles(t *testing.T) {
 func TestBrokerMapCount(t *testing.T) {
 	segs := func(n ...int) func(f *facts.Facts) {
 		return func(f *facts.Facts) {
+			f.Kafka.LogDirs = nil
 			for i, s := range n {
 				f.Kafka.LogDirs = append(f.Kafka.LogDirs, facts.LogDir{Path: "/data/" + string(rune('a'+i)), Exists: true, Segments: s})
 			}
@@ -80,8 +81,9 @@ func TestBrokerMapCount(t *testing.T) {
 			}
 		}
 	}
+	noDirs := func(f *facts.Facts) { f.Kafka.LogDirs = nil }
 	runRuleCases(t, RuleBrokerMapCount, []ruleCase{
-		{name: "compliant, no log dirs gathered", status: Pass, reason: "judged on 4200 maps in use alone: log directories not gathered"},
+		{name: "compliant, no log dirs gathered", mutate: noDirs, status: Pass, reason: "judged on 4200 maps in use alone: log directories not gathered"},
 		{name: "segments counted", mutate: segs(1000, 500), status: Pass, reason: "262144 leaves room for the broker's 4200 maps", check: func(t *testing.T, fd Finding) {
 			if fd.Observed != "vm.max_map_count = 262144; 4200 maps in use, 1500 segments × 2 index maps = 3000" {
 				t.Errorf("observed %q", fd.Observed)
@@ -103,7 +105,7 @@ func TestBrokerMapCount(t *testing.T) {
 			p.Maps = -1
 			p.Unread = map[string]string{"maps": "denied /proc/1234/maps"}
 		})), status: Pass, reason: "judged on 10 segments × 2 index maps = 20 alone: maps in use (/proc/PID/maps) not readable: denied"},
-		{name: "neither known", mutate: proc(func(p *facts.BrokerProcess) { p.Maps = -1 }), status: Unknown, reason: "neither the broker's maps nor its segments"},
+		{name: "neither known", mutate: both(noDirs, proc(func(p *facts.BrokerProcess) { p.Maps = -1 })), status: Unknown, reason: "neither the broker's maps nor its segments"},
 		{name: "a directory's segments not counted", mutate: both(segs(10, -1), proc(func(p *facts.BrokerProcess) { p.Maps = -1 })), status: Unknown, reason: "segments of /data/b not counted"},
 		{name: "sysctl unreadable", mutate: func(f *facts.Facts) { delete(f.Sysctl, KeyMaxMapCount) }, status: Unknown, reason: "vm.max_map_count not readable"},
 	})

@@ -41,6 +41,7 @@ var sectionParsers = []struct {
 	{facts.SecListeners, false, (*assembler).listeners},
 	{facts.SecKafka, true, (*assembler).kafka}, // and kafka-config
 	{facts.SecProcess, false, (*assembler).brokerProcess},
+	{facts.SecLogDirs, true, (*assembler).logDirs}, // before kafka-meta, which joins its entries by Path
 	{facts.SecKafkaMeta, true, (*assembler).kafkaMeta},
 	{facts.SecFeasible, true, (*assembler).feasibility},
 	{facts.SecKernelCaps, true, (*assembler).kernelCaps},
@@ -307,6 +308,36 @@ func (a *assembler) kafkaConfig(k *facts.Kafka, c remote.Section) {
 			k.PropertyLines[pk] = ln
 		}
 	}
+}
+
+// logDirs reads the log-dirs section into Kafka.LogDirs. Absent (no
+// broker, no readable configuration) is noted only when a broker was
+// found: the kafka sections already say why otherwise.
+func (a *assembler) logDirs(s remote.Section) {
+	k := a.f.Kafka
+	switch {
+	case k == nil:
+		return
+	case s.Name == "":
+		a.note(facts.SecLogDirs, "error", "section missing from gather output")
+		return
+	case s.State != "ok":
+		a.note(facts.SecLogDirs, s.State, logDirsWhy(s))
+		return
+	}
+	dirs, err := parse.LogDirs(s.Body)
+	if err != nil {
+		a.note(facts.SecLogDirs, "error", err.Error())
+		return
+	}
+	k.LogDirs = dirs
+}
+
+func logDirsWhy(s remote.Section) string {
+	if s.State == "absent" {
+		return "the broker's log.dirs are not known: its server.properties was not read"
+	}
+	return s.Body
 }
 
 func keyValues(body, sep string) map[string]string {

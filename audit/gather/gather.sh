@@ -326,6 +326,37 @@ EOF_LOGDIRS
 	e kafka-meta "$st"
 fi
 
+# The log directories' filesystems: each directory's real path (symlinks
+# resolved with pwd -P), its segment count (the *.index files of its
+# partition directories, counted here so no file name leaves the host;
+# -1 when find could not read every one), then the mountinfo lines of
+# every mount point above a real path, "/" always (one awk compares the
+# paths escaped as mountinfo escapes them: \134 \040 \011 \012).
+b log-dirs
+if [ -z "$logdirs" ]; then
+	e log-dirs absent
+elif [ ! -r /proc/self/mountinfo ]; then
+	echo '!denied /proc/self/mountinfo'; e log-dirs denied
+else
+	reals=''
+	o=$IFS; IFS=$NL; set -f
+	for d in $logdirs; do
+		printf 'dir=%s\n' "$d"
+		r=$(cd "$d" 2>/dev/null && pwd -P) || continue
+		n=$( { find "$r" -maxdepth 2 -name lost+found -prune -o -type f -name '*.index' -print 2>/dev/null || echo '!'; } | awk '$0 == "!" { bad = 1; next } /[.]index$/ { n++ } END { print bad ? -1 : n + 0 }')
+		printf 'real=%s\nsegments=%s\n' "$r" "$n"
+		reals="$reals$r$NL"
+	done
+	set +f; IFS=$o
+	R=$reals awk '
+		function esc(p) { gsub(/\\/, "\\134", p); gsub(/ /, "\\040", p); gsub(/\t/, "\\011", p); return p }
+		BEGIN { n = split(ENVIRON["R"], r, "\n"); for (i = 1; i <= n; i++) r[i] = esc(r[i]) }
+		$5 == "/" { print "mi=" $0; next }
+		{ for (i = 1; i <= n; i++) if (r[i] != "" && (r[i] == $5 || index(r[i], $5 "/") == 1)) { print "mi=" $0; next } }
+	' /proc/self/mountinfo
+	e log-dirs
+fi
+
 # What kaudit's changes need here, read only. The mode of each /proc/sys
 # entry (root passes test -w whatever the mode; the kernel still refuses a
 # write to a 0444 entry), the net namespace of this shell and of PID 1, the

@@ -23,6 +23,12 @@ func sysctls(over map[string]string) map[string]string {
 		"net.ipv4.tcp_tw_reuse":           "0",
 		"net.ipv4.tcp_fin_timeout":        "60",
 		"vm.max_map_count":                "65530",
+		"net.core.netdev_max_backlog":     "1000",
+		"vm.swappiness":                   "60",
+		"vm.dirty_background_ratio":       "10",
+		"vm.dirty_ratio":                  "20",
+		"vm.dirty_background_bytes":       "0",
+		"vm.dirty_bytes":                  "0",
 	}
 	for k, v := range over {
 		m[k] = v
@@ -45,6 +51,10 @@ var tuned = map[string]string{
 	"net.ipv4.tcp_tw_reuse":           "1",
 	"net.ipv4.tcp_fin_timeout":        "30",
 	"vm.max_map_count":                "262144",
+	"net.core.netdev_max_backlog":     "5000",
+	"vm.swappiness":                   "1",
+	"vm.dirty_background_ratio":       "5",
+	"vm.dirty_ratio":                  "80",
 }
 
 // TunedSysctls are the sysctls of the demo's tuned hosts (checked against
@@ -55,7 +65,7 @@ func tunedFile(path string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "@file %s\n", path)
 	n := 3
-	for _, k := range []string{"net.core.somaxconn", "net.ipv4.tcp_max_syn_backlog", "net.core.rmem_default", "net.core.wmem_default", "net.core.rmem_max", "net.core.wmem_max", "net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem", "net.ipv4.tcp_congestion_control", "net.core.default_qdisc", "net.ipv4.tcp_tw_reuse", "net.ipv4.tcp_fin_timeout"} {
+	for _, k := range []string{"net.core.somaxconn", "net.ipv4.tcp_max_syn_backlog", "net.core.rmem_default", "net.core.wmem_default", "net.core.rmem_max", "net.core.wmem_max", "net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem", "net.ipv4.tcp_congestion_control", "net.core.default_qdisc", "net.ipv4.tcp_tw_reuse", "net.ipv4.tcp_fin_timeout", "net.core.netdev_max_backlog", "vm.swappiness", "vm.dirty_background_ratio", "vm.dirty_ratio"} {
 		fmt.Fprintf(&b, "%d:%s = %s\n", n, k, tuned[k])
 		n++
 	}
@@ -65,6 +75,20 @@ func tunedFile(path string) string {
 // withProc sets k's broker-process section.
 func withProc(k *Kafka, p Proc) *Kafka {
 	k.Process = p.Body(k.PID)
+	return k
+}
+
+// The log-dirs sections of the demo's hosts that do not use LogDirsXFS.
+const (
+	logDirsOnRoot = "dir=/var/lib/kafka\nreal=/var/lib/kafka\nsegments=2210\n" +
+		"mi=39 0 253:0 / / rw,relatime shared:1 - xfs /dev/mapper/rootvg-lvlocroot rw,attr2,inode64,noquota\n"
+	logDirsTmpfs = "dir=/tmp/kafka-logs\nreal=/tmp/kafka-logs\nsegments=312\n" +
+		"mi=26 1 8:1 / / rw,relatime - ext4 /dev/vda1 rw,errors=remount-ro\n" +
+		"mi=29 26 0:26 / /tmp rw,nosuid,nodev shared:12 - tmpfs tmpfs rw,size=4015568k,nr_inodes=1048576\n"
+)
+
+func withLogDirs(k *Kafka, body string) *Kafka {
+	k.LogDirs = body
 	return k
 }
 
@@ -163,7 +187,8 @@ func DemoFleet() []*Host {
 			SS:          SS(false, Listen{Addr: "0.0.0.0", Port: 22, Backlog: 128}, Listen{Addr: "*", Port: 9092, Backlog: 50, PID: 4410, Proc: "java"}),
 			Kafka: &Kafka{PID: 4410, FoundBy: "listener", Main: "kafka.Kafka", Config: "/etc/kafka/server.properties",
 				Classpath:  []string{"/usr/bin/../share/java/kafka/kafka-clients-7.1.0-ccs.jar", "/usr/bin/../share/java/kafka/kafka_2.13-7.1.0-ccs.jar"},
-				ConfigBody: "31:listeners=PLAINTEXT://0.0.0.0:9092\n"},
+				ConfigBody: "31:listeners=PLAINTEXT://0.0.0.0:9092\n",
+				LogDirs:    logDirsOnRoot}, // on the OS disk, relatime
 			NICs:        []NIC{eth("virtio_net", true, 256, 256, 256, 256, "on")},
 			Probe:       &ProbeAnswer{Client: 1, Server: 7, Python: "3.6.8 /usr/libexec/platform-python"}, // the probe settles it: the talk's bug
 			Established: "10.0.0.14:9092 64\n",
@@ -177,7 +202,7 @@ func DemoFleet() []*Host {
 			SysctlFiles: "@link /etc/sysctl.d/99-sysctl.conf /etc/sysctl.conf\n@file /etc/sysctl.conf\n60:net.core.somaxconn=1024\n",
 			Netstat:     Netstat(false, nil),
 			SS:          SS(false, Listen{Addr: "*", Port: 9092, Backlog: 1024, PID: 3120, Proc: "java"}),
-			Kafka:       withProc(apacheKafka(3120, "3.4.0", "/opt/kafka/config/server.properties", "socket.listen.backlog.size=1024"), Proc{Soft: 128000, Hard: 128000, FDs: -1, Maps: -1, MemKB: 32 << 20, Java: "11.0.21", Xms: "-Xms6g", Xmx: "-Xmx6g"}),
+			Kafka:       withProc(apacheKafka(3120, "3.4.0", "/opt/kafka/config/server.properties", "socket.listen.backlog.size=1024", "socket.receive.buffer.bytes=1048576"), Proc{Soft: 128000, Hard: 128000, FDs: -1, Maps: -1, MemKB: 32 << 20, Java: "11.0.21", Xms: "-Xms6g", Xmx: "-Xmx6g"}), // receive buffer above rmem_max: clamped
 			NICs:        []NIC{eth("ixgbe", false, 4096, 4096, 4096, 4096, "off")},
 			Probe:       &ProbeAnswer{Client: 1, Server: 1, Python: "3.6.9 /usr/bin/python3"}, // and the probe finds it consistent
 			Established: "10.0.0.15:9092 300\n",
@@ -202,7 +227,7 @@ func DemoFleet() []*Host {
 			SysctlFiles: "@link /etc/sysctl.d/99-sysctl.conf /etc/sysctl.conf\n@file /etc/sysctl.conf\n",
 			Netstat:     Netstat(false, map[string]int64{"SyncookiesSent": 7, "TCPReqQFullDoCookies": 7}),
 			SS:          SS(false, Listen{Addr: "*", Port: 9092, Backlog: 2048, PID: 777, Proc: "java"}),
-			Kafka:       withProc(apacheKafka(777, "3.2.3", "/opt/kafka/config/server.properties", "socket.listen.backlog.size=2048"), Proc{Soft: 100000, Hard: 100000, FDs: 1900, Maps: 4800, MemKB: 32 << 20, Java: "1.8.0_392", Xms: "-Xms6g", Xmx: "-Xmx6g"}),
+			Kafka:       withProc(withLogDirs(apacheKafka(777, "3.2.3", "/opt/kafka/config/server.properties", "socket.listen.backlog.size=2048"), logDirsTmpfs), Proc{Soft: 100000, Hard: 100000, FDs: 1900, Maps: 4800, MemKB: 32 << 20, Java: "1.8.0_392", Xms: "-Xms6g", Xmx: "-Xmx6g"}), // Kafka's default /tmp/kafka-logs, /tmp a tmpfs
 			NICs:        []NIC{eth("virtio_net", true, 1024, 1024, 256, 256, "on")},
 			Established: "10.0.0.17:9092 800\n",
 		},

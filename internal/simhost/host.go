@@ -51,6 +51,9 @@ type Kafka struct {
 	// Process is the broker-process section's body (see Proc); "" is a
 	// healthy broker process.
 	Process string
+	// LogDirs is the log-dirs section body (dir=, real=, segments=, mi=
+	// lines); "" is a dedicated XFS disk mounted noatime (LogDirsXFS).
+	LogDirs string
 }
 
 // Proc is a broker-process section body: the open-files limit, the
@@ -92,6 +95,11 @@ func (p Proc) Body(pid int) string {
 
 // healthyProc is the broker process of a demo host that sets none.
 var healthyProc = Proc{Soft: 100000, Hard: 100000, FDs: 2400, Maps: 6100, MemKB: 32 << 20, Java: "17.0.9", Xms: "-Xms6g", Xmx: "-Xmx6g"}
+
+// LogDirsXFS is a log directory on its own XFS disk, mounted noatime.
+const LogDirsXFS = "dir=/var/lib/kafka/data\nreal=/var/lib/kafka/data\nsegments=1840\n" +
+	"mi=26 1 253:0 / / rw,relatime shared:1 - xfs /dev/mapper/rootvg-root rw,attr2,inode64,noquota\n" +
+	"mi=61 26 259:1 / /var/lib/kafka rw,noatime shared:30 - xfs /dev/nvme1n1 rw,attr2,inode64,logbufs=8,noquota\n"
 
 // NIC is one interface's ethtool output.
 type NIC struct {
@@ -180,7 +188,7 @@ func (h *Host) sysctlBody(keys string) string {
 func (h *Host) kafkaSections() []section {
 	k := h.Kafka
 	if k == nil {
-		return []section{{"kafka", "absent", ""}, {"kafka-config", "absent", ""}, {"broker-process", "absent", ""}}
+		return []section{{"kafka", "absent", ""}, {"kafka-config", "absent", ""}, {"broker-process", "absent", ""}, {"log-dirs", "absent", ""}}
 	}
 	var kb strings.Builder
 	fmt.Fprintf(&kb, "pid=%d\nfound=%s\n", k.PID, k.FoundBy)
@@ -196,7 +204,11 @@ func (h *Host) kafkaSections() []section {
 	if proc == "" {
 		proc = healthyProc.Body(k.PID)
 	}
-	return []section{{"kafka", "ok", kb.String()}, {"kafka-config", "ok", "path=" + k.Config + "\n" + k.ConfigBody}, {"broker-process", "ok", proc}}
+	ld := k.LogDirs
+	if ld == "" {
+		ld = LogDirsXFS
+	}
+	return []section{{"kafka", "ok", kb.String()}, {"kafka-config", "ok", "path=" + k.Config + "\n" + k.ConfigBody}, {"broker-process", "ok", proc}, {"log-dirs", "ok", ld}}
 }
 
 func (h *Host) nicsBody() string {

@@ -119,6 +119,54 @@ type HostSpec struct {
 	// TrustedUserCAKeys is a file (on this machine, readable inside the
 	// host) of CA keys whose user certificates sshd accepts.
 	TrustedUserCAKeys string
+	// Mounts are filesystems mounted inside the host's own mount namespace
+	// (after its overlays and binds, so they hide what is below), e.g. a
+	// log.dirs on a tmpfs or on an ext4 loop image; gone with the host.
+	Mounts []MountSpec
+}
+
+// MountSpec is one filesystem of a test host: FSType "tmpfs" (Source
+// names it) or "ext4" (a 32 MiB image in the host's directory, made with
+// mkfs.ext4 and mounted -o loop); Options are mount's -o (e.g. "noatime").
+type MountSpec struct {
+	Path, FSType, Source, Options string
+}
+
+// mountScript is the start script's lines for the host's Mounts.
+func (h *Host) mountScript() (string, error) {
+	q := remote.Quote
+	var s strings.Builder
+	for i, m := range h.Spec.Mounts {
+		if !filepath.IsAbs(m.Path) || strings.ContainsAny(m.Options, " '\"\n") {
+			return "", fmt.Errorf("mount %d: path %q must be absolute, options %q plain", i, m.Path, m.Options)
+		}
+		opts := m.Options
+		switch m.FSType {
+		case "tmpfs":
+			src := m.Source
+			if src == "" {
+				src = "tmpfs"
+			}
+			opts = strings.TrimPrefix(opts+",size=32m", ",")
+			fmt.Fprintf(&s, "mkdir -p %s && mount -t tmpfs -o %s %s %s\n", q(m.Path), q(opts), q(src), q(m.Path))
+		case "ext4":
+			img := filepath.Join(h.Dir, fmt.Sprintf("mount%d.ext4", i))
+			if err := os.WriteFile(img, nil, 0o600); err != nil {
+				return "", err
+			}
+			if err := os.Truncate(img, 32<<20); err != nil {
+				return "", err
+			}
+			if out, err := exec.Command("mkfs.ext4", "-q", "-F", img).CombinedOutput(); err != nil {
+				return "", fmt.Errorf("mkfs.ext4 %s: %v: %s", img, err, out)
+			}
+			opts = strings.TrimSuffix("loop,"+opts, ",")
+			fmt.Fprintf(&s, "mkdir -p %s && mount -t ext4 -o %s %s %s\n", q(m.Path), q(opts), q(img), q(m.Path))
+		default:
+			return "", fmt.Errorf("mount %d: fstype %q is not tmpfs or ext4", i, m.FSType)
+		}
+	}
+	return s.String(), nil
 }
 
 // UserSpec is one extra login user of a test host.
@@ -870,6 +918,11 @@ func (h *Host) prepare() error {
 	for _, b := range binds {
 		fmt.Fprintf(&s, "mount --bind %s %s\n", q(b[0]), q(b[1]))
 	}
+	ms, err := h.mountScript()
+	if err != nil {
+		return err
+	}
+	s.WriteString(ms)
 	fmt.Fprintf(&s, "hostname %s\n", q(h.Spec.Name))
 	fmt.Fprintf(&s, "exec %s init %s\n", q(f.helper), q(filepath.Join(h.Dir, "init.json")))
 	return os.WriteFile(filepath.Join(h.Dir, "start.sh"), []byte(s.String()), 0o700)
