@@ -40,6 +40,7 @@ var sectionParsers = []struct {
 	{facts.SecNetstat, false, (*assembler).netstat},
 	{facts.SecListeners, false, (*assembler).listeners},
 	{facts.SecKafka, true, (*assembler).kafka}, // and kafka-config
+	{facts.SecBrokerUnit, true, (*assembler).brokerUnit},
 	{facts.SecFeasible, true, (*assembler).feasibility},
 	{facts.SecKernelCaps, true, (*assembler).kernelCaps},
 	{facts.SecEstablished, false, (*assembler).established},
