@@ -68,7 +68,7 @@ func (p *planner) addNoFile(rule string, n int64) {
 	}
 	c := Change{
 		Host: p.host, Rule: rule, Kind: KindUnitDropIn, Target: NoFileTarget(u.Name),
-		From: limitPair(*u.NoFile), To: noFileValue(n, u.NoFile.Hard, k.Process),
+		From: LimitPair(*u.NoFile), To: noFileValue(n, u.NoFile.Hard, k.Process),
 		Persist: true, PersistPath: DropInPath(u.Name), RestartRequired: true,
 		Note: "the running broker keeps its limit until its next start: restart it when convenient (kaudit never restarts a broker)",
 	}
@@ -135,9 +135,9 @@ func limitText(v int64) string {
 	return strconv.FormatInt(v, 10)
 }
 
-// limitPair is a limit as LimitNOFILE= spells it: "soft:hard", or one
+// LimitPair is a limit as LimitNOFILE= spells it: "soft:hard", or one
 // value when both are equal.
-func limitPair(l facts.Limit) string {
+func LimitPair(l facts.Limit) string {
 	if l.Soft == l.Hard {
 		return limitText(l.Soft)
 	}
