@@ -28,7 +28,11 @@ func TestPrepareDropIn(t *testing.T) {
 	}{
 		{"new file", dropInChange("kafka.service", "100000"), nil, "", false},
 		{"replaced", dropInChange("kafka.service", "100000:524288"), map[string]fileState{path: {exists: true, sha: SHA256(old), mode: "644:root:root", content: old}}, "", true},
-		{"other path", func() remediate.Change { c := dropInChange("kafka.service", "100000"); c.PersistPath = "/etc/passwd"; return c }(), nil, "want /etc/systemd/system/kafka.service.d/90-kaudit-nofile.conf", false},
+		{"other path", func() remediate.Change {
+			c := dropInChange("kafka.service", "100000")
+			c.PersistPath = "/etc/passwd"
+			return c
+		}(), nil, "want /etc/systemd/system/kafka.service.d/90-kaudit-nofile.conf", false},
 		{"bad unit", dropInChange("ka fka.service", "100000"), nil, "not a service's LimitNOFILE", false},
 		{"bad value", dropInChange("kafka.service", "100000\nExecStart=/bin/sh"), nil, "want N or N:HARD", false},
 		{"zero", dropInChange("kafka.service", "0"), nil, "want N or N:HARD", false},
