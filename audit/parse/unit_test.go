@@ -14,6 +14,7 @@ func TestParseCgroup(t *testing.T) {
 	}{
 		{"cgroup/v1-hybrid-this-machine-root.txt", "", "/", false},
 		{"cgroup/v2-system-service.txt", "kafka.service", "/system.slice/kafka.service", true},
+		{"cgroup/v2-debian12-vm-lab-kafka.txt", "kafka.service", "/system.slice/kafka.service", true},
 		{"cgroup/v2-user-session.txt", "", "/user.slice/user-1000.slice/user@1000.service/app.slice/app-org.gnome.Terminal.slice/vte-spawn-2c4a7f5e.scope", false},
 		{"cgroup/v2-docker-scope.txt", "", "/system.slice/docker-0123456789abcdef0123456789abcdef.scope", false},
 		{"cgroup/hybrid-docker-cgroupfs.txt", "", "/docker/ba3398f7201b5ececf439dcadea00569d5213ae83f94135b89c3bcc7dadb2136", false},
@@ -71,7 +72,7 @@ func TestParseUnitShow(t *testing.T) {
 		file string
 		want UnitShow
 	}{
-		{"systemctl-show/reconstructed-unit-4096.txt", UnitShow{4096, 4096, "/etc/systemd/system/kafka.service", nil}},
+		{"systemctl-show/debian12-vm-lab-unit-4096.txt", UnitShow{4096, 4096, "/etc/systemd/system/kafka.service", nil}},
 		{"systemctl-show/reconstructed-debian-default.txt", UnitShow{524288, 1024, "/lib/systemd/system/cron.service",
 			[]string{"/etc/systemd/system/cron.service.d/10-a.conf", "/run/systemd/system/cron.service.d/50-b.conf"}}},
 		{"systemctl-show/reconstructed-infinity.txt", UnitShow{-1, -1, "/etc/systemd/system/kafka.service",
