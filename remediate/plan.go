@@ -25,6 +25,7 @@ const (
 	KindKafkaProperty ChangeKind = "kafka-property"
 	KindNICRing       ChangeKind = "nic-ring"
 	KindNICOffload    ChangeKind = "nic-offload"
+	KindUnitDropIn    ChangeKind = "systemd-dropin" // dropin.go
 )
 
 // IsNIC reports whether k is a NIC ring or offload change.
@@ -237,6 +238,7 @@ type planner struct {
 	seenWrn           map[string]bool
 	runtimeOnlyOK     bool
 	infeasible        []Infeasible
+	dropIns           []Change // dropin.go
 }
 
 // request is one target asked for by one or more rules.
@@ -289,6 +291,9 @@ func (p *planner) addFix(fd rules.Finding, pulled bool) {
 		for _, s := range sortedKeys(fx.NICPersist[ifc]) {
 			p.addNICPersist(fd.Rule, ifc, s, fx.NICPersist[ifc][s])
 		}
+	}
+	if fx.NoFile > 0 {
+		p.addNoFile(fd.Rule, fx.NoFile)
 	}
 	if fx.Manual != "" {
 		p.addManual(fd.Rule, fx.Manual)
@@ -565,6 +570,7 @@ func (p *planner) finish(plan *HostPlan) {
 	changes := p.sysctlChanges()
 	changes = append(changes, p.propertyChanges()...)
 	changes = append(changes, p.nicChanges()...)
+	changes = append(changes, p.dropIns...)
 	sort.SliceStable(changes, func(i, j int) bool {
 		if changes[i].Kind != changes[j].Kind {
 			return changes[i].Kind < changes[j].Kind

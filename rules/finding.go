@@ -95,8 +95,9 @@ type Fix struct {
 	// given, to persist only (interface -> setting -> value): the planner
 	// makes persist-only changes of them.
 	NICPersist map[string]map[string]string `json:"nic_persist,omitempty"`
-	// NoFile is the open-files limit (soft and hard) the broker's service
-	// should start with (broker-open-files); 0 when the fix sets none.
+	// NoFile: the open-files limit (soft, at least) the broker process
+	// needs; remediate gives it through the broker's systemd unit (a
+	// drop-in, broker restart required) or says where to set it.
 	NoFile int64 `json:"nofile,omitempty"`
 	// Manual is set when kaudit cannot fix it itself (kernel, Kafka upgrade).
 	Manual string `json:"manual,omitempty"`

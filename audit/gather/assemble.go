@@ -43,6 +43,7 @@ var sectionParsers = []struct {
 	{facts.SecProcess, false, (*assembler).brokerProcess},
 	{facts.SecLogDirs, true, (*assembler).logDirs}, // before kafka-meta, which joins its entries by Path
 	{facts.SecKafkaMeta, true, (*assembler).kafkaMeta},
+	{facts.SecBrokerUnit, true, (*assembler).brokerUnit},
 	{facts.SecFeasible, true, (*assembler).feasibility},
 	{facts.SecKernelCaps, true, (*assembler).kernelCaps},
 	{facts.SecEstablished, false, (*assembler).established},

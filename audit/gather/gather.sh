@@ -357,6 +357,32 @@ else
 	e log-dirs
 fi
 
+# The systemd service the broker runs in, from its cgroup (cgroups(7)):
+# the unified line, or the v1 name=systemd one on a v1 or hybrid host.
+# The Go side decides whether that is a system service; this picks the
+# candidate to ask systemd about (what it gives the unit at its next
+# start), its name checked before it reaches systemctl.
+u=''
+b broker-unit
+if [ -z "$pid" ]; then
+	e broker-unit absent
+elif [ ! -r "/proc/$pid/cgroup" ]; then
+	printf 'pid=%s\n' "$pid"; e broker-unit denied
+else
+	cg=$(awk '{ print "cgroup=" $0 }' "/proc/$pid/cgroup" 2>/dev/null)
+	u=$(printf '%s\n' "$cg" | awk -F: '
+		$2 == "name=systemd" && $3 != "/" { v1 = $3 } $1 == "cgroup=0" && $2 == "" { v2 = $3 }
+		END { p = (v1 != "") ? v1 : v2; n = split(p, c, "/"); for (i = 1; i <= n; i++) if (c[i] ~ /[.]service$/) { print c[i]; exit } }')
+	case "$u" in *[!A-Za-z0-9:_.@-]* | .service) u='' ;; *.service) ;; *) u='' ;; esac
+	printf 'pid=%s\n%s\n' "$pid" "$cg"
+	if [ -d /run/systemd/system ]; then echo systemd=yes; else echo systemd=no; fi
+	if [ -n "$u" ] && [ -d /run/systemd/system ] && have systemctl; then
+		printf 'unit=%s\n' "$u"
+		systemctl show -p LimitNOFILE -p LimitNOFILESoft -p FragmentPath -p DropInPaths -- "$u" 2>&1 | awk '{ print "show=" $0 }'
+	fi
+	e broker-unit
+fi
+
 # What kaudit's changes need here, read only. The mode of each /proc/sys
 # entry (root passes test -w whatever the mode; the kernel still refuses a
 # write to a 0444 entry), the net namespace of this shell and of PID 1, the
@@ -367,7 +393,9 @@ for k in $SYSCTLS; do sp "$k"; [ -e "$p" ] && set -- "$@" "$p"; done
 FD=''
 cdir=''
 case "$conf" in /*/*) cdir=${conf%/*} ;; esac
-for d in /etc /etc/sysctl.d /etc/udev/rules.d /etc/NetworkManager/system-connections /etc/sysconfig/network-scripts /etc/network /etc/systemd/network "$cdir"; do
+udir=''
+[ -n "$u" ] && udir=/etc/systemd/system/$u.d
+for d in /etc /etc/sysctl.d /etc/systemd/system /etc/udev/rules.d /etc/NetworkManager/system-connections /etc/sysconfig/network-scripts /etc/network /etc/systemd/network "$cdir" "$udir"; do
 	[ -n "$d" ] || continue
 	if [ -d "$d" ]; then w=no; [ -w "$d" ] && w=yes; set -- "$@" "$d"
 	elif [ -e "$d" ]; then w=notdir

@@ -140,7 +140,7 @@ func Split(p remediate.HostPlan, findings []rules.Finding) (apply []remediate.Ch
 		switch {
 		case c.Kind == remediate.KindSysctl && c.Target == rules.KeySyncookies && c.To == "0" && !affected:
 			skipped = append(skipped, Skipped{c, "not disabling SYN cookies: kernel-synack-wscale does not fail, and on a fixed kernel cookies are the better defence"})
-		case c.Kind == remediate.KindSysctl || c.Kind == remediate.KindKafkaProperty || c.Kind.IsNIC():
+		case c.Kind == remediate.KindSysctl || c.Kind == remediate.KindKafkaProperty || c.Kind.IsNIC() || c.Kind == remediate.KindUnitDropIn:
 			apply = append(apply, c)
 		default:
 			skipped = append(skipped, Skipped{c, "unknown change kind " + string(c.Kind)})

@@ -22,12 +22,13 @@ type prepared struct {
 	persist     map[string]string            // sysctl key → boot-time value
 	propsByFile map[string]map[string]string // server.properties → key → value
 	nicPersist  []NICSetting
+	dropIns     []dropInFile // dropin.go
 }
 
 // prepare computes the new file contents and the journal records from
 // what was read. It changes nothing. Files are written in this order
 // (their backups are numbered so): the properties files, the managed
-// sysctl file, the NIC persistence files.
+// sysctl file, the NIC persistence files, the systemd drop-ins.
 func prepare(runID string, changes []remediate.Change, st *readState) (*prepared, error) {
 	p := &prepared{runID: runID, params: ApplyParams{RunID: runID}, persist: map[string]string{}, propsByFile: map[string]map[string]string{}}
 	for _, c := range changes {
@@ -39,6 +40,8 @@ func prepare(runID string, changes []remediate.Change, st *readState) (*prepared
 			err = p.sysctl(c, st)
 		case remediate.KindKafkaProperty:
 			err = p.property(c)
+		case remediate.KindUnitDropIn:
+			err = p.dropIn(c)
 		default:
 			err = fmt.Errorf("%s change %s: not applied by this kaudit", c.Kind, c.Target)
 		}
@@ -63,6 +66,9 @@ func prepare(runID string, changes []remediate.Change, st *readState) (*prepared
 	}
 	for _, w := range nmWrites {
 		p.setRuntime(w)
+	}
+	for _, d := range p.dropIns {
+		p.addFile(d.path, st.files[d.path], d.content, "0644")
 	}
 	return p, nil
 }
@@ -230,7 +236,7 @@ func filesOf(changes []remediate.Change) (files, keys []string, nics []NICRead) 
 			if c.Persist {
 				f = sysctld.ManagedPath
 			}
-		case remediate.KindKafkaProperty:
+		case remediate.KindKafkaProperty, remediate.KindUnitDropIn:
 			f = c.PersistPath
 		}
 		if f != "" && !seen[f] {

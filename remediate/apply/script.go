@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kaudit/kaudit/audit/parse"
 	"github.com/kaudit/kaudit/internal/remote"
 	"github.com/kaudit/kaudit/internal/safe"
 	"github.com/kaudit/kaudit/remediate"
@@ -382,7 +383,11 @@ type ApplyParams struct {
 	RunID   string
 	Runtime []RuntimeWrite
 	Files   []FileWrite
-	Lease   Lease // the host lock; the lease must be the run's
+	// Units are the systemd services whose drop-in (remediate.DropInPath)
+	// is among Files: their drop-in directory is created when missing,
+	// and systemd reloads its units after the files are written.
+	Units []string
+	Lease Lease // the host lock; the lease must be the run's
 }
 
 // RunDir is the run's backup directory on a host.
@@ -430,8 +435,13 @@ func ApplyScript(p ApplyParams) ([]byte, error) {
 	h.lock(p.RunID, p.Lease)
 	h.set("RUN", RunDir(p.RunID))
 	h.flag("ETHTOOL", nics)
+	var units records
+	for _, u := range p.Units {
+		units.add(u)
+	}
 	h.data("FILES", &files)
 	h.data("VALUES", &values)
+	h.data("UNITS", &units)
 	return h.script(applySh)
 }
 
@@ -449,6 +459,11 @@ func (p *ApplyParams) check() (nics bool, err error) {
 			return false, err
 		}
 		nics = nics || isNIC(r.Kind)
+	}
+	for _, u := range p.Units {
+		if !parse.ValidServiceName(u) {
+			return false, fmt.Errorf("apply: bad unit name %q", u)
+		}
 	}
 	seen := map[string]bool{}
 	for _, f := range p.Files {

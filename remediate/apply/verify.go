@@ -34,6 +34,10 @@ func verify(ctx context.Context, h Host, opt Options, changes []remediate.Change
 			if p := verifyNIC(f, c); p != "" {
 				problems = append(problems, p)
 			}
+		case remediate.KindUnitDropIn:
+			if p := verifyDropIn(f, c); p != "" {
+				problems = append(problems, p)
+			}
 		case remediate.KindKafkaProperty:
 			if propsByFile[c.PersistPath] == nil {
 				propsByFile[c.PersistPath] = map[string]string{}

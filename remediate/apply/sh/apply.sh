@@ -20,6 +20,10 @@
 #	         nic-ring, nic-offload), KEY its name in messages, HOW TARGET
 #	         SETTING PROP how it is read and set (getv in lib.sh), BEFORE
 #	         its value when read, TO the value to set (both folded)
+#	UNITS    one record per systemd service whose drop-in is among FILES:
+#	           UNIT
+#	         its drop-in directory is created when missing, and systemd
+#	         reloads its units once the files are written
 #
 # Records are lines of tab-separated fields, none empty. In order, it
 # stops at the first failing step (fail), so nothing changes before every
@@ -40,8 +44,11 @@
 #	backup-manifest        RUN/manifest (below)                ok: its path
 #	backup-STEP            RUN/STEP: "KEY = BEFORE"
 #	STEP                   the value set, read back            ok: the value
+#	dropin-dir             each missing /etc/systemd/system/UNIT.d
+#	                       created (with its parent synced)    ok: the dirs
 #	file-I                 the file replaced through a temporary file in
 #	                       its directory, checked, renamed     ok: SHA-256
+#	daemon-reload          systemctl daemon-reload, when UNITS ok: -
 #	done                   apply.owner removed                 ok: -
 #
 # Every file it writes, renames or removes is on the disk, with its
@@ -282,7 +289,17 @@ rename_file() {
 	later "$_st" "$w"
 }
 
+# make_dropin_dir UNIT: its drop-in directory, created when missing.
+make_dropin_dir() {
+	_d=/etc/systemd/system/$1.d
+	[ -d "$_d" ] && return 0
+	mkdir "$_d" || fail dropin-dir "cannot create $_d"
+	durable /etc/systemd/system || fail dropin-dir "cannot sync /etc/systemd/system"
+	made="$made $_d"
+}
+
 tools sha256sum base64 cp mv rm mkdir chmod cat tr sync df awk
+[ -z "$UNITS" ] || tools systemctl
 if [ "$ETHTOOL" = 1 ]; then ethtool_path; fi
 lock_host || lock_busy
 lease_mine lease
@@ -308,6 +325,9 @@ records "$VALUES" 9 set_value
 # 4. files: temporary files in the same directories, checked, synced,
 # renamed; the renames synced with the manifest of what was written, then
 # its rename and the removal of apply.owner.
+made=''
+records "$UNITS" 1 make_dropin_dir
+[ -z "$UNITS" ] || say dropin-dir ok "${made:- -}"
 records "$FILES" 7 stage_file
 if [ -n "$FILES" ]; then
 	sync_all || { records "$FILES" 7 unstage_file; fail file-0 "cannot sync the new files"; }
@@ -315,6 +335,10 @@ if [ -n "$FILES" ]; then
 	mf_stage || fail file-0 "cannot write $RUN/manifest.new"
 	sync_all || fail file-0 "cannot sync the new files and $RUN/manifest.new"
 	mv -f "$RUN/manifest.new" "$RUN/manifest" || fail file-0 "cannot rename $RUN/manifest.new"
+fi
+if [ -n "$UNITS" ]; then
+	systemctl daemon-reload || fail daemon-reload "systemctl daemon-reload failed"
+	say daemon-reload ok -
 fi
 rm -f "$RUN/$OWNER" || owner_left=yes
 durable "$RUN/manifest" || fail file-0 "cannot sync $RUN/manifest"

@@ -16,6 +16,7 @@ FILES='0	/opt/kafka/config/server.properties	present	fe3209d6d4f51935b391288a43d
 VALUES='sysctl-0	sysctl	net.core.somaxconn	sysctl	/proc/sys/net/core/somaxconn	-	-	128	4096
 sysctl-1	sysctl	net.ipv4.tcp_rmem	sysctl	/proc/sys/net/ipv4/tcp_rmem	-	-	4096 131072 6291456	4096 87380 134217728
 '
+UNITS=''
 say() { printf '%s\t%s\t%s\t%s\n' "$M" "$1" "$2" "$3"; }
 fail() { say "$1" fail "$2"; exit 0; }
 # kaudit change scripts: the functions the read, apply, rollback and
@@ -388,6 +389,10 @@ cleanup_tmp() {
 #	         nic-ring, nic-offload), KEY its name in messages, HOW TARGET
 #	         SETTING PROP how it is read and set (getv in lib.sh), BEFORE
 #	         its value when read, TO the value to set (both folded)
+#	UNITS    one record per systemd service whose drop-in is among FILES:
+#	           UNIT
+#	         its drop-in directory is created when missing, and systemd
+#	         reloads its units once the files are written
 #
 # Records are lines of tab-separated fields, none empty. In order, it
 # stops at the first failing step (fail), so nothing changes before every
@@ -408,8 +413,11 @@ cleanup_tmp() {
 #	backup-manifest        RUN/manifest (below)                ok: its path
 #	backup-STEP            RUN/STEP: "KEY = BEFORE"
 #	STEP                   the value set, read back            ok: the value
+#	dropin-dir             each missing /etc/systemd/system/UNIT.d
+#	                       created (with its parent synced)    ok: the dirs
 #	file-I                 the file replaced through a temporary file in
 #	                       its directory, checked, renamed     ok: SHA-256
+#	daemon-reload          systemctl daemon-reload, when UNITS ok: -
 #	done                   apply.owner removed                 ok: -
 #
 # Every file it writes, renames or removes is on the disk, with its
@@ -650,7 +658,17 @@ rename_file() {
 	later "$_st" "$w"
 }
 
+# make_dropin_dir UNIT: its drop-in directory, created when missing.
+make_dropin_dir() {
+	_d=/etc/systemd/system/$1.d
+	[ -d "$_d" ] && return 0
+	mkdir "$_d" || fail dropin-dir "cannot create $_d"
+	durable /etc/systemd/system || fail dropin-dir "cannot sync /etc/systemd/system"
+	made="$made $_d"
+}
+
 tools sha256sum base64 cp mv rm mkdir chmod cat tr sync df awk
+[ -z "$UNITS" ] || tools systemctl
 if [ "$ETHTOOL" = 1 ]; then ethtool_path; fi
 lock_host || lock_busy
 lease_mine lease
@@ -676,6 +694,9 @@ records "$VALUES" 9 set_value
 # 4. files: temporary files in the same directories, checked, synced,
 # renamed; the renames synced with the manifest of what was written, then
 # its rename and the removal of apply.owner.
+made=''
+records "$UNITS" 1 make_dropin_dir
+[ -z "$UNITS" ] || say dropin-dir ok "${made:- -}"
 records "$FILES" 7 stage_file
 if [ -n "$FILES" ]; then
 	sync_all || { records "$FILES" 7 unstage_file; fail file-0 "cannot sync the new files"; }
@@ -683,6 +704,10 @@ if [ -n "$FILES" ]; then
 	mf_stage || fail file-0 "cannot write $RUN/manifest.new"
 	sync_all || fail file-0 "cannot sync the new files and $RUN/manifest.new"
 	mv -f "$RUN/manifest.new" "$RUN/manifest" || fail file-0 "cannot rename $RUN/manifest.new"
+fi
+if [ -n "$UNITS" ]; then
+	systemctl daemon-reload || fail daemon-reload "systemctl daemon-reload failed"
+	say daemon-reload ok -
 fi
 rm -f "$RUN/$OWNER" || owner_left=yes
 durable "$RUN/manifest" || fail file-0 "cannot sync $RUN/manifest"

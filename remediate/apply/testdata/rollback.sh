@@ -411,6 +411,9 @@ cleanup_tmp() {
 #	                "kept CURRENT" (changed since the run, FORCE 0)
 #	cleaned         PATH: what the run left (its stale apply.owner, its
 #	                temporary files)
+#	dropin-dir      "removed DIR": the drop-in directory of a systemd
+#	                drop-in the run created, when it is left empty
+#	daemon-reload   systemd reloaded after a drop-in was restored
 #	done            ok or failed
 #
 # What it writes, renames or removes is on the disk, with its directory,
@@ -471,7 +474,8 @@ restore_file() {
 	_d=${f%/*}
 	_d=${_d:-/}
 	if [ "$3" = absent ]; then
-		if [ ! -e "$f" ] && [ ! -L "$f" ]; then
+		if [ ! -d "$_d" ]; then say "$st" ok unchanged # its directory never came
+		elif [ ! -e "$f" ] && [ ! -L "$f" ]; then
 			if durable "$_d"; then say "$st" ok unchanged; else soft "$st" "cannot sync $_d"; fi
 		elif edited "$f" "$6"; then kept "$st" "$f"
 		elif ! rm -f "$f"; then soft "$st" "cannot remove $f"
@@ -510,6 +514,18 @@ restore_value() {
 	fi
 }
 
+# unit_file STEP PATH STATE WANT STORED WRITTEN: a systemd drop-in the
+# run wrote makes systemd reload its units at the end; the drop-in
+# directory of one it created goes too when nothing else is in it.
+unit_file() {
+	case "$2" in /etc/systemd/system/*.service.d/*) ;; *) return 0 ;; esac
+	reload=yes
+	_d=${2%/*}
+	if [ "$3" = absent ] && [ -d "$_d" ] && rmdir "$_d" 2>/dev/null; then
+		if durable /etc/systemd/system; then say dropin-dir ok "removed $_d"; else soft dropin-dir "$_d removed, but cannot sync /etc/systemd/system"; fi
+	fi
+}
+
 # lock_wait: the lock was held for WAIT seconds: by the run's own apply
 # script (its connection was cut; sshd does not kill it), or another.
 lock_wait() {
@@ -536,4 +552,9 @@ records "$FILES" 6 restore_file
 if [ -n "$VALUES" ] && [ "$ETHTOOL" = 1 ]; then ethtool_path; fi
 records "$VALUES" 8 restore_value
 records "$FILES" 6 clean_tmp
+reload=''
+records "$FILES" 6 unit_file
+if [ -n "$reload" ] && [ -d /run/systemd/system ]; then
+	if systemctl daemon-reload; then say daemon-reload ok -; else soft daemon-reload "systemctl daemon-reload failed: run it by hand"; fi
+fi
 finish
