@@ -16,7 +16,7 @@ import (
 )
 
 // Profile holds the thresholds rules compare against. The defaults ship in
-// profile.default.yaml (one tuning guide's values, FACTS.md §4); users
+// profile.default.yaml (one Kafka network tuning guide's values); users
 // override keys with LoadProfile or per host with With. Key names are the
 // YAML names below.
 type Profile struct {

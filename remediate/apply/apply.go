@@ -1,7 +1,7 @@
 // Package apply carries out remediation plans on hosts over the same
 // transport as the audit, and rolls them back.
 //
-// Per host, in order (DESIGN.md "Remediation"):
+// Per host, in order (remediate/doc.go says what a plan may contain):
 //
 //  1. read: one script run reads the files the plan changes (the managed
 //     sysctl file, server.properties: their SHA-256, mode and content, kept
