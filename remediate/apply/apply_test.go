@@ -287,9 +287,13 @@ func TestApplyRollbackSandbox(t *testing.T) {
 	}
 
 	// A second run finds nothing to do.
-	j2, err := Apply(context.Background(), sbHosts("h1"), Options{Runner: s, RunID: "20260101T000000Z-00000002"})
+	clock := time.Date(2026, 1, 1, 0, 0, 7, 500, time.UTC)
+	j2, err := Apply(context.Background(), sbHosts("h1"), Options{Runner: s, RunID: "20260101T000000Z-00000002", Now: func() time.Time { return clock }})
 	if err != nil || j2.Host("h1").Status != remediate.StatusUnchanged || len(s.applied) != 2 {
 		t.Errorf("second apply: %+v %v (apply scripts run: %v)", j2.Host("h1"), err, s.applied)
+	}
+	if want := clock.Truncate(time.Second); err == nil && (!j2.StartedAt.Equal(want) || !j2.FinishedAt.Equal(want)) {
+		t.Errorf("journal times %v .. %v, want both %v (Options.Now)", j2.StartedAt, j2.FinishedAt, want)
 	}
 
 	loaded, err := remediate.LoadJournal(jpath)
