@@ -438,6 +438,19 @@ func TestJournalFromHosts(t *testing.T) {
 	if len(unread) != 1 {
 		t.Errorf("forged manifest accepted: %+v", unread)
 	}
+	// An ended context reads no host, and says so for each one.
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	j, unread, _ = JournalFromHosts(ended, inv, id, Options{Runner: s})
+	runs, _, unreadRuns := HostRuns(ended, inv, Options{Runner: s})
+	if len(j.Hosts) != 0 || len(unread) != 2 || len(runs) != 0 || len(unreadRuns) != 2 {
+		t.Errorf("ended context: rebuilt %d host(s), %d unread; listed %d run(s), %d unread; want 0, 2, 0, 2", len(j.Hosts), len(unread), len(runs), len(unreadRuns))
+	}
+	for _, u := range append(unread, unreadRuns...) {
+		if !errors.Is(u.Err, context.Canceled) {
+			t.Errorf("%s: %v, want context.Canceled", u.Host, u.Err)
+		}
+	}
 }
 
 // slowMvSandbox puts an mv in front of the host's PATH that, while
