@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/kaudit/kaudit/audit/facts"
+	"github.com/kaudit/kaudit/internal/formats"
 	"github.com/kaudit/kaudit/internal/termsafe"
 	"github.com/kaudit/kaudit/report"
 	"github.com/kaudit/kaudit/rules"
@@ -232,22 +233,28 @@ func (d *Diff) Empty() bool {
 	return len(d.NewlyFailing)+len(d.NewlyPassing)+len(d.Other)+len(d.HostsAdded)+len(d.HostsRemoved)+len(d.Facts) == 0
 }
 
-// Formats the diff can be written in.
-var Formats = []string{"table", "json", "markdown"}
+var writers = formats.New[func(io.Writer, *Diff) error]("diff format")
 
-// Write renders d in format (table, json or markdown).
-func Write(w io.Writer, format string, d *Diff) error {
-	switch format {
-	case "json":
+func init() {
+	writers.Register("json", func(w io.Writer, d *Diff) error {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(d)
-	case "table":
-		return writeText(w, d, false)
-	case "markdown":
-		return writeText(w, d, true)
+	})
+	writers.Register("table", func(w io.Writer, d *Diff) error { return writeText(w, d, false) })
+	writers.Register("markdown", func(w io.Writer, d *Diff) error { return writeText(w, d, true) })
+}
+
+// Formats lists the formats the diff can be written in, sorted.
+func Formats() []string { return writers.Names() }
+
+// Write renders d in format (one of Formats).
+func Write(w io.Writer, format string, d *Diff) error {
+	fn, err := writers.Lookup(format)
+	if err != nil {
+		return err
 	}
-	return fmt.Errorf("unknown diff format %q (known: %s)", format, strings.Join(Formats, ", "))
+	return fn(w, d)
 }
 
 func status(s rules.Status) string {
