@@ -2,7 +2,6 @@ package whatif
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -17,11 +16,7 @@ import (
 var writers = formats.New[func(io.Writer, *Result) error]("what-if format")
 
 func init() {
-	writers.Register("json", func(out io.Writer, w *Result) error {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(w)
-	})
+	writers.Register("json", formats.JSON[*Result])
 	writers.Register("table", writeTable)
 }
 

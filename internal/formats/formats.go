@@ -5,7 +5,9 @@
 package formats
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 )
@@ -48,4 +50,12 @@ func (r *Registry[W]) Lookup(name string) (W, error) {
 		return w, fmt.Errorf("unknown %s %q (known: %s)", r.what, name, strings.Join(r.Names(), ", "))
 	}
 	return w, nil
+}
+
+// JSON writes v as indented JSON: the json writer of the diff and the
+// what-if.
+func JSON[T any](w io.Writer, v T) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }

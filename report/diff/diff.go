@@ -6,7 +6,6 @@
 package diff
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -236,11 +235,7 @@ func (d *Diff) Empty() bool {
 var writers = formats.New[func(io.Writer, *Diff) error]("diff format")
 
 func init() {
-	writers.Register("json", func(w io.Writer, d *Diff) error {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(d)
-	})
+	writers.Register("json", formats.JSON[*Diff])
 	writers.Register("table", func(w io.Writer, d *Diff) error { return writeText(w, d, false) })
 	writers.Register("markdown", func(w io.Writer, d *Diff) error { return writeText(w, d, true) })
 }
