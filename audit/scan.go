@@ -93,7 +93,7 @@ func Scan(ctx context.Context, hosts []inventory.Host, opt Options) []Result {
 		opt.Concurrency = DefaultConcurrency
 	}
 	// Never "too many open files": the CLI has said so when it lowered it.
-	opt.Concurrency, _ = FitOpenFiles(opt.Concurrency)
+	opt.Concurrency, _ = fanout.FitOpenFiles(opt.Concurrency)
 	if opt.Timeout <= 0 {
 		opt.Timeout = DefaultTimeout
 	}

@@ -14,15 +14,21 @@ import (
 
 // What kaudit rules and kaudit explain print: the catalog and one rule.
 
-// WriteCatalog lists every rule of the catalog: ID, severity, title.
-func WriteCatalog(w io.Writer) {
+// WriteCatalog lists every rule of the catalog: ID, severity, title, the
+// titles folded so that the table fits width columns (as far as the IDs
+// allow: an ID is never cut).
+func WriteCatalog(w io.Writer, width int) {
 	t := table.NewWriter()
 	t.SetOutputMirror(w)
 	t.SetStyle(table.StyleLight)
 	t.AppendHeader(table.Row{"ID", "Severity", "Title"})
+	idw, sevw := len("ID"), len("Severity")
 	for _, r := range rules.Catalog() {
 		t.AppendRow(table.Row{r.ID, r.Severity, r.Title})
+		idw, sevw = max(idw, termui.StringWidth(r.ID)), max(sevw, termui.StringWidth(string(r.Severity)))
 	}
+	const borders = 10 // "│ " + " │ " + " │ " + " │" of StyleLight's three columns
+	t.SetColumnConfigs([]table.ColumnConfig{{Name: "Title", WidthMax: max(width-idw-sevw-borders, 20), WidthMaxEnforcer: text.WrapSoft}})
 	t.Render()
 	fmt.Fprintln(w, "kaudit explain ID shows a rule's rationale, thresholds and references.")
 }
@@ -44,7 +50,7 @@ func WriteExplain(w io.Writer, r rules.Rule, width int) {
 	fmt.Fprintln(w, wrap(r.Rationale, width))
 	if len(r.Thresholds) > 0 {
 		p := rules.DefaultProfile()
-		fmt.Fprintln(w, "\nthresholds (default profile; override with --profile FILE or profile: in the inventory):")
+		fmt.Fprintf(w, "\n%s\n", wrap("thresholds (default profile; override with --profile FILE or profile: in the inventory):", width))
 		for _, th := range r.Thresholds {
 			fmt.Fprintf(w, "  %s: %v\n", th, p.Value(th))
 		}

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/kaudit/kaudit/audit"
 	"github.com/kaudit/kaudit/audit/inventory"
 	"github.com/kaudit/kaudit/audit/sshconfig"
 	"github.com/kaudit/kaudit/audit/transport"
+	"github.com/kaudit/kaudit/internal/fanout"
 	"github.com/kaudit/kaudit/internal/ui"
 )
 
@@ -86,11 +86,11 @@ func AskBecomePassword(stderr io.Writer) (*transport.BecomePassword, error) {
 	return pw, nil
 }
 
-// FitOpenFiles is a fan-out of n connections lowered to what the
-// open-file limit allows (audit.FitOpenFiles), with a warning on c when
-// it was lowered.
-func FitOpenFiles(c Console, n int) int {
-	fit, notice := audit.FitOpenFiles(n)
+// fitWarned is a fan-out of n connections lowered to what the open-file
+// limit allows (fanout.FitOpenFiles), with a warning on c when it was
+// lowered.
+func fitWarned(c Console, n int) int {
+	fit, notice := fanout.FitOpenFiles(n)
 	if notice != "" {
 		c.Warn(notice)
 	}

@@ -104,6 +104,7 @@ type ApplyConfig struct {
 	Batch          int // hosts changed at once after the canary
 	MaxFailures    int // start no batch once more hosts than this failed
 	Log            func(line string)
+	Now            func() time.Time // the journal's clock (nil: time.Now)
 }
 
 // Apply carries out fp on its hosts and returns the run's journal. A nil
@@ -112,7 +113,7 @@ type ApplyConfig struct {
 func Apply(ctx context.Context, fp *FixPlan, cfg ApplyConfig) (*remediate.Journal, error) {
 	return apply.Apply(ctx, fp.Hosts, apply.Options{
 		Runner: cfg.Runner, RunID: cfg.RunID, Timeout: cfg.Timeout, ConnectTimeout: cfg.ConnectTimeout,
-		Batch: cfg.Batch, MaxFailures: cfg.MaxFailures, JournalPath: cfg.JournalPath, Log: cfg.Log,
+		Batch: cfg.Batch, MaxFailures: cfg.MaxFailures, JournalPath: cfg.JournalPath, Log: cfg.Log, Now: cfg.Now,
 	})
 }
 

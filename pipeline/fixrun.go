@@ -59,6 +59,7 @@ func Fix(ctx context.Context, c Console, r *report.Report, hosts []inventory.Hos
 // applyFix is fix --apply once confirmed.
 func applyFix(ctx context.Context, c Console, r *report.Report, fp *FixPlan, j FixJob) error {
 	cfg := j.Config
+	cfg.Now = c.Now
 	cfg.RunID = remediate.NewRunID(c.Now())
 	cfg.JournalPath = JournalPath(j.JournalDir, cfg.RunID)
 	cfg.Log = func(line string) { fmt.Fprintf(c.Stderr, "kaudit: %s\n", line) }

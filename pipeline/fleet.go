@@ -17,7 +17,7 @@ type Fleet struct {
 
 // connect is Connect for hosts of f, their known_hosts files checked
 // (CheckKnownHosts), its fan-out of *n connections fitted to the
-// open-file limit (FitOpenFiles). Close it when done.
+// open-file limit (fitWarned). Close it when done.
 func (f Fleet) connect(c Console, hosts []inventory.Host, n *int) (*transport.SSH, error) {
 	runner, err := Connect(hosts, f.Connect)
 	if err != nil {
@@ -27,7 +27,7 @@ func (f Fleet) connect(c Console, hosts []inventory.Host, n *int) (*transport.SS
 		runner.Close()
 		return nil, err
 	}
-	*n = FitOpenFiles(c, *n)
+	*n = fitWarned(c, *n)
 	return runner, nil
 }
 
@@ -86,7 +86,7 @@ func FixFleet(ctx context.Context, c Console, f Fleet, cfg Config, quiet bool, j
 	}
 	j.Config.Runner, j.Config.Timeout, j.Config.ConnectTimeout = cfg.Runner, cfg.Timeout, cfg.ConnectTimeout
 	if j.Apply {
-		j.Config.Batch = FitOpenFiles(c, j.Config.Batch)
+		j.Config.Batch = fitWarned(c, j.Config.Batch)
 	}
 	return Fix(ctx, c, r, hosts, j)
 }

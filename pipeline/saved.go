@@ -50,7 +50,7 @@ type DiffJob struct {
 // Diff loads, waives and compares j's scans and writes the diff. Its
 // verdict with FailOnNew is Findings when a host × rule newly fails.
 func Diff(c Console, j DiffJob) error {
-	if err := OneOf("format", j.Format, diff.Formats); err != nil {
+	if err := OneOf("format", j.Format, diff.Formats()); err != nil {
 		return err
 	}
 	w, err := LoadWaivers(j.Waivers)
@@ -90,7 +90,7 @@ type WhatIfJob struct {
 // FailUnsafe is Findings when a cluster is not safe to rolling-restart
 // after the upgrade.
 func WhatIfFile(c Console, j WhatIfJob) error {
-	if err := OneOf("format", j.Format, whatif.Formats); err != nil {
+	if err := OneOf("format", j.Format, whatif.Formats()); err != nil {
 		return err
 	}
 	r, err := report.Load(j.Scan)

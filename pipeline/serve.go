@@ -13,9 +13,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/kaudit/kaudit/audit"
 	"github.com/kaudit/kaudit/audit/inventory"
 	"github.com/kaudit/kaudit/audit/transport"
+	"github.com/kaudit/kaudit/internal/fanout"
 	"github.com/kaudit/kaudit/serve"
 	"github.com/kaudit/kaudit/waiver"
 )
@@ -269,7 +269,7 @@ func loadServed(c Console, j ServeJob) (*served, error) {
 	}
 	if j.KeepConnections {
 		need := len(hosts) + s.cfg.Concurrency
-		if fit, _ := audit.FitOpenFiles(need); fit < need {
+		if fit, _ := fanout.FitOpenFiles(need); fit < need {
 			c.Warnf("SSH connections are not kept between scans: %d hosts and a fan-out of %d need more open files than the limit allows (raise it: ulimit -n, LimitNOFILE=, the container's nofile)", len(hosts), s.cfg.Concurrency)
 		} else {
 			s.runner.KeepConnections = true

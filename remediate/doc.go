@@ -7,7 +7,7 @@
 // persist, re-gather, verify, roll back) uses the same transport as audit
 // and fills a Journal as it goes.
 //
-// What a plan may contain (DESIGN.md "Remediation"):
+// What a plan may contain:
 //
 //   - sysctl: the running value (through /proc/sys) and the managed file
 //     /etc/sysctl.d/99-kaudit.conf (sub-package sysctld renders it and says
@@ -38,7 +38,7 @@
 // and what to do instead; with Selector.RuntimeOnlyOK a change that can
 // be set but not persisted is planned runtime only, its note saying so.
 //
-// The kernel bug (FACTS.md §1) shapes the plan: net.ipv4.tcp_syncookies=0
+// The kernel bug (Linux commit 909172a, rule kernel-synack-wscale) shapes the plan: net.ipv4.tcp_syncookies=0
 // is planned only while kernel-synack-wscale fails or is unknown, always
 // with its trade-off in the change's note (SYNs are dropped instead of
 // answered with cookies while the queue is full; clients retry after

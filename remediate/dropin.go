@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/kaudit/kaudit/audit/facts"
-	"github.com/kaudit/kaudit/audit/parse"
+	"github.com/kaudit/kaudit/internal/safe"
 )
 
 // The broker's open-files limit is raised through its own systemd unit:
@@ -54,7 +54,7 @@ func (p *planner) addNoFile(rule string, n int64) {
 		p.addManual(rule, fmt.Sprintf("the broker's (pid %d) systemd unit could not be read (%s: %s): if it runs as a service, add %s with %q; otherwise %s",
 			k.PID, orUnknown(st.State), st.Message, DropInPath("UNIT"), "LimitNOFILE="+strconv.FormatInt(n, 10), notServiceAction("", n)))
 		return
-	case !parse.ValidServiceName(u.Name):
+	case !safe.ServiceName(u.Name):
 		p.addManual(rule, fmt.Sprintf("the broker's unit name %q is not one kaudit writes a drop-in for: raise its LimitNOFILE to %d by hand", u.Name, n))
 		return
 	case u.NoFile == nil:

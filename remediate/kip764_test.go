@@ -7,7 +7,7 @@ import (
 )
 
 // TestPlanKIP764Boundaries evaluates the real rules on a broker at every
-// boundary of Confluent's KIP-764 backports (FACTS §8) and of Apache Kafka
+// boundary of Confluent's KIP-764 backports (confluentinc/kafka tags v6.1.11, v6.2.10, v7.0.9, v7.1.7) and of Apache Kafka
 // 3.2, and plans their fixes: where the broker honours
 // socket.listen.backlog.size the plan edits server.properties, elsewhere
 // it tells the owner to upgrade and never writes the property.

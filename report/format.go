@@ -1,10 +1,9 @@
 package report
 
 import (
-	"fmt"
 	"io"
-	"sort"
-	"strings"
+
+	"github.com/kaudit/kaudit/internal/formats"
 )
 
 // Options tune a renderer; the terminal table honours all of them, the
@@ -25,31 +24,19 @@ type Options struct {
 // Renderer writes a report in one format.
 type Renderer func(w io.Writer, r *Report, opt Options) error
 
-var renderers = map[string]Renderer{}
+var renderers = formats.New[Renderer]("format")
 
 // Register adds a format; called from each format file's init.
-func Register(name string, fn Renderer) {
-	if _, dup := renderers[name]; dup {
-		panic("report: format registered twice: " + name)
-	}
-	renderers[name] = fn
-}
+func Register(name string, fn Renderer) { renderers.Register(name, fn) }
 
 // Formats lists the registered format names, sorted.
-func Formats() []string {
-	out := make([]string, 0, len(renderers))
-	for n := range renderers {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
-}
+func Formats() []string { return renderers.Names() }
 
 // Render writes r in the named format.
 func Render(w io.Writer, format string, r *Report, opt Options) error {
-	fn, ok := renderers[format]
-	if !ok {
-		return fmt.Errorf("unknown format %q (known: %s)", format, strings.Join(Formats(), ", "))
+	fn, err := renderers.Lookup(format)
+	if err != nil {
+		return err
 	}
 	if format != "json" && r.spooled() { // only renderJSON prints spooled facts as they are
 		var err error

@@ -188,7 +188,7 @@ func buildHTMLView(r *Report) htmlView {
 		v.ScoreText = fmt.Sprint(s.Score)
 		v.MinScore = fmt.Sprint(s.MinScore)
 	}
-	for _, sev := range rules.Severities {
+	for _, sev := range rules.Severities() {
 		v.FailCounts = append(v.FailCounts, htmlCount{Severity: string(sev), N: s.FailBySeverity[string(sev)]})
 	}
 

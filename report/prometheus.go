@@ -206,7 +206,7 @@ func promHostFamilies(p *PromWriter, r *Report, o MetricOptions) {
 				n[f.Severity]++
 			}
 		}
-		for _, s := range rules.Severities {
+		for _, s := range rules.Severities() {
 			p.Sample("kaudit_host_failed_findings", float64(n[s]), "host", h.Name, "severity", string(s))
 		}
 	}

@@ -176,7 +176,7 @@ func (r *Report) withFacts() (*Report, error) {
 // Summarize scores every host and recomputes r.Summary.
 func Summarize(r *Report) {
 	s := Summary{Hosts: len(r.Hosts), FailBySeverity: map[string]int{}, StatusCounts: map[string]int{}}
-	for _, sev := range rules.Severities {
+	for _, sev := range rules.Severities() {
 		s.FailBySeverity[string(sev)] = 0
 	}
 	total, min := 0, 100

@@ -154,7 +154,7 @@ func summaryParts(r *Report, p palette) []cell {
 		{text: "fleet score " + fleetScore(s), paint: p.bold},
 	}
 	var fails []string
-	for _, sev := range rules.Severities {
+	for _, sev := range rules.Severities() {
 		n := s.FailBySeverity[string(sev)]
 		item := fmt.Sprintf("%d %s", n, sev)
 		if n > 0 {

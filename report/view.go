@@ -208,8 +208,8 @@ func observedExpected(f rules.Finding) string {
 
 // failCounts is "1 critical, 3 high, 0 medium, ..." over every severity.
 func failCounts(s Summary) string {
-	parts := make([]string, 0, len(rules.Severities))
-	for _, sev := range rules.Severities {
+	parts := make([]string, 0, len(rules.Severities()))
+	for _, sev := range rules.Severities() {
 		parts = append(parts, fmt.Sprintf("%d %s", s.FailBySeverity[string(sev)], sev))
 	}
 	return strings.Join(parts, ", ")

@@ -94,7 +94,7 @@ func TestStrictLoadersRejectTypos(t *testing.T) {
 
 // TestCatalogRules: every rule explains itself, and every rule ID the Go
 // code names is in the catalog. The list of rules, their order and their
-// severities are the catalog's alone (the README's table is checked
+// severities are the catalog's alone (docs/rules.md's table is checked
 // against it: TestReadmeRuleTable).
 func TestCatalogRules(t *testing.T) {
 	for _, r := range Catalog() {

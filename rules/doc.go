@@ -1,7 +1,7 @@
 // Package rules turns one host's facts into findings.
 //
 // The rules are data: catalog.yaml holds each rule's ID, title, default
-// severity, rationale (grounded in FACTS.md, with [V]/[D]/[U] marks),
+// severity, rationale (grounded in the sources its references list, with [V]/[D]/[U] marks),
 // references and fix text; profile.default.yaml holds the thresholds;
 // kernels.yaml says which kernels contain Linux commit 909172a ("net: Update
 // window_clamp if SOCK_RCVBUF is set"); confluent.yaml maps Confluent

@@ -3,6 +3,7 @@ package rules
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -31,14 +32,17 @@ const (
 	Info     Severity = "info"
 )
 
-// Severities lists every severity, highest first.
-var Severities = []Severity{Critical, High, Medium, Low, Info}
+// severities lists every severity, highest first.
+var severities = [...]Severity{Critical, High, Medium, Low, Info}
+
+// Severities lists every severity, highest first (a new slice each call).
+func Severities() []Severity { return slices.Clone(severities[:]) }
 
 // Rank is 5 for critical down to 1 for info, 0 for an unknown string.
 func (s Severity) Rank() int {
-	for i, v := range Severities {
+	for i, v := range severities {
 		if v == s {
-			return len(Severities) - i
+			return len(severities) - i
 		}
 	}
 	return 0
@@ -174,8 +178,8 @@ func (f *Fix) atLeast(key string) {
 
 // step is the severity n steps above s (below for n < 0), within critical..info.
 func (s Severity) step(n int) Severity {
-	r := min(max(s.Rank()+n, 1), len(Severities))
-	return Severities[len(Severities)-r]
+	r := min(max(s.Rank()+n, 1), len(severities))
+	return severities[len(severities)-r]
 }
 
 // Alternative is another acceptable fix. Text says what it changes and its

@@ -93,7 +93,7 @@ func ExampleKernelFixStatus() {
 }
 
 // TestKIP764Boundaries walks every boundary of Confluent's KIP-764
-// backports (FACTS §8) and of Apache Kafka 3.2: kafka-backlog-hardcoded's
+// backports (confluentinc/kafka tags v6.1.11, v6.2.10, v7.0.9, v7.1.7) and of Apache Kafka 3.2: kafka-backlog-hardcoded's
 // verdict, and whether kafka-backlog-config checks the property (pass with
 // 4096 set, fail with a KafkaProperties fix when it is unset) or skips.
 func TestKIP764Boundaries(t *testing.T) {

@@ -5,7 +5,8 @@ import (
 	"strings"
 )
 
-// exposure says whether the preconditions (b) and (c) of FACTS.md §1 hold.
+// exposure says whether the preconditions of Linux commit 909172a's bug hold:
+// tcp_syncookies is not 0 and the listener sets SO_RCVBUF.
 type exposure struct {
 	cookies     bool   // SYN cookies can fire (tcp_syncookies != 0)
 	cookiesNote string // what was seen

@@ -44,7 +44,7 @@ const (
 
 // DefaultListenBacklog is the listen backlog of a Kafka broker that does
 // not set socket.listen.backlog.size: the JDK's 50 before KIP-764 (Kafka
-// 3.2), and the config's default from then on (FACTS.md §2).
+// 3.2), and the config's default from then on (KIP-764, KafkaConfig.scala).
 const DefaultListenBacklog = 50
 
 // DefaultKafkaPort is the listener port assumed when the facts name none.
@@ -93,7 +93,7 @@ func RequestedBacklog(k *facts.Kafka) (n int, ok bool) {
 }
 
 // EffectiveBacklog is the backlog the kernel gives a listener that asked
-// for requested: capped at net.core.somaxconn (FACTS.md §2, §3).
+// for requested: capped at net.core.somaxconn (listen(2): a backlog above somaxconn is silently truncated).
 func EffectiveBacklog(requested, somaxconn int) int { return min(requested, somaxconn) }
 
 // RestartGateRules are the rules that must pass (or not apply) on every
@@ -130,7 +130,9 @@ func ReachesBrokerOnRestart(key string) bool { return key == KeySomaxconn }
 // HostWideOnly reports whether a sysctl belongs to the initial network
 // namespace alone: inside any other (a container's) it is read-only (mode
 // 0444, a write fails with EPERM), so it can only be set on the node that
-// runs the container (FACTS §8, Containers).
+// runs the container. net/core/sysctl_net_core.c registers these keys in
+// net_core_table, outside the per-namespace netns_core_table; the mode and
+// the EPERM are what a network namespace on this project's test machines shows.
 func HostWideOnly(key string) bool {
 	switch key {
 	case "net.core.rmem_max", "net.core.wmem_max", "net.core.rmem_default", "net.core.wmem_default":

@@ -25,7 +25,7 @@ func TestBacklogConfigurable(t *testing.T) {
 		{"5.5.1", "confluent", AnswerNo},   // AK 2.5
 		{"6.2.0", "confluent", AnswerNo},   // AK 2.8
 		{"6.1.10", "confluent", AnswerNo},  // before Confluent's KIP-764 backport
-		{"6.1.11", "confluent", AnswerYes}, // the backport (FACTS §8)
+		{"6.1.11", "confluent", AnswerYes}, // the backport (confluentinc/kafka tag v6.1.11)
 		{"7.1.3", "confluent", AnswerNo},   // AK 3.1
 		{"7.1.7-ccs", "confluent", AnswerYes},
 		{"7.2.0", "confluent", AnswerYes}, // AK 3.2

@@ -15,7 +15,7 @@ var probeNotRun = map[string]bool{
 	facts.ProbeNoPython: true, facts.ProbeUnsupported: true,
 }
 
-// withProbe lets the SYN-cookie probe (audit/probe, FACTS.md §6) decide the
+// withProbe lets the SYN-cookie probe (audit/probe) decide the
 // kernel's status: it observes the kernel, so it outranks the changelog and
 // the version table. In this order:
 //

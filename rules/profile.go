@@ -13,10 +13,12 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/kaudit/kaudit/internal/located"
 )
 
 // Profile holds the thresholds rules compare against. The defaults ship in
-// profile.default.yaml (one tuning guide's values, FACTS.md §4); users
+// profile.default.yaml (one Kafka network tuning guide's values); users
 // override keys with LoadProfile or per host with With. Key names are the
 // YAML names below.
 type Profile struct {
@@ -181,7 +183,7 @@ func parseProfile(name string, data []byte, base Profile, requireAll bool) (Prof
 	if err := dec.Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) { // empty file: nothing overridden
 			if requireAll {
-				return out, fmt.Errorf("%s: empty", name)
+				return out, &located.Error{File: name, Msg: "empty"}
 			}
 			return out, nil
 		}
@@ -189,7 +191,7 @@ func parseProfile(name string, data []byte, base Profile, requireAll bool) (Prof
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
-		return out, fmt.Errorf("%s: more than one YAML document", name)
+		return out, &located.Error{File: name, Msg: "more than one YAML document"}
 	}
 	root := &doc
 	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
@@ -199,27 +201,27 @@ func parseProfile(name string, data []byte, base Profile, requireAll bool) (Prof
 		return out, nil
 	}
 	if root.Kind != yaml.MappingNode {
-		return out, fmt.Errorf("%s:%d: a profile is a mapping of key: value", name, root.Line)
+		return out, &located.Error{File: name, Line: root.Line, Msg: "a profile is a mapping of key: value"}
 	}
 	seen := map[string]int{}
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		kn, vn := root.Content[i], root.Content[i+1]
 		key, ok := out.key(kn.Value)
 		if !ok {
-			return out, fmt.Errorf("%s:%d: unknown profile key %q (known: %s)", name, kn.Line, kn.Value, strings.Join(out.keyNames(), ", "))
+			return out, &located.Error{File: name, Line: kn.Line, Msg: fmt.Sprintf("unknown profile key %q (known: %s)", kn.Value, strings.Join(out.keyNames(), ", "))}
 		}
 		if prev, dup := seen[kn.Value]; dup {
-			return out, fmt.Errorf("%s:%d: profile key %q set twice (first at line %d)", name, kn.Line, kn.Value, prev)
+			return out, &located.Error{File: name, Line: kn.Line, Msg: fmt.Sprintf("profile key %q set twice (first at line %d)", kn.Value, prev)}
 		}
 		seen[kn.Value] = kn.Line
 		if err := key.setNode(&out, vn); err != nil {
-			return out, fmt.Errorf("%s:%d: profile key %q: %w", name, vn.Line, kn.Value, err)
+			return out, &located.Error{File: name, Line: vn.Line, Msg: fmt.Sprintf("profile key %q: %v", kn.Value, err)}
 		}
 	}
 	if requireAll {
 		for _, k := range out.keyNames() {
 			if _, ok := seen[k]; !ok {
-				return out, fmt.Errorf("%s: missing profile key %q", name, k)
+				return out, &located.Error{File: name, Msg: fmt.Sprintf("missing profile key %q", k)}
 			}
 		}
 	}

@@ -69,7 +69,7 @@ func listenerFor(ls []stormListener, e facts.LocalConns) int {
 
 // stormBound sets each listener's capacity: its Send-Q (the effective
 // backlog, min(backlog, somaxconn)), and with tcp_syncookies=0 at most
-// three quarters of tcp_max_syn_backlog (FACTS §3). cookies is the
+// three quarters of tcp_max_syn_backlog (net/ipv4/tcp_input.c tcp_conn_request). cookies is the
 // tcp_syncookies value (1 when unreadable).
 func (c *evalCtx) stormBound(ls []stormListener, cookies int) {
 	synb, _, synOK := c.sysctlInt(KeySynBacklog)

@@ -29,6 +29,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kaudit/kaudit/internal/located"
 	"github.com/kaudit/kaudit/internal/suggest"
 
 	"gopkg.in/yaml.v3"
@@ -106,27 +107,9 @@ func (w Waiver) Label() string {
 	return w.Rule + " on " + strings.Join(on, "; ")
 }
 
-// Error is one problem in a waiver file.
-type Error struct {
-	File  string
-	Line  int
-	Field string
-	Msg   string
-}
-
-func (e *Error) Error() string {
-	var b strings.Builder
-	b.WriteString(e.File)
-	if e.Line > 0 {
-		b.WriteString(":" + strconv.Itoa(e.Line))
-	}
-	b.WriteString(": ")
-	if e.Field != "" {
-		b.WriteString(e.Field + ": ")
-	}
-	b.WriteString(e.Msg)
-	return b.String()
-}
+// Error is one problem in a waiver file (internal/located's type, shared
+// with inventory and profile files).
+type Error = located.Error
 
 // Load reads and validates a waiver file. Every problem is reported, each
 // as an *Error naming the file, line and field, joined in line order.

@@ -312,7 +312,7 @@ func keys(cs []diff.Change) []string {
 }
 
 // TestWhatIfConfluentBackport: a patch upgrade within CP 7.1 to 7.1.7 (with
-// socket.listen.backlog.size backported, FACTS §8) is enough: the what-if
+// socket.listen.backlog.size backported, confluentinc/kafka tag v7.1.7) is enough: the what-if
 // passes kafka-backlog-hardcoded, checks the property (8192 here),
 // re-listens with min(8192, somaxconn 4096), which holds the 1,840 clients
 // (reconnect-storm), and calls the cluster safe to rolling-restart; 7.1.6

@@ -2,31 +2,34 @@ package whatif
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
-	"github.com/kaudit/kaudit/internal/termsafe"
 	"io"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/kaudit/kaudit/internal/formats"
+	"github.com/kaudit/kaudit/internal/termsafe"
 	"github.com/kaudit/kaudit/report/diff"
 	"github.com/kaudit/kaudit/rules"
 )
 
-// Formats the what-if can be written in.
-var Formats = []string{"table", "json"}
+var writers = formats.New[func(io.Writer, *Result) error]("what-if format")
 
-// Write renders w as a table or JSON.
+func init() {
+	writers.Register("json", formats.JSON[*Result])
+	writers.Register("table", writeTable)
+}
+
+// Formats lists the formats the what-if can be written in, sorted.
+func Formats() []string { return writers.Names() }
+
+// Write renders w in format (one of Formats).
 func Write(out io.Writer, format string, w *Result) error {
-	switch format {
-	case "json":
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(w)
-	case "table":
-		return writeTable(out, w)
+	fn, err := writers.Lookup(format)
+	if err != nil {
+		return err
 	}
-	return fmt.Errorf("unknown what-if format %q (known: %s)", format, strings.Join(Formats, ", "))
+	return fn(out, w)
 }
 
 func writeTable(out io.Writer, w *Result) error {

@@ -9,41 +9,15 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/kaudit/kaudit/internal/located"
 )
 
-// Error is one problem found in an inventory file. Load and Parse return all
+// Error is one problem found in an inventory file (internal/located's
+// type, shared with waiver and profile files). Load and Parse return all
 // problems of a file at once, joined with errors.Join in line order; use
 // Errors to get them back as a slice.
-type Error struct {
-	File  string // the inventory path as given to Load or Parse
-	Line  int    // 1-based; 0 when the problem is not tied to a line
-	Field string // dotted path of the offending key, e.g. "hosts.broker-1.port"; may be empty
-	Msg   string // lower case, names the offending value
-	Hint  string // what to do about it; may be empty
-}
-
-// Error renders "FILE:LINE: FIELD: MSG (hint: HINT)", leaving out the parts
-// that are empty.
-func (e *Error) Error() string {
-	var b strings.Builder
-	b.WriteString(e.File)
-	if e.Line > 0 {
-		b.WriteString(":")
-		b.WriteString(strconv.Itoa(e.Line))
-	}
-	b.WriteString(": ")
-	if e.Field != "" {
-		b.WriteString(e.Field)
-		b.WriteString(": ")
-	}
-	b.WriteString(e.Msg)
-	if e.Hint != "" {
-		b.WriteString(" (hint: ")
-		b.WriteString(e.Hint)
-		b.WriteString(")")
-	}
-	return b.String()
-}
+type Error = located.Error
 
 // Errors unpacks an error returned by Load or Parse into its *Error values,
 // in line order. Errors that are not *Error are skipped.

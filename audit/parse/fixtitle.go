@@ -15,7 +15,7 @@ var reSubsystem = regexp.MustCompile(`^(\[[A-Za-z0-9_./ -]{1,40}\] )+`)
 // an author "(…)", a tracker "[…]" or "{…}". It does not match a line that
 // merely contains the title: a revert (`Revert "net: Update …"`), a longer
 // title, or the 2026 near miss "tcp: update window_clamp when SO_RCVBUF is
-// set" (FACTS.md §1).
+// set" (the fix is Linux commit 909172a).
 func fixTitleLine(line string) bool {
 	s := strings.TrimSpace(line)
 	for _, bullet := range []string{"- ", "* ", "+ "} {

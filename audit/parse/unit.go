@@ -2,22 +2,10 @@ package parse
 
 import (
 	"fmt"
-	"regexp"
+	"github.com/kaudit/kaudit/internal/safe"
 	"strconv"
 	"strings"
 )
-
-// serviceName is a systemd service unit name kaudit accepts: the
-// characters systemd allows in a unit name (systemd src/basic/unit-name.c,
-// VALID_CHARS) and the .service suffix. Anything else never reaches a
-// shell or a path.
-var serviceName = regexp.MustCompile(`^[A-Za-z0-9:_.@-]+\.service$`)
-
-// ValidServiceName reports whether name is a systemd service kaudit may
-// name in a command or a path.
-func ValidServiceName(name string) bool {
-	return len(name) <= 255 && serviceName.MatchString(name) && !strings.Contains(name, "..")
-}
 
 // CgroupService is the service /proc/PID/cgroup places a process in.
 type CgroupService struct {
@@ -85,7 +73,7 @@ func serviceOf(path string) CgroupService {
 			c.Why = "a scope (" + comp + ": a container or a login session), not a service"
 			return c
 		case strings.HasSuffix(comp, ".service"):
-			if !ValidServiceName(comp) {
+			if !safe.ServiceName(comp) {
 				c.Why = fmt.Sprintf("unit name %q is not one kaudit accepts", comp)
 				return c
 			}

@@ -1,6 +1,7 @@
 package parse
 
 import (
+	"github.com/kaudit/kaudit/internal/safe"
 	"reflect"
 	"testing"
 )
@@ -55,14 +56,14 @@ func TestParseCgroupCases(t *testing.T) {
 	}
 }
 
-func TestValidServiceName(t *testing.T) {
+func TestServiceName(t *testing.T) {
 	for name, want := range map[string]bool{
 		"kafka.service": true, "kafka@1.service": true, "cp-kafka_2:x.service": true,
 		"kafka": false, "kafka.scope": false, "../x.service": false, "a b.service": false,
 		"a;rm.service": false, "a\n.service": false, "-x.service": true,
 	} {
-		if got := ValidServiceName(name); got != want {
-			t.Errorf("ValidServiceName(%q) = %v, want %v", name, got, want)
+		if got := safe.ServiceName(name); got != want {
+			t.Errorf("safe.ServiceName(%q) = %v, want %v", name, got, want)
 		}
 	}
 }

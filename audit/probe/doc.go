@@ -1,5 +1,6 @@
 // Package probe settles kernel-synack-wscale by observation: it runs the
-// SYN-cookie window-scale test of FACTS.md §6 on a host, agentlessly.
+// SYN-cookie window-scale test on a host (tcp_syncookies=2, as the
+// talk reproduced the bug; the mechanism is Linux commit 909172a's), agentlessly.
 //
 // Delivery: one SSH session runs a POSIX sh wrapper (probe.sh) on stdin,
 // which starts the host's own python3 (RHEL 8: /usr/libexec/platform-python)

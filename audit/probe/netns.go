@@ -9,7 +9,7 @@ import (
 // PerNetnsSince is the oldest upstream kernel series in which
 // net.ipv4.tcp_syncookies is known to be per network namespace: a 4.9 tree
 // (OE4T/linux-tegra-4.9, include/net/netns/ipv4.h) has sysctl_tcp_syncookies
-// in struct netns_ipv4 [V]; FACTS.md §8 [V]: global on 3.10 (RHEL/CentOS 7),
+// in struct netns_ipv4 [V]; the RHEL source trees [V]: global on 3.10 (RHEL/CentOS 7),
 // per namespace on RHEL 8's 4.18 and current kernels. The change itself
 // (commit 12ed8244ed8b, "ipv4: Namespaceify tcp syncookies knob") is
 // recalled as v4.6 but was not read here [U], so 4.6-4.8 count as

@@ -18,7 +18,7 @@ func TestSyncookiesPerNetns(t *testing.T) {
 		release string
 		want    bool
 	}{
-		{"3.10.0-1160.95.1.el7.x86_64", false}, // RHEL/CentOS 7: global (FACTS §8)
+		{"3.10.0-1160.95.1.el7.x86_64", false}, // RHEL/CentOS 7: global (include/net/netns/ipv4.h of 3.10.0-1160.el7)
 		{"4.4.0-210-generic", false},
 		{"4.5.7", false},
 		{"4.6.0", false}, // namespaced in 4.6 as recalled, not confirmed: undecidable
@@ -27,7 +27,7 @@ func TestSyncookiesPerNetns(t *testing.T) {
 		{"4.9.337", true},
 		{"4.14.203-156.332.amzn2.x86_64", true},
 		{"4.15.0-213-generic", true},
-		{"4.18.0-477.27.1.el8_8.x86_64", true}, // RHEL 8: per namespace (FACTS §8)
+		{"4.18.0-477.27.1.el8_8.x86_64", true}, // RHEL 8: per namespace (include/net/netns/ipv4.h of 4.18.0-240.el8)
 		{"5.4.17-2136.307.3.1.el7uek.x86_64", true},
 		{"6.18.44-fc-v1045", true},
 		{"10.0.0", true},

@@ -27,9 +27,9 @@ const (
 	MaxPayload = 8 << 20
 )
 
-// DefaultPythons are tried in order: Debian/Ubuntu/current RHEL, then the
+// defaultPythons are tried in order: Debian/Ubuntu/current RHEL, then the
 // interpreter RHEL 8 ships for system tools even without python3 installed.
-var DefaultPythons = []string{"python3", "/usr/libexec/platform-python"}
+var defaultPythons = []string{"python3", "/usr/libexec/platform-python"}
 
 // Params are the per-host inputs of the probe script.
 type Params struct {
@@ -40,7 +40,7 @@ type Params struct {
 	Budget  time.Duration
 	Payload int      // bytes sent client -> listener per case
 	RcvBufs []string // SO_RCVBUF per case: a number of bytes or "max" (the host's rmem_max)
-	Pythons []string // interpreters to try; DefaultPythons when empty
+	Pythons []string // interpreters to try; defaultPythons when empty
 }
 
 var (
@@ -60,7 +60,7 @@ func Script(p Params) ([]byte, error) {
 	}
 	pythons := p.Pythons
 	if len(pythons) == 0 {
-		pythons = DefaultPythons
+		pythons = defaultPythons
 	}
 	var b strings.Builder
 	b.Grow(len(wrapper) + len(pythonSource) + 512)

@@ -8,7 +8,7 @@ import (
 
 // openSSHHostKeyOrder is OpenSSH's default HostKeyAlgorithms order (the
 // part x/crypto implements): Ed25519 before ECDSA before RSA, certificates
-// first. x/crypto's own default puts ECDSA first (FACTS §8, golang/go#29286),
+// first. x/crypto's own default puts ECDSA first (golang/go#29286),
 // so a host whose known_hosts line is Ed25519 would look changed.
 var openSSHHostKeyOrder = []string{
 	ssh.CertAlgoED25519v01,

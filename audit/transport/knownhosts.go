@@ -22,7 +22,7 @@ import (
 
 // knownFile is one known_hosts file, parsed once and indexed: plain host
 // names go to a map, so a lookup among 10,000 hosts costs one map access
-// (knownhosts.New scans every line on every check, FACTS §8). Lines with
+// (knownhosts.New scans every line on every check: golang.org/x/crypto/ssh/knownhosts, hostKeyDB.checkAddr). Lines with
 // wildcards or negations, and hashed lines (|1|salt|hash, whose name cannot
 // be known without trying each salt), are matched one by one; hashed lines
 // keep their HMAC state precomputed so that each try costs two SHA-1 blocks.

@@ -13,7 +13,6 @@ package trust
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"golang.org/x/crypto/ssh"
@@ -21,6 +20,7 @@ import (
 	"github.com/kaudit/kaudit/audit"
 	"github.com/kaudit/kaudit/audit/inventory"
 	"github.com/kaudit/kaudit/audit/transport"
+	"github.com/kaudit/kaudit/internal/fanout"
 )
 
 // Status is what Fetch or Record found for one host.
@@ -165,25 +165,19 @@ func bastionTargets(targets []transport.Target, runner *transport.SSH) []transpo
 
 func fetchAll(ctx context.Context, targets []transport.Target, runner *transport.SSH, o Options, bastion bool) []Entry {
 	out := make([]Entry, len(targets))
-	sem := make(chan struct{}, o.Concurrency)
-	var wg sync.WaitGroup
-	for i, t := range targets {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			select {
-			case sem <- struct{}{}:
-				defer func() { <-sem }()
-			case <-ctx.Done():
-			}
-			if bastion {
-				t.ProxyJump = ""
-			}
-			out[i] = fetchOne(ctx, t, runner, o.Timeout)
-			out[i].Bastion = bastion
-		}()
+	fetch := func(i int) bool {
+		t := targets[i]
+		if bastion {
+			t.ProxyJump = ""
+		}
+		out[i] = fetchOne(ctx, t, runner, o.Timeout)
+		out[i].Bastion = bastion
+		return out[i].Status != Failed
 	}
-	wg.Wait()
+	done := fanout.Run(ctx, len(targets), fanout.Options{Limit: o.Concurrency}, fetch)
+	for _, i := range done.NotStarted { // ctx ended: each says so (fetchOne dials nothing then)
+		fetch(i)
+	}
 	return out
 }
 

@@ -18,7 +18,7 @@ func diffCommand(e env) *cli.Command {
 		ArgsUsage:   "OLD.json NEW.json",
 		Description: help("diff"),
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "table", Usage: "diff format: " + strings.Join(diff.Formats, ", "), Destination: &j.Format},
+			&cli.StringFlag{Name: "format", Aliases: []string{"f"}, Value: "table", Usage: "diff format: " + strings.Join(diff.Formats(), ", "), Destination: &j.Format},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the diff to `FILE` instead of stdout", Destination: &j.Output},
 			&cli.BoolFlag{Name: "fail-on-new", Usage: "exit 1 when any host × rule newly fails", Destination: &j.FailOnNew},
 			&cli.StringFlag{Name: waiversFlagName, Usage: "apply the waiver `FILE` to both scans first (waived findings are not failing)", Destination: &j.Waivers},

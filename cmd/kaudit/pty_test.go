@@ -69,6 +69,23 @@ func TestDemoOnATerminal(t *testing.T) {
 	}
 }
 
+// TestRulesAndExplainOnATerminal: kaudit rules and kaudit explain fit a
+// pty of 80 columns, as scan, demo and fix do (no --width, no COLUMNS).
+// A reference's URL is never cut (it must stay clickable and copyable):
+// a line that is one URL alone may be wider.
+func TestRulesAndExplainOnATerminal(t *testing.T) {
+	for _, args := range [][]string{{"rules"}, {"explain", "kernel-synack-wscale"}, {"explain", "nic-ring"}} {
+		for i, l := range lines(runOnPTYExit(t, 80, ExitOK, args...)) {
+			if u := strings.TrimSpace(l); strings.HasPrefix(u, "https://") && !strings.Contains(u, " ") {
+				continue
+			}
+			if w := termui.StringWidth(l); w > 80 {
+				t.Errorf("kaudit %v: line %d is %d wide: %q", args, i+1, w, l)
+			}
+		}
+	}
+}
+
 func helper(args ...string) *exec.Cmd {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestKauditMain$")
 	env := []string{"KAUDIT_MAIN_ARGS=" + strings.Join(args, " "), "TERM=xterm-256color"}
@@ -85,6 +102,12 @@ func helper(args ...string) *exec.Cmd {
 // columns and returns everything it wrote.
 func runOnPTY(t *testing.T, cols uint16, args ...string) string {
 	t.Helper()
+	return runOnPTYExit(t, cols, ExitFindings, args...)
+}
+
+// runOnPTYExit is runOnPTY of a command that exits with code.
+func runOnPTYExit(t *testing.T, cols uint16, code int, args ...string) string {
+	t.Helper()
 	cmd := helper(args...)
 	f, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: cols, Rows: 50})
 	if err != nil {
@@ -100,7 +123,7 @@ func runOnPTY(t *testing.T, cols uint16, args ...string) string {
 	case <-time.After(10 * time.Second):
 		t.Fatal("pty output did not end")
 	}
-	if procExit(werr) != ExitFindings {
+	if procExit(werr) != code {
 		t.Fatalf("kaudit %v on a pty: %v\n%s", args, werr, buf.String())
 	}
 	return buf.String()

@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"os"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/kaudit/kaudit/internal/termui"
 	"github.com/kaudit/kaudit/pipeline"
 )
 
@@ -20,6 +22,7 @@ func runRules(_ context.Context, args []string, e env) error {
 	if len(args) > 0 {
 		return usageErr("rules takes no arguments (kaudit explain %s explains one rule)", args[0])
 	}
-	pipeline.WriteCatalog(e.Stdout)
+	out, _ := e.Stdout.(*os.File)
+	pipeline.WriteCatalog(e.Stdout, termui.Width(0, os.Getenv, out)) // $COLUMNS, the terminal's, else 100
 	return nil
 }

@@ -24,11 +24,16 @@ func OpenFileLimit() uint64 {
 	return rl.Cur
 }
 
-// FitOpenFiles bounds a fan-out of want connections by the open-file
-// limit files (0: unknown, want is kept). It returns the bound and, when
-// it is lower than want, a notice saying why and what to do; the bound
-// is at least 1.
-func FitOpenFiles(want int, files uint64) (int, string) {
+// FitOpenFiles bounds a fan-out of want connections (a scan's, an
+// apply's, a rollback's, kaudit trust's) by this process's open-file
+// limit: the one home of that bound. It returns the bound and, when it is
+// lower than want, a notice saying why and what to do; the bound is at
+// least 1.
+func FitOpenFiles(want int) (int, string) { return fitFiles(want, OpenFileLimit()) }
+
+// fitFiles is FitOpenFiles with the open-file limit files (0: unknown,
+// want is kept).
+func fitFiles(want int, files uint64) (int, string) {
 	if files == 0 || want <= 0 {
 		return want, ""
 	}

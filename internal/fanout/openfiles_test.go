@@ -21,9 +21,9 @@ func TestFitOpenFiles(t *testing.T) {
 		{1, 40, 1, ""},
 		{5000, 1 << 20, 5000, ""},
 	} {
-		fit, notice := FitOpenFiles(tc.want, tc.files)
+		fit, notice := fitFiles(tc.want, tc.files)
 		if fit != tc.fit || !strings.HasPrefix(notice, tc.notice) || (tc.notice == "") != (notice == "") {
-			t.Errorf("FitOpenFiles(%d, %d) = %d, %q; want %d, %q…", tc.want, tc.files, fit, notice, tc.fit, tc.notice)
+			t.Errorf("fitFiles(%d, %d) = %d, %q; want %d, %q…", tc.want, tc.files, fit, notice, tc.fit, tc.notice)
 		}
 	}
 }

@@ -42,3 +42,15 @@ func IfaceChars(s string) bool { return ifaceRE.MatchString(s) }
 // Iface reports whether s is a usable interface name: IfaceChars and no
 // leading '-' (which a command would read as an option).
 func Iface(s string) bool { return IfaceChars(s) && !strings.HasPrefix(s, "-") }
+
+// serviceName is a systemd service unit name kaudit accepts: the
+// characters systemd allows in a unit name (systemd src/basic/unit-name.c,
+// VALID_CHARS) and the .service suffix. Anything else never reaches a
+// shell or a path.
+var serviceName = regexp.MustCompile(`^[A-Za-z0-9:_.@-]+\.service$`)
+
+// ServiceName reports whether name is a systemd service kaudit may
+// name in a command or a path.
+func ServiceName(name string) bool {
+	return len(name) <= 255 && serviceName.MatchString(name) && !strings.Contains(name, "..")
+}

@@ -36,7 +36,7 @@ func sysctls(over map[string]string) map[string]string {
 	return m
 }
 
-// tuned is the tuning guide's profile (FACTS.md §4).
+// tuned is the tuning guide's profile (rules/profile.default.yaml).
 var tuned = map[string]string{
 	"net.core.somaxconn":              "4096",
 	"net.ipv4.tcp_max_syn_backlog":    "8192",
@@ -231,7 +231,7 @@ func DemoFleet() []*Host {
 			NICs:        []NIC{eth("virtio_net", true, 1024, 1024, 256, 256, "on")},
 			Established: "10.0.0.17:9092 800\n",
 		},
-		{ // Confluent Platform 7.1.7 has socket.listen.backlog.size backported (FACTS §8): one line of server.properties, no upgrade.
+		{ // Confluent Platform 7.1.7 has socket.listen.backlog.size backported (confluentinc/kafka tag v7.1.7): one line of server.properties, no upgrade.
 			Name: "kafka-cp717-09", Release: "6.1.0-13-amd64",
 			Version:     "Linux version 6.1.0-13-amd64 (debian-kernel@lists.debian.org) (gcc-12 (Debian 12.2.0-14) 12.2.0, GNU ld (GNU Binutils for Debian) 2.40) #1 SMP PREEMPT_DYNAMIC Debian 6.1.55-1 (2023-09-29)",
 			OSRelease:   osDebian12,
@@ -260,7 +260,7 @@ const ssHeader = "Recv-Q Send-Q Local Address:Port Peer Address:Port Process\n"
 
 // talkBrokerConns is the talk's broker side (conns.awk's bounded form):
 // with SO_RCVBUF 102400 it advertises wscale 1; the cookie connection from
-// 10.0.1.21:51234 uses 7 (FACTS §3).
+// 10.0.1.21:51234 uses 7 (the talk's capture, Linux commit 909172a).
 const talkBrokerConns = ssHeader +
 	"0 0 [::ffff:10.0.0.11]:9092 [::ffff:10.0.1.21]:51230\n\t wscale:7,1\n" +
 	"0 0 [::ffff:10.0.0.11]:9092 [::ffff:10.0.1.21]:51232\n\t wscale:7,1\n" +

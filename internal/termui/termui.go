@@ -52,8 +52,8 @@ func Width(flag int, env Env, f *os.File) int {
 // IsTerminal reports whether f is a terminal.
 func IsTerminal(f *os.File) bool { return f != nil && term.IsTerminal(int(f.Fd())) }
 
-// ColorModes are the values --color takes.
-var ColorModes = []string{"auto", "always", "never"}
+// colorModes are the values --color takes.
+var colorModes = []string{"auto", "always", "never"}
 
 // Color decides whether to colour: "always" and "never" decide alone;
 // "auto" colours a terminal unless NO_COLOR is set (any value,
@@ -67,7 +67,7 @@ func Color(mode string, env Env, terminal bool) (bool, error) {
 		return false, nil
 	case "auto", "":
 	default:
-		return false, fmt.Errorf("unknown --color %q (%s)", mode, strings.Join(ColorModes, ", "))
+		return false, fmt.Errorf("unknown --color %q (%s)", mode, strings.Join(colorModes, ", "))
 	}
 	switch {
 	case env("NO_COLOR") != "":
@@ -173,7 +173,7 @@ func cutWidth(s string, n int) (string, string) {
 // are decided against the environment and the terminal.
 type Layout struct {
 	Width   int    // columns; 0: COLUMNS, the terminal's, else DefaultWidth
-	Color   string // a ColorModes value ("" is auto)
+	Color   string // a colorModes value ("" is auto)
 	NoColor bool   // same as Color "never"
 }
 

@@ -61,7 +61,7 @@ type brokerLayout struct {
 }
 
 // cpToAK maps a Confluent Platform version to the Apache Kafka version it
-// ships (FACTS §2: CP 5.0–5.5 = AK 2.0–2.5, 4.0/4.1 = 1.0/1.1, 6.2 = 2.8,
+// ships (rules/confluent.yaml: CP 5.0–5.5 = AK 2.0–2.5, 4.0/4.1 = 1.0/1.1, 6.2 = 2.8,
 // 7.0–7.2 = 3.0–3.2 confirmed; 6.0/6.1 = 2.6/2.7, 7.N = 3.N, 8.0 = 4.0 assumed).
 func cpToAK(cp string) string {
 	maj, min, rest := splitVersion(cp)
@@ -93,7 +93,7 @@ func splitVersion(v string) (maj, min int, rest string) {
 }
 
 // confluentBackport reports whether a Confluent Platform release has
-// socket.listen.backlog.size backported (FACTS §8: CP 6.1.11, 6.2.10,
+// socket.listen.backlog.size backported (confluentinc/kafka tags: CP 6.1.11, 6.2.10,
 // 7.0.9, 7.1.7 and every later patch of those lines). This is the
 // simulated broker's behaviour, kept apart from kaudit's own table
 // (rules/confluent.yaml) on purpose: the e2e test checks one against the
@@ -165,7 +165,7 @@ func (b *BrokerSpec) layout() (*brokerLayout, error) {
 		"slf4j-api-1.7.36.jar",
 		"zookeeper-3.6.3.jar",
 	}
-	// Effective listen backlog (FACTS §2): the property exists from 3.2,
+	// Effective listen backlog (KIP-764): the property exists from 3.2,
 	// before that the JDK's ServerSocketAdaptor default of 50 applies.
 	l.backlog = 50
 	if versionAtLeast(l.akVersion, 3, 2) || (b.Confluent && confluentBackport(b.Version)) {

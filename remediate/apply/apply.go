@@ -1,7 +1,7 @@
 // Package apply carries out remediation plans on hosts over the same
 // transport as the audit, and rolls them back.
 //
-// Per host, in order (DESIGN.md "Remediation"):
+// Per host, in order (remediate/doc.go says what a plan may contain):
 //
 //  1. read: one script run reads the files the plan changes (the managed
 //     sysctl file, server.properties: their SHA-256, mode and content, kept
@@ -105,6 +105,9 @@ type Options struct {
 	// Log receives one line per host event (nil: discarded). Called from
 	// several goroutines, serialized by Apply.
 	Log func(line string)
+	// Now is the clock the journal's times and a missing RunID are read
+	// from (nil: time.Now).
+	Now func() time.Time
 }
 
 func (o *Options) defaults() {
@@ -122,6 +125,9 @@ func (o *Options) defaults() {
 	}
 	if o.Operator == "" {
 		o.Operator = localOperator()
+	}
+	if o.Now == nil {
+		o.Now = time.Now
 	}
 }
 
@@ -156,13 +162,14 @@ type journal struct {
 	path string
 	log  func(string)
 	err  error // first save error
+	now  func() time.Time
 }
 
 // newJournal starts the journal of run id: every host with its
 // applicable changes, "planned" when it has some (those are returned in
 // todo), else "unchanged". Its log serializes opt.Log.
 func newJournal(hosts []Host, opt Options) (rec *journal, todo []Host) {
-	j := &remediate.Journal{Version: remediate.JournalVersion, RunID: opt.RunID, StartedAt: time.Now().UTC().Truncate(time.Second)}
+	j := &remediate.Journal{Version: remediate.JournalVersion, RunID: opt.RunID, StartedAt: opt.Now().UTC().Truncate(time.Second)}
 	for _, h := range hosts {
 		changes, _ := Split(h.Plan, h.Findings)
 		hj := remediate.HostJournal{Host: h.Inv.Name, Status: remediate.StatusUnchanged, Changes: changes}
@@ -175,7 +182,7 @@ func newJournal(hosts []Host, opt Options) (rec *journal, todo []Host) {
 		}
 		j.Hosts = append(j.Hosts, hj)
 	}
-	rec = &journal{j: j, path: opt.JournalPath}
+	rec = &journal{j: j, path: opt.JournalPath, now: opt.Now}
 	if opt.Log != nil {
 		var logMu sync.Mutex
 		rec.log = func(s string) { logMu.Lock(); opt.Log(s); logMu.Unlock() }
@@ -213,7 +220,7 @@ func (r *journal) logf(format string, args ...any) {
 func (r *journal) finish() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.j.FinishedAt = time.Now().UTC().Truncate(time.Second)
+	r.j.FinishedAt = r.now().UTC().Truncate(time.Second)
 	r.saveLocked()
 	return r.err
 }
@@ -228,7 +235,7 @@ func (r *journal) finish() error {
 func Apply(ctx context.Context, hosts []Host, opt Options) (*remediate.Journal, error) {
 	opt.defaults()
 	if opt.RunID == "" {
-		opt.RunID = remediate.NewRunID(time.Now())
+		opt.RunID = remediate.NewRunID(opt.Now())
 	}
 	if !remediate.ValidRunID(opt.RunID) {
 		return nil, fmt.Errorf("apply: invalid run id %q", opt.RunID)

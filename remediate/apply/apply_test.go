@@ -287,9 +287,13 @@ func TestApplyRollbackSandbox(t *testing.T) {
 	}
 
 	// A second run finds nothing to do.
-	j2, err := Apply(context.Background(), sbHosts("h1"), Options{Runner: s, RunID: "20260101T000000Z-00000002"})
+	clock := time.Date(2026, 1, 1, 0, 0, 7, 500, time.UTC)
+	j2, err := Apply(context.Background(), sbHosts("h1"), Options{Runner: s, RunID: "20260101T000000Z-00000002", Now: func() time.Time { return clock }})
 	if err != nil || j2.Host("h1").Status != remediate.StatusUnchanged || len(s.applied) != 2 {
 		t.Errorf("second apply: %+v %v (apply scripts run: %v)", j2.Host("h1"), err, s.applied)
+	}
+	if want := clock.Truncate(time.Second); err == nil && (!j2.StartedAt.Equal(want) || !j2.FinishedAt.Equal(want)) {
+		t.Errorf("journal times %v .. %v, want both %v (Options.Now)", j2.StartedAt, j2.FinishedAt, want)
 	}
 
 	loaded, err := remediate.LoadJournal(jpath)
@@ -433,6 +437,19 @@ func TestJournalFromHosts(t *testing.T) {
 	_, unread, _ = JournalFromHosts(context.Background(), inv[1:], id, Options{Runner: s})
 	if len(unread) != 1 {
 		t.Errorf("forged manifest accepted: %+v", unread)
+	}
+	// An ended context reads no host, and says so for each one.
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	j, unread, _ = JournalFromHosts(ended, inv, id, Options{Runner: s})
+	runs, _, unreadRuns := HostRuns(ended, inv, Options{Runner: s})
+	if len(j.Hosts) != 0 || len(unread) != 2 || len(runs) != 0 || len(unreadRuns) != 2 {
+		t.Errorf("ended context: rebuilt %d host(s), %d unread; listed %d run(s), %d unread; want 0, 2, 0, 2", len(j.Hosts), len(unread), len(runs), len(unreadRuns))
+	}
+	for _, u := range append(unread, unreadRuns...) {
+		if !errors.Is(u.Err, context.Canceled) {
+			t.Errorf("%s: %v, want context.Canceled", u.Host, u.Err)
+		}
 	}
 }
 

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/kaudit/kaudit/audit/facts"
-	"github.com/kaudit/kaudit/audit/parse"
+	"github.com/kaudit/kaudit/internal/safe"
 	"github.com/kaudit/kaudit/remediate"
 )
 
@@ -24,7 +24,7 @@ var reNoFile = regexp.MustCompile(`^[1-9][0-9]{0,9}(:([1-9][0-9]{0,9}|infinity))
 func (p *prepared) dropIn(c remediate.Change) error {
 	unit, ok := strings.CutSuffix(c.Target, " LimitNOFILE")
 	switch {
-	case !ok || !parse.ValidServiceName(unit):
+	case !ok || !safe.ServiceName(unit):
 		return fmt.Errorf("drop-in change %q: not a service's LimitNOFILE", c.Target)
 	case c.PersistPath != remediate.DropInPath(unit):
 		return fmt.Errorf("drop-in change %s: path %q, want %s", c.Target, c.PersistPath, remediate.DropInPath(unit))

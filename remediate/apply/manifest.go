@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/kaudit/kaudit/audit/inventory"
+	"github.com/kaudit/kaudit/internal/fanout"
 	"github.com/kaudit/kaudit/internal/remote"
 	"github.com/kaudit/kaudit/remediate"
 	"github.com/kaudit/kaudit/remediate/sysctld"
@@ -191,28 +192,21 @@ func JournalFromHosts(ctx context.Context, hosts []inventory.Host, runID string,
 	}
 	j := &remediate.Journal{Version: remediate.JournalVersion, RunID: runID}
 	var mu sync.Mutex
-	var wg sync.WaitGroup
 	var errs []RollbackResult
-	sem := make(chan struct{}, max(opt.Batch, 1))
 	found := map[string]remediate.HostJournal{}
-	for _, h := range hosts {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			hj, err := hostManifest(ctx, h, runID, opt)
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case err != nil:
-				errs = append(errs, RollbackResult{Host: h.Name, Err: err})
-			case hj != nil:
-				found[h.Name] = *hj
-			}
-		}()
-	}
-	wg.Wait()
+	done := fanout.Run(ctx, len(hosts), fanout.Options{Limit: max(opt.Batch, 1)}, func(i int) bool {
+		hj, err := hostManifest(ctx, hosts[i], runID, opt)
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case err != nil:
+			errs = append(errs, RollbackResult{Host: hosts[i].Name, Err: err})
+		case hj != nil:
+			found[hosts[i].Name] = *hj
+		}
+		return err == nil
+	})
+	errs = append(errs, notRead(ctx, hosts, done.NotStarted)...)
 	for _, h := range hosts { // inventory order
 		if hj, ok := found[h.Name]; ok {
 			j.Hosts = append(j.Hosts, hj)

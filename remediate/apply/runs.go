@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kaudit/kaudit/audit/inventory"
+	"github.com/kaudit/kaudit/internal/fanout"
 	"github.com/kaudit/kaudit/internal/remote"
 	"github.com/kaudit/kaudit/remediate"
 )
@@ -38,28 +39,21 @@ type HostLease struct {
 func HostRuns(ctx context.Context, hosts []inventory.Host, opt Options) (runs []HostRun, leases []HostLease, errs []RollbackResult) {
 	opt.defaults()
 	var mu sync.Mutex
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, max(opt.Batch, 1))
-	for _, h := range hosts {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			r, l, err := hostRuns(ctx, h, opt)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				errs = append(errs, RollbackResult{Host: h.Name, Err: err})
-				return
-			}
-			runs = append(runs, r...)
-			if l != nil {
-				leases = append(leases, *l)
-			}
-		}()
-	}
-	wg.Wait()
+	done := fanout.Run(ctx, len(hosts), fanout.Options{Limit: max(opt.Batch, 1)}, func(i int) bool {
+		r, l, err := hostRuns(ctx, hosts[i], opt)
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			errs = append(errs, RollbackResult{Host: hosts[i].Name, Err: err})
+			return false
+		}
+		runs = append(runs, r...)
+		if l != nil {
+			leases = append(leases, *l)
+		}
+		return true
+	})
+	errs = append(errs, notRead(ctx, hosts, done.NotStarted)...)
 	sort.Slice(runs, func(a, b int) bool {
 		if runs[a].RunID != runs[b].RunID {
 			return runs[a].RunID < runs[b].RunID
@@ -119,4 +113,15 @@ func (l HostLease) String() string {
 		state = "expired at " + l.Expires.UTC().Format("15:04:05 UTC") + ": stale, the next run takes it over"
 	}
 	return fmt.Sprintf("%s: being changed by run %s (%s, since %s; %s)", l.Host, l.RunID, l.Operator, l.Started.UTC().Format("15:04:05 UTC"), state)
+}
+
+// notRead are the hosts a fan-out left out because ctx ended: each one an
+// error saying so, so that a host is never silently missing from a
+// listing or a rebuilt journal.
+func notRead(ctx context.Context, hosts []inventory.Host, idx []int) []RollbackResult {
+	var out []RollbackResult
+	for _, i := range idx {
+		out = append(out, RollbackResult{Host: hosts[i].Name, Err: fmt.Errorf("not read: %w", context.Cause(ctx))})
+	}
+	return out
 }

@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kaudit/kaudit/audit/parse"
 	"github.com/kaudit/kaudit/internal/remote"
 	"github.com/kaudit/kaudit/internal/safe"
 	"github.com/kaudit/kaudit/remediate"
@@ -461,7 +460,7 @@ func (p *ApplyParams) check() (nics bool, err error) {
 		nics = nics || isNIC(r.Kind)
 	}
 	for _, u := range p.Units {
-		if !parse.ValidServiceName(u) {
+		if !safe.ServiceName(u) {
 			return false, fmt.Errorf("apply: bad unit name %q", u)
 		}
 	}

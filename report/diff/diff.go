@@ -6,7 +6,6 @@
 package diff
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kaudit/kaudit/audit/facts"
+	"github.com/kaudit/kaudit/internal/formats"
 	"github.com/kaudit/kaudit/internal/termsafe"
 	"github.com/kaudit/kaudit/report"
 	"github.com/kaudit/kaudit/rules"
@@ -232,22 +232,24 @@ func (d *Diff) Empty() bool {
 	return len(d.NewlyFailing)+len(d.NewlyPassing)+len(d.Other)+len(d.HostsAdded)+len(d.HostsRemoved)+len(d.Facts) == 0
 }
 
-// Formats the diff can be written in.
-var Formats = []string{"table", "json", "markdown"}
+var writers = formats.New[func(io.Writer, *Diff) error]("diff format")
 
-// Write renders d in format (table, json or markdown).
+func init() {
+	writers.Register("json", formats.JSON[*Diff])
+	writers.Register("table", func(w io.Writer, d *Diff) error { return writeText(w, d, false) })
+	writers.Register("markdown", func(w io.Writer, d *Diff) error { return writeText(w, d, true) })
+}
+
+// Formats lists the formats the diff can be written in, sorted.
+func Formats() []string { return writers.Names() }
+
+// Write renders d in format (one of Formats).
 func Write(w io.Writer, format string, d *Diff) error {
-	switch format {
-	case "json":
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(d)
-	case "table":
-		return writeText(w, d, false)
-	case "markdown":
-		return writeText(w, d, true)
+	fn, err := writers.Lookup(format)
+	if err != nil {
+		return err
 	}
-	return fmt.Errorf("unknown diff format %q (known: %s)", format, strings.Join(Formats, ", "))
+	return fn(w, d)
 }
 
 func status(s rules.Status) string {

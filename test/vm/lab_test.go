@@ -137,7 +137,7 @@ func parseRingsRX(out string) (maxRX, curRX int, err error) {
 	return maxRX, curRX, nil
 }
 
-// cookieProbe is FACTS.md §6's method, in a throw-away network namespace of
+// cookieProbe is audit/probe's method (the talk's tcp_syncookies=2), in a throw-away network namespace of
 // the guest: every SYN answered with a cookie (tcp_syncookies=2), a
 // listener with SO_RCVBUF 102400 as Kafka sets it, one loopback connection;
 // it prints the window scale the client was told (its tcpi_snd_wscale) and
