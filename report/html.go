@@ -124,7 +124,7 @@ func safeHostError(e *HostError) *HostError {
 	if e == nil {
 		return nil
 	}
-	return &HostError{Kind: ErrorKind(termsafe.Line(string(e.Kind))), Message: termsafe.Block(e.Message)}
+	return &HostError{Kind: facts.ErrorKind(termsafe.Line(string(e.Kind))), Message: termsafe.Block(e.Message)}
 }
 
 func renderHTML(w io.Writer, r *Report, _ Options) error {

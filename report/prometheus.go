@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/kaudit/kaudit/audit/facts"
 	"github.com/kaudit/kaudit/internal/termsafe"
 	"github.com/kaudit/kaudit/rules"
 )
@@ -77,15 +78,12 @@ func WriteMetrics(w io.Writer, r *Report, o MetricOptions) error {
 	return p.Close()
 }
 
-// ErrorKinds lists every kind of host error, in the order metrics list them.
-var ErrorKinds = []ErrorKind{KindUnreachable, KindAuth, KindHostKey, KindTimeout, KindProtocol}
-
 // promFleetFamilies writes the bounded fleet view: hosts by state and
 // failing (unknown) hosts per rule and severity.
 func promFleetFamilies(p *PromWriter, r *Report) {
 	states := map[string]int{"audited": 0}
 	order := []string{"audited"}
-	for _, k := range ErrorKinds {
+	for _, k := range facts.ErrorKinds {
 		states[string(k)] = 0
 		order = append(order, string(k))
 	}
