@@ -8,6 +8,7 @@ import (
 
 	"github.com/kaudit/kaudit/audit/facts"
 	"github.com/kaudit/kaudit/internal/remote"
+	"github.com/kaudit/kaudit/internal/safe"
 	"github.com/kaudit/kaudit/rules"
 )
 
@@ -270,13 +271,6 @@ var (
 	reLinkIface   = regexp.MustCompile(`^[A-Za-z0-9_.:@-]{1,15}$`)
 )
 
-// linkKeys are the systemd.link [Link] keys of the settings kaudit changes.
-var linkKeys = map[string]string{
-	"rx": "RxBufferSize", "tx": "TxBufferSize",
-	"gro": "GenericReceiveOffload", "gso": "GenericSegmentationOffload",
-	"tso": "TCPSegmentationOffload", "lro": "LargeReceiveOffload",
-}
-
 // nicPersistence picks how the settings of one interface are persisted,
 // from facts.NIC.Persist: a NetworkManager connection (nmPersistence), an
 // ifcfg file's ETHTOOL_OPTS, post-up lines in an ifupdown stanza, a
@@ -368,7 +362,8 @@ func (p *planner) linkPersistence(nic facts.NIC, set map[string]string) nicPersi
 			if v == "on" || v == "off" {
 				v = map[string]string{"on": "true", "off": "false"}[v]
 			}
-			keys = append(keys, linkKeys[s]+"="+v)
+			k, _ := facts.LinkKey(s)
+			keys = append(keys, k+"="+v)
 		}
 		p.addManual(p.nicRules(nic.Name), fmt.Sprintf("%s already matches %s and applies before any .link kaudit could add: kaudit persisted the settings in %s; to keep them in systemd instead add %s to its [Link] section, then remove %s's lines from %s",
 			ps.File, nic.Name, NICPersistPath, strings.Join(keys, " "), nic.Name, NICPersistPath))
@@ -388,8 +383,6 @@ func (p *planner) linkPersistence(nic facts.NIC, set map[string]string) nicPersi
 // in a NetworkManager connection: "nm-uuid=<connection UUID>".
 const NMMatchPrefix = "nm-uuid="
 
-var reUUID = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
-
 // nmPersistence persists in the NetworkManager connection (nmcli
 // connection modify UUID ethtool.…, the previous values journalled) when
 // its UUID is known and NetworkManager takes every setting: offloads from
@@ -405,7 +398,7 @@ func nmPersistence(nic facts.NIC, set map[string]string) (nicPersistence, bool) 
 		}
 		args = append(args, prop+" "+set[s])
 	}
-	if !reUUID.MatchString(ps.ConnectionUUID) || !versionAtLeast(ps.NMVersion, 1, need) {
+	if !safe.NMUUID(ps.ConnectionUUID) || !versionAtLeast(ps.NMVersion, 1, need) {
 		return nicPersistence{}, false
 	}
 	return nicPersistence{

@@ -209,7 +209,7 @@ func matrixCell(h Host, findings map[string]rules.Finding, rule string) htmlCell
 		title += "\n" + f.Reason
 	}
 	if f.Source != "" {
-		title += "\ndecided by: " + f.Source
+		title += "\ndecided by: " + string(f.Source)
 	}
 	return htmlCell{
 		Class: "status-" + string(f.Status),
@@ -286,7 +286,7 @@ func buildHTMLFinding(host string, f rules.Finding) htmlFinding {
 		Observed: termsafe.Line(f.Observed),
 		Expected: termsafe.Line(f.Expected),
 		Reason:   termsafe.Block(f.Reason),
-		Source:   termsafe.Line(f.Source),
+		Source:   termsafe.Line(string(f.Source)),
 	}
 	for _, e := range f.Evidence {
 		hf.Evidence = append(hf.Evidence, termsafe.Block(e))
@@ -323,7 +323,7 @@ func osDescription(k facts.Kernel) string {
 func sectionGaps(secs map[string]facts.SectionStatus) []string {
 	var out []string
 	for name, st := range secs {
-		s := name + ": " + st.State
+		s := name + ": " + string(st.State)
 		if st.Message != "" {
 			s += " (" + st.Message + ")"
 		}

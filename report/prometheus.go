@@ -160,7 +160,7 @@ func promRuleFamilies(p *PromWriter, r *Report) {
 	for _, h := range uniqueHosts(r.Hosts) {
 		for _, f := range firstPerRule(h.Findings) {
 			if f.Source != "" {
-				p.Sample("kaudit_rule_source", 1, "host", h.Name, "rule", f.Rule, "source", f.Source)
+				p.Sample("kaudit_rule_source", 1, "host", h.Name, "rule", f.Rule, "source", string(f.Source))
 			}
 		}
 	}

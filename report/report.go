@@ -275,7 +275,7 @@ func (r *Report) GroupByRule(statuses ...rules.Status) []RuleGroup {
 			out[i].Hosts = append(out[i].Hosts, h.Name)
 			out[i].Findings = append(out[i].Findings, f)
 			if f.Source != "" {
-				out[i].Sources = append(out[i].Sources, HostSource{Host: h.Name, Source: f.Source})
+				out[i].Sources = append(out[i].Sources, HostSource{Host: h.Name, Source: string(f.Source)})
 			}
 		}
 	}

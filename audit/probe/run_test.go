@@ -159,7 +159,7 @@ func TestRunSessionFailedKeepsHandshakes(t *testing.T) {
 	}
 	for name, tt := range map[string]struct {
 		stdout string
-		state  string
+		state  facts.ProbeState
 		cases  int
 	}{
 		"after the whole output":    {string(b), facts.ProbeError, 3},

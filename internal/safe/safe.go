@@ -42,3 +42,9 @@ func IfaceChars(s string) bool { return ifaceRE.MatchString(s) }
 // Iface reports whether s is a usable interface name: IfaceChars and no
 // leading '-' (which a command would read as an option).
 func Iface(s string) bool { return IfaceChars(s) && !strings.HasPrefix(s, "-") }
+
+var nmUUIDRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+
+// NMUUID reports whether s is a NetworkManager connection UUID as nmcli
+// prints it: lowercase hex in the 8-4-4-4-12 form.
+func NMUUID(s string) bool { return nmUUIDRE.MatchString(s) }

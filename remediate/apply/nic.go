@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/kaudit/kaudit/audit/facts"
 	"github.com/kaudit/kaudit/internal/safe"
 	"github.com/kaudit/kaudit/remediate"
 )
@@ -20,20 +21,11 @@ var (
 	reRing    = regexp.MustCompile(`^[1-9][0-9]{0,6}$`)
 )
 
-// featureNames maps the ethtool -K keywords kaudit changes to the names
-// ethtool -k prints.
-var featureNames = map[string]string{
-	"tso": "tcp-segmentation-offload",
-	"gso": "generic-segmentation-offload",
-	"gro": "generic-receive-offload",
-	"lro": "large-receive-offload",
-}
-
 // nicTarget splits and validates "eth0 rx" / "eth0 gro" for kind, or a
 // NetworkManager connection's setting "nm:<UUID> rx" (nmKey).
 func nicTarget(kind remediate.ChangeKind, target string) (iface, setting string, err error) {
 	iface, setting, ok := strings.Cut(target, " ")
-	nm := strings.HasPrefix(iface, nmPrefix) && reUUID.MatchString(strings.TrimPrefix(iface, nmPrefix))
+	nm := strings.HasPrefix(iface, nmPrefix) && safe.NMUUID(strings.TrimPrefix(iface, nmPrefix))
 	if !ok || (!nm && (!safe.Iface(iface) || strings.HasPrefix(iface, nmPrefix) || iface == "." || iface == "..")) {
 		return "", "", fmt.Errorf("NIC target %q: want \"IFACE SETTING\" with a valid interface name", target)
 	}
@@ -43,7 +35,7 @@ func nicTarget(kind remediate.ChangeKind, target string) (iface, setting string,
 			return "", "", fmt.Errorf("NIC target %q: ring setting must be rx or tx", target)
 		}
 	case remediate.KindNICOffload:
-		if _, ok := featureNames[setting]; !ok {
+		if _, ok := facts.OffloadName(setting); !ok {
 			return "", "", fmt.Errorf("NIC target %q: offload must be one of tso, gso, gro, lro", target)
 		}
 	default:
@@ -166,8 +158,6 @@ const (
 	nmPrefix = "nm:"
 	nmUnset  = "unset"
 )
-
-var reUUID = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
 
 // nmKey is the running-value key of a setting in a connection.
 func nmKey(uuid, setting string) string { return nmPrefix + uuid + " " + setting }

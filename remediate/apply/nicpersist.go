@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/kaudit/kaudit/audit/facts"
+	"github.com/kaudit/kaudit/internal/safe"
 	"github.com/kaudit/kaudit/remediate"
 )
 
@@ -106,7 +108,7 @@ func nmWrite(s NICSetting, uuid string, st *readState) (RuntimeWrite, bool, erro
 	if err := checkSettings([]NICSetting{s}); err != nil {
 		return RuntimeWrite{}, false, err
 	}
-	if !reUUID.MatchString(uuid) {
+	if !safe.NMUUID(uuid) {
 		return RuntimeWrite{}, false, fmt.Errorf("%s %s: NetworkManager connection UUID %q", s.Iface, s.Setting, uuid)
 	}
 	key := nmKey(uuid, s.Setting)
@@ -198,13 +200,6 @@ func checkSettings(ss []NICSetting) error {
 
 // --- systemd .link ---
 
-// linkKeys are the systemd.link [Link] keys of the settings kaudit sets.
-var linkKeys = map[string]string{
-	"rx": "RxBufferSize", "tx": "TxBufferSize",
-	"gro": "GenericReceiveOffload", "gso": "GenericSegmentationOffload",
-	"tso": "TCPSegmentationOffload", "lro": "LargeReceiveOffload",
-}
-
 var (
 	reLinkMatch = regexp.MustCompile(`^MACAddress=([0-9a-f]{2}(:[0-9a-f]{2}){5}) Driver=([A-Za-z0-9_.-]{1,64})$`)
 	reLinkLine  = regexp.MustCompile(`^([A-Za-z]+)=(.*)$`)
@@ -266,18 +261,20 @@ func RenderLink(existing []byte, set []NICSetting, match, runID string) ([]byte,
 		if s.Kind == remediate.KindNICOffload {
 			v = map[string]string{"on": "true", "off": "false"}[v]
 		}
-		if byKey[linkKeys[s.Setting]] != v {
+		k, _ := facts.LinkKey(s.Setting)
+		if byKey[k] != v {
 			same = false
 		}
-		byKey[linkKeys[s.Setting]] = v
+		byKey[k] = v
 	}
 	if same {
 		return existing, nil
 	}
 	var keys []string
-	for _, k := range sortedKeys(linkKeys) {
-		if v, ok := byKey[linkKeys[k]]; ok {
-			keys = append(keys, linkKeys[k]+"="+v)
+	for _, s := range facts.NICSettings() {
+		k, _ := facts.LinkKey(s)
+		if v, ok := byKey[k]; ok {
+			keys = append(keys, k+"="+v)
 		}
 	}
 	sort.Strings(keys)

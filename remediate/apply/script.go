@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kaudit/kaudit/audit/facts"
 	"github.com/kaudit/kaudit/internal/remote"
 	"github.com/kaudit/kaudit/internal/safe"
 	"github.com/kaudit/kaudit/remediate"
@@ -285,7 +286,8 @@ func valueFields(kind remediate.ChangeKind, key string) []string {
 	if kind == remediate.KindNICRing {
 		return []string{"ring", iface, setting, strings.ToUpper(setting) + ":"}
 	}
-	return []string{"offload", iface, setting, featureNames[setting]}
+	name, _ := facts.OffloadName(setting)
+	return []string{"offload", iface, setting, name}
 }
 
 // ApplyOwner is the file in RunDir that names the apply script's shell
