@@ -67,7 +67,7 @@ type Change struct {
 	// keys, space-separated: "MACAddress=52:54:00:aa:bb:cc Driver=ixgbe";
 	// for a NetworkManager connection NMMatchPrefix and its UUID (and
 	// PersistPath then names the connection, it is no file).
-	PersistMatch string `json:"persist_match,omitempty"`
+	PersistMatch PersistMatch `json:"persist_match,omitempty"`
 }
 
 // Manual is something kaudit cannot do itself (kernel or Kafka upgrade, a

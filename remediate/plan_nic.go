@@ -261,15 +261,12 @@ func driverName(n *facts.NIC) string {
 
 // nicPersistence is where one interface's settings are persisted.
 type nicPersistence struct {
-	path  string // Change.PersistPath
-	match string // Change.PersistMatch (systemd .link)
-	note  string // added to each change's note
+	path  string       // Change.PersistPath
+	match PersistMatch // Change.PersistMatch
+	note  string       // added to each change's note
 }
 
-var (
-	rePersistFile = regexp.MustCompile(`^/[A-Za-z0-9_./+@,=-]*$`)
-	reLinkIface   = regexp.MustCompile(`^[A-Za-z0-9_.:@-]{1,15}$`)
-)
+var rePersistFile = regexp.MustCompile(`^/[A-Za-z0-9_./+@,=-]*$`)
 
 // nicPersistence picks how the settings of one interface are persisted,
 // from facts.NIC.Persist: a NetworkManager connection (nmPersistence), an
@@ -369,19 +366,43 @@ func (p *planner) linkPersistence(nic facts.NIC, set map[string]string) nicPersi
 			ps.File, nic.Name, NICPersistPath, strings.Join(keys, " "), nic.Name, NICPersistPath))
 		return udev
 	}
-	if ps.MAC == "" || nic.Driver == "" || !reLinkIface.MatchString(nic.Name) || strings.ContainsAny(nic.Driver, " \t\n=\"'\\") {
+	if ps.MAC == "" || nic.Driver == "" || !safe.IfaceChars(nic.Name) || strings.ContainsAny(nic.Driver, " \t\n=\"'\\") {
 		return udev // a .link needs a stable match: MAC address and driver
 	}
 	return nicPersistence{
 		path:  LinkPath(nic.Name),
-		match: "MACAddress=" + ps.MAC + " Driver=" + nic.Driver,
+		match: PersistMatch("MACAddress=" + ps.MAC + " Driver=" + nic.Driver),
 		note:  fmt.Sprintf("persisted in %s (matched by MAC address and driver): systemd applies it when the interface next appears (reboot, or udevadm trigger); if the NIC's driver is in the initramfs, rebuild it", LinkPath(nic.Name)),
 	}
 }
 
+// PersistMatch is Change.PersistMatch: the [Match] keys of a systemd
+// .link file, or the NetworkManager connection a setting is persisted in
+// (NMMatch, NMConnection).
+type PersistMatch string
+
 // NMMatchPrefix starts Change.PersistMatch when a NIC setting is persisted
 // in a NetworkManager connection: "nm-uuid=<connection UUID>".
 const NMMatchPrefix = "nm-uuid="
+
+// NMMatch is the PersistMatch of a NetworkManager connection.
+func NMMatch(uuid string) PersistMatch { return PersistMatch(NMMatchPrefix + uuid) }
+
+// NMConnection is the UUID of the NetworkManager connection m names; ok
+// is false when m names none (a .link match, or nothing).
+func (m PersistMatch) NMConnection() (uuid string, ok bool) {
+	uuid, ok = strings.CutPrefix(string(m), NMMatchPrefix)
+	if !ok {
+		return "", false
+	}
+	return uuid, true
+}
+
+// IsNM reports whether m names a NetworkManager connection.
+func (m PersistMatch) IsNM() bool {
+	_, ok := m.NMConnection()
+	return ok
+}
 
 // nmPersistence persists in the NetworkManager connection (nmcli
 // connection modify UUID ethtool.…, the previous values journalled) when
@@ -403,7 +424,7 @@ func nmPersistence(nic facts.NIC, set map[string]string) (nicPersistence, bool) 
 	}
 	return nicPersistence{
 		path:  fmt.Sprintf("NetworkManager connection %q", ps.Connection),
-		match: NMMatchPrefix + ps.ConnectionUUID,
+		match: NMMatch(ps.ConnectionUUID),
 		note: fmt.Sprintf("persisted in NetworkManager connection %q (nmcli connection modify %s %s; the previous values are journalled for rollback): NetworkManager applies it when the connection is next activated",
 			ps.Connection, ps.ConnectionUUID, strings.Join(args, " ")),
 	}, true

@@ -25,7 +25,7 @@ var (
 // NetworkManager connection's setting "nm:<UUID> rx" (nmKey).
 func nicTarget(kind remediate.ChangeKind, target string) (iface, setting string, err error) {
 	iface, setting, ok := strings.Cut(target, " ")
-	nm := strings.HasPrefix(iface, nmPrefix) && safe.NMUUID(strings.TrimPrefix(iface, nmPrefix))
+	_, nm := nmConnection(iface)
 	if !ok || (!nm && (!safe.Iface(iface) || strings.HasPrefix(iface, nmPrefix) || iface == "." || iface == "..")) {
 		return "", "", fmt.Errorf("NIC target %q: want \"IFACE SETTING\" with a valid interface name", target)
 	}
@@ -74,7 +74,8 @@ type NICSetting struct {
 	// Path is the file it is persisted in (remediate.Change.PersistPath;
 	// "": remediate.NICPersistPath), Match the .link match
 	// (remediate.Change.PersistMatch).
-	Path, Match string
+	Path  string
+	Match remediate.PersistMatch
 }
 
 // RenderNICRules returns the new content of the udev rule file: the header
@@ -161,6 +162,16 @@ const (
 
 // nmKey is the running-value key of a setting in a connection.
 func nmKey(uuid, setting string) string { return nmPrefix + uuid + " " + setting }
+
+// nmConnection is the connection UUID of the interface part of an nmKey
+// ("nm:<UUID>"); ok is false for an interface name or a malformed UUID.
+func nmConnection(iface string) (uuid string, ok bool) {
+	uuid, ok = strings.CutPrefix(iface, nmPrefix)
+	if !ok || !safe.NMUUID(uuid) {
+		return "", false
+	}
+	return uuid, true
+}
 
 // nmProperty is the nmcli property of a setting.
 func nmProperty(kind remediate.ChangeKind, setting string) string {

@@ -22,7 +22,7 @@ import (
 //     is edited (EditIfcfg);
 //   - /etc/network/interfaces and /etc/network/interfaces.d/*: post-up
 //     lines under the interface's stanza (EditInterfaces);
-//   - a NetworkManager connection (Change.PersistMatch "nm-uuid=UUID"):
+//   - a NetworkManager connection (Change.PersistMatch remediate.NMMatch(UUID)):
 //     nmcli connection modify, its previous values read, journalled and
 //     restored as running values (keys "nm:UUID SETTING", nic.go).
 //
@@ -32,7 +32,7 @@ import (
 // nicPersistFile is the file a NIC change is persisted in ("" for a
 // NetworkManager connection).
 func nicPersistFile(c remediate.Change) string {
-	if strings.HasPrefix(c.PersistMatch, remediate.NMMatchPrefix) {
+	if c.PersistMatch.IsNM() {
 		return ""
 	}
 	if c.PersistPath == "" {
@@ -44,7 +44,7 @@ func nicPersistFile(c remediate.Change) string {
 // nmReads are the NetworkManager connection values the read step reads
 // for a NIC change persisted there (their previous values are journalled).
 func nmReads(c remediate.Change) []NICRead {
-	uuid, ok := strings.CutPrefix(c.PersistMatch, remediate.NMMatchPrefix)
+	uuid, ok := c.PersistMatch.NMConnection()
 	if !ok || !c.Persist {
 		return nil
 	}
@@ -73,7 +73,7 @@ func renderNICPersist(set []NICSetting, st *readState, runID string) ([]nicFile,
 	byPath := map[string][]NICSetting{}
 	var nm []RuntimeWrite
 	for _, s := range set {
-		if uuid, ok := strings.CutPrefix(s.Match, remediate.NMMatchPrefix); ok {
+		if uuid, ok := s.Match.NMConnection(); ok {
 			w, change, err := nmWrite(s, uuid, st)
 			if err != nil {
 				return nil, nil, err
@@ -150,7 +150,7 @@ func renderNICFile(p string, ss []NICSetting, st *readState, runID string) (cont
 		if p != remediate.LinkPath(iface) {
 			return nil, false, fmt.Errorf("%s: not the .link file of %s", p, iface)
 		}
-		content, err = RenderLink(fs.content, ss, ss[0].Match, runID)
+		content, err = RenderLink(fs.content, ss, string(ss[0].Match), runID)
 		return content, false, err
 	case strings.HasPrefix(p, ifcfgDir+"ifcfg-"):
 		if err := mustExist(); err != nil {

@@ -280,7 +280,7 @@ func valueFields(kind remediate.ChangeKind, key string) []string {
 		return []string{"sysctl", procPath(key), "-", "-"}
 	}
 	iface, setting, _ := nicTarget(kind, key)
-	if uuid, ok := strings.CutPrefix(iface, nmPrefix); ok {
+	if uuid, ok := nmConnection(iface); ok {
 		return []string{"nm", uuid, setting, nmProperty(kind, setting)}
 	}
 	if kind == remediate.KindNICRing {
