@@ -19,6 +19,7 @@ import (
 	"golang.org/x/crypto/ssh/agent"
 
 	"github.com/kaudit/kaudit/audit"
+	"github.com/kaudit/kaudit/audit/facts"
 	"github.com/kaudit/kaudit/audit/inventory"
 	"github.com/kaudit/kaudit/audit/sshconfig"
 	"github.com/kaudit/kaudit/audit/transport"
@@ -73,7 +74,7 @@ func TestScanBastionFailsOnce(t *testing.T) {
 	defer ssh.Close()
 	res := audit.Scan(context.Background(), hosts, audit.Options{Concurrency: 6, SysctlKeys: sysctlKeys, Runner: ssh})
 	for _, r := range res {
-		if r.Err == nil || r.Err.Kind != transport.KindUnreachable || !strings.Contains(r.Err.Msg, "bastion kafka@127.0.0.1:") {
+		if r.Err == nil || r.Err.Kind != facts.KindUnreachable || !strings.Contains(r.Err.Msg, "bastion kafka@127.0.0.1:") {
 			t.Errorf("%s: %+v, want unreachable naming the bastion", r.Host.Name, r.Err)
 		}
 	}
@@ -102,7 +103,7 @@ func TestScanBastionDropsMidScan(t *testing.T) {
 		t.Fatalf("host done before the drop: %v", res[0].Err)
 	}
 	for _, r := range res[1:] {
-		if r.Err == nil || r.Err.Kind != transport.KindUnreachable || !strings.Contains(r.Err.Msg, "connection to bastion") {
+		if r.Err == nil || r.Err.Kind != facts.KindUnreachable || !strings.Contains(r.Err.Msg, "connection to bastion") {
 			t.Errorf("%s: %+v, want unreachable: connection to bastion lost", r.Host.Name, r.Err)
 		}
 	}
@@ -134,7 +135,7 @@ func TestConnectTimeoutCoversAuth(t *testing.T) {
 	h.ConnectTimeout = 700 * time.Millisecond
 	start := time.Now()
 	res := audit.Scan(context.Background(), []inventory.Host{h}, audit.Options{Timeout: 20 * time.Second, SysctlKeys: sysctlKeys})
-	if e := res[0].Err; e == nil || e.Kind != transport.KindTimeout || !strings.Contains(e.Msg, "ConnectTimeout") {
+	if e := res[0].Err; e == nil || e.Kind != facts.KindTimeout || !strings.Contains(e.Msg, "ConnectTimeout") {
 		t.Fatalf("got %+v, want a ConnectTimeout timeout", e)
 	}
 	if d := time.Since(start); d > 5*time.Second {
@@ -212,7 +213,7 @@ func TestServerAliveDetectsDeadPeer(t *testing.T) {
 	go func() { time.Sleep(1200 * time.Millisecond); fz.frozen.Store(true) }()
 	start := time.Now()
 	res := audit.Scan(context.Background(), []inventory.Host{h}, audit.Options{Timeout: 30 * time.Second, SysctlKeys: sysctlKeys, Runner: ssh})
-	if e := res[0].Err; e == nil || e.Kind != transport.KindTimeout || !strings.Contains(e.Msg, "keepalives unanswered") {
+	if e := res[0].Err; e == nil || e.Kind != facts.KindTimeout || !strings.Contains(e.Msg, "keepalives unanswered") {
 		t.Fatalf("got %+v, want the keepalive timeout", e)
 	}
 	if d := time.Since(start); d > 8*time.Second {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kaudit/kaudit/audit"
+	"github.com/kaudit/kaudit/audit/facts"
 	"github.com/kaudit/kaudit/audit/inventory"
 	"github.com/kaudit/kaudit/audit/transport"
 )
@@ -30,10 +31,10 @@ func (r *stallRunner) Run(ctx context.Context, t transport.Target, _ []byte) (*t
 		r.mu.Lock()
 		r.atExpiry = append(r.atExpiry, r.done.Load())
 		r.mu.Unlock()
-		return nil, &transport.Error{Kind: transport.KindTimeout, Msg: "no answer", Err: ctx.Err()}
+		return nil, &transport.Error{Kind: facts.KindTimeout, Msg: "no answer", Err: ctx.Err()}
 	}
 	defer r.done.Add(1)
-	return nil, &transport.Error{Kind: transport.KindUnreachable, Msg: "refused", Err: errors.New("refused")}
+	return nil, &transport.Error{Kind: facts.KindUnreachable, Msg: "refused", Err: errors.New("refused")}
 }
 
 // TestNoHeadOfLineBlocking: 1% of the hosts hang to their deadline, all of
@@ -62,11 +63,11 @@ func TestNoHeadOfLineBlocking(t *testing.T) {
 		}
 	}
 	for i, h := range res[:hung] {
-		if h.Err == nil || h.Err.Kind != transport.KindTimeout || !strings.Contains(h.Err.Msg, "did not finish within 3s") {
+		if h.Err == nil || h.Err.Kind != facts.KindTimeout || !strings.Contains(h.Err.Msg, "did not finish within 3s") {
 			t.Errorf("hung host %d: %+v, want a timeout naming the deadline", i, h.Err)
 		}
 	}
-	if e := res[hung].Err; e == nil || e.Kind != transport.KindUnreachable {
+	if e := res[hung].Err; e == nil || e.Kind != facts.KindUnreachable {
 		t.Errorf("healthy host: %+v, want the runner's refusal", e)
 	}
 }

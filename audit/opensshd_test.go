@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/kaudit/kaudit/audit"
+	"github.com/kaudit/kaudit/audit/facts"
 	"github.com/kaudit/kaudit/audit/inventory"
-	"github.com/kaudit/kaudit/audit/transport"
 )
 
 // realSSHD starts OpenSSH's sshd on 127.0.0.1 inside a private mount
@@ -225,7 +225,7 @@ func TestRealOpenSSHSmoke(t *testing.T) {
 	_ = os.WriteFile(bad, []byte(fmt.Sprintf("[127.0.0.1]:%d %s %s\n", port, fields[0], fields[1])), 0o600)
 	h.KnownHosts = []string{bad}
 	res = audit.Scan(context.Background(), []inventory.Host{h}, audit.Options{SysctlKeys: keys})
-	if res[0].Err == nil || res[0].Err.Kind != transport.KindHostKey || !strings.Contains(res[0].Err.Msg, "SHA256:") {
+	if res[0].Err == nil || res[0].Err.Kind != facts.KindHostKey || !strings.Contains(res[0].Err.Msg, "SHA256:") {
 		t.Fatalf("changed key on a real sshd: %+v", res[0].Err)
 	}
 }

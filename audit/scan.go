@@ -128,7 +128,7 @@ func Scan(ctx context.Context, hosts []inventory.Host, opt Options) []Result {
 
 // notStarted is the error of a host the scan never started (Ctrl-C).
 func notStarted() *transport.Error {
-	return &transport.Error{Kind: transport.KindTimeout, Msg: "interrupted before this host was started"}
+	return &transport.Error{Kind: facts.KindTimeout, Msg: "interrupted before this host was started"}
 }
 
 func scanHost(parent context.Context, h inventory.Host, opt Options, clientPorts []int) (res Result) {
@@ -160,7 +160,7 @@ func scanHost(parent context.Context, h inventory.Host, opt Options, clientPorts
 	}
 	script, err := gather.Script(p)
 	if err != nil {
-		res.Err = &transport.Error{Kind: transport.KindProtocol, Msg: err.Error(), Err: err}
+		res.Err = &transport.Error{Kind: facts.KindProtocol, Msg: err.Error(), Err: err}
 		return res
 	}
 	t := Target(h, opt.ConnectTimeout)
@@ -168,15 +168,15 @@ func scanHost(parent context.Context, h inventory.Host, opt Options, clientPorts
 	out, err := opt.Runner.Run(ctx, t, script)
 	if err != nil {
 		e := transport.AsError(err)
-		if e.Kind == transport.KindTimeout && parent.Err() == nil && ctx.Err() != nil {
-			e = &transport.Error{Kind: transport.KindTimeout, Msg: "host did not finish within " + timeout.String() + " (" + e.Msg + ")", Err: err}
+		if e.Kind == facts.KindTimeout && parent.Err() == nil && ctx.Err() != nil {
+			e = &transport.Error{Kind: facts.KindTimeout, Msg: "host did not finish within " + timeout.String() + " (" + e.Msg + ")", Err: err}
 		}
 		res.Err = e
 		return res
 	}
 	f, err := gather.Parse(out.Stdout, marker, port)
 	if err != nil {
-		res.Err = &transport.Error{Kind: transport.KindProtocol, Msg: err.Error(), Err: err}
+		res.Err = &transport.Error{Kind: facts.KindProtocol, Msg: err.Error(), Err: err}
 		return res
 	}
 	res.Facts = f

@@ -12,8 +12,8 @@ import (
 	"golang.org/x/crypto/ssh/knownhosts"
 
 	"github.com/kaudit/kaudit/audit"
+	"github.com/kaudit/kaudit/audit/facts"
 	"github.com/kaudit/kaudit/audit/inventory"
-	"github.com/kaudit/kaudit/audit/transport"
 	"github.com/kaudit/kaudit/internal/simhost"
 )
 
@@ -84,19 +84,19 @@ func TestScanFaultMatrix(t *testing.T) {
 	const timeout = 1500 * time.Millisecond
 	res := audit.Scan(context.Background(), inv, audit.Options{Concurrency: 4, Timeout: timeout, ConnectTimeout: time.Second, SysctlKeys: sysctlKeys})
 
-	want := map[string]transport.ErrorKind{
+	want := map[string]facts.ErrorKind{
 		"ok": "", "banner": "",
-		"hang": transport.KindTimeout, "nobanner": transport.KindTimeout,
-		"authrefused": transport.KindAuth, "garbage": transport.KindProtocol,
-		"truncated": transport.KindProtocol, "drop": transport.KindProtocol,
-		"sudo": transport.KindAuth, "down": transport.KindUnreachable, "flood": transport.KindProtocol,
-		"changedkey": transport.KindHostKey, "unknownkey": transport.KindHostKey,
+		"hang": facts.KindTimeout, "nobanner": facts.KindTimeout,
+		"authrefused": facts.KindAuth, "garbage": facts.KindProtocol,
+		"truncated": facts.KindProtocol, "drop": facts.KindProtocol,
+		"sudo": facts.KindAuth, "down": facts.KindUnreachable, "flood": facts.KindProtocol,
+		"changedkey": facts.KindHostKey, "unknownkey": facts.KindHostKey,
 	}
 	if len(res) != len(want) {
 		t.Fatalf("got %d results, want %d", len(res), len(want))
 	}
 	for _, r := range res {
-		kind := transport.ErrorKind("")
+		kind := facts.ErrorKind("")
 		if r.Err != nil {
 			kind = r.Err.Kind
 		}
@@ -172,7 +172,7 @@ func TestScanInterrupted(t *testing.T) {
 		t.Fatalf("Ctrl-C took %v to stop the scan", d)
 	}
 	for _, r := range res {
-		if r.Err == nil || r.Err.Kind != transport.KindTimeout || !strings.Contains(r.Err.Msg, "interrupted") {
+		if r.Err == nil || r.Err.Kind != facts.KindTimeout || !strings.Contains(r.Err.Msg, "interrupted") {
 			t.Errorf("%s: %v, want interrupted", r.Host.Name, r.Err)
 		}
 	}
@@ -249,7 +249,7 @@ func TestScanThroughProxyJump(t *testing.T) {
 	b2 := g.Hosts[1]
 	b2.ProxyJump = fmt.Sprintf("kafka@127.0.0.1:%d", g.Hosts[0].Port)
 	res = audit.Scan(context.Background(), []inventory.Host{b2}, audit.Options{SysctlKeys: sysctlKeys})
-	if res[0].Err == nil || res[0].Err.Kind != transport.KindUnreachable || !strings.Contains(res[0].Err.Msg, "bastion kafka@127.0.0.1") || !strings.Contains(res[0].Err.Msg, "authentication refused") {
+	if res[0].Err == nil || res[0].Err.Kind != facts.KindUnreachable || !strings.Contains(res[0].Err.Msg, "bastion kafka@127.0.0.1") || !strings.Contains(res[0].Err.Msg, "authentication refused") {
 		t.Fatalf("refusing jump host: %+v", res[0].Err)
 	}
 }

@@ -24,7 +24,7 @@ var layers = map[string][]string{
 	"audit/transport": {"audit/facts", "audit/sshconfig", "internal/*"},
 	"audit/inventory": {"internal/*"},
 	"audit/probe":     {"audit/facts", "audit/transport", "internal/*"},
-	"audit/trust":     {"audit", "audit/inventory", "audit/transport", "internal/*"},
+	"audit/trust":     {"audit", "audit/facts", "audit/inventory", "audit/transport", "internal/*"},
 	"audit":           {"audit/facts", "audit/gather", "audit/parse", "audit/inventory", "audit/probe", "audit/transport", "internal/*"},
 	// rules: the knowledge; only the facts it judges.
 	"rules": {"audit/facts", "internal/*"},
@@ -44,7 +44,7 @@ var layers = map[string][]string{
 		"rules", "remediate", "remediate/props", "remediate/sysctld", "internal/*"},
 	"waiver": {"report", "rules", "internal/*"},
 	// serve: kaudit serve's HTTP side; it renders reports, never scans.
-	"serve": {"report", "internal/*"},
+	"serve": {"audit/facts", "report", "internal/*"},
 	// pipeline: every command's flow; it talks with the person only
 	// through internal/ui and internal/termui, and serves the demo's
 	// simulated fleet (internal/simhost).

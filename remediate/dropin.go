@@ -52,7 +52,7 @@ func (p *planner) addNoFile(rule string, n int64) {
 		return
 	case u == nil:
 		p.addManual(rule, fmt.Sprintf("the broker's (pid %d) systemd unit could not be read (%s: %s): if it runs as a service, add %s with %q; otherwise %s",
-			k.PID, orUnknown(st.State), st.Message, DropInPath("UNIT"), "LimitNOFILE="+strconv.FormatInt(n, 10), notServiceAction("", n)))
+			k.PID, orUnknown(string(st.State)), st.Message, DropInPath("UNIT"), "LimitNOFILE="+strconv.FormatInt(n, 10), notServiceAction("", n)))
 		return
 	case !safe.ServiceName(u.Name):
 		p.addManual(rule, fmt.Sprintf("the broker's unit name %q is not one kaudit writes a drop-in for: raise its LimitNOFILE to %d by hand", u.Name, n))

@@ -112,7 +112,7 @@ func persistDir(c Change) string {
 	switch {
 	case c.Kind == KindSysctl:
 		return path.Dir(sysctld.ManagedPath)
-	case strings.HasPrefix(c.PersistMatch, NMMatchPrefix):
+	case c.PersistMatch.IsNM():
 		return ""
 	}
 	return path.Dir(c.PersistPath)

@@ -709,7 +709,7 @@ func TestPlanNICPersistence(t *testing.T) {
 		persist *facts.NICPersist
 		driver  string
 		path    string
-		match   string
+		match   PersistMatch
 		note    string // in every NIC change's note
 		manual  string // a manual action containing it ("" none)
 	}{

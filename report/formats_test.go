@@ -15,6 +15,7 @@ import (
 
 	"github.com/jedib0t/go-pretty/v6/text"
 
+	"github.com/kaudit/kaudit/audit/facts"
 	"github.com/kaudit/kaudit/rules"
 )
 
@@ -132,8 +133,8 @@ func TestEveryFormatRenders(t *testing.T) {
 	empty := &Report{SchemaVersion: SchemaVersion}
 	Summarize(empty)
 	allDown := &Report{SchemaVersion: SchemaVersion, StartedAt: time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC), Hosts: []Host{
-		{Name: "x1", Address: "192.0.2.1", Error: &HostError{Kind: KindAuth, Message: "ssh: unable to authenticate"}},
-		{Name: "x2", Address: "192.0.2.2", Error: &HostError{Kind: KindHostKey, Message: "host key mismatch"}},
+		{Name: "x1", Address: "192.0.2.1", Error: &HostError{Kind: facts.KindAuth, Message: "ssh: unable to authenticate"}},
+		{Name: "x2", Address: "192.0.2.2", Error: &HostError{Kind: facts.KindHostKey, Message: "host key mismatch"}},
 	}}
 	Summarize(allDown)
 	reports := map[string]func(t *testing.T) *Report{

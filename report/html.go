@@ -157,7 +157,7 @@ func safeHostError(e *HostError) *HostError {
 	if e == nil {
 		return nil
 	}
-	return &HostError{Kind: ErrorKind(termsafe.Line(string(e.Kind))), Message: termsafe.Block(e.Message)}
+	return &HostError{Kind: facts.ErrorKind(termsafe.Line(string(e.Kind))), Message: termsafe.Block(e.Message)}
 }
 
 func renderHTML(w io.Writer, r *Report, _ Options) error {
@@ -243,7 +243,7 @@ func matrixCell(h Host, findings map[string]rules.Finding, rule string) htmlCell
 		title += "\n" + f.Reason
 	}
 	if f.Source != "" {
-		title += "\ndecided by: " + f.Source
+		title += "\ndecided by: " + string(f.Source)
 	}
 	return htmlCell{
 		Class: "status-" + string(f.Status),
@@ -320,7 +320,7 @@ func buildHTMLFinding(host string, f rules.Finding) htmlFinding {
 		Observed: termsafe.Line(f.Observed),
 		Expected: termsafe.Line(f.Expected),
 		Reason:   termsafe.Block(f.Reason),
-		Source:   termsafe.Line(f.Source),
+		Source:   termsafe.Line(string(f.Source)),
 	}
 	for _, e := range f.Evidence {
 		hf.Evidence = append(hf.Evidence, termsafe.Block(e))
@@ -357,7 +357,7 @@ func osDescription(k facts.Kernel) string {
 func sectionGaps(secs map[string]facts.SectionStatus) []string {
 	var out []string
 	for name, st := range secs {
-		s := name + ": " + st.State
+		s := name + ": " + string(st.State)
 		if st.Message != "" {
 			s += " (" + st.Message + ")"
 		}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kaudit/kaudit/audit/facts"
 	"github.com/kaudit/kaudit/rules"
 )
 
@@ -84,7 +85,7 @@ func TestHTMLEscapes(t *testing.T) {
 		{Name: `evil"<h>`, Findings: []rules.Finding{{Rule: "r<1>", Title: "<b>t</b>", Status: rules.Fail, Severity: rules.High,
 			Observed: `<img src=x onerror=alert(1)>`, Expected: "a&b", Reason: "</td></tr></table>",
 			Fix: &rules.Fix{Summary: `javascript:alert(1)`}}}},
-		{Name: "down", Error: &HostError{Kind: KindProtocol, Message: "<garbage>"}},
+		{Name: "down", Error: &HostError{Kind: facts.KindProtocol, Message: "<garbage>"}},
 	}}
 	Summarize(r)
 	out := renderString(t, "html", r, Options{})

@@ -264,7 +264,7 @@ func junitDetail(f rules.Finding) string {
 
 // safeFinding is f with the text junitDetail shows made visible.
 func safeFinding(f rules.Finding) rules.Finding {
-	f.Title, f.Observed, f.Expected, f.Reason, f.Source = termsafe.Line(f.Title), termsafe.Line(f.Observed), termsafe.Line(f.Expected), termsafe.Line(f.Reason), termsafe.Line(f.Source)
+	f.Title, f.Observed, f.Expected, f.Reason, f.Source = termsafe.Line(f.Title), termsafe.Line(f.Observed), termsafe.Line(f.Expected), termsafe.Line(f.Reason), rules.Source(termsafe.Line(string(f.Source)))
 	ev := make([]string, len(f.Evidence))
 	for i, e := range f.Evidence {
 		ev[i] = termsafe.Line(e)

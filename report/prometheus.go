@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/kaudit/kaudit/audit/facts"
 	"github.com/kaudit/kaudit/internal/termsafe"
 	"github.com/kaudit/kaudit/rules"
 )
@@ -78,15 +79,12 @@ func WriteMetrics(w io.Writer, r *Report, o MetricOptions) error {
 	return p.Close()
 }
 
-// ErrorKinds lists every kind of host error, in the order metrics list them.
-var ErrorKinds = []ErrorKind{KindUnreachable, KindAuth, KindHostKey, KindTimeout, KindProtocol}
-
 // promFleetFamilies writes the bounded fleet view: hosts by state and
 // failing (unknown) hosts per rule and severity.
 func promFleetFamilies(p *PromWriter, r *Report) {
 	states := map[string]int{"audited": 0}
 	order := []string{"audited"}
-	for _, k := range ErrorKinds {
+	for _, k := range facts.ErrorKinds {
 		states[string(k)] = 0
 		order = append(order, string(k))
 	}
@@ -163,7 +161,7 @@ func promRuleFamilies(p *PromWriter, r *Report) {
 	for _, h := range uniqueHosts(r.Hosts) {
 		for _, f := range firstPerRule(h.Findings) {
 			if f.Source != "" {
-				p.Sample("kaudit_rule_source", 1, "host", h.Name, "rule", f.Rule, "source", f.Source)
+				p.Sample("kaudit_rule_source", 1, "host", h.Name, "rule", f.Rule, "source", string(f.Source))
 			}
 		}
 	}

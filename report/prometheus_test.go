@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/kaudit/kaudit/audit/facts"
 	"github.com/kaudit/kaudit/rules"
 )
 
@@ -142,7 +143,7 @@ func TestPrometheusLabelEscaping(t *testing.T) {
 			{Rule: "somaxconn", Status: rules.Fail, Severity: rules.Medium},
 			{Rule: "somaxconn", Status: rules.Pass, Severity: rules.Medium}, // duplicate: first one wins
 		}},
-		{Name: "bad\xffutf8", Error: &HostError{Kind: KindAuth, Message: "denied"}},
+		{Name: "bad\xffutf8", Error: &HostError{Kind: facts.KindAuth, Message: "denied"}},
 	}}
 	Summarize(r)
 	var buf bytes.Buffer
@@ -166,7 +167,7 @@ func TestPrometheusLabelEscaping(t *testing.T) {
 }
 
 func TestPrometheusNoAudited(t *testing.T) {
-	r := &Report{SchemaVersion: SchemaVersion, Hosts: []Host{{Name: "x", Error: &HostError{Kind: KindUnreachable, Message: "no route"}}}}
+	r := &Report{SchemaVersion: SchemaVersion, Hosts: []Host{{Name: "x", Error: &HostError{Kind: facts.KindUnreachable, Message: "no route"}}}}
 	Summarize(r)
 	fams := parseProm(t, renderString(t, "prometheus", r, Options{}))
 	for _, absent := range []string{"kaudit_fleet_score", "kaudit_host_score", "kaudit_rule_status"} {

@@ -16,19 +16,6 @@ import (
 // SchemaVersion is the version of the JSON report's shape.
 const SchemaVersion = 1
 
-// ErrorKind says why a host could not be audited: audit/transport classifies
-// the failures, the report carries its kinds.
-type ErrorKind = facts.ErrorKind
-
-// Error kinds for a host that could not be audited.
-const (
-	KindUnreachable = facts.KindUnreachable
-	KindAuth        = facts.KindAuth
-	KindHostKey     = facts.KindHostKey
-	KindTimeout     = facts.KindTimeout
-	KindProtocol    = facts.KindProtocol
-)
-
 // Report is one scan of a fleet.
 type Report struct {
 	SchemaVersion int       `json:"schema_version"`
@@ -74,8 +61,8 @@ type Host struct {
 
 // HostError says why a host could not be audited.
 type HostError struct {
-	Kind    ErrorKind `json:"kind"` // unreachable, auth, hostkey, timeout, protocol
-	Message string    `json:"message"`
+	Kind    facts.ErrorKind `json:"kind"` // unreachable, auth, hostkey, timeout, protocol
+	Message string          `json:"message"`
 }
 
 // Deduction is one line of a host's score arithmetic.
@@ -289,7 +276,7 @@ func (r *Report) GroupByRule(statuses ...rules.Status) []RuleGroup {
 			out[i].Hosts = append(out[i].Hosts, h.Name)
 			out[i].Findings = append(out[i].Findings, f)
 			if f.Source != "" {
-				out[i].Sources = append(out[i].Sources, HostSource{Host: h.Name, Source: f.Source})
+				out[i].Sources = append(out[i].Sources, HostSource{Host: h.Name, Source: string(f.Source)})
 			}
 		}
 	}

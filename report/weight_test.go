@@ -3,6 +3,7 @@ package report
 import (
 	"testing"
 
+	"github.com/kaudit/kaudit/audit/facts"
 	"github.com/kaudit/kaudit/rules"
 )
 
@@ -31,7 +32,7 @@ func TestFinding(t *testing.T) {
 	r := &Report{Hosts: []Host{
 		{Name: "a", Findings: []rules.Finding{{Rule: "x", Status: rules.Pass}, {Rule: "y", Status: rules.Fail}}},
 		{Name: "b", Findings: []rules.Finding{{Rule: "y", Status: rules.Warn}}},
-		{Name: "down", Error: &HostError{Kind: KindTimeout}},
+		{Name: "down", Error: &HostError{Kind: facts.KindTimeout}},
 	}}
 	for _, c := range []struct {
 		host, rule string

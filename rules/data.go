@@ -74,7 +74,7 @@ type Rule struct {
 	RestartGate bool `yaml:"restart_gate" json:"restart_gate,omitempty"`
 	// Scope is ScopeFleet for a rule judged over the whole fleet's facts
 	// (EvaluateFleet), "" for one judged on each host alone (Evaluate).
-	Scope string `yaml:"scope" json:"scope,omitempty"`
+	Scope Scope `yaml:"scope" json:"scope,omitempty"`
 	// Clients: the rule is also checked on client hosts (Facts.Role
 	// client); every other rule is skip there.
 	Clients bool `yaml:"clients" json:"clients,omitempty"`
@@ -83,8 +83,12 @@ type Rule struct {
 	Check *Check `yaml:"check" json:"-"`
 }
 
+// Scope is where a rule is judged (Rule.Scope): ScopeFleet, or "" for
+// each host alone.
+type Scope string
+
 // ScopeFleet marks a rule evaluated over the fleet (Rule.Scope).
-const ScopeFleet = "fleet"
+const ScopeFleet Scope = "fleet"
 
 // ScopeCluster marks a rule about the Kafka cluster as a whole, judged by
 // asking the cluster (scan --bootstrap: discover.Map) rather than on any

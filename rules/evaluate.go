@@ -159,7 +159,7 @@ func (c *evalCtx) notGathered(sec, what string) string {
 		case msg != "":
 			return what + " not gathered: " + msg
 		case st.State != "":
-			return what + " not gathered (" + st.State + ")"
+			return what + " not gathered (" + string(st.State) + ")"
 		}
 	}
 	return what + " not gathered"

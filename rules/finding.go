@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/kaudit/kaudit/audit/facts"
 )
 
 // Status is a finding's verdict.
@@ -67,17 +69,29 @@ type Finding struct {
 	// Source says which evidence decided the verdict, for rules that have
 	// more than one (kernel-synack-wscale: probe > changelog > version >
 	// none); "" for the others.
-	Source string `json:"source,omitempty"`
+	Source Source `json:"source,omitempty"`
 	Fix    *Fix   `json:"fix,omitempty"`
 }
 
+// Source is which evidence decided a verdict (Finding.Source).
+type Source string
+
 // Verdict sources, strongest first.
 const (
-	SourceProbe     = "probe"     // the SYN-cookie probe observed the kernel (audit/probe)
-	SourceChangelog = "changelog" // the kernel package changelog (exact fix title, UEK LTS tag)
-	SourceVersion   = "version"   // the upstream version table (kernels.yaml) applied to the release
-	SourceNone      = "none"      // nothing settled it: the verdict is unknown
+	SourceProbe     Source = "probe"     // the SYN-cookie probe observed the kernel (audit/probe)
+	SourceChangelog Source = "changelog" // the kernel package changelog (exact fix title, UEK LTS tag)
+	SourceVersion   Source = "version"   // the upstream version table (kernels.yaml) applied to the release
+	SourceNone      Source = "none"      // nothing settled it: the verdict is unknown
 )
+
+var sources = []Source{"", SourceProbe, SourceChangelog, SourceVersion, SourceNone}
+
+// UnmarshalText rejects a verdict source this kaudit does not know (a
+// saved report's finding).
+func (s *Source) UnmarshalText(b []byte) (err error) {
+	*s, err = facts.OneOf("verdict source", string(b), sources)
+	return err
+}
 
 // Fix says how a failing finding can be remediated. Automatic changes are
 // expressed as data so that remediate can plan them without re-deriving

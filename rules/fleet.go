@@ -353,7 +353,7 @@ func FleetFacts(f *facts.Facts) *facts.Facts {
 		return nil
 	}
 	out := &facts.Facts{
-		KafkaPort: f.KafkaPort, Role: strings.Clone(f.Role), ConnsTotal: f.ConnsTotal,
+		KafkaPort: f.KafkaPort, Role: facts.Role(strings.Clone(string(f.Role))), ConnsTotal: f.ConnsTotal,
 		Listeners: cloneSlice(f.Listeners, func(l facts.Listener) facts.Listener {
 			l.Addr, l.Process = strings.Clone(l.Addr), strings.Clone(l.Process)
 			return l
@@ -367,7 +367,7 @@ func FleetFacts(f *facts.Facts) *facts.Facts {
 			return c
 		}),
 		Sections: cloneMap(f.Sections, func(s facts.SectionStatus) facts.SectionStatus {
-			return facts.SectionStatus{State: strings.Clone(s.State), Message: strings.Clone(s.Message)}
+			return facts.SectionStatus{State: facts.SectionState(strings.Clone(string(s.State))), Message: strings.Clone(s.Message)}
 		}),
 	}
 	if k := f.Kafka; k != nil {

@@ -34,7 +34,7 @@ func (in *Interner) Findings(fs []Finding) {
 	for i := range fs {
 		fd := &fs[i]
 		fd.Observed, fd.Expected = in.text(fd.Observed), in.text(fd.Expected)
-		fd.Reason, fd.Source = in.text(fd.Reason), in.text(fd.Source)
+		fd.Reason, fd.Source = in.text(fd.Reason), Source(in.text(string(fd.Source)))
 		for j, e := range fd.Evidence {
 			fd.Evidence[j] = in.text(e)
 		}

@@ -213,7 +213,7 @@ func (c *evalCtx) propWhere(key string) string {
 // noKafkaFinding is skip when the host has no broker, unknown when looking
 // for one failed (permission denied, error).
 func (c *evalCtx) noKafkaFinding() Finding {
-	if st, ok := c.f.Sections[facts.SecKafka]; ok && (st.State == "denied" || st.State == "error") {
+	if st, ok := c.f.Sections[facts.SecKafka]; ok && (st.State == facts.SectionDenied || st.State == facts.SectionError) {
 		return unknown(c.notGathered(facts.SecKafka, "Kafka broker"))
 	}
 	return skip(c.noKafka())

@@ -11,11 +11,14 @@ import (
 	"github.com/kaudit/kaudit/audit/facts"
 )
 
+// KernelFix is whether the running kernel has the fix (KernelFixStatus).
+type KernelFix string
+
 // Kernel fix status values returned by KernelFixStatus.
 const (
-	KernelFixed    = "fixed"
-	KernelAffected = "affected"
-	KernelUnknown  = "unknown"
+	KernelFixed    KernelFix = "fixed"
+	KernelAffected KernelFix = "affected"
+	KernelUnknown  KernelFix = "unknown"
 )
 
 var (
@@ -112,14 +115,14 @@ func uekFixedTag() string {
 
 // kernelAnalysis is the full result behind KernelFixStatus.
 type kernelAnalysis struct {
-	status     string
+	status     KernelFix
 	reason     string
 	release    string
 	series     string // X.Y of the release ("" when unparsable)
 	upstream   string // upstream stable version the kernel is built on, when known
 	firstFixed string // first fixed release of the series, "" when the series never got the fix
 	vendor     string // vanilla, ubuntu, debian, amazon, redhat, uek, other
-	source     string // which evidence decided: a Source* constant ("" = nothing did)
+	source     Source // which evidence decided: a Source* constant ("" = nothing did)
 	probeNote  string // why the probe, when asked for, did not decide
 }
 
@@ -172,7 +175,7 @@ func (a kernelAnalysis) upgradeTarget() string {
 // → affected for upstream builds, unknown for vendor builds; any other vendor
 // kernel → affected when its changelog was read and lacks the title, else
 // unknown. Never "fixed" without evidence.
-func KernelFixStatus(k facts.Kernel) (status string, reason string) {
+func KernelFixStatus(k facts.Kernel) (status KernelFix, reason string) {
 	a := analyzeKernel(k)
 	return a.status, a.reason
 }

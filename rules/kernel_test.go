@@ -14,7 +14,7 @@ func TestKernelFixStatus(t *testing.T) {
 	cases := []struct {
 		name   string
 		k      facts.Kernel
-		status string
+		status KernelFix
 		reason string // substring
 	}{
 		{"el7 GA", facts.Kernel{Release: "3.10.0-1160.el7.x86_64", Distro: "centos"}, KernelUnknown, "el7 kernel 3.10.0-1160.el7.x86_64: Red Hat does not publish upstream sublevels"},

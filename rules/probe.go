@@ -10,7 +10,7 @@ import (
 // probeNotRun are the probe states in which nothing was measured because the
 // probe never started: the verdict stays with the changelog / version
 // table, the reason beside it.
-var probeNotRun = map[string]bool{
+var probeNotRun = map[facts.ProbeState]bool{
 	facts.ProbeNeedsRoot: true, facts.ProbeNotPerNetns: true,
 	facts.ProbeNoPython: true, facts.ProbeUnsupported: true,
 }
@@ -44,7 +44,7 @@ func withProbe(a kernelAnalysis, k facts.Kernel, p *facts.Probe) kernelAnalysis 
 		return a
 	}
 	if probeNotRun[p.State] {
-		a.probeNote = "probe " + p.State + ": " + p.Reason
+		a.probeNote = "probe " + string(p.State) + ": " + p.Reason
 		return a
 	}
 	release := p.Release
@@ -119,14 +119,14 @@ func probeUnsettled(p *facts.Probe) string {
 }
 
 // sourceName names a Source* for a sentence.
-func sourceName(source string) string {
+func sourceName(source Source) string {
 	switch source {
 	case SourceVersion:
 		return "the version table"
 	case SourceChangelog:
 		return "its package changelog"
 	}
-	return "the " + source
+	return "the " + string(source)
 }
 
 // without is what the analysis said before the probe, for the reason.

@@ -35,7 +35,7 @@ func ranProbe(release string, cases ...facts.ProbeCase) *facts.Probe {
 }
 
 // stoppedProbe is a probe that ran and stopped part way in state, after cases.
-func stoppedProbe(release, state, reason string, cases ...facts.ProbeCase) *facts.Probe {
+func stoppedProbe(release string, state facts.ProbeState, reason string, cases ...facts.ProbeCase) *facts.Probe {
 	p := ranProbe(release, cases...)
 	p.State, p.Reason, p.HostSyncookiesDuring = state, reason, ""
 	return p
@@ -56,7 +56,7 @@ func TestKernelSynackWscaleSource(t *testing.T) {
 		rcvbuf string // socket.receive.buffer.bytes ("" = leave the compliant host's 102400)
 		status Status
 		sev    Severity
-		source string
+		source Source
 		reason []string // substrings
 	}{
 		// 1. A cookie-completed mismatch decides, whatever happened after it.

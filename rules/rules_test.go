@@ -59,7 +59,7 @@ func TestEvaluatePanicIsError(t *testing.T) {
 func secs(kv ...string) map[string]facts.SectionStatus {
 	m := map[string]facts.SectionStatus{}
 	for i := 0; i+2 < len(kv)+1; i += 3 {
-		m[kv[i]] = facts.SectionStatus{State: kv[i+1], Message: kv[i+2]}
+		m[kv[i]] = facts.SectionStatus{State: facts.SectionState(kv[i+1]), Message: kv[i+2]}
 	}
 	return m
 }

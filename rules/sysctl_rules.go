@@ -73,7 +73,7 @@ func evalSysctlPersisted(c *evalCtx) Finding {
 	if c.f.Sysctl == nil {
 		return unknown(c.notGathered(facts.SecSysctl, "runtime sysctl values"))
 	}
-	if st, ok := c.f.Sections[facts.SecPersisted]; ok && st.State != "absent" {
+	if st, ok := c.f.Sections[facts.SecPersisted]; ok && st.State != facts.SectionAbsent {
 		return unknown(c.notGathered(facts.SecPersisted, "persisted sysctl values (sysctl.conf, sysctl.d)"))
 	} else if !ok && c.f.Persisted == nil {
 		return unknown("persisted sysctl values (sysctl.conf, sysctl.d) not gathered")

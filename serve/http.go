@@ -14,6 +14,7 @@ import (
 
 	"github.com/prometheus/exporter-toolkit/web"
 
+	"github.com/kaudit/kaudit/audit/facts"
 	"github.com/kaudit/kaudit/report"
 )
 
@@ -133,7 +134,7 @@ func (s *Server) WriteMetrics(b *bytes.Buffer) error {
 	p.Family("kaudit_report_available", "gauge", "1 when a report is served (the families of the report follow), 0 before the first scan finishes.")
 	p.Sample("kaudit_report_available", b2f(s.cur != nil))
 	p.Family("kaudit_ssh_errors_total", "counter", "Hosts kaudit serve could not audit, summed over its scans, by error kind.")
-	for _, k := range report.ErrorKinds {
+	for _, k := range facts.ErrorKinds {
 		p.Sample("kaudit_ssh_errors_total", s.sshErrors[k], "kind", string(k))
 	}
 	for k, v := range s.sshErrors {

@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kaudit/kaudit/audit/facts"
 	"github.com/kaudit/kaudit/internal/atomicfile"
 	"github.com/kaudit/kaudit/report"
 )
@@ -58,7 +59,7 @@ type Server struct {
 	cur         *published // nil before the first report
 	scanning    bool
 	scans       map[string]float64
-	sshErrors   map[report.ErrorKind]float64
+	sshErrors   map[facts.ErrorKind]float64
 	lastSuccess time.Time
 	reloadOK    bool
 	waivers     []Waiver
@@ -78,7 +79,7 @@ func New(o Options) *Server {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	s := &Server{o: o, scans: map[string]float64{}, sshErrors: map[report.ErrorKind]float64{}, reloadOK: true, lastAudited: map[string]time.Time{}}
+	s := &Server{o: o, scans: map[string]float64{}, sshErrors: map[facts.ErrorKind]float64{}, reloadOK: true, lastAudited: map[string]time.Time{}}
 	for _, r := range results {
 		s.scans[r] = 0
 	}

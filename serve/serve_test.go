@@ -31,6 +31,7 @@ import (
 	"github.com/prometheus/common/model"
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/kaudit/kaudit/audit/facts"
 	"github.com/kaudit/kaudit/report"
 	"github.com/kaudit/kaudit/rules"
 )
@@ -269,10 +270,10 @@ func hostile() *report.Report {
 		{Name: "new\nline", Findings: []rules.Finding{pass("somaxconn", rules.Medium)}},
 		{Name: `new\nline`, Findings: []rules.Finding{fail("somaxconn", rules.Medium)}}, // the same label once visible: dropped
 		{Name: long, Findings: []rules.Finding{fail("somaxconn", rules.Medium), fail("somaxconn", rules.Medium)}},
-		{Name: long + "tail", Error: &report.HostError{Kind: report.KindAuth, Message: "denied"}}, // the same once cut
-		{Name: "bad\xffutf8\u202e", Error: &report.HostError{Kind: report.KindHostKey, Message: "changed"}},
+		{Name: long + "tail", Error: &report.HostError{Kind: facts.KindAuth, Message: "denied"}}, // the same once cut
+		{Name: "bad\xffutf8\u202e", Error: &report.HostError{Kind: facts.KindHostKey, Message: "changed"}},
 		{Name: "dup", Findings: []rules.Finding{fail("kernel-synack-wscale", rules.Critical)}},
-		{Name: "dup", Error: &report.HostError{Kind: report.KindUnreachable, Message: "no route"}},
+		{Name: "dup", Error: &report.HostError{Kind: facts.KindUnreachable, Message: "no route"}},
 	}}
 	for i := range r.Hosts {
 		report.ScoreHost(&r.Hosts[i])
@@ -374,7 +375,7 @@ func TestStateFile(t *testing.T) {
 	// it was last audited (the state file's scan).
 	next := fixture(t)
 	next.StartedAt = clock
-	next.Hosts[0].Error = &report.HostError{Kind: report.KindUnreachable, Message: "no route"}
+	next.Hosts[0].Error = &report.HostError{Kind: facts.KindUnreachable, Message: "no route"}
 	report.Summarize(next)
 	if err := s2.ScanDone(next, Success); err != nil {
 		t.Fatal(err)
@@ -520,7 +521,7 @@ func TestCardinality(t *testing.T) {
 		}
 		h := report.Host{Name: fmt.Sprintf("kafka-%05d", i), Findings: fs}
 		if i%100 == 0 {
-			h = report.Host{Name: h.Name, Error: &report.HostError{Kind: report.KindUnreachable}}
+			h = report.Host{Name: h.Name, Error: &report.HostError{Kind: facts.KindUnreachable}}
 		}
 		hosts = append(hosts, h)
 	}

@@ -14,3 +14,6 @@ const (
 	KindTimeout     ErrorKind = "timeout"
 	KindProtocol    ErrorKind = "protocol"
 )
+
+// ErrorKinds lists every kind of host error, in the order metrics list them.
+var ErrorKinds = []ErrorKind{KindUnreachable, KindAuth, KindHostKey, KindTimeout, KindProtocol}

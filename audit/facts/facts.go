@@ -15,7 +15,7 @@ type Facts struct {
 	// Role is the profile the host was gathered with: RoleClient for a
 	// producer/consumer host (the inventory's clients group), "" for a
 	// broker.
-	Role      string                      `json:"role,omitempty"`
+	Role      Role                        `json:"role,omitempty"`
 	Kernel    Kernel                      `json:"kernel"`
 	Sysctl    map[string]string           `json:"sysctl"`    // runtime values read from /proc/sys, keys dotted (net.core.somaxconn), whitespace folded to one space
 	Persisted map[string]PersistedSysctl  `json:"persisted"` // the value each key will have after boot, and the file that wins
@@ -69,10 +69,22 @@ const (
 	SecBrokerUnit  = "broker-unit"
 )
 
+// SectionState says how a section is incomplete (SectionStatus.State).
+type SectionState string
+
+// Section states; a section that was read whole has no SectionStatus.
+const (
+	SectionMissing SectionState = "missing" // the tool is absent
+	SectionDenied  SectionState = "denied"  // permission
+	SectionError   SectionState = "error"   // the command failed or its output was not understood
+	SectionAbsent  SectionState = "absent"  // nothing to read, e.g. no such file
+	SectionPartial SectionState = "partial" // read, but some of it could not be
+)
+
 // SectionStatus says why a section is incomplete.
 type SectionStatus struct {
-	State   string `json:"state"`             // "missing" (tool absent), "denied" (permission), "error", "absent" (nothing to read, e.g. no such file)
-	Message string `json:"message,omitempty"` // what the host said, trimmed
+	State   SectionState `json:"state"`
+	Message string       `json:"message,omitempty"` // what the host said, trimmed
 }
 
 // Kernel identifies the running kernel and distribution.
@@ -116,8 +128,12 @@ type Listener struct {
 	Process string `json:"process,omitempty"` // from ss -p when permitted
 }
 
+// Role is the profile a host was gathered with (Facts.Role): RoleClient,
+// or "" for a broker.
+type Role string
+
 // RoleClient marks a host gathered with the client profile (Facts.Role).
-const RoleClient = "client"
+const RoleClient Role = "client"
 
 // LocalConns is the number of ESTABLISHED connections on one local
 // address and port, as ss printed the address ("10.0.0.1",
@@ -300,8 +316,8 @@ type NICBoot struct {
 
 // NICBootValue is one boot-time NIC setting and where it comes from.
 type NICBootValue struct {
-	Value     string `json:"value"`
-	Mechanism string `json:"mechanism"` // one of the Persist* constants
+	Value     string           `json:"value"`
+	Mechanism PersistMechanism `json:"mechanism"`
 	// Source: "FILE:LINE", or `NetworkManager connection "NAME"`.
 	Source string `json:"source"`
 	// Overridden lists what sets it earlier at boot and loses,
@@ -309,20 +325,24 @@ type NICBootValue struct {
 	Overridden []string `json:"overridden,omitempty"`
 }
 
+// PersistMechanism is what persists an interface's settings across a
+// reboot (NICPersist.Mechanism, NICBootValue.Mechanism).
+type PersistMechanism string
+
 // Persistence mechanisms for NIC settings, in the order of precedence
 // kaudit uses when several apply.
 const (
-	PersistNetworkManager = "networkmanager" // NetworkManager manages the interface (Connection)
-	PersistIfcfg          = "ifcfg"          // RHEL network-scripts (ifup present): File is ifcfg-IF (ETHTOOL_OPTS)
-	PersistIfupdown       = "ifupdown"       // Debian ifupdown (ifup present): File holds the "iface IF" stanza at Line
-	PersistSystemdLink    = "systemd-link"   // systemd-udevd ≥ 244 applies .link files (99-default.link and /etc/systemd/network exist)
-	PersistUdev           = "udev"           // none of the above: a udev rule running ethtool
+	PersistNetworkManager PersistMechanism = "networkmanager" // NetworkManager manages the interface (Connection)
+	PersistIfcfg          PersistMechanism = "ifcfg"          // RHEL network-scripts (ifup present): File is ifcfg-IF (ETHTOOL_OPTS)
+	PersistIfupdown       PersistMechanism = "ifupdown"       // Debian ifupdown (ifup present): File holds the "iface IF" stanza at Line
+	PersistSystemdLink    PersistMechanism = "systemd-link"   // systemd-udevd ≥ 244 applies .link files (99-default.link and /etc/systemd/network exist)
+	PersistUdev           PersistMechanism = "udev"           // none of the above: a udev rule running ethtool
 )
 
 // NICPersist is what manages one interface's configuration.
 type NICPersist struct {
-	Mechanism  string `json:"mechanism"`            // one of the Persist* constants
-	Connection string `json:"connection,omitempty"` // NetworkManager connection name
+	Mechanism  PersistMechanism `json:"mechanism"`
+	Connection string           `json:"connection,omitempty"` // NetworkManager connection name
 	// ConnectionUUID is the NetworkManager connection's UUID.
 	ConnectionUUID string `json:"connection_uuid,omitempty"`
 	// File: ifcfg file, interfaces file with the stanza; for

@@ -1,20 +1,23 @@
 package facts
 
-// Probe states: what happened to the SYN-cookie window-scale probe on one
+// ProbeState is what happened to the SYN-cookie window-scale probe on one
 // host (audit/probe). ProbeOK: it finished and Cases hold every case. A
 // probe that stopped part way (timeout, error, host-changed) keeps in Cases
 // every handshake it measured before it stopped; Reason says why it stopped.
 // needs-root, not-per-netns, no-python and unsupported never ran.
+type ProbeState string
+
+// Probe states (Probe.State).
 const (
-	ProbeOK           = "ok"            // ran; Cases hold what the kernel did
-	ProbeNeedsRoot    = "needs-root"    // not root and no become: sudo
-	ProbeNotPerNetns  = "not-per-netns" // tcp_syncookies is (or may be) host-wide on this kernel: not run
-	ProbeNoPython     = "no-python"     // neither python3 nor /usr/libexec/platform-python
-	ProbeUnsupported  = "unsupported"   // the host cannot run it (no unshare, sysctl absent in the new namespace, …)
-	ProbeTimeout      = "timeout"       // did not finish within its budget; killed
-	ProbeHostChanged  = "host-changed"  // the host namespace's tcp_syncookies moved: restored, aborted
-	ProbeError        = "error"         // anything else (output not understood, transport error)
-	ProbeInconclusive = "inconclusive"  // ran, but no connection went through the SYN-cookie path
+	ProbeOK           ProbeState = "ok"            // ran; Cases hold what the kernel did
+	ProbeNeedsRoot    ProbeState = "needs-root"    // not root and no become: sudo
+	ProbeNotPerNetns  ProbeState = "not-per-netns" // tcp_syncookies is (or may be) host-wide on this kernel: not run
+	ProbeNoPython     ProbeState = "no-python"     // neither python3 nor /usr/libexec/platform-python
+	ProbeUnsupported  ProbeState = "unsupported"   // the host cannot run it (no unshare, sysctl absent in the new namespace, …)
+	ProbeTimeout      ProbeState = "timeout"       // did not finish within its budget; killed
+	ProbeHostChanged  ProbeState = "host-changed"  // the host namespace's tcp_syncookies moved: restored, aborted
+	ProbeError        ProbeState = "error"         // anything else (output not understood, transport error)
+	ProbeInconclusive ProbeState = "inconclusive"  // ran, but no connection went through the SYN-cookie path
 )
 
 // Probe is the outcome of the behavioural test of Linux commit 909172a: in a
@@ -22,8 +25,8 @@ const (
 // client believes (tcpi_snd_wscale) against the one the accepted socket
 // uses (tcpi_rcv_wscale), per SO_RCVBUF.
 type Probe struct {
-	State  string `json:"state"`            // one of the Probe* constants
-	Reason string `json:"reason,omitempty"` // why it did not run or finish; what it saw otherwise
+	State  ProbeState `json:"state"`
+	Reason string     `json:"reason,omitempty"` // why it did not run or finish; what it saw otherwise
 	// Release is the kernel the probe ran on (/proc/sys/kernel/osrelease,
 	// checked against the gathered one before anything runs).
 	Release string `json:"release,omitempty"`

@@ -58,18 +58,28 @@ type assembler struct {
 	secs map[string]remote.Section
 }
 
-func (a *assembler) note(name, state, msg string) {
+func (a *assembler) note(name string, state facts.SectionState, msg string) {
 	a.f.Sections[name] = facts.SectionStatus{State: state, Message: strings.TrimSpace(firstLines(msg, 3))}
+}
+
+// noteSection notes section s, which came back other than "ok", in the
+// state its end line gives; a state kaudit does not know is an error.
+func (a *assembler) noteSection(name string, s remote.Section, msg string) {
+	st, err := facts.ParseSectionState(s.State)
+	if err != nil {
+		st, msg = facts.SectionError, "gather output malformed: "+err.Error()
+	}
+	a.note(name, st, msg)
 }
 
 // usable reports whether section s came back "ok", noting it otherwise.
 func (a *assembler) usable(name string, s remote.Section) bool {
 	if s.Name == "" {
-		a.note(name, "error", "section missing from gather output")
+		a.note(name, facts.SectionError, "section missing from gather output")
 		return false
 	}
 	if s.State != "ok" {
-		a.note(name, s.State, s.Body)
+		a.noteSection(name, s, s.Body)
 		return false
 	}
 	return true
@@ -108,7 +118,7 @@ func (a *assembler) kernel(s remote.Section) {
 	k.Signature = strings.TrimSpace(kv["signature"])
 	k.Arch = strings.TrimSpace(kv["arch"])
 	if strings.HasPrefix(k.Release, "!") {
-		a.note(facts.SecKernel, "denied", k.Release)
+		a.note(facts.SecKernel, facts.SectionDenied, k.Release)
 		k.Release = ""
 	}
 }
@@ -130,14 +140,14 @@ func (a *assembler) sysctl(s remote.Section) {
 		}
 	}
 	if len(bad) > 0 {
-		a.note(facts.SecSysctl, "partial", "not readable: "+strings.Join(bad, ", "))
+		a.note(facts.SecSysctl, facts.SectionPartial, "not readable: "+strings.Join(bad, ", "))
 	}
 }
 
 func (a *assembler) persisted(s remote.Section) {
 	a.f.Persisted = parse.SysctlFiles(s.Body)
 	if strings.Contains(s.Body, "\n!denied ") || strings.HasPrefix(s.Body, "!denied ") {
-		a.note(facts.SecPersisted, "partial", deniedLines(s.Body))
+		a.note(facts.SecPersisted, facts.SectionPartial, deniedLines(s.Body))
 	}
 }
 
@@ -151,7 +161,7 @@ func (a *assembler) changelog(s remote.Section) {
 func (a *assembler) netstat(s remote.Section) {
 	nt, err := parse.Netstat(s.Body)
 	if err != nil {
-		a.note(facts.SecNetstat, "error", err.Error())
+		a.note(facts.SecNetstat, facts.SectionError, err.Error())
 		return
 	}
 	a.f.Netstat = nt
@@ -160,7 +170,7 @@ func (a *assembler) netstat(s remote.Section) {
 func (a *assembler) listeners(s remote.Section) {
 	ls, err := parse.SSListeners(s.Body)
 	if err != nil {
-		a.note(facts.SecListeners, "error", err.Error())
+		a.note(facts.SecListeners, facts.SectionError, err.Error())
 		return
 	}
 	a.f.Listeners = ls
@@ -190,7 +200,7 @@ func (a *assembler) feasibility(s remote.Section) {
 	switch {
 	case s.Name == "":
 	case s.State != "ok":
-		a.note(facts.SecFeasible, s.State, s.Body)
+		a.noteSection(facts.SecFeasible, s, s.Body)
 	default:
 		a.f.Feasibility = parse.Feasibility(s.Body)
 	}
@@ -205,12 +215,12 @@ func (a *assembler) kernelCaps(s remote.Section) {
 	case s.Name == "":
 		return
 	case s.State != "ok":
-		a.note(facts.SecKernelCaps, s.State, s.Body)
+		a.noteSection(facts.SecKernelCaps, s, s.Body)
 		return
 	}
 	k, err := parse.KernelCaps(s.Body)
 	if err != nil {
-		a.note(facts.SecKernelCaps, "error", err.Error())
+		a.note(facts.SecKernelCaps, facts.SectionError, err.Error())
 		return
 	}
 	if a.f.Feasibility == nil {
@@ -221,7 +231,7 @@ func (a *assembler) kernelCaps(s remote.Section) {
 
 func (a *assembler) evidence(s remote.Section) {
 	if strings.Contains(s.Body, "Operation not permitted") || strings.Contains(s.Body, "Permission denied") || strings.Contains(s.Body, "read kernel buffer failed") {
-		a.note(facts.SecEvidence, "denied", "dmesg: kernel log not readable by this user (kernel.dmesg_restrict); run with become: sudo to see SYN-flood lines")
+		a.note(facts.SecEvidence, facts.SectionDenied, "dmesg: kernel log not readable by this user (kernel.dmesg_restrict); run with become: sudo to see SYN-flood lines")
 	}
 	a.f.Evidence.SynFlood = parse.SynFloodLines(s.Body)
 }
@@ -232,10 +242,10 @@ func (a *assembler) evidence(s remote.Section) {
 func (a *assembler) kafka(s remote.Section) {
 	switch {
 	case s.Name == "":
-		a.note(facts.SecKafka, "error", "section missing from gather output")
+		a.note(facts.SecKafka, facts.SectionError, "section missing from gather output")
 		return
 	case s.State == "absent":
-		a.note(facts.SecKafka, "absent", "no process listening on the Kafka port and no kafka.Kafka command line")
+		a.note(facts.SecKafka, facts.SectionAbsent, "no process listening on the Kafka port and no kafka.Kafka command line")
 		return
 	}
 	k := &facts.Kafka{Properties: map[string]string{}}
@@ -244,7 +254,7 @@ func (a *assembler) kafka(s remote.Section) {
 	k.PID, _ = strconv.Atoi(kv["pid"])
 	k.FoundBy = kv["found"]
 	if s.State != "ok" {
-		a.note(facts.SecKafka, s.State, fmt.Sprintf("broker pid %d found but its command line is not readable", k.PID))
+		a.noteSection(facts.SecKafka, s, fmt.Sprintf("broker pid %d found but its command line is not readable", k.PID))
 		return
 	}
 	cp, args, overrides := kafkaCmdline(s.Body)
@@ -253,7 +263,7 @@ func (a *assembler) kafka(s remote.Section) {
 	if jar, path, ok := parse.KafkaVersionFromClasspath(cp); ok {
 		k.Version, k.Distribution, k.Scala, k.Jar = jar.Version, jar.Distribution, jar.Scala, path
 	} else {
-		a.note(facts.SecKafka, "partial", "no kafka_<scala>-<version>.jar on the broker's classpath: version unknown")
+		a.note(facts.SecKafka, facts.SectionPartial, "no kafka_<scala>-<version>.jar on the broker's classpath: version unknown")
 	}
 	if c, ok := a.secs[facts.SecKafkaConf]; ok {
 		a.kafkaConfig(k, c)
@@ -293,7 +303,7 @@ func (a *assembler) kafkaConfig(k *facts.Kafka, c remote.Section) {
 		k.Config = p
 	}
 	if c.State != "ok" {
-		a.note(facts.SecKafkaConf, c.State, fmt.Sprintf("server.properties %s: %s", k.Config, c.State))
+		a.noteSection(facts.SecKafkaConf, c, fmt.Sprintf("server.properties %s: %s", k.Config, c.State))
 		return
 	}
 	k.PropertyLines = map[string]int{}
@@ -323,7 +333,7 @@ func (a *assembler) logDirs(s remote.Section) {
 		a.note(facts.SecLogDirs, "error", "section missing from gather output")
 		return
 	case s.State != "ok":
-		a.note(facts.SecLogDirs, s.State, logDirsWhy(s))
+		a.noteSection(facts.SecLogDirs, s, logDirsWhy(s))
 		return
 	}
 	dirs, err := parse.LogDirs(s.Body)

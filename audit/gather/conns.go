@@ -23,7 +23,7 @@ func connParams(p Params) (string, error) {
 	profile := "broker"
 	var ports []string
 	if p.Client {
-		profile = "client"
+		profile = string(facts.RoleClient)
 		if len(p.ClientPorts) == 0 {
 			return "", fmt.Errorf("gather: client profile without the brokers' Kafka ports")
 		}
@@ -49,13 +49,13 @@ const secProfile = "profile"
 // isClientRun reports whether the output is the client profile's.
 func isClientRun(secs map[string]remote.Section) bool {
 	s, ok := secs[secProfile]
-	return ok && s.State == "ok" && strings.TrimSpace(s.Body) == facts.RoleClient
+	return ok && s.State == "ok" && strings.TrimSpace(s.Body) == string(facts.RoleClient)
 }
 
 func (a *assembler) established(s remote.Section) {
 	est, err := parse.EstablishedCounts(s.Body)
 	if err != nil {
-		a.note(facts.SecEstablished, "error", err.Error())
+		a.note(facts.SecEstablished, facts.SectionError, err.Error())
 		return
 	}
 	a.f.Established = est
@@ -64,7 +64,7 @@ func (a *assembler) established(s remote.Section) {
 func (a *assembler) conns(s remote.Section) {
 	conns, total, err := parse.ConnsSection(s.Body)
 	if err != nil {
-		a.note(facts.SecConns, "error", err.Error())
+		a.note(facts.SecConns, facts.SectionError, err.Error())
 		return
 	}
 	a.f.Conns, a.f.ConnsTotal = conns, total

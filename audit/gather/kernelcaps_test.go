@@ -170,8 +170,8 @@ func TestAssembleKernelCaps(t *testing.T) {
 	tests := []struct {
 		name  string
 		secs  map[string]remote.Section
-		kind  bool   // Feasibility.Kernel set
-		noted string // Sections[kernel-caps].State
+		kind  bool               // Feasibility.Kernel set
+		noted facts.SectionState // Sections[kernel-caps].State
 	}{
 		{"missing", map[string]remote.Section{}, false, ""},
 		{"denied", map[string]remote.Section{facts.SecKernelCaps: {State: "denied", Body: "x"}}, false, "denied"},

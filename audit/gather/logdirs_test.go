@@ -34,7 +34,7 @@ func TestAssembleLogDirs(t *testing.T) {
 			if f.Kafka != nil {
 				n = len(f.Kafka.LogDirs)
 			}
-			if n != c.dirs || f.Sections[facts.SecLogDirs].State != c.state {
+			if n != c.dirs || f.Sections[facts.SecLogDirs].State != facts.SectionState(c.state) {
 				t.Errorf("%d log dirs, log-dirs section %+v; want %d, state %q", n, f.Sections[facts.SecLogDirs], c.dirs, c.state)
 			}
 		})

@@ -26,7 +26,7 @@ func (a *assembler) brokerUnit(s remote.Section) {
 		a.note(facts.SecBrokerUnit, "error", "broker-unit section without the kafka section")
 		return
 	case s.State != "ok":
-		a.note(facts.SecBrokerUnit, s.State, fmt.Sprintf("/proc/%s/cgroup: %s (run with become: sudo)", keyValues(s.Body, "=")["pid"], s.State))
+		a.noteSection(facts.SecBrokerUnit, s, fmt.Sprintf("/proc/%s/cgroup: %s (run with become: sudo)", keyValues(s.Body, "=")["pid"], s.State))
 		return
 	}
 	var cg, show []string

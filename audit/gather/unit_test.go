@@ -40,7 +40,7 @@ func TestBrokerUnitSection(t *testing.T) {
 			if !reflect.DeepEqual(a.f.Kafka.Unit, tt.want) {
 				t.Errorf("unit = %+v, want %+v", a.f.Kafka.Unit, tt.want)
 			}
-			if got := a.f.Sections[facts.SecBrokerUnit].State; got != tt.wantState {
+			if got := a.f.Sections[facts.SecBrokerUnit].State; string(got) != tt.wantState {
 				t.Errorf("section state %q, want %q (%s)", got, tt.wantState, a.f.Sections[facts.SecBrokerUnit].Message)
 			}
 		})

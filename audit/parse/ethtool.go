@@ -89,15 +89,6 @@ func ringValue(s string) (int, error) {
 	return n, nil
 }
 
-// legacyFeatureNames maps the long names ethtool prints to the short ones
-// kaudit uses (the ethtool -K keywords).
-var legacyFeatureNames = map[string]string{
-	"tcp-segmentation-offload":     "tso",
-	"generic-segmentation-offload": "gso",
-	"generic-receive-offload":      "gro",
-	"large-receive-offload":        "lro",
-}
-
 // EthtoolFeatures parses `ethtool -k IF`: "Features for IF:" then
 // "name: on|off" lines with an optional " [fixed]", " [requested on]" or
 // " [requested off]"; child features are indented (tab or spaces) and kept
@@ -139,7 +130,7 @@ func EthtoolFeatures(text string) (map[string]facts.Feature, error) {
 		if err != nil {
 			return nil, fmt.Errorf("ethtool -k: line %d: %s: %w", l.n, name, err)
 		}
-		if short, ok := legacyFeatureNames[name]; ok {
+		if short, ok := facts.OffloadKeyword(name); ok {
 			name = short
 		}
 		out[name] = f

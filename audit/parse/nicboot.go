@@ -116,7 +116,7 @@ func (b *bootBuilder) unsure(format string, args ...any) {
 }
 
 // set records a setting from source; a later call wins over an earlier.
-func (b *bootBuilder) set(setting, value, mechanism, source string) {
+func (b *bootBuilder) set(setting, value string, mechanism facts.PersistMechanism, source string) {
 	v := facts.NICBootValue{Value: value, Mechanism: mechanism, Source: source}
 	if old, ok := b.boot.Settings[setting]; ok {
 		v.Overridden = append(old.Overridden, old.Source+"="+old.Value)
@@ -124,15 +124,13 @@ func (b *bootBuilder) set(setting, value, mechanism, source string) {
 	b.boot.Settings[setting] = v
 }
 
-// linkSettings are the systemd.link [Link] keys of the settings kaudit
-// audits, and the first systemd version that takes each.
-var linkSettings = map[string]struct {
-	setting string
-	since   int
-}{
-	"RxBufferSize": {"rx", 244}, "TxBufferSize": {"tx", 244},
-	"GenericReceiveOffload": {"gro", 232}, "TCPSegmentationOffload": {"tso", 232},
-	"GenericSegmentationOffload": {"gso", 232}, "LargeReceiveOffload": {"lro", 232},
+// linkSince is the first systemd version whose .link files take a
+// setting (its [Link] key: facts.LinkKey).
+func linkSince(setting string) int {
+	if setting == "rx" || setting == "tx" {
+		return MinLinkRingsVersion
+	}
+	return 232
 }
 
 var reRingValue = regexp.MustCompile(`^[1-9][0-9]{0,6}$`)
@@ -178,19 +176,19 @@ func (b *bootBuilder) link(links []linkFile, nulled map[string]bool, name, drive
 			continue
 		}
 		for _, k := range sortedMapKeys(keys) {
-			ls := linkSettings[k]
+			setting, _ := facts.LinkSetting(k)
 			kv := keys[k]
 			src := fmt.Sprintf("%s:%d", lf.path, kv.n)
-			if version < ls.since {
-				b.unsure("%s: %s= needs systemd %d, udevadm is %d: ignored", src, k, ls.since, version)
+			if version < linkSince(setting) {
+				b.unsure("%s: %s= needs systemd %d, udevadm is %d: ignored", src, k, linkSince(setting), version)
 				continue
 			}
-			v, ok := linkValue(ls.setting, kv.text)
+			v, ok := linkValue(setting, kv.text)
 			if !ok {
 				b.unsure("%s: %s=%s is not a value systemd takes: ignored", src, k, kv.text)
 				continue
 			}
-			b.set(ls.setting, v, facts.PersistSystemdLink, src)
+			b.set(setting, v, facts.PersistSystemdLink, src)
 		}
 		return // only the first matching .link applies
 	}
@@ -225,7 +223,7 @@ func parseLinkFile(lines []numbered) (match map[string][]string, keys map[string
 					match[k] = append(match[k], strings.Fields(v)...)
 				}
 			case "[Link]":
-				if _, ours := linkSettings[k]; ours {
+				if _, ours := facts.LinkSetting(k); ours {
 					keys[k] = numbered{l.n, v}
 				}
 			}
@@ -291,13 +289,14 @@ func linkValue(setting, v string) (string, bool) {
 	return "", false
 }
 
-// ethtoolSetting maps what ethtool -K / -G take to the settings kaudit
-// audits (the long feature names ethtool -k prints are accepted too).
-var ethtoolSetting = map[string]string{
-	"tso": "tso", "tcp-segmentation-offload": "tso",
-	"gso": "gso", "generic-segmentation-offload": "gso",
-	"gro": "gro", "generic-receive-offload": "gro",
-	"lro": "lro", "large-receive-offload": "lro",
+// ethtoolSetting is the offload an ethtool -K keyword (or the long name
+// ethtool -k prints) names, if kaudit audits it.
+func ethtoolSetting(k string) (string, bool) {
+	if s, ok := facts.OffloadKeyword(k); ok {
+		return s, true
+	}
+	_, ok := facts.OffloadName(k)
+	return k, ok
 }
 
 // ethtoolCmd is what one ethtool command line sets: setting → value, for
@@ -344,7 +343,7 @@ func ethtoolCommands(line string, bare bool) []ethtoolCmd {
 				}
 				c.set = append(c.set, [2]string{k, v})
 			case !ring:
-				s, ours := ethtoolSetting[k]
+				s, ours := ethtoolSetting(k)
 				if !ours {
 					continue
 				}

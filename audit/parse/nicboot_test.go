@@ -79,7 +79,7 @@ func cat(parts ...[]string) []string {
 	return out
 }
 
-func bv(value, mech, src string, overridden ...string) facts.NICBootValue {
+func bv(value string, mech facts.PersistMechanism, src string, overridden ...string) facts.NICBootValue {
 	return facts.NICBootValue{Value: value, Mechanism: mech, Source: src, Overridden: overridden}
 }
 

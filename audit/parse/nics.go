@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/kaudit/kaudit/audit/facts"
+	"github.com/kaudit/kaudit/internal/safe"
 )
 
 // NICs parses the gather script's nics section: per interface "@if NAME",
@@ -135,7 +136,7 @@ func (pl *persistLines) add(key, val, name, driver string) {
 	case "@nm-connection":
 		pl.nmConn = nmUnescape(strings.TrimSpace(val))
 	case "@nm-uuid":
-		if u := strings.ToLower(strings.TrimSpace(val)); reUUID.MatchString(u) {
+		if u := strings.ToLower(strings.TrimSpace(val)); safe.NMUUID(u) {
 			pl.nmUUID = u
 		}
 	case "@ifup":
@@ -179,8 +180,6 @@ func (pl *persistLines) add(key, val, name, driver string) {
 // RxBufferSize=/TxBufferSize= (244; the offload keys came in 232): on an
 // older one kaudit keeps to the udev rule.
 const MinLinkRingsVersion = 244
-
-var reUUID = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
 
 var reMAC = regexp.MustCompile(`^[0-9a-f]{2}(:[0-9a-f]{2}){5}$`)
 

@@ -95,7 +95,7 @@ func TestProbeCutShortKeepsHandshakes(t *testing.T) {
 	tests := []struct {
 		mode    string
 		budget  time.Duration
-		state   string
+		state   facts.ProbeState
 		reason  string
 		cases   int
 		maxWall time.Duration

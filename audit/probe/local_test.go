@@ -150,10 +150,10 @@ func (r shRunner) Run(ctx context.Context, _ transport.Target, script []byte) (*
 	cmd.Stdin = strings.NewReader(string(script))
 	out, err := cmd.Output()
 	if ctx.Err() != nil {
-		return nil, &transport.Error{Kind: transport.KindTimeout, Msg: ctx.Err().Error()}
+		return nil, &transport.Error{Kind: facts.KindTimeout, Msg: ctx.Err().Error()}
 	}
 	if err != nil {
-		return nil, &transport.Error{Kind: transport.KindProtocol, Msg: err.Error()}
+		return nil, &transport.Error{Kind: facts.KindProtocol, Msg: err.Error()}
 	}
 	return &transport.Output{Stdout: out}, nil
 }

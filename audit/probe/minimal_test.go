@@ -90,8 +90,8 @@ func TestProbePythonMinimal(t *testing.T) {
 	noUnshare := pathWithout(t)
 	for _, tt := range []struct {
 		name, python, path string
-		state, unshare     string
-		reason             string
+		state              facts.ProbeState
+		unshare, reason    string
 	}{
 		{"python3-minimal with unshare(1)", minimal, "", facts.ProbeOK, "unshare(1)", ""},
 		{"python3-minimal without unshare(1)", minimal, noUnshare, facts.ProbeUnsupported, "", "no unshare(1) on the host and python 3.11 has neither os.unshare nor ctypes"},

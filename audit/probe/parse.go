@@ -35,7 +35,7 @@ import (
 // handshake of the same SO_RCVBUF and no other.
 
 // states the script may print; anything else is a protocol error.
-var knownStates = map[string]bool{
+var knownStates = map[facts.ProbeState]bool{
 	facts.ProbeOK: true, facts.ProbeNeedsRoot: true, facts.ProbeNoPython: true,
 	facts.ProbeUnsupported: true, facts.ProbeTimeout: true, facts.ProbeHostChanged: true,
 	facts.ProbeError: true, "unshare-failed": true, "no-sysctl": true,
@@ -139,7 +139,7 @@ func finish(p *facts.Probe, exit string, noise []string, complete bool) {
 		p.State = facts.ProbeError
 		p.Reason = "probe output truncated (session cut?)"
 		if stated != "" {
-			p.Reason += " after state " + stated
+			p.Reason += " after state " + string(stated)
 		}
 		p.Reason += measured(p)
 		return
@@ -172,7 +172,7 @@ func finish(p *facts.Probe, exit string, noise []string, complete bool) {
 		}
 	default:
 		if p.Reason == "" {
-			p.Reason = "probe stopped in state " + stated
+			p.Reason = "probe stopped in state " + string(stated)
 		}
 		p.Reason += measured(p)
 	}
@@ -204,10 +204,10 @@ func setField(p *facts.Probe, k, v string, seen map[string]bool) error {
 	var err error
 	switch k {
 	case "state":
-		if !knownStates[v] {
+		if !knownStates[facts.ProbeState(v)] {
 			return fmt.Errorf("unknown state %q", v)
 		}
-		p.State = v
+		p.State = facts.ProbeState(v)
 	case "reason":
 		p.Reason = v
 	case "release":

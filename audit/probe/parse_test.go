@@ -15,7 +15,7 @@ const testMarker = "kaudit-0123456789abcdef01234567"
 func TestParseSamples(t *testing.T) {
 	tests := []struct {
 		file      string
-		state     string
+		state     facts.ProbeState
 		reason    string   // substring
 		pairs     [][2]int // client snd, server rcv per case
 		transfers []int    // flowed bytes per case, -1 = no transfer line

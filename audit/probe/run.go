@@ -121,7 +121,7 @@ func failed(parent, ctx context.Context, err error, become bool, limit time.Dura
 	e := transport.AsError(err)
 	p := &facts.Probe{State: facts.ProbeError, Release: release, ScriptBytes: sent, Reason: "probe session failed: " + e.Msg}
 	switch {
-	case e.Kind == transport.KindAuth && become:
+	case e.Kind == facts.KindAuth && become:
 		p.State, p.Reason = facts.ProbeNeedsRoot, NeedsRoot+": "+e.Msg
 	case parent.Err() != nil:
 		p.State, p.Reason = facts.ProbeTimeout, "probe interrupted (the probe stops itself within its budget on the host)"

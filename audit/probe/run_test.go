@@ -65,7 +65,7 @@ func TestRunRefusesHostWideKernel(t *testing.T) {
 
 func blocking(ctx context.Context, _ []byte) (*transport.Output, error) {
 	<-ctx.Done()
-	return nil, &transport.Error{Kind: transport.KindTimeout, Msg: "gather: " + ctx.Err().Error()}
+	return nil, &transport.Error{Kind: facts.KindTimeout, Msg: "gather: " + ctx.Err().Error()}
 }
 
 func TestRunTimeoutBounded(t *testing.T) {
@@ -91,7 +91,7 @@ func TestRunInterrupted(t *testing.T) {
 
 func TestRunSudoRefused(t *testing.T) {
 	r := &fakeRunner{fn: func(context.Context, []byte) (*transport.Output, error) {
-		return nil, &transport.Error{Kind: transport.KindAuth, Msg: "become: sudo needs a password for kafka"}
+		return nil, &transport.Error{Kind: facts.KindAuth, Msg: "become: sudo needs a password for kafka"}
 	}}
 	p := Run(context.Background(), r, transport.Target{Become: "sudo"}, facts.Kernel{Release: "6.1.0-13-amd64"}, "", Options{})
 	if p.State != facts.ProbeNeedsRoot || !strings.HasPrefix(p.Reason, NeedsRoot) {
@@ -159,7 +159,7 @@ func TestRunSessionFailedKeepsHandshakes(t *testing.T) {
 	}
 	for name, tt := range map[string]struct {
 		stdout string
-		state  string
+		state  facts.ProbeState
 		cases  int
 	}{
 		"after the whole output":    {string(b), facts.ProbeError, 3},
@@ -170,7 +170,7 @@ func TestRunSessionFailedKeepsHandshakes(t *testing.T) {
 			r := &fakeRunner{fn: func(_ context.Context, script []byte) (*transport.Output, error) {
 				m, _ := remote.ScriptMarker(script)
 				return &transport.Output{Stdout: []byte(strings.ReplaceAll(tt.stdout, testMarker, m)), ExitCode: 255},
-					&transport.Error{Kind: transport.KindProtocol, Msg: "gather script exited 255: connection reset"}
+					&transport.Error{Kind: facts.KindProtocol, Msg: "gather script exited 255: connection reset"}
 			}}
 			p := Run(context.Background(), r, transport.Target{}, facts.Kernel{Release: "6.1.0-kaudit-revert"}, "", Options{})
 			if p.State != tt.state || len(p.Cases) != tt.cases || !strings.Contains(p.Reason, "probe session failed: gather script exited 255") {

@@ -11,6 +11,8 @@ import (
 
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/agent"
+
+	"github.com/kaudit/kaudit/audit/facts"
 )
 
 // identity is one parsed identity file. pub is known even for an encrypted
@@ -136,7 +138,7 @@ func (c *SSH) authMethods(ep endpoint) ([]ssh.AuthMethod, error) {
 	for _, f := range ep.ids {
 		id := c.loadIdentity(f, ep.idsExplicit)
 		if id.err != nil {
-			return nil, newErr(KindAuth, id.err, "%v", id.err)
+			return nil, newErr(facts.KindAuth, id.err, "%v", id.err)
 		}
 		if id.pub != nil {
 			ids = append(ids, id)
@@ -146,7 +148,7 @@ func (c *SSH) authMethods(ep endpoint) ([]ssh.AuthMethod, error) {
 	certs := c.certificates(ep)
 	ag := c.agentFor(ep.agent)
 	if ag == nil && !usable {
-		return nil, newErr(KindAuth, nil, "no credentials for %s: no ssh-agent (SSH_AUTH_SOCK, IdentityAgent) and no readable unencrypted identity file (set identity_files in the inventory or IdentityFile in ssh_config)", ep.label)
+		return nil, newErr(facts.KindAuth, nil, "no credentials for %s: no ssh-agent (SSH_AUTH_SOCK, IdentityAgent) and no readable unencrypted identity file (set identity_files in the inventory or IdentityFile in ssh_config)", ep.label)
 	}
 	return []ssh.AuthMethod{ssh.PublicKeysCallback(func() ([]ssh.Signer, error) {
 		var held []ssh.Signer

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/crypto/ssh"
+
+	"github.com/kaudit/kaudit/audit/facts"
 )
 
 // DefaultBastionStartups bounds the connections being opened and
@@ -97,7 +99,7 @@ func (c *SSH) dialHop(ctx context.Context, h *hop, chain []endpoint) {
 	client, err := c.connect(context.WithoutCancel(ctx), ep, via)
 	if err != nil {
 		e := AsError(via.explain(err))
-		h.err = newErr(KindUnreachable, e, "bastion %s (%s): %s", ep.label, ep.addr, e.Msg)
+		h.err = newErr(facts.KindUnreachable, e, "bastion %s (%s): %s", ep.label, ep.addr, e.Msg)
 		c.warnOnce("hop:"+h.key, fmt.Sprintf("bastion %s (%s) failed: %s; every host behind it is reported unreachable", ep.label, ep.addr, e.Msg))
 		return
 	}
@@ -139,7 +141,7 @@ func (h *hop) dial(ctx context.Context, addr string) (net.Conn, error) {
 	select {
 	case r := <-ch:
 		if r.err != nil {
-			return nil, newErr(KindUnreachable, r.err, "bastion %s cannot open a connection to %s: %s", h.label, addr, trimSSH(r.err.Error()))
+			return nil, newErr(facts.KindUnreachable, r.err, "bastion %s cannot open a connection to %s: %s", h.label, addr, trimSSH(r.err.Error()))
 		}
 		return r.c, nil
 	case <-ctx.Done():
@@ -168,7 +170,7 @@ func (h *hop) explain(err error) error {
 	case <-time.After(lostGrace):
 	}
 	if h.alive != nil && h.alive.dead.Load() || h.lost.Load() {
-		return newErr(KindUnreachable, err, "connection to bastion %s lost (%s)", h.label, AsError(err).Msg)
+		return newErr(facts.KindUnreachable, err, "connection to bastion %s lost (%s)", h.label, AsError(err).Msg)
 	}
 	return err
 }

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/kaudit/kaudit/audit/facts"
 )
 
 // BecomePassword is the sudo password given once with --ask-become-pass.
@@ -86,11 +88,11 @@ func becomeFailure(t Target, out *Output) error {
 	}
 	switch {
 	case bytes.Contains(out.Stderr, []byte("password is required")) || bytes.Contains(out.Stderr, []byte("a terminal is required")):
-		return newErr(KindAuth, nil, "become: sudo needs a password for %s (kaudit never types one unasked): allow passwordless sudo for /bin/sh, give --ask-become-pass, or remove become", t.User)
+		return newErr(facts.KindAuth, nil, "become: sudo needs a password for %s (kaudit never types one unasked): allow passwordless sudo for /bin/sh, give --ask-become-pass, or remove become", t.User)
 	case bytes.Contains(out.Stderr, []byte("incorrect password attempt")) || bytes.Contains(out.Stderr, []byte("Sorry, try again")):
-		return newErr(KindAuth, nil, "become: sudo rejected the password given with --ask-become-pass for %s on this host", t.User)
+		return newErr(facts.KindAuth, nil, "become: sudo rejected the password given with --ask-become-pass for %s on this host", t.User)
 	case out.ExitCode == exitFraming:
-		return newErr(KindProtocol, nil, "become: the standard input kaudit sent to sudo arrived incomplete (exit %d): is a login script reading stdin?", exitFraming)
+		return newErr(facts.KindProtocol, nil, "become: the standard input kaudit sent to sudo arrived incomplete (exit %d): is a login script reading stdin?", exitFraming)
 	}
 	return nil
 }

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kaudit/kaudit/audit/facts"
 )
 
 // fakeSudo is a stand-in for sudo -S: it records its argv, reads the
@@ -81,7 +83,7 @@ func TestBecomePasswordFraming(t *testing.T) {
 	t.Run("wrong", func(t *testing.T) {
 		out, _ := runFramed(t, "wrong", secret, pw, script)
 		err := checkExit(Target{User: "kafka", Become: "sudo"}, out)
-		if e := AsError(err); err == nil || e.Kind != KindAuth || !strings.Contains(e.Msg, "rejected the password") {
+		if e := AsError(err); err == nil || e.Kind != facts.KindAuth || !strings.Contains(e.Msg, "rejected the password") {
 			t.Fatalf("wrong password: %v, want an auth error", err)
 		}
 		if strings.Contains(AsError(err).Msg, "s3cr") {
@@ -101,7 +103,7 @@ func TestBecomeWithoutPassword(t *testing.T) {
 		t.Errorf("no become: the password must not be sent: %q with stdin %q", cmd, b)
 	}
 	err := checkExit(Target{User: "kafka", Become: "sudo"}, &Output{ExitCode: 1, Stderr: []byte("sudo: a password is required\n")})
-	if e := AsError(err); e.Kind != KindAuth || !strings.Contains(e.Msg, "--ask-become-pass") {
+	if e := AsError(err); e.Kind != facts.KindAuth || !strings.Contains(e.Msg, "--ask-become-pass") {
 		t.Errorf("sudo -n wanting a password: %v", err)
 	}
 }

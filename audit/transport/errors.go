@@ -12,27 +12,13 @@ import (
 	"syscall"
 )
 
-// ErrorKind classifies why a host could not be audited or changed; the
-// type lives in audit/facts so the report shares it without importing
-// the transport.
-type ErrorKind = facts.ErrorKind
-
-// Error kinds, as they appear in the JSON report.
-const (
-	KindUnreachable = facts.KindUnreachable
-	KindAuth        = facts.KindAuth
-	KindHostKey     = facts.KindHostKey
-	KindTimeout     = facts.KindTimeout
-	KindProtocol    = facts.KindProtocol
-)
-
 // DefaultStep is how errors name the script run when the Target names
 // none: the audit's gather script.
 const DefaultStep = "gather"
 
 // Error is a classified per-host failure.
 type Error struct {
-	Kind ErrorKind
+	Kind facts.ErrorKind
 	Msg  string // the message; when it names a step, rendered from Step
 	// Step is the phase or script run the failure happened in, as the
 	// message names it: "connect", "handshake", "session", "gather" or the
@@ -44,20 +30,20 @@ type Error struct {
 func (e *Error) Error() string { return e.Msg }
 func (e *Error) Unwrap() error { return e.Err }
 
-func newErr(kind ErrorKind, err error, format string, args ...any) *Error {
+func newErr(kind facts.ErrorKind, err error, format string, args ...any) *Error {
 	return &Error{Kind: kind, Msg: fmt.Sprintf(format, args...), Err: err}
 }
 
 // stepErr is an error whose message names the step it happened in: the
 // first verb of format is the step (def when step is "").
-func stepErr(kind ErrorKind, err error, step, def, format string, args ...any) *Error {
+func stepErr(kind facts.ErrorKind, err error, step, def, format string, args ...any) *Error {
 	return &Error{Kind: kind, Step: step, Err: err, Msg: fmt.Sprintf(format, append([]any{orDefault(step, def)}, args...)...)}
 }
 
 // NoExitStatus is the error of a script run whose connection closed
 // before the host sent the script's exit status.
 func NoExitStatus(step string, err error) *Error {
-	return stepErr(KindProtocol, err, step, DefaultStep, "connection closed during %s without an exit status (sshd killed or network dropped?)")
+	return stepErr(facts.KindProtocol, err, step, DefaultStep, "connection closed during %s without an exit status (sshd killed or network dropped?)")
 }
 
 // AsError returns err as an *Error, classifying unknown errors.
@@ -83,41 +69,41 @@ func classify(err error, phase string) *Error {
 	msg := err.Error()
 	switch {
 	case phase == "connect" && (errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) || isNetTimeout(err)):
-		return newErr(KindUnreachable, err, "TCP connect timed out (host down, or SYNs dropped by a firewall or route)")
+		return newErr(facts.KindUnreachable, err, "TCP connect timed out (host down, or SYNs dropped by a firewall or route)")
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded):
 		if phase == "handshake" {
-			return newErr(KindTimeout, err, "no SSH handshake before the deadline (the port accepts TCP but the server never finished the SSH banner/key exchange)")
+			return newErr(facts.KindTimeout, err, "no SSH handshake before the deadline (the port accepts TCP but the server never finished the SSH banner/key exchange)")
 		}
-		return stepErr(KindTimeout, err, phase, "the audit", "deadline exceeded during %s")
+		return stepErr(facts.KindTimeout, err, phase, "the audit", "deadline exceeded during %s")
 	case errors.Is(err, context.Canceled):
-		return newErr(KindTimeout, err, "interrupted before this host finished")
+		return newErr(facts.KindTimeout, err, "interrupted before this host finished")
 	case strings.Contains(msg, "unable to authenticate"), strings.Contains(msg, "no supported methods remain"):
-		return newErr(KindAuth, err, "authentication refused: %s (check the user, ssh-agent keys or identity_files)", trimSSH(msg))
+		return newErr(facts.KindAuth, err, "authentication refused: %s (check the user, ssh-agent keys or identity_files)", trimSSH(msg))
 	}
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
 		if phase == "connect" {
-			return newErr(KindUnreachable, err, "TCP connect timed out (host down or SYNs dropped by a firewall)")
+			return newErr(facts.KindUnreachable, err, "TCP connect timed out (host down or SYNs dropped by a firewall)")
 		}
-		return stepErr(KindTimeout, err, phase, "the audit", "i/o timeout during %s")
+		return stepErr(facts.KindTimeout, err, phase, "the audit", "i/o timeout during %s")
 	}
 	if errors.Is(err, syscall.ECONNREFUSED) {
-		return newErr(KindUnreachable, err, "connection refused (is sshd running on that port?)")
+		return newErr(facts.KindUnreachable, err, "connection refused (is sshd running on that port?)")
 	}
 	if errors.Is(err, syscall.EHOSTUNREACH) || errors.Is(err, syscall.ENETUNREACH) {
-		return newErr(KindUnreachable, err, "no route to host")
+		return newErr(facts.KindUnreachable, err, "no route to host")
 	}
 	var dnsErr *net.DNSError
 	if errors.As(err, &dnsErr) {
-		return newErr(KindUnreachable, err, "cannot resolve host name %q", dnsErr.Name)
+		return newErr(facts.KindUnreachable, err, "cannot resolve host name %q", dnsErr.Name)
 	}
 	if phase == "connect" {
-		return newErr(KindUnreachable, err, "connect: %s", msg)
+		return newErr(facts.KindUnreachable, err, "connect: %s", msg)
 	}
 	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, net.ErrClosed) {
-		return stepErr(KindProtocol, err, phase, "the audit", "connection closed by the host during %s")
+		return stepErr(facts.KindProtocol, err, phase, "the audit", "connection closed by the host during %s")
 	}
-	return stepErr(KindProtocol, err, phase, "ssh", "%s: %s", trimSSH(msg))
+	return stepErr(facts.KindProtocol, err, phase, "ssh", "%s: %s", trimSSH(msg))
 }
 
 func trimSSH(s string) string {

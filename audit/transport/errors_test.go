@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/kaudit/kaudit/audit/facts"
 )
 
 type timeoutErr struct{}
@@ -23,21 +25,21 @@ func TestClassify(t *testing.T) {
 	cases := []struct {
 		err   error
 		phase string
-		kind  ErrorKind
+		kind  facts.ErrorKind
 	}{
-		{opErr(timeoutErr{}), "connect", KindUnreachable},                            // SYNs blackholed
-		{fmt.Errorf("dial: %w", os.ErrDeadlineExceeded), "connect", KindUnreachable}, // same, as a deadline
-		{context.DeadlineExceeded, "connect", KindUnreachable},
-		{opErr(syscall.ECONNREFUSED), "connect", KindUnreachable},
-		{opErr(syscall.EHOSTUNREACH), "connect", KindUnreachable},
-		{&net.DNSError{Name: "nope.invalid", Err: "no such host"}, "connect", KindUnreachable},
-		{os.ErrDeadlineExceeded, "handshake", KindTimeout}, // TCP up, no banner
-		{context.DeadlineExceeded, "gather", KindTimeout},
-		{context.Canceled, "gather", KindTimeout}, // Ctrl-C
-		{errors.New("ssh: handshake failed: ssh: unable to authenticate, attempted methods [none publickey]"), "handshake", KindAuth},
-		{errors.New("ssh: handshake failed: ssh: no common algorithm for host key"), "handshake", KindProtocol},
-		{io.EOF, "session", KindProtocol},
-		{&Error{Kind: KindHostKey, Msg: "changed"}, "handshake", KindHostKey},
+		{opErr(timeoutErr{}), "connect", facts.KindUnreachable},                            // SYNs blackholed
+		{fmt.Errorf("dial: %w", os.ErrDeadlineExceeded), "connect", facts.KindUnreachable}, // same, as a deadline
+		{context.DeadlineExceeded, "connect", facts.KindUnreachable},
+		{opErr(syscall.ECONNREFUSED), "connect", facts.KindUnreachable},
+		{opErr(syscall.EHOSTUNREACH), "connect", facts.KindUnreachable},
+		{&net.DNSError{Name: "nope.invalid", Err: "no such host"}, "connect", facts.KindUnreachable},
+		{os.ErrDeadlineExceeded, "handshake", facts.KindTimeout}, // TCP up, no banner
+		{context.DeadlineExceeded, "gather", facts.KindTimeout},
+		{context.Canceled, "gather", facts.KindTimeout}, // Ctrl-C
+		{errors.New("ssh: handshake failed: ssh: unable to authenticate, attempted methods [none publickey]"), "handshake", facts.KindAuth},
+		{errors.New("ssh: handshake failed: ssh: no common algorithm for host key"), "handshake", facts.KindProtocol},
+		{io.EOF, "session", facts.KindProtocol},
+		{&Error{Kind: facts.KindHostKey, Msg: "changed"}, "handshake", facts.KindHostKey},
 	}
 	for _, c := range cases {
 		got := classify(c.err, c.phase)

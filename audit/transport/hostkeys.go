@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/crypto/ssh"
+
+	"github.com/kaudit/kaudit/audit/facts"
 )
 
 // Host-key policies.
@@ -167,7 +169,7 @@ func checkCert(lookup, principal string, cert *ssh.Certificate, lines []*knownLi
 //	policy: PolicyStrict, PolicyAcceptNew or PolicyInsecure.
 //
 // The hostname x/crypto passes to the callback is ignored: name and port
-// decide. Every error is a *Error of KindHostKey.
+// decide. Every error is a *Error of facts.KindHostKey.
 func (h *HostKeys) Callback(name string, port int, files KnownHostsFiles, policy string) ssh.HostKeyCallback {
 	return func(_ string, _ net.Addr, key ssh.PublicKey) error {
 		lname := LookupName(name, port)
@@ -203,17 +205,17 @@ func (v Verdict) asError(key ssh.PublicKey, files KnownHostsFiles) error {
 	case KeyKnown, KeyCertified:
 		return nil
 	case KeyRevoked:
-		return newErr(KindHostKey, nil, "host key %s %s of %s is marked @revoked in known_hosts (%s): do not connect; ask who revoked it", key.Type(), fp, v.Name, strings.Join(v.Where, ", "))
+		return newErr(facts.KindHostKey, nil, "host key %s %s of %s is marked @revoked in known_hosts (%s): do not connect; ask who revoked it", key.Type(), fp, v.Name, strings.Join(v.Where, ", "))
 	case KeyBadCert:
-		return newErr(KindHostKey, v.Err, "host certificate of %s (%s) is not valid: %v; renew it (ssh-keygen -s CA -h -n NAME) or check the clock", v.Name, fp, v.Err)
+		return newErr(facts.KindHostKey, v.Err, "host certificate of %s (%s) is not valid: %v; renew it (ssh-keygen -s CA -h -n NAME) or check the clock", v.Name, fp, v.Err)
 	case KeyFileError:
-		return newErr(KindHostKey, v.Err, "%v", v.Err)
+		return newErr(facts.KindHostKey, v.Err, "%v", v.Err)
 	case KeyChanged:
-		return newErr(KindHostKey, nil,
+		return newErr(facts.KindHostKey, nil,
 			"HOST KEY CHANGED for %s: server offered %s %s, known_hosts has a different key at %s; if the host was rebuilt, remove that line (ssh-keygen -R %s) and verify the new fingerprint out of band",
 			v.Name, key.Type(), fp, strings.Join(v.Where, ", "), ShellName(v.Name))
 	}
-	return newErr(KindHostKey, nil,
+	return newErr(facts.KindHostKey, nil,
 		"unknown host key for %s: %s %s is not in %s; verify the fingerprint, then record it (kaudit trust INVENTORY) or set host_key_policy: accept-new",
 		v.Name, key.Type(), fp, strings.Join(files.all(), ", "))
 }
@@ -221,12 +223,12 @@ func (v Verdict) asError(key ssh.PublicKey, files KnownHostsFiles) error {
 // acceptNew records an unknown host's key in the first user file.
 func (h *HostKeys) acceptNew(name string, files KnownHostsFiles, key ssh.PublicKey) error {
 	if len(files.User) == 0 {
-		return newErr(KindHostKey, nil, "accept-new needs a user known_hosts file to write to (set known_hosts)")
+		return newErr(facts.KindHostKey, nil, "accept-new needs a user known_hosts file to write to (set known_hosts)")
 	}
 	res, have, err := h.file(files.User[0]).record(name, key, files.Hash)
 	switch {
 	case err != nil:
-		return newErr(KindHostKey, err, "accept-new: cannot record the host key of %s in %s: %v", name, files.User[0], err)
+		return newErr(facts.KindHostKey, err, "accept-new: cannot record the host key of %s in %s: %v", name, files.User[0], err)
 	case res == conflicts:
 		var where []string
 		for _, l := range have {

@@ -9,6 +9,8 @@ import (
 	"sync"
 
 	"golang.org/x/crypto/ssh"
+
+	"github.com/kaudit/kaudit/audit/facts"
 )
 
 // errCaptured ends a handshake once the host key of a fetched host is known.
@@ -59,7 +61,7 @@ func (h *HostKeys) isPinned(lname string, key ssh.PublicKey) bool {
 // shows the key type recorded for it. Local targets have no host key.
 func (c *SSH) FetchHostKey(ctx context.Context, t Target) (ssh.PublicKey, error) {
 	if t.Local {
-		return nil, newErr(KindProtocol, nil, "connection: local has no host key")
+		return nil, newErr(facts.KindProtocol, nil, "connection: local has no host key")
 	}
 	lname := LookupName(c.KnownHostsName(t))
 	h := c.HostKeys
@@ -87,7 +89,7 @@ func (c *SSH) FetchHostKey(ctx context.Context, t Target) (ssh.PublicKey, error)
 		return key, nil
 	}
 	if err == nil {
-		err = newErr(KindProtocol, nil, "connected without seeing a host key")
+		err = newErr(facts.KindProtocol, nil, "connected without seeing a host key")
 	}
 	return nil, err
 }
@@ -114,7 +116,7 @@ func JumpTarget(t Target) (Target, error) {
 	if port != "" {
 		n, err := strconv.Atoi(port)
 		if err != nil || n < 1 || n > 65535 {
-			return Target{}, newErr(KindUnreachable, nil, "proxy_jump %q: bad port", t.ProxyJump)
+			return Target{}, newErr(facts.KindUnreachable, nil, "proxy_jump %q: bad port", t.ProxyJump)
 		}
 		jt.Port, jt.Given.Port = n, true
 	}

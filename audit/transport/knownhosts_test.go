@@ -20,6 +20,8 @@ import (
 
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
+
+	"github.com/kaudit/kaudit/audit/facts"
 )
 
 func newSigner(t testing.TB) ssh.Signer {
@@ -150,7 +152,7 @@ func TestCheckMalformedLine(t *testing.T) {
 		t.Fatalf("got %+v, want a file error naming %s:2", v, p)
 	}
 	err := v.asError(a.PublicKey(), KnownHostsFiles{User: []string{p}})
-	if e := AsError(err); e.Kind != KindHostKey || !strings.Contains(e.Msg, "fix or delete that line") {
+	if e := AsError(err); e.Kind != facts.KindHostKey || !strings.Contains(e.Msg, "fix or delete that line") {
 		t.Errorf("error %v: want a hostkey error saying what to do", err)
 	}
 }
@@ -211,7 +213,7 @@ func TestAcceptNewThenChanged(t *testing.T) {
 		t.Fatalf("second connection with the recorded key: %v", err)
 	}
 	err := cb("ignored:1", nil, b.PublicKey())
-	if e := AsError(err); err == nil || e.Kind != KindHostKey || !strings.Contains(e.Msg, "HOST KEY CHANGED for [new.example.com]:2222") {
+	if e := AsError(err); err == nil || e.Kind != facts.KindHostKey || !strings.Contains(e.Msg, "HOST KEY CHANGED for [new.example.com]:2222") {
 		t.Fatalf("other key after accept-new: %v, want HOST KEY CHANGED", err)
 	}
 	data, _ := os.ReadFile(p)

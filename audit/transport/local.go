@@ -5,6 +5,8 @@ import (
 	"errors"
 	"os/exec"
 	"strings"
+
+	"github.com/kaudit/kaudit/audit/facts"
 )
 
 // Local runs the script on the machine kaudit runs on (connection: local).
@@ -35,7 +37,7 @@ func (Local) Run(ctx context.Context, t Target, script []byte) (*Output, error) 
 	if errors.As(err, &ee) {
 		out.ExitCode = ee.ExitCode()
 	} else if err != nil {
-		return nil, newErr(KindProtocol, err, "local: %v", err)
+		return nil, newErr(facts.KindProtocol, err, "local: %v", err)
 	}
 	return out, checkExit(t, out)
 }

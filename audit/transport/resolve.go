@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kaudit/kaudit/audit/facts"
 	"github.com/kaudit/kaudit/audit/sshconfig"
 )
 
@@ -68,7 +69,7 @@ func (c *SSH) target(t Target) (*sshconfig.Config, endpoint, string, error) {
 	jump := t.ProxyJump
 	if cfg != nil && !t.Given.ProxyJump {
 		if h.ProxyCommand != "" {
-			return nil, ep, "", newErr(KindUnreachable, nil, "ssh_config %s sets ProxyCommand for %s: kaudit runs no local commands; use ProxyJump instead (ProxyCommand 'ssh -W %%h:%%p HOP' is ProxyJump HOP)", h.Where["proxycommand"], t.Name)
+			return nil, ep, "", newErr(facts.KindUnreachable, nil, "ssh_config %s sets ProxyCommand for %s: kaudit runs no local commands; use ProxyJump instead (ProxyCommand 'ssh -W %%h:%%p HOP' is ProxyJump HOP)", h.Where["proxycommand"], t.Name)
 		}
 		jump = h.ProxyJump
 	}
@@ -104,20 +105,20 @@ func jumpChain(cfg *sshconfig.Config, spec string, t Target, depth int) ([]endpo
 		return nil, nil
 	}
 	if depth >= maxJumpDepth {
-		return nil, newErr(KindUnreachable, nil, "ProxyJump chain for %s is longer than %d hops (do two jump hosts name each other in ssh_config?)", t.Name, maxJumpDepth)
+		return nil, newErr(facts.KindUnreachable, nil, "ProxyJump chain for %s is longer than %d hops (do two jump hosts name each other in ssh_config?)", t.Name, maxJumpDepth)
 	}
 	var chain []endpoint
 	for i, hop := range strings.Split(spec, ",") {
 		q, err := parseHop(hop)
 		if err != nil {
-			return nil, newErr(KindUnreachable, nil, "ProxyJump %q: %v", spec, err)
+			return nil, newErr(facts.KindUnreachable, nil, "ProxyJump %q: %v", spec, err)
 		}
 		ep, h, err := resolveEndpoint(cfg, q, t, Given{}, hop)
 		if err != nil {
 			return nil, err
 		}
 		if h != nil && h.ProxyCommand != "" && !(i == 0 && h.ProxyJump != "") {
-			return nil, newErr(KindUnreachable, nil, "ssh_config %s sets ProxyCommand for jump host %s: kaudit runs no local commands; use ProxyJump instead", h.Where["proxycommand"], hop)
+			return nil, newErr(facts.KindUnreachable, nil, "ssh_config %s sets ProxyCommand for jump host %s: kaudit runs no local commands; use ProxyJump instead", h.Where["proxycommand"], hop)
 		}
 		if i == 0 && h != nil && h.ProxyJump != "" {
 			pre, err := jumpChain(cfg, h.ProxyJump, t, depth+1)
@@ -163,7 +164,7 @@ func resolveEndpoint(cfg *sshconfig.Config, q sshconfig.Query, t Target, given G
 	if cfg != nil {
 		var err error
 		if h, err = cfg.Resolve(q); err != nil {
-			return endpoint{}, nil, newErr(KindUnreachable, err, "ssh_config for %s: %v", label, err)
+			return endpoint{}, nil, newErr(facts.KindUnreachable, err, "ssh_config for %s: %v", label, err)
 		}
 	} else {
 		h = &sshconfig.Host{Alias: q.Host, HostName: q.Host, User: q.User, Port: q.Port, Where: map[string]string{}}

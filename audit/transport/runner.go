@@ -6,6 +6,8 @@ import (
 	"io"
 	"sync"
 	"time"
+
+	"github.com/kaudit/kaudit/audit/facts"
 )
 
 // Target is everything the transport needs to reach one host. It mirrors
@@ -93,7 +95,7 @@ func checkExit(t Target, out *Output) error {
 	if len(stderr) > 300 {
 		stderr = stderr[:300] + "…"
 	}
-	return newErr(KindProtocol, nil, "gather script exited %d: %s", out.ExitCode, stderr)
+	return newErr(facts.KindProtocol, nil, "gather script exited %d: %s", out.ExitCode, stderr)
 }
 
 // limitedBuffer keeps at most max bytes. Past that it discards, records the
@@ -165,5 +167,5 @@ func (l *limitedBuffer) Bytes() []byte {
 var _ io.ReaderFrom = (*limitedBuffer)(nil)
 
 func tooMuch() error {
-	return newErr(KindProtocol, nil, "host printed more than %d MiB: cut off (is the login shell printing in a loop, or is this not a broker?)", MaxOutput>>20)
+	return newErr(facts.KindProtocol, nil, "host printed more than %d MiB: cut off (is the login shell printing in a loop, or is this not a broker?)", MaxOutput>>20)
 }

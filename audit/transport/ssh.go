@@ -15,6 +15,7 @@ import (
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/agent"
 
+	"github.com/kaudit/kaudit/audit/facts"
 	"github.com/kaudit/kaudit/audit/sshconfig"
 )
 
@@ -149,7 +150,7 @@ func (c *SSH) runOn(ctx context.Context, client *ssh.Client, ep endpoint, via *h
 	defer alive.stop()
 	out, err := runSession(ctx, client, t, script, c.BecomePassword)
 	if err != nil && alive.dead.Load() {
-		return nil, newErr(KindTimeout, err, "host stopped answering during the gather: %d keepalives unanswered (ServerAliveInterval %s, ServerAliveCountMax)", max(ep.aliveMax, 3), ep.alive)
+		return nil, newErr(facts.KindTimeout, err, "host stopped answering during the gather: %d keepalives unanswered (ServerAliveInterval %s, ServerAliveCountMax)", max(ep.aliveMax, 3), ep.alive)
 	}
 	if err != nil && ctx.Err() == nil {
 		return nil, via.explain(err)
@@ -212,7 +213,7 @@ func (c *SSH) connect(ctx context.Context, ep endpoint, via *hop) (*ssh.Client, 
 	if err != nil {
 		conn.Close()
 		if ctx.Err() == nil && (cctx.Err() != nil || !time.Now().Before(dl)) {
-			return nil, newErr(KindTimeout, err, "no SSH handshake before the deadline: ConnectTimeout %s covers TCP connect, key exchange and authentication (the port accepts TCP but the server never finished the SSH banner, key exchange or authentication)", ep.timeout)
+			return nil, newErr(facts.KindTimeout, err, "no SSH handshake before the deadline: ConnectTimeout %s covers TCP connect, key exchange and authentication (the port accepts TCP but the server never finished the SSH banner, key exchange or authentication)", ep.timeout)
 		}
 		if ctx.Err() == nil && (errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET)) {
 			return nil, closedDuringHandshake(err, ep.addr, peak)

@@ -1,6 +1,10 @@
 package transport
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/kaudit/kaudit/audit/facts"
+)
 
 // startupsEvidence is how many handshakes to one endpoint must have been
 // in flight at once (this one included) for a connection the host closed
@@ -68,7 +72,7 @@ func (s *startups) done(st *startup) int {
 // handshakes to that address were in flight at once (peak).
 func closedDuringHandshake(err error, addr string, peak int) *Error {
 	if peak >= startupsEvidence {
-		return newErr(KindProtocol, err, "connection closed by the host during the SSH handshake, with %d connections to %s being opened at once (sshd's MaxStartups drops new unauthenticated connections beyond 10 by default: lower --concurrency, or raise MaxStartups in the host's sshd_config)", peak, addr)
+		return newErr(facts.KindProtocol, err, "connection closed by the host during the SSH handshake, with %d connections to %s being opened at once (sshd's MaxStartups drops new unauthenticated connections beyond 10 by default: lower --concurrency, or raise MaxStartups in the host's sshd_config)", peak, addr)
 	}
-	return newErr(KindProtocol, err, "connection closed by the host during the SSH handshake (sshd restarted or killed, or a firewall or TCP wrapper refused it? see the host's sshd log)")
+	return newErr(facts.KindProtocol, err, "connection closed by the host during the SSH handshake (sshd restarted or killed, or a firewall or TCP wrapper refused it? see the host's sshd log)")
 }

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/crypto/ssh"
+
+	"github.com/kaudit/kaudit/audit/facts"
 )
 
 // closingServer accepts TCP connections on 127.0.0.1 and closes them
@@ -74,7 +76,7 @@ func TestMaxStartupsHintNeedsEvidence(t *testing.T) {
 	single := closingServer(t, 1)
 	_, err := NewSSH().Run(ctx, closingTarget(t, single), []byte("true"))
 	want := "connection closed by the host during the SSH handshake (sshd restarted or killed, or a firewall or TCP wrapper refused it? see the host's sshd log)"
-	if e := AsError(err); e == nil || e.Kind != KindProtocol || e.Msg != want {
+	if e := AsError(err); e == nil || e.Kind != facts.KindProtocol || e.Msg != want {
 		t.Errorf("one connection: %v, want %q", err, want)
 	}
 
@@ -95,7 +97,7 @@ func TestMaxStartupsHintNeedsEvidence(t *testing.T) {
 	hinted := 0
 	for _, err := range errs {
 		e := AsError(err)
-		if e != nil && e.Kind == KindProtocol && strings.Contains(e.Msg, "connections to "+addr+" being opened at once (sshd's MaxStartups drops new unauthenticated connections beyond 10 by default: lower --concurrency, or raise MaxStartups in the host's sshd_config)") {
+		if e != nil && e.Kind == facts.KindProtocol && strings.Contains(e.Msg, "connections to "+addr+" being opened at once (sshd's MaxStartups drops new unauthenticated connections beyond 10 by default: lower --concurrency, or raise MaxStartups in the host's sshd_config)") {
 			hinted++
 		} else {
 			t.Errorf("%d at once: %v", n, err)

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/kaudit/kaudit/audit"
+	"github.com/kaudit/kaudit/audit/facts"
 	"github.com/kaudit/kaudit/audit/inventory"
 	"github.com/kaudit/kaudit/audit/transport"
 	"github.com/kaudit/kaudit/internal/fanout"
@@ -250,7 +251,7 @@ func Record(entries []Entry, hk *transport.HostKeys) []Entry {
 		v, err := hk.Record(e.Address, e.Port, e.Files, e.Key)
 		switch {
 		case err != nil:
-			out[i].Status, out[i].Err = Failed, &transport.Error{Kind: transport.KindHostKey, Msg: err.Error(), Err: err}
+			out[i].Status, out[i].Err = Failed, &transport.Error{Kind: facts.KindHostKey, Msg: err.Error(), Err: err}
 		case v.Status == transport.KeyChanged:
 			out[i].Status, out[i].Where = Changed, v.Where
 		default:

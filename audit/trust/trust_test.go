@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/crypto/ssh/knownhosts"
 
+	"github.com/kaudit/kaudit/audit/facts"
 	"github.com/kaudit/kaudit/audit/inventory"
 	"github.com/kaudit/kaudit/audit/sshconfig"
 	"github.com/kaudit/kaudit/audit/transport"
@@ -118,7 +119,7 @@ func TestFetchBehindChangedBastion(t *testing.T) {
 	behind := inv[2]
 	behind.ProxyJump = fmt.Sprintf("kafka@127.0.0.1:%d", inv[3].Port) // "changed" as the bastion
 	entries := trust.Fetch(context.Background(), []inventory.Host{behind}, transport.NewSSH(), trust.Options{Timeout: 10 * time.Second})
-	if entries[0].Status != trust.Changed || entries[1].Status != trust.Failed || entries[1].Err.Kind != transport.KindUnreachable ||
+	if entries[0].Status != trust.Changed || entries[1].Status != trust.Failed || entries[1].Err.Kind != facts.KindUnreachable ||
 		!strings.Contains(entries[1].Err.Msg, "bastion") || !strings.Contains(entries[1].Err.Msg, "HOST KEY CHANGED") {
 		t.Fatalf("got %s; %+v", statuses(entries), entries[1].Err)
 	}

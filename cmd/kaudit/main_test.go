@@ -108,7 +108,7 @@ func TestDemoJSON(t *testing.T) {
 		}
 	}
 	// The demo probes: which evidence decided the kernel rule on each host.
-	for host, src := range map[string]string{
+	for host, src := range map[string]rules.Source{
 		"kafka-centos7-01": rules.SourceChangelog, // 3.10: never probed (tcp_syncookies is host-wide)
 		"kafka-focal-02":   rules.SourceVersion,   // no root on the simulated login: probe skipped
 		"kafka-rhel8-04":   rules.SourceProbe,

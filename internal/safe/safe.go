@@ -54,3 +54,9 @@ var serviceName = regexp.MustCompile(`^[A-Za-z0-9:_.@-]+\.service$`)
 func ServiceName(name string) bool {
 	return len(name) <= 255 && serviceName.MatchString(name) && !strings.Contains(name, "..")
 }
+
+var nmUUIDRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+
+// NMUUID reports whether s is a NetworkManager connection UUID as nmcli
+// prints it: lowercase hex in the 8-4-4-4-12 form.
+func NMUUID(s string) bool { return nmUUIDRE.MatchString(s) }

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kaudit/kaudit/audit/facts"
 	"github.com/kaudit/kaudit/audit/inventory"
 	"github.com/kaudit/kaudit/audit/transport"
 	"github.com/kaudit/kaudit/internal/remote"
@@ -159,7 +160,7 @@ func (s *sandbox) Run(ctx context.Context, t transport.Target, script []byte) (*
 			drop := s.dropAfterApply[t.Name]
 			s.mu.Unlock()
 			if drop {
-				return nil, &transport.Error{Kind: transport.KindUnreachable, Msg: "connection lost"}
+				return nil, &transport.Error{Kind: facts.KindUnreachable, Msg: "connection lost"}
 			}
 		}
 		return out, nil

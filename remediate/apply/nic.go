@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/kaudit/kaudit/audit/facts"
 	"github.com/kaudit/kaudit/internal/safe"
 	"github.com/kaudit/kaudit/remediate"
 )
@@ -20,20 +21,11 @@ var (
 	reRing    = regexp.MustCompile(`^[1-9][0-9]{0,6}$`)
 )
 
-// featureNames maps the ethtool -K keywords kaudit changes to the names
-// ethtool -k prints.
-var featureNames = map[string]string{
-	"tso": "tcp-segmentation-offload",
-	"gso": "generic-segmentation-offload",
-	"gro": "generic-receive-offload",
-	"lro": "large-receive-offload",
-}
-
 // nicTarget splits and validates "eth0 rx" / "eth0 gro" for kind, or a
 // NetworkManager connection's setting "nm:<UUID> rx" (nmKey).
 func nicTarget(kind remediate.ChangeKind, target string) (iface, setting string, err error) {
 	iface, setting, ok := strings.Cut(target, " ")
-	nm := strings.HasPrefix(iface, nmPrefix) && reUUID.MatchString(strings.TrimPrefix(iface, nmPrefix))
+	_, nm := nmConnection(iface)
 	if !ok || (!nm && (!safe.Iface(iface) || strings.HasPrefix(iface, nmPrefix) || iface == "." || iface == "..")) {
 		return "", "", fmt.Errorf("NIC target %q: want \"IFACE SETTING\" with a valid interface name", target)
 	}
@@ -43,7 +35,7 @@ func nicTarget(kind remediate.ChangeKind, target string) (iface, setting string,
 			return "", "", fmt.Errorf("NIC target %q: ring setting must be rx or tx", target)
 		}
 	case remediate.KindNICOffload:
-		if _, ok := featureNames[setting]; !ok {
+		if _, ok := facts.OffloadName(setting); !ok {
 			return "", "", fmt.Errorf("NIC target %q: offload must be one of tso, gso, gro, lro", target)
 		}
 	default:
@@ -82,7 +74,8 @@ type NICSetting struct {
 	// Path is the file it is persisted in (remediate.Change.PersistPath;
 	// "": remediate.NICPersistPath), Match the .link match
 	// (remediate.Change.PersistMatch).
-	Path, Match string
+	Path  string
+	Match remediate.PersistMatch
 }
 
 // RenderNICRules returns the new content of the udev rule file: the header
@@ -167,10 +160,18 @@ const (
 	nmUnset  = "unset"
 )
 
-var reUUID = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
-
 // nmKey is the running-value key of a setting in a connection.
 func nmKey(uuid, setting string) string { return nmPrefix + uuid + " " + setting }
+
+// nmConnection is the connection UUID of the interface part of an nmKey
+// ("nm:<UUID>"); ok is false for an interface name or a malformed UUID.
+func nmConnection(iface string) (uuid string, ok bool) {
+	uuid, ok = strings.CutPrefix(iface, nmPrefix)
+	if !ok || !safe.NMUUID(uuid) {
+		return "", false
+	}
+	return uuid, true
+}
 
 // nmProperty is the nmcli property of a setting.
 func nmProperty(kind remediate.ChangeKind, setting string) string {

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/kaudit/kaudit/audit/facts"
+	"github.com/kaudit/kaudit/internal/safe"
 	"github.com/kaudit/kaudit/remediate"
 )
 
@@ -20,7 +22,7 @@ import (
 //     is edited (EditIfcfg);
 //   - /etc/network/interfaces and /etc/network/interfaces.d/*: post-up
 //     lines under the interface's stanza (EditInterfaces);
-//   - a NetworkManager connection (Change.PersistMatch "nm-uuid=UUID"):
+//   - a NetworkManager connection (Change.PersistMatch remediate.NMMatch(UUID)):
 //     nmcli connection modify, its previous values read, journalled and
 //     restored as running values (keys "nm:UUID SETTING", nic.go).
 //
@@ -30,7 +32,7 @@ import (
 // nicPersistFile is the file a NIC change is persisted in ("" for a
 // NetworkManager connection).
 func nicPersistFile(c remediate.Change) string {
-	if strings.HasPrefix(c.PersistMatch, remediate.NMMatchPrefix) {
+	if c.PersistMatch.IsNM() {
 		return ""
 	}
 	if c.PersistPath == "" {
@@ -42,7 +44,7 @@ func nicPersistFile(c remediate.Change) string {
 // nmReads are the NetworkManager connection values the read step reads
 // for a NIC change persisted there (their previous values are journalled).
 func nmReads(c remediate.Change) []NICRead {
-	uuid, ok := strings.CutPrefix(c.PersistMatch, remediate.NMMatchPrefix)
+	uuid, ok := c.PersistMatch.NMConnection()
 	if !ok || !c.Persist {
 		return nil
 	}
@@ -71,7 +73,7 @@ func renderNICPersist(set []NICSetting, st *readState, runID string) ([]nicFile,
 	byPath := map[string][]NICSetting{}
 	var nm []RuntimeWrite
 	for _, s := range set {
-		if uuid, ok := strings.CutPrefix(s.Match, remediate.NMMatchPrefix); ok {
+		if uuid, ok := s.Match.NMConnection(); ok {
 			w, change, err := nmWrite(s, uuid, st)
 			if err != nil {
 				return nil, nil, err
@@ -106,7 +108,7 @@ func nmWrite(s NICSetting, uuid string, st *readState) (RuntimeWrite, bool, erro
 	if err := checkSettings([]NICSetting{s}); err != nil {
 		return RuntimeWrite{}, false, err
 	}
-	if !reUUID.MatchString(uuid) {
+	if !safe.NMUUID(uuid) {
 		return RuntimeWrite{}, false, fmt.Errorf("%s %s: NetworkManager connection UUID %q", s.Iface, s.Setting, uuid)
 	}
 	key := nmKey(uuid, s.Setting)
@@ -148,7 +150,7 @@ func renderNICFile(p string, ss []NICSetting, st *readState, runID string) (cont
 		if p != remediate.LinkPath(iface) {
 			return nil, false, fmt.Errorf("%s: not the .link file of %s", p, iface)
 		}
-		content, err = RenderLink(fs.content, ss, ss[0].Match, runID)
+		content, err = RenderLink(fs.content, ss, string(ss[0].Match), runID)
 		return content, false, err
 	case strings.HasPrefix(p, ifcfgDir+"ifcfg-"):
 		if err := mustExist(); err != nil {
@@ -197,13 +199,6 @@ func checkSettings(ss []NICSetting) error {
 }
 
 // --- systemd .link ---
-
-// linkKeys are the systemd.link [Link] keys of the settings kaudit sets.
-var linkKeys = map[string]string{
-	"rx": "RxBufferSize", "tx": "TxBufferSize",
-	"gro": "GenericReceiveOffload", "gso": "GenericSegmentationOffload",
-	"tso": "TCPSegmentationOffload", "lro": "LargeReceiveOffload",
-}
 
 var (
 	reLinkMatch = regexp.MustCompile(`^MACAddress=([0-9a-f]{2}(:[0-9a-f]{2}){5}) Driver=([A-Za-z0-9_.-]{1,64})$`)
@@ -266,18 +261,20 @@ func RenderLink(existing []byte, set []NICSetting, match, runID string) ([]byte,
 		if s.Kind == remediate.KindNICOffload {
 			v = map[string]string{"on": "true", "off": "false"}[v]
 		}
-		if byKey[linkKeys[s.Setting]] != v {
+		k, _ := facts.LinkKey(s.Setting)
+		if byKey[k] != v {
 			same = false
 		}
-		byKey[linkKeys[s.Setting]] = v
+		byKey[k] = v
 	}
 	if same {
 		return existing, nil
 	}
 	var keys []string
-	for _, k := range sortedKeys(linkKeys) {
-		if v, ok := byKey[linkKeys[k]]; ok {
-			keys = append(keys, linkKeys[k]+"="+v)
+	for _, s := range facts.NICSettings() {
+		k, _ := facts.LinkKey(s)
+		if v, ok := byKey[k]; ok {
+			keys = append(keys, k+"="+v)
 		}
 	}
 	sort.Strings(keys)

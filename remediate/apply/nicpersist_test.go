@@ -163,7 +163,7 @@ func TestRenderNICPersistRefuses(t *testing.T) {
 }
 
 // nicPersistPlan is a plan of NIC changes persisted in path.
-func nicPersistPlan(host, path, match string) remediate.HostPlan {
+func nicPersistPlan(host, path string, match remediate.PersistMatch) remediate.HostPlan {
 	return remediate.HostPlan{Host: host, Changes: []remediate.Change{
 		{Host: host, Rule: "nic-ring", Kind: remediate.KindNICRing, Target: "eth0 rx", From: "512", To: "4096", Runtime: true, Persist: true, PersistPath: path, PersistMatch: match},
 		{Host: host, Rule: "nic-offload", Kind: remediate.KindNICOffload, Target: "eth0 gro", From: "off", To: "on", Runtime: true, Persist: true, PersistPath: path, PersistMatch: match},
@@ -175,8 +175,9 @@ func nicPersistPlan(host, path, match string) remediate.HostPlan {
 // udev rule is not written, and the rollback restores every byte.
 func TestNICPersistSandbox(t *testing.T) {
 	for i, tc := range []struct {
-		name, path, match, before string
-		want                      []string // in the file after apply
+		name, path, before string
+		match              remediate.PersistMatch
+		want               []string // in the file after apply
 	}{
 		{name: "ifupdown", path: "/etc/network/interfaces",
 			before: "# managed by hand\nauto eth0\niface eth0 inet static\n  address 192.0.2.10/24\n\nauto eth1\niface eth1 inet dhcp\n",

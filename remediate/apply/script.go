@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kaudit/kaudit/audit/facts"
 	"github.com/kaudit/kaudit/internal/remote"
 	"github.com/kaudit/kaudit/internal/safe"
 	"github.com/kaudit/kaudit/remediate"
@@ -279,13 +280,14 @@ func valueFields(kind remediate.ChangeKind, key string) []string {
 		return []string{"sysctl", procPath(key), "-", "-"}
 	}
 	iface, setting, _ := nicTarget(kind, key)
-	if uuid, ok := strings.CutPrefix(iface, nmPrefix); ok {
+	if uuid, ok := nmConnection(iface); ok {
 		return []string{"nm", uuid, setting, nmProperty(kind, setting)}
 	}
 	if kind == remediate.KindNICRing {
 		return []string{"ring", iface, setting, strings.ToUpper(setting) + ":"}
 	}
-	return []string{"offload", iface, setting, featureNames[setting]}
+	name, _ := facts.OffloadName(setting)
+	return []string{"offload", iface, setting, name}
 }
 
 // ApplyOwner is the file in RunDir that names the apply script's shell

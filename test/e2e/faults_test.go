@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kaudit/kaudit/audit/facts"
 	"github.com/kaudit/kaudit/internal/testfleet"
 	"github.com/kaudit/kaudit/report"
 	"github.com/kaudit/kaudit/rules"
@@ -117,7 +118,7 @@ type faultCase struct {
 	flags   []string
 	prepare func(t *testing.T, f *testfleet.Fleet, h *testfleet.Host) []string // returns more inventory lines
 	during  func(t *testing.T, h *testfleet.Host, p *proc)                     // while kaudit runs
-	kind    report.ErrorKind                                                   // "" = audited
+	kind    facts.ErrorKind                                                    // "" = audited
 	code    int
 	msg     []string // substrings of the error message
 	bound   time.Duration
@@ -126,7 +127,7 @@ type faultCase struct {
 	// as a failure: each such bug was found by this suite and fixed.
 	check func(t *testing.T, f *testfleet.Fleet, h *testfleet.Host, rh *report.Host, r result) string
 	// bugKind/bugText: a known kaudit bug reports bugKind instead of kind.
-	bugKind report.ErrorKind
+	bugKind facts.ErrorKind
 	bugText string
 	doc     string // fault column of docs/faults.md
 }
@@ -142,7 +143,7 @@ func TestFaults(t *testing.T) {
 			name: "banner-never-sent", host: "banner", doc: "sshd accepts TCP but never sends its banner (SIGSTOP)",
 			prepare: func(t *testing.T, _ *testfleet.Fleet, h *testfleet.Host) []string { h.StopSSHD(t); return nil },
 			flags:   []string{"--connect-timeout", "2s", "--timeout", "10s"},
-			kind:    report.KindTimeout, code: 3, bound: 6 * time.Second,
+			kind:    facts.KindTimeout, code: 3, bound: 6 * time.Second,
 			msg: []string{"no SSH handshake before the deadline"},
 		},
 		{
@@ -152,9 +153,9 @@ func TestFaults(t *testing.T) {
 				return nil
 			},
 			flags: []string{"--connect-timeout", "2s", "--timeout", "10s"},
-			kind:  report.KindUnreachable, code: 3, bound: 6 * time.Second,
+			kind:  facts.KindUnreachable, code: 3, bound: 6 * time.Second,
 			msg:     []string{"TCP connect timed out"},
-			bugKind: report.KindTimeout,
+			bugKind: facts.KindTimeout,
 			bugText: "a TCP connect that times out (SYNs blackholed) is reported as kind \"timeout\" (\"deadline exceeded during connect\"), " +
 				"not \"unreachable\" (\"TCP connect timed out (host down or SYNs dropped by a firewall)\"): audit/transport/errors.go classify() " +
 				"tests errors.Is(err, os.ErrDeadlineExceeded) first, which a net.Dialer timeout satisfies, so the phase==\"connect\" net.Error branch is dead code",
@@ -168,7 +169,7 @@ func TestFaults(t *testing.T) {
 				_, _ = h.ExecErr("ip", "route", "del", "blackhole", h.PeerAddr+"/32")
 				return nil
 			},
-			kind: report.KindUnreachable, code: 3, bound: 5 * time.Second,
+			kind: facts.KindUnreachable, code: 3, bound: 5 * time.Second,
 			msg: []string{"connection refused"},
 		},
 		{
@@ -181,7 +182,7 @@ func TestFaults(t *testing.T) {
 				})
 				h.KillSSHDAll(t)
 			},
-			kind: report.KindProtocol, code: 3, bound: 12 * time.Second,
+			kind: facts.KindProtocol, code: 3, bound: 12 * time.Second,
 			msg: []string{"connection closed during gather"},
 		},
 		{
@@ -199,21 +200,21 @@ func TestFaults(t *testing.T) {
 		{
 			name: "gather-hangs", host: "hang", doc: "gather never finishes (a tool hangs; host deadline 3 s)",
 			flags: []string{"--connect-timeout", "2s", "--timeout", "3s"},
-			kind:  report.KindTimeout, code: 3, bound: 7 * time.Second,
+			kind:  facts.KindTimeout, code: 3, bound: 7 * time.Second,
 			msg: []string{"host did not finish within 3s"},
 		},
 		{
 			name: "gather-hangs-inventory-timeout", host: "hang", doc: "gather never finishes; `timeout: 2s` in the inventory, `--timeout 60s` on the command line",
 			extra: []string{"timeout: 2s"},
 			flags: []string{"--connect-timeout", "2s", "--timeout", "60s"},
-			kind:  report.KindTimeout, code: 3, bound: 6 * time.Second,
+			kind:  facts.KindTimeout, code: 3, bound: 6 * time.Second,
 			msg: []string{"host did not finish within 2s"},
 		},
 		{
 			name: "banner-inventory-connect-timeout", host: "banner", doc: "no banner; `connect_timeout: 1s` in the inventory, `--connect-timeout 30s` on the command line",
 			extra: []string{"connect_timeout: 1s"},
 			flags: []string{"--connect-timeout", "30s", "--timeout", "60s"},
-			kind:  report.KindTimeout, code: 3, bound: 5 * time.Second,
+			kind:  facts.KindTimeout, code: 3, bound: 5 * time.Second,
 			msg: []string{"no SSH handshake before the deadline"},
 		},
 		{
@@ -230,7 +231,7 @@ func TestFaults(t *testing.T) {
 					t.Fatal(err)
 				}
 			},
-			kind: report.KindTimeout, code: 130, bound: 15 * time.Second,
+			kind: facts.KindTimeout, code: 130, bound: 15 * time.Second,
 			msg: []string{"interrupted"},
 			check: func(t *testing.T, _ *testfleet.Fleet, _ *testfleet.Host, _ *report.Host, r result) string {
 				if !r.Report.Interrupted {
@@ -250,7 +251,7 @@ func TestFaults(t *testing.T) {
 				return []string{"known_hosts: [" + quoteYAML(writeTemp(t, "known_hosts", kh)) + "]"}
 			},
 			flags: []string{"--connect-timeout", "5s", "--timeout", "10s"},
-			kind:  report.KindHostKey, code: 3, bound: 5 * time.Second,
+			kind:  facts.KindHostKey, code: 3, bound: 5 * time.Second,
 			msg: []string{"HOST KEY CHANGED", "SHA256:"},
 			check: func(t *testing.T, _ *testfleet.Fleet, h *testfleet.Host, rh *report.Host, _ result) string {
 				if !strings.Contains(rh.Error.Message, h.HostKeyFP) {
@@ -266,7 +267,7 @@ func TestFaults(t *testing.T) {
 				return []string{"host_key_policy: accept-new", "known_hosts: [" + quoteYAML(writeTemp(t, "known_hosts", kh)) + "]"}
 			},
 			flags: []string{"--connect-timeout", "5s", "--timeout", "10s"},
-			kind:  report.KindHostKey, code: 3, bound: 5 * time.Second,
+			kind:  facts.KindHostKey, code: 3, bound: 5 * time.Second,
 			msg: []string{"HOST KEY CHANGED", "SHA256:"},
 		},
 		{
@@ -275,7 +276,7 @@ func TestFaults(t *testing.T) {
 				return []string{"known_hosts: [" + quoteYAML(writeTemp(t, "known_hosts", knownHostsWithout(t, f, h))) + "]"}
 			},
 			flags: []string{"--connect-timeout", "5s", "--timeout", "10s"},
-			kind:  report.KindHostKey, code: 3, bound: 5 * time.Second,
+			kind:  facts.KindHostKey, code: 3, bound: 5 * time.Second,
 			msg: []string{"unknown host key", "SHA256:", "accept-new"},
 			check: func(t *testing.T, _ *testfleet.Fleet, h *testfleet.Host, rh *report.Host, _ result) string {
 				if !strings.Contains(rh.Error.Message, h.HostKeyFP) {
@@ -324,7 +325,7 @@ func TestFaults(t *testing.T) {
 				return []string{"identity_files: [" + quoteYAML(newKey(t, "")) + "]"}
 			},
 			flags: []string{"--connect-timeout", "5s", "--timeout", "10s"},
-			kind:  report.KindAuth, code: 3, bound: 5 * time.Second,
+			kind:  facts.KindAuth, code: 3, bound: 5 * time.Second,
 			msg: []string{"authentication refused"},
 		},
 		{
@@ -333,7 +334,7 @@ func TestFaults(t *testing.T) {
 				return []string{"identity_files: [" + quoteYAML(newKey(t, "not-typed-by-kaudit")) + "]", "use_agent: true"}
 			},
 			flags: []string{"--connect-timeout", "5s", "--timeout", "10s"},
-			kind:  report.KindAuth, code: 3, bound: 5 * time.Second,
+			kind:  facts.KindAuth, code: 3, bound: 5 * time.Second,
 			msg: []string{"no credentials"},
 			check: func(t *testing.T, _ *testfleet.Fleet, _ *testfleet.Host, _ *report.Host, r result) string {
 				if !strings.Contains(r.Stderr, "passphrase-protected") {
@@ -346,14 +347,14 @@ func TestFaults(t *testing.T) {
 			name: "unknown-user", host: "plain", doc: "login user does not exist on the host",
 			extra: []string{"user: nosuchuser"},
 			flags: []string{"--connect-timeout", "5s", "--timeout", "10s"},
-			kind:  report.KindAuth, code: 3, bound: 5 * time.Second,
+			kind:  facts.KindAuth, code: 3, bound: 5 * time.Second,
 			msg: []string{"authentication refused"},
 		},
 		{
 			name: "sudo-needs-password", host: "sudo", doc: "`become: sudo` and sudo wants a password",
 			extra: []string{"user: kafka", "become: sudo"},
 			flags: []string{"--connect-timeout", "5s", "--timeout", "20s"},
-			kind:  report.KindAuth, code: 3, bound: 8 * time.Second,
+			kind:  facts.KindAuth, code: 3, bound: 8 * time.Second,
 			msg: []string{"sudo needs a password", "kafka"},
 		},
 		{
@@ -378,23 +379,23 @@ func TestFaults(t *testing.T) {
 			name: "garbage-output", host: "shells", doc: "login shell prints garbage instead of running the script",
 			extra: []string{"user: garbage"},
 			flags: []string{"--connect-timeout", "5s", "--timeout", "10s"},
-			kind:  report.KindProtocol, code: 3, bound: 5 * time.Second,
+			kind:  facts.KindProtocol, code: 3, bound: 5 * time.Second,
 			msg: []string{"gather output not understood"},
 		},
 		{
 			name: "truncated-output", host: "shells", doc: "output cut after 2,500 bytes (exit 0)",
 			extra: []string{"user: trunc"},
 			flags: []string{"--connect-timeout", "5s", "--timeout", "10s"},
-			kind:  report.KindProtocol, code: 3, bound: 5 * time.Second,
+			kind:  facts.KindProtocol, code: 3, bound: 5 * time.Second,
 			msg: []string{"truncated"},
 		},
 		{
 			name: "huge-output", host: "shells", doc: "host prints 24 MB",
 			extra: []string{"user: huge"},
 			flags: []string{"--connect-timeout", "5s", "--timeout", "8s"},
-			kind:  report.KindProtocol, code: 3, bound: 12 * time.Second,
+			kind:  facts.KindProtocol, code: 3, bound: 12 * time.Second,
 			msg:     []string{"MiB"},
-			bugKind: report.KindTimeout,
+			bugKind: facts.KindTimeout,
 			bugText: "a host printing more than transport.MaxOutput (16 MiB) is not reported as protocol \"host printed more than 16 MiB\": " +
 				"the scan of that host hangs until its deadline and reports kind \"timeout\" (\"host did not finish within 8s (deadline exceeded during gather)\"). " +
 				"audit/transport/runner.go limitedBuffer.Write fails, x/crypto/ssh's stdout copy goroutine stops reading, the channel window fills, " +
@@ -405,7 +406,7 @@ func TestFaults(t *testing.T) {
 			name: "shell-exits-nonzero", host: "shells", doc: "login shell exits 3 with a message on stderr",
 			extra: []string{"user: locked"},
 			flags: []string{"--connect-timeout", "5s", "--timeout", "10s"},
-			kind:  report.KindProtocol, code: 3, bound: 5 * time.Second,
+			kind:  facts.KindProtocol, code: 3, bound: 5 * time.Second,
 			msg: []string{"exited 3", "locked for maintenance"},
 		},
 		{

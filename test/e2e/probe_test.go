@@ -63,8 +63,9 @@ func TestProbe(t *testing.T) {
 		t.Fatalf("summary %+v: a probe outcome must never be a host error", r.Report.Summary)
 	}
 	want := map[string]struct {
-		state, source string
-		status        rules.Status
+		state  facts.ProbeState
+		source rules.Source
+		status rules.Status
 	}{
 		"plain":   {facts.ProbeOK, rules.SourceProbe, rules.Pass},
 		"el8":     {facts.ProbeOK, rules.SourceProbe, rules.Pass},            // unknown from the release alone
@@ -85,7 +86,7 @@ func TestProbe(t *testing.T) {
 		if p.State != w.state || fd.Source != w.source || fd.Status != w.status {
 			t.Errorf("%s: probe %s (%s), finding %s source %s, want %s %s %s\nreason: %s", name, p.State, p.Reason, fd.Status, fd.Source, w.state, w.status, w.source, fd.Reason)
 		}
-		if w.state != facts.ProbeOK && !strings.Contains(fd.Reason, "probe "+w.state) {
+		if w.state != facts.ProbeOK && !strings.Contains(fd.Reason, "probe "+string(w.state)) {
 			t.Errorf("%s: the probe's reason is not kept beside the verdict: %s", name, fd.Reason)
 		}
 		t.Logf("%s: probe %s in %d ms (%d ms on the host), %d bytes sent; %s", name, p.State, p.DurationMS, p.RemoteMS, p.ScriptBytes, fd.Reason)

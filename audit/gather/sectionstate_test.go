@@ -1,0 +1,36 @@
+package gather_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/kaudit/kaudit/audit/facts"
+	"github.com/kaudit/kaudit/audit/gather"
+	"github.com/kaudit/kaudit/internal/remote"
+)
+
+// A section end line's state is input from the host: one kaudit knows is
+// noted as it is, any other is noted as an error saying so, never kept.
+func TestAssembleSectionEndState(t *testing.T) {
+	for _, tt := range []struct {
+		end     string
+		want    facts.SectionState
+		message string // substring
+	}{
+		{"denied", facts.SectionDenied, "x"},
+		{"missing", facts.SectionMissing, "x"},
+		{"absent", facts.SectionAbsent, "x"},
+		{"error", facts.SectionError, "x"},
+		{"partial", facts.SectionPartial, "x"},
+		{"bogus", facts.SectionError, `unknown section state "bogus"`},
+		{"Denied", facts.SectionError, `unknown section state "Denied"`},
+	} {
+		t.Run(tt.end, func(t *testing.T) {
+			f := gather.Assemble(map[string]remote.Section{facts.SecNetstat: {Name: facts.SecNetstat, State: tt.end, Body: "x"}}, 9092)
+			st, ok := f.Sections[facts.SecNetstat]
+			if !ok || st.State != tt.want || !strings.Contains(st.Message, tt.message) {
+				t.Errorf("noted %+v (present %v), want state %q with %q", st, ok, tt.want, tt.message)
+			}
+		})
+	}
+}
