@@ -2,7 +2,6 @@ package remediate
 
 import (
 	"bytes"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -158,19 +157,7 @@ func TestPlanNoFileGolden(t *testing.T) {
 			p := PlanHost("b1", sh.f, []rules.Finding{openFilesFinding(100000)}, Selector{})
 			var buf bytes.Buffer
 			RenderPlan(&buf, []HostPlan{p}, PlanOptions{})
-			golden := filepath.Join("testdata", "dropin-"+sh.name+".golden")
-			if *update {
-				if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(buf.Bytes(), want) {
-				t.Errorf("differs from %s (go test -run TestPlanNoFileGolden -update)\n--- got ---\n%s\n--- want ---\n%s", golden, buf.Bytes(), want)
-			}
+			checkGolden(t, filepath.Join("testdata", "dropin-"+sh.name+".golden"), buf.Bytes(), "TestPlanNoFileGolden")
 		})
 	}
 }

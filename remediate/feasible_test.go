@@ -2,7 +2,6 @@ package remediate
 
 import (
 	"bytes"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -74,19 +73,7 @@ func TestPlanFeasibilityGolden(t *testing.T) {
 			p := PlanHost("b1", f, append(allFindings("pass"), backlogCfgF), sh.sel)
 			var buf bytes.Buffer
 			RenderPlan(&buf, []HostPlan{p}, PlanOptions{Unaudited: map[bool]int{true: 1}[sh.name == "healthy"]})
-			golden := filepath.Join("testdata", "feasible-"+sh.name+".golden")
-			if *update {
-				if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(buf.Bytes(), want) {
-				t.Errorf("differs from %s (go test -run TestPlanFeasibilityGolden -update)\n--- got ---\n%s\n--- want ---\n%s", golden, buf.Bytes(), want)
-			}
+			checkGolden(t, filepath.Join("testdata", "feasible-"+sh.name+".golden"), buf.Bytes(), "TestPlanFeasibilityGolden")
 			// An impossible change is never planned.
 			for _, no := range p.Infeasible {
 				for _, c := range p.Changes {

@@ -312,19 +312,7 @@ func TestPlanDebian12GuestGolden(t *testing.T) {
 	p := PlanHost("debian12", f, findings, Selector{})
 	var buf bytes.Buffer
 	RenderPlan(&buf, []HostPlan{p}, PlanOptions{})
-	golden := filepath.Join("testdata", "feasible-debian12-virtio-no-bbr-no-fq.golden")
-	if *update {
-		if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(buf.Bytes(), want) {
-		t.Errorf("differs from %s (go test -run TestPlanDebian12GuestGolden -update)\n--- got ---\n%s\n--- want ---\n%s", golden, buf.Bytes(), want)
-	}
+	checkGolden(t, filepath.Join("testdata", "feasible-debian12-virtio-no-bbr-no-fq.golden"), buf.Bytes(), "TestPlanDebian12GuestGolden")
 	// Of 11 asked-for changes, the ones the guest cannot take are listed,
 	// never planned: 4 rings and offloads on the e1000e (rx, tx, tso) plan.
 	if len(p.Changes) != 3 || len(p.Infeasible) != 4 {

@@ -652,19 +652,7 @@ func TestRenderPlanGolden(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var buf bytes.Buffer
 			RenderPlan(&buf, tc.plans, PlanOptions{})
-			golden := filepath.Join("testdata", "plan-"+tc.name+".golden")
-			if *update {
-				if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(buf.Bytes(), want) {
-				t.Errorf("differs from %s (go test -run TestRenderPlanGolden -update)\n--- got ---\n%s\n--- want ---\n%s", golden, buf.Bytes(), want)
-			}
+			checkGolden(t, filepath.Join("testdata", "plan-"+tc.name+".golden"), buf.Bytes(), "TestRenderPlanGolden")
 		})
 	}
 }
@@ -800,5 +788,23 @@ func TestRenderPlanApplying(t *testing.T) {
 	RenderPlan(&none, []HostPlan{{Host: "h1", Changes: []Change{}}}, PlanOptions{Applying: true})
 	if none.String() != "h1: nothing to change\n\nnothing to change on 1 host; nothing changed\n" {
 		t.Errorf("nothing: %q", none.String())
+	}
+}
+
+// checkGolden compares got with the golden file (rewritten with -update);
+// test names the test to rerun with -update.
+func checkGolden(t *testing.T, golden string, got []byte, test string) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("differs from %s (go test -run %s -update)\n--- got ---\n%s\n--- want ---\n%s", golden, test, got, want)
 	}
 }
