@@ -477,7 +477,7 @@ func slowMvSandbox(t *testing.T, s *sandbox, host string) {
 
 // The connection drops while the apply script is replacing a file, and
 // the script goes on on the host (sshd does not kill it). The restore
-// must not run beside it: it waits for it (here 5 s, half of Timeout),
+// must not run beside it: it waits for it (here 5 s, half of the apply's Timeout),
 // and as the script is still held in its mv it restores nothing and the host is
 // journalled failed — before the fix it was journalled rolled-back and
 // the orphaned script's mv then left server.properties changed. Once the
@@ -520,7 +520,7 @@ func TestRestoreWaitsForOrphanedApply(t *testing.T) {
 		t.Fatal("the orphaned apply script changed nothing: the test does not test anything")
 	}
 	for i := 0; i < 2; i++ {
-		res, err := Rollback(context.Background(), []inventory.Host{hosts[0].Inv}, j, Options{Runner: s, Timeout: 10 * time.Second})
+		res, err := Rollback(context.Background(), []inventory.Host{hosts[0].Inv}, j, Options{Runner: s, Timeout: time.Minute})
 		if err != nil || len(res) != 1 || res[0].Err != nil {
 			t.Fatalf("rollback %d: %+v %v", i, res, err)
 		}
