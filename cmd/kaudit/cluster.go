@@ -10,7 +10,8 @@ import (
 )
 
 // clusterOpts are the flags that ask the Kafka cluster for its brokers
-// (scan --bootstrap). Secrets come from a file or a variable only.
+// (--bootstrap of scan, probe, fix and serve). Secrets come from a file
+// or a variable only.
 type clusterOpts struct {
 	bootstrap, commandConfig string
 	c                        discover.ClientConfig
