@@ -54,7 +54,9 @@ func runFix(ctx context.Context, o fixOptions, args []string, e env) error {
 	if o.job.Width, _, err = o.layout.DecideFor(e.Stdout, true); err != nil {
 		return err
 	}
-	cfg.Cluster = o.cluster.source()
+	if cfg.Cluster, err = o.cluster.source(); err != nil {
+		return err
+	}
 	return pipeline.FixFleet(ctx, e, o.conn.fleet(e, args[0], o.limit), cfg, o.quiet, o.job)
 }
 

@@ -71,6 +71,8 @@ func runScan(ctx context.Context, o scanOptions, args []string, e env) error {
 	if len(args) != 1 {
 		return usageErr("scan needs exactly one INVENTORY argument (see inventory.example.yaml)")
 	}
-	j.Config.Cluster = o.cluster.source()
+	if j.Config.Cluster, err = o.cluster.source(); err != nil {
+		return err
+	}
 	return pipeline.ScanFleet(ctx, e, o.conn.fleet(e, args[0], o.limit), o.shard, j)
 }

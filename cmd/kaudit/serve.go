@@ -67,7 +67,9 @@ func runServe(ctx context.Context, o serveOptions, args []string, e env) error {
 	if j.Config, err = o.fanout.config(rules.High); err != nil {
 		return err
 	}
-	j.Config.Cluster = o.cluster.source()
+	if j.Config.Cluster, err = o.cluster.source(); err != nil {
+		return err
+	}
 	j.ProfileFile, j.Waivers, j.Version = o.fanout.profile, o.waivers, toolVersion()
 	j.Fleet = o.conn.fleet(e, args[0], o.limit)
 	j.Reload = pipeline.HangUps(ctx)
