@@ -26,10 +26,16 @@ type ClusterSource struct {
 	Map map[int32]string
 	// Options, when set, replaces the connection settings (tests).
 	Options *discover.Options
+	// found is the answer the fleet was made from (no inventory): the
+	// scan reuses it rather than ask again.
+	found *discover.Cluster
 }
 
 // Discover asks the cluster for its brokers.
 func (s *ClusterSource) Discover(ctx context.Context) (*discover.Cluster, error) {
+	if s.found != nil {
+		return s.found, nil
+	}
 	o, err := s.options()
 	if err != nil {
 		return nil, err

@@ -2,8 +2,11 @@ package pipeline_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"net"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -93,5 +96,62 @@ func TestServeBootstrapFailure(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("Serve did not return")
+	}
+}
+
+// TestScanFleetDiscovered: scan --bootstrap without an inventory audits
+// the cluster's brokers, each host its advertised name, connected to
+// through ssh_config.
+func TestScanFleetDiscovered(t *testing.T) {
+	k, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.ClusterID("NoInventory"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close()
+	f := startFleet(t, []*simhost.Host{simhost.DemoFleet()[0]})
+	dir := t.TempDir()
+	sshConfig := filepath.Join(dir, "ssh_config")
+	// kfake advertises 127.0.0.1: that is the host name ssh_config matches.
+	cfgText := fmt.Sprintf("Host 127.0.0.1\n  Port %d\n  User kafka\n  IdentityFile %s\n  UserKnownHostsFile %s\n  IdentityAgent none\n", f.Hosts[0].Port, f.KeyFile, f.KnownHosts)
+	if err := os.WriteFile(sshConfig, []byte(cfgText), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "report.json")
+	var stderr lockedBuffer
+	c := pipeline.Console{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: &stderr, Now: time.Now}
+	o, err := pipeline.OutputFlags{Format: "json", Path: out, FailOn: "critical"}.Check("critical", io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bs := k.ListenAddrs()
+	j := pipeline.ReportJob{Output: o, Config: pipeline.Config{Concurrency: 1, Timeout: audit.DefaultTimeout, ConnectTimeout: 5 * time.Second, FailOn: rules.Critical,
+		Cluster: &pipeline.ClusterSource{Bootstrap: bs, Options: &discover.Options{Bootstrap: bs, Timeout: 10 * time.Second}}}}
+	err = pipeline.ScanFleet(context.Background(), c, pipeline.Fleet{Connect: pipeline.ConnectConfig{SSHConfig: sshConfig}}, "", j)
+	data, rerr := os.ReadFile(out)
+	if rerr != nil {
+		t.Fatalf("ScanFleet: %v; no report: %v\n%s", err, rerr, stderr.String())
+	}
+	var r struct {
+		Inventory string `json:"inventory"`
+		Hosts     []struct {
+			Name  string `json:"name"`
+			Error any    `json:"error"`
+		} `json:"hosts"`
+		Cluster struct {
+			ID      string `json:"cluster_id"`
+			Brokers []struct {
+				Host string `json:"host"`
+				By   string `json:"by"`
+			} `json:"brokers"`
+		} `json:"cluster"`
+	}
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Hosts) != 1 || r.Hosts[0].Name != "127.0.0.1" || r.Hosts[0].Error != nil {
+		t.Fatalf("hosts %+v (ScanFleet: %v)\n%s", r.Hosts, err, stderr.String())
+	}
+	if r.Inventory != "brokers of "+bs[0] || r.Cluster.ID != "NoInventory" || len(r.Cluster.Brokers) != 1 || r.Cluster.Brokers[0].Host != "127.0.0.1" {
+		t.Errorf("report %+v", r)
 	}
 }

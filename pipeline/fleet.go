@@ -38,7 +38,7 @@ func ScanFleet(ctx context.Context, c Console, f Fleet, shard string, j ReportJo
 	if err := j.Output.loadWaivers(); err != nil {
 		return err
 	}
-	inv, hosts, err := f.load(c)
+	inv, hosts, err := f.loadOrDiscover(ctx, c, j.Config.Cluster)
 	if err != nil {
 		return err
 	}
