@@ -153,3 +153,9 @@ func TestClusterReportMapFile(t *testing.T) {
 		t.Errorf("problems %+v, want one broker-meta-mismatch of kafka-c", rc.Problems)
 	}
 }
+
+func TestProofProvenSpelling(t *testing.T) {
+	if report.ProofProven != string(discover.Proven) {
+		t.Errorf("report.ProofProven %q, discover.Proven %q", report.ProofProven, discover.Proven)
+	}
+}

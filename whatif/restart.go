@@ -5,7 +5,6 @@ import (
 	"sort"
 
 	"github.com/kaudit/kaudit/audit/facts"
-	"github.com/kaudit/kaudit/discover"
 
 	"github.com/kaudit/kaudit/report"
 	"github.com/kaudit/kaudit/rules"
@@ -118,7 +117,7 @@ func clusterMembers(rc *report.Cluster) (map[string]string, map[string][]string)
 		case b.Host == "":
 			unaudited[clusterPrefix+rc.ID] = append(unaudited[clusterPrefix+rc.ID],
 				fmt.Sprintf("broker %d (%s): in no inventory, not audited", b.NodeID, b.Advertised))
-		case b.Proof == string(discover.Proven):
+		case b.Proof == report.ProofProven:
 			proven[b.Host] = rc.ID
 		}
 	}
