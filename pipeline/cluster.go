@@ -8,6 +8,7 @@ import (
 
 	"github.com/kaudit/kaudit/audit/facts"
 	"github.com/kaudit/kaudit/discover"
+	"github.com/kaudit/kaudit/internal/termsafe"
 	"github.com/kaudit/kaudit/report"
 	"github.com/kaudit/kaudit/rules"
 )
@@ -25,10 +26,16 @@ type ClusterSource struct {
 	Map map[int32]string
 	// Options, when set, replaces the connection settings (tests).
 	Options *discover.Options
+	// found is the answer the fleet was made from (no inventory): the
+	// scan reuses it rather than ask again.
+	found *discover.Cluster
 }
 
 // Discover asks the cluster for its brokers.
 func (s *ClusterSource) Discover(ctx context.Context) (*discover.Cluster, error) {
+	if s.found != nil {
+		return s.found, nil
+	}
 	o, err := s.options()
 	if err != nil {
 		return nil, err
@@ -132,5 +139,20 @@ func attachRunning(cl *discover.Cluster, f *facts.Facts) {
 	f.Kafka.Running = map[string]facts.RunningConfig{}
 	for k, v := range b.Configs {
 		f.Kafka.Running[k] = facts.RunningConfig{Value: v.Value, Source: string(v.Source)}
+	}
+}
+
+// warnCluster tells the fix flow's user (who sees a plan, not a report)
+// what the cluster cross-check found: a broker no plan covers, a running
+// setting that could not be read.
+func warnCluster(c Console, rc *report.Cluster) {
+	if rc == nil {
+		return
+	}
+	if rc.ConfigsError != "" {
+		c.Warnf("cluster %s: the running brokers' settings could not be read (%s): the plan is from server.properties", termsafe.Line(rc.ID), termsafe.Line(rc.ConfigsError))
+	}
+	for _, p := range rc.Problems {
+		c.Warnf("cluster %s: %s (%s): %s", termsafe.Line(rc.ID), p.Rule, p.Severity, termsafe.Line(p.Message))
 	}
 }

@@ -120,3 +120,42 @@ func TestAttachRunningOnlyWhenProven(t *testing.T) {
 		t.Errorf("log dirs naming two nodes: running %+v", two.Facts.Kafka.Running)
 	}
 }
+
+// TestClusterReportMapFile: a --broker-map file pins node ids to hosts
+// whose names the cluster does not advertise; the match is still proven,
+// or contradicted, by meta.properties.
+func TestClusterReportMapFile(t *testing.T) {
+	pin, err := discover.ParseMap("brokers.yaml", []byte("1: kafka-b\n2: kafka-c\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := &discover.Cluster{ID: "Xy3", Controller: 1, Brokers: []discover.Broker{
+		{NodeID: 1, Host: "lb.example", Port: 9092}, {NodeID: 2, Host: "lb.example", Port: 9093}}}
+	hosts := []discover.Host{
+		{Name: "kafka-b", Facts: metaHost("kafka-b", "Xy3", 1).Facts},
+		{Name: "kafka-c", Facts: metaHost("kafka-c", "Xy3", 1).Facts}, // says node 1: the map is wrong
+	}
+	rc := clusterOf(cl, []string{"lb.example:9092"}, hosts, pin)
+	b1, b2 := rc.Brokers[0], rc.Brokers[1]
+	if b1.Host != "kafka-b" || b1.By != "map" || b1.Proof != string(discover.Proven) {
+		t.Errorf("broker 1: %+v", b1)
+	}
+	if b2.Host != "kafka-c" || b2.By != "map" || b2.Proof != string(discover.Contradicted) {
+		t.Errorf("broker 2: %+v", b2)
+	}
+	mismatch := 0
+	for _, p := range rc.Problems {
+		if p.Rule == "broker-meta-mismatch" && p.Host == "kafka-c" {
+			mismatch++
+		}
+	}
+	if mismatch != 1 {
+		t.Errorf("problems %+v, want one broker-meta-mismatch of kafka-c", rc.Problems)
+	}
+}
+
+func TestProofProvenSpelling(t *testing.T) {
+	if report.ProofProven != string(discover.Proven) {
+		t.Errorf("report.ProofProven %q, discover.Proven %q", report.ProofProven, discover.Proven)
+	}
+}

@@ -38,7 +38,7 @@ func ScanFleet(ctx context.Context, c Console, f Fleet, shard string, j ReportJo
 	if err := j.Output.loadWaivers(); err != nil {
 		return err
 	}
-	inv, hosts, err := f.load(c)
+	inv, hosts, err := f.loadOrDiscover(ctx, c, j.Config.Cluster)
 	if err != nil {
 		return err
 	}
@@ -84,6 +84,7 @@ func FixFleet(ctx context.Context, c Console, f Fleet, cfg Config, quiet bool, j
 	if err != nil {
 		return err
 	}
+	warnCluster(c, r.Cluster)
 	j.Config.Runner, j.Config.Timeout, j.Config.ConnectTimeout = cfg.Runner, cfg.Timeout, cfg.ConnectTimeout
 	if j.Apply {
 		j.Config.Batch = fitWarned(c, j.Config.Batch)

@@ -31,6 +31,11 @@ type ClusterBroker struct {
 	Configs map[string]ClusterConfig `json:"configs,omitempty"`
 }
 
+// ProofProven is ClusterBroker.Proof of a broker whose host's
+// meta.properties proves the match (discover.Proven, which report cannot
+// import; pipeline's TestProofProvenSpelling keeps them equal).
+const ProofProven = "proven"
+
 // ClusterConfig is a running broker's setting and where it comes from
 // (static, dynamic, dynamic-default, default).
 type ClusterConfig struct {

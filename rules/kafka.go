@@ -178,6 +178,17 @@ func (c *evalCtx) kafkaBacklogProp() (int, bool) {
 	return n, err == nil
 }
 
+// brokerProp is key's value as the broker uses it: the running broker's
+// when the cluster reported it (note then says so, naming the file's value
+// when it differs: runningObserved), else server.properties'.
+func (c *evalCtx) brokerProp(key string) (v string, set bool, note string) {
+	raw, inFile := c.f.Kafka.Properties[key]
+	if run, ok := c.f.Kafka.Running[key]; ok {
+		return run.Value, true, c.runningObserved(key, run, raw, inFile)
+	}
+	return raw, inFile, ""
+}
+
 // runningObserved says what the running broker uses for key and where
 // from, and what server.properties says when it differs: "the file says
 // 4096 (path:line), the running broker uses 50 (default): the file is not

@@ -33,7 +33,7 @@ func (c *evalCtx) exposure() exposure {
 	case !c.kafkaConfigRead():
 		e.rcvbuf, e.rcvbufNote = true, c.notGathered("kafka-config", "server.properties")+", assuming socket.receive.buffer.bytes is the default 102400 (SO_RCVBUF set)"
 	default:
-		v, set := k.Properties[PropRcvbuf]
+		v, set, note := c.brokerProp(PropRcvbuf)
 		v = strings.TrimSpace(v)
 		switch {
 		case !set:
@@ -42,6 +42,9 @@ func (c *evalCtx) exposure() exposure {
 			e.rcvbuf, e.rcvbufNote = false, "socket.receive.buffer.bytes=-1 (SO_RCVBUF not set)"
 		default:
 			e.rcvbuf, e.rcvbufNote = true, "socket.receive.buffer.bytes="+v+" (sets SO_RCVBUF)"
+		}
+		if note != "" {
+			e.rcvbufNote += ": " + note
 		}
 	}
 	return e

@@ -35,3 +35,44 @@ func TestBacklogUsesTheRunningBroker(t *testing.T) {
 		})
 	}
 }
+
+// TestReceiveBufferUsesTheRunningBroker: kafka-buffer-capped and
+// kernel-synack-wscale's SO_RCVBUF reasoning judge the running broker's
+// socket.receive.buffer.bytes when the cluster reported it, and name the
+// file's value when it differs.
+func TestReceiveBufferUsesTheRunningBroker(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		run      *facts.RunningConfig
+		capped   Status
+		observed string // in both rules' Observed
+	}{
+		{"the file's value, no cluster", nil, Pass, "socket.receive.buffer.bytes=102400 (set"},
+		{"the broker read another file", &facts.RunningConfig{Value: "4194304", Source: "static"}, Fail,
+			"the file says 102400 (/opt/kafka/config/server.properties:13), the running broker uses 4194304 (static): the file is not the one this broker read"},
+		{"they agree", &facts.RunningConfig{Value: "102400", Source: "static"}, Pass, "socket.receive.buffer.bytes=102400 on the running broker (static)"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := compliantHost()
+			f.Sysctl["net.core.rmem_max"], f.Sysctl["net.core.wmem_max"] = "212992", "212992"
+			if tt.run != nil {
+				f.Kafka.Running = map[string]facts.RunningConfig{PropRcvbuf: *tt.run}
+			}
+			got := Evaluate(f, DefaultProfile())
+			fd := find(t, got, RuleKafkaBufferCapped)
+			if fd.Status != tt.capped || !strings.Contains(fd.Observed, tt.observed) {
+				t.Errorf("%s: %s %q, want %s with %q", RuleKafkaBufferCapped, fd.Status, fd.Observed, tt.capped, tt.observed)
+			}
+			if fd := find(t, got, RuleKernelSynackWscale); !strings.Contains(fd.Observed, "(sets SO_RCVBUF)") || (tt.run != nil && !strings.Contains(fd.Observed, tt.observed)) {
+				t.Errorf("%s: %q, want the SO_RCVBUF note with %q", RuleKernelSynackWscale, fd.Observed, tt.observed)
+			}
+		})
+	}
+	// -1 on the running broker: the listener sets no SO_RCVBUF, whatever
+	// the file says.
+	f := compliantHost()
+	f.Kafka.Running = map[string]facts.RunningConfig{PropRcvbuf: {Value: "-1", Source: "static"}}
+	if fd := find(t, Evaluate(f, DefaultProfile()), RuleKernelSynackWscale); !strings.Contains(fd.Observed, "socket.receive.buffer.bytes=-1 (SO_RCVBUF not set): the file says 102400 (/opt/kafka/config/server.properties:13), the running broker uses -1 (static)") {
+		t.Errorf("running -1: %q", fd.Observed)
+	}
+}

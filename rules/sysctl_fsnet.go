@@ -36,7 +36,7 @@ func evalKafkaBufferCapped(c *evalCtx) Finding {
 	var obs, capped, unk []string
 	fix := &Fix{Sysctl: map[string]string{}, Bounds: map[string]Bound{}, Restart: true}
 	for _, b := range kafkaBuffers {
-		want, set, err := c.bufferProp(b.prop, b.def)
+		want, set, note, err := c.bufferProp(b.prop, b.def)
 		if err != nil {
 			unk = append(unk, err.Error())
 			continue
@@ -46,11 +46,14 @@ func evalKafkaBufferCapped(c *evalCtx) Finding {
 			unk = append(unk, why)
 			continue
 		}
-		src := "default"
-		if set {
-			src = "set" + c.propWhere(b.prop)
+		switch {
+		case note != "":
+			obs = append(obs, fmt.Sprintf("%s, %s=%d", note, b.sysctl, limit))
+		case set:
+			obs = append(obs, fmt.Sprintf("%s=%d (set%s), %s=%d", b.prop, want, c.propWhere(b.prop), b.sysctl, limit))
+		default:
+			obs = append(obs, fmt.Sprintf("%s=%d (default), %s=%d", b.prop, want, b.sysctl, limit))
 		}
-		obs = append(obs, fmt.Sprintf("%s=%d (%s), %s=%d", b.prop, want, src, b.sysctl, limit))
 		if want > limit {
 			capped = append(capped, fmt.Sprintf("%s=%d is above %s=%d: the kernel silently gives the broker %d", b.prop, want, b.sysctl, limit, limit))
 			fix.Sysctl[b.sysctl] = strconv.Itoa(want)
@@ -71,18 +74,23 @@ func evalKafkaBufferCapped(c *evalCtx) Finding {
 	return fd
 }
 
-// bufferProp is a socket buffer property's value (its Kafka default when
-// unset; -1, "let the kernel decide", is 0: never capped).
-func (c *evalCtx) bufferProp(prop string, def int) (n int, set bool, err error) {
-	raw, set := c.f.Kafka.Properties[prop]
+// bufferProp is a socket buffer property's value as the broker uses it
+// (brokerProp: the running broker's when reported, note then says so; its
+// Kafka default when unset; -1, "let the kernel decide", is 0: never
+// capped).
+func (c *evalCtx) bufferProp(prop string, def int) (n int, set bool, note string, err error) {
+	raw, set, note := c.brokerProp(prop)
 	if !set {
-		return def, false, nil
+		return def, false, "", nil
 	}
 	n, err = strconv.Atoi(strings.TrimSpace(raw))
 	if err != nil {
-		return 0, true, fmt.Errorf("%s=%q%s is not an integer", prop, raw, c.propWhere(prop))
+		if note != "" {
+			return 0, true, note, fmt.Errorf("%s=%q on the running broker is not an integer", prop, raw)
+		}
+		return 0, true, "", fmt.Errorf("%s=%q%s is not an integer", prop, raw, c.propWhere(prop))
 	}
-	return max(n, 0), true, nil
+	return max(n, 0), true, note, nil
 }
 
 // dirtyBytes pairs each dirty ratio with the _bytes sysctl that replaces it.

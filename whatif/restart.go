@@ -1,6 +1,7 @@
 package whatif
 
 import (
+	"fmt"
 	"sort"
 
 	"github.com/kaudit/kaudit/audit/facts"
@@ -25,15 +26,12 @@ type RestartVerdict struct {
 
 func restartVerdicts(now, after *report.Report, noUpgrade map[string]bool) []RestartVerdict {
 	clusters := map[string][]int{}
+	proven, unaudited := clusterMembers(now.Cluster)
 	for i, h := range now.Hosts {
 		if h.Facts != nil && h.Facts.Role == facts.RoleClient {
 			continue // a producer host is no broker to restart
 		}
-		groups := h.Groups
-		if len(groups) == 0 {
-			groups = []string{"(ungrouped)"}
-		}
-		for _, g := range groups {
+		for _, g := range restartGroups(&h, proven) {
 			clusters[g] = append(clusters[g], i)
 		}
 	}
@@ -46,6 +44,10 @@ func restartVerdicts(now, after *report.Report, noUpgrade map[string]bool) []Res
 	out := []RestartVerdict{}
 	for _, n := range names {
 		v := RestartVerdict{Cluster: n, BlockersNow: []string{}, BlockersAfter: []string{}}
+		// A broker of the cluster that no audited host is: nothing says
+		// it survives the restart.
+		v.BlockersNow = append(v.BlockersNow, unaudited[n]...)
+		v.BlockersAfter = append(v.BlockersAfter, unaudited[n]...)
 		for _, i := range clusters[n] {
 			v.Hosts = append(v.Hosts, now.Hosts[i].Name)
 			v.BlockersNow = append(v.BlockersNow, blockers(&now.Hosts[i], gates)...)
@@ -61,6 +63,65 @@ func restartVerdicts(now, after *report.Report, noUpgrade map[string]bool) []Res
 		out = append(out, v)
 	}
 	return out
+}
+
+// clusterPrefix names a restart group that is a Kafka cluster by its id
+// (the cluster's own or meta.properties'), not an inventory group.
+const clusterPrefix = "cluster "
+
+// restartGroups are the groups a broker host is restarted with: the Kafka
+// cluster it is proven to belong to (scan --bootstrap), else the cluster
+// its meta.properties names (one id in every log directory), else its
+// inventory groups.
+func restartGroups(h *report.Host, proven map[string]string) []string {
+	if id := proven[h.Name]; id != "" {
+		return []string{clusterPrefix + id}
+	}
+	if id := metaClusterID(h.Facts); id != "" {
+		return []string{clusterPrefix + id}
+	}
+	if len(h.Groups) == 0 {
+		return []string{"(ungrouped)"}
+	}
+	return h.Groups
+}
+
+// metaClusterID is the cluster.id every meta.properties of f names; ""
+// when none is read or two disagree.
+func metaClusterID(f *facts.Facts) string {
+	if f == nil || f.Kafka == nil {
+		return ""
+	}
+	id := ""
+	for _, d := range f.Kafka.LogDirs {
+		if d.Meta == nil || d.Meta.ClusterID == "" {
+			continue
+		}
+		if id != "" && id != d.Meta.ClusterID {
+			return ""
+		}
+		id = d.Meta.ClusterID
+	}
+	return id
+}
+
+// clusterMembers are the hosts proven brokers of rc (host → cluster id)
+// and, per restart group, a blocker for each broker no audited host is.
+func clusterMembers(rc *report.Cluster) (map[string]string, map[string][]string) {
+	proven, unaudited := map[string]string{}, map[string][]string{}
+	if rc == nil {
+		return proven, unaudited
+	}
+	for _, b := range rc.Brokers {
+		switch {
+		case b.Host == "":
+			unaudited[clusterPrefix+rc.ID] = append(unaudited[clusterPrefix+rc.ID],
+				fmt.Sprintf("broker %d (%s): in no inventory, not audited", b.NodeID, b.Advertised))
+		case b.Proof == report.ProofProven:
+			proven[b.Host] = rc.ID
+		}
+	}
+	return proven, unaudited
 }
 
 func blockers(h *report.Host, gates []string) []string {

@@ -3,6 +3,8 @@ package whatif
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -385,5 +387,40 @@ func TestWhatIfRefusesSpooledFacts(t *testing.T) {
 	r.Hosts[0].Facts = nil
 	if _, err := Evaluate(r, Assume{Kernel: "6.1.0"}, nil); err == nil || !strings.Contains(err.Error(), "spooled") {
 		t.Errorf("spooled facts: %v", err)
+	}
+}
+
+// The restart verdict groups brokers by the Kafka cluster they are proven
+// to be in (scan --bootstrap), else by their meta.properties' cluster.id,
+// else by inventory group; a broker of the cluster that no audited host
+// is blocks that cluster's verdict.
+func TestRestartVerdictByClusterID(t *testing.T) {
+	a := host("a", "east", "6.1.0-13-amd64", "3.6.1", "apache", "4096", "4096")
+	b := host("b", "west", "6.1.0-13-amd64", "3.6.1", "apache", "4096", "4096")
+	m := host("m", "west", "6.1.0-13-amd64", "3.6.1", "apache", "4096", "4096")
+	m.Facts.Kafka.LogDirs = []facts.LogDir{{Path: "/d", Meta: &facts.MetaProperties{ClusterID: "Meta1", NodeID: 3}}}
+	g := host("g", "west", "6.1.0-13-amd64", "3.6.1", "apache", "4096", "4096")
+	r := &report.Report{SchemaVersion: 1, Hosts: []report.Host{a, b, m, g}, Cluster: &report.Cluster{ID: "Xy3", Brokers: []report.ClusterBroker{
+		{NodeID: 1, Host: "a", Proof: "proven"}, {NodeID: 2, Host: "b", Proof: "proven"}, {NodeID: 7, Advertised: "kafka-7:9092"}}}}
+	report.Summarize(r)
+	w, err := Evaluate(r, Assume{Kafka: "3.7.0"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]string{}
+	for _, v := range w.Clusters {
+		got[v.Cluster] = v.Hosts
+	}
+	want := map[string][]string{"cluster Xy3": {"a", "b"}, "cluster Meta1": {"m"}, "west": {"g"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("clusters %v, want %v", got, want)
+	}
+	for _, v := range w.Clusters {
+		if v.Cluster != "cluster Xy3" {
+			continue
+		}
+		if v.SafeNow || v.SafeAfter || !slices.Contains(v.BlockersNow, "broker 7 (kafka-7:9092): in no inventory, not audited") {
+			t.Errorf("an unaudited broker does not block: %+v", v)
+		}
 	}
 }

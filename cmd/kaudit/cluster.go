@@ -10,10 +10,11 @@ import (
 )
 
 // clusterOpts are the flags that ask the Kafka cluster for its brokers
-// (scan --bootstrap). Secrets come from a file or a variable only.
+// (--bootstrap of scan, probe, fix and serve). Secrets come from a file
+// or a variable only.
 type clusterOpts struct {
-	bootstrap, commandConfig string
-	c                        discover.ClientConfig
+	bootstrap, commandConfig, brokerMap string
+	c                                   discover.ClientConfig
 }
 
 func (o *clusterOpts) flags() []cli.Flag {
@@ -22,6 +23,8 @@ func (o *clusterOpts) flags() []cli.Flag {
 			Usage: "ask the Kafka cluster at `HOST:PORT[,HOST:PORT…]` for its brokers and their running settings, and cross-check them with the inventory (report: cluster)"},
 		&cli.StringFlag{Name: "command-config", Destination: &o.commandConfig,
 			Usage: "Kafka client settings `FILE` (client.properties, as the Kafka CLI's --command-config): security.protocol, sasl.mechanism, sasl.jaas.config, PEM ssl.truststore/keystore"},
+		&cli.StringFlag{Name: "broker-map", Destination: &o.brokerMap,
+			Usage: "with --bootstrap: YAML `FILE` of node id: inventory host name, for brokers whose advertised names are not the hosts' (proven by meta.properties like any match)"},
 		&cli.StringFlag{Name: "security-protocol", Destination: &o.c.Protocol, Usage: "`PROTOCOL` to the bootstrap: PLAINTEXT (default), SSL, SASL_PLAINTEXT, SASL_SSL"},
 		&cli.StringFlag{Name: "sasl-mechanism", Destination: &o.c.Mechanism, Usage: "`MECHANISM`: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512"},
 		&cli.StringFlag{Name: "sasl-user", Destination: &o.c.User, Usage: "SASL `USER`"},
@@ -34,10 +37,14 @@ func (o *clusterOpts) flags() []cli.Flag {
 	}
 }
 
-// source is the cluster to ask, nil without --bootstrap.
-func (o clusterOpts) source() *pipeline.ClusterSource {
+// source is the cluster to ask, nil without --bootstrap; its map is
+// read from --broker-map.
+func (o clusterOpts) source() (*pipeline.ClusterSource, error) {
 	if o.bootstrap == "" {
-		return nil
+		if o.brokerMap != "" {
+			return nil, usageErr("--broker-map maps the brokers of --bootstrap: give --bootstrap HOST:PORT too")
+		}
+		return nil, nil
 	}
 	var bs []string
 	for _, b := range strings.Split(o.bootstrap, ",") {
@@ -45,5 +52,12 @@ func (o clusterOpts) source() *pipeline.ClusterSource {
 			bs = append(bs, b)
 		}
 	}
-	return &pipeline.ClusterSource{Bootstrap: bs, CommandConfig: o.commandConfig, Client: o.c}
+	src := &pipeline.ClusterSource{Bootstrap: bs, CommandConfig: o.commandConfig, Client: o.c}
+	if o.brokerMap != "" {
+		var err error
+		if src.Map, err = discover.LoadMap(o.brokerMap); err != nil {
+			return nil, err
+		}
+	}
+	return src, nil
 }

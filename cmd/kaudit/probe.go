@@ -14,7 +14,7 @@ func probeCommand(e env) *cli.Command {
 	return &cli.Command{
 		Name:        "probe",
 		Usage:       "audit every host like scan, and settle the SYN-cookie kernel bug by observation on each",
-		ArgsUsage:   "INVENTORY",
+		ArgsUsage:   "[INVENTORY]",
 		Description: helpWithExit("probe"),
 		Flags:       o.flags(false),
 		Action:      func(c *cli.Context) error { return runScan(c.Context, *o, c.Args().Slice(), e) },

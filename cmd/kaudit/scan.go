@@ -45,7 +45,7 @@ func scanCommand(e env) *cli.Command {
 	return &cli.Command{
 		Name:        "scan",
 		Usage:       "audit every host of an inventory and report",
-		ArgsUsage:   "INVENTORY",
+		ArgsUsage:   "[INVENTORY]",
 		Description: helpWithExit("scan"),
 		Flags:       o.flags(true),
 		Action:      func(c *cli.Context) error { return runScan(c.Context, *o, c.Args().Slice(), e) },
@@ -68,9 +68,15 @@ func runScan(ctx context.Context, o scanOptions, args []string, e env) error {
 	if j.Config.Probe, err = pipeline.ProbeFor(o.probe.on, o.probe.budget); err != nil {
 		return err
 	}
-	if len(args) != 1 {
-		return usageErr("scan needs exactly one INVENTORY argument (see inventory.example.yaml)")
+	if j.Config.Cluster, err = o.cluster.source(); err != nil {
+		return err
 	}
-	j.Config.Cluster = o.cluster.source()
-	return pipeline.ScanFleet(ctx, e, o.conn.fleet(e, args[0], o.limit), o.shard, j)
+	inv := ""
+	switch {
+	case len(args) == 1:
+		inv = args[0]
+	case len(args) > 1 || j.Config.Cluster == nil:
+		return usageErr("scan needs exactly one INVENTORY argument (see inventory.example.yaml), or --bootstrap HOST:PORT to audit the cluster's brokers")
+	}
+	return pipeline.ScanFleet(ctx, e, o.conn.fleet(e, inv, o.limit), o.shard, j)
 }

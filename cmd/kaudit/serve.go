@@ -16,6 +16,7 @@ type serveOptions struct {
 	limit   string
 	fanout  fanoutOpts
 	conn    connectOpts
+	cluster clusterOpts
 	waivers string
 	job     pipeline.ServeJob
 }
@@ -37,7 +38,7 @@ func serveCommand(e env) *cli.Command {
 			&cli.BoolFlag{Name: "host-rules", Usage: "also export one series per host × rule (kaudit_rule_status, kaudit_rule_failed): hosts × 17 × 2 series", Destination: &j.HostRules},
 			&cli.BoolFlag{Name: "keep-connections", Value: true, Usage: "keep each host's SSH connection between scans (a new session per scan; reconnects when it is gone); --keep-connections=false connects anew each scan", Destination: &j.KeepConnections},
 			&cli.StringFlag{Name: waiversFlagName, Usage: "accept findings listed in the waiver `FILE` (reloaded with the inventory)", Destination: &o.waivers},
-		}, o.fanout.flags(), o.conn.flags(false)),
+		}, o.fanout.flags(), o.conn.flags(false), o.cluster.flags()),
 		Action: func(c *cli.Context) error { return runServe(c.Context, *o, c.Args().Slice(), e) },
 	}
 }
@@ -64,6 +65,9 @@ func runServe(ctx context.Context, o serveOptions, args []string, e env) error {
 	j := o.job
 	var err error
 	if j.Config, err = o.fanout.config(rules.High); err != nil {
+		return err
+	}
+	if j.Config.Cluster, err = o.cluster.source(); err != nil {
 		return err
 	}
 	j.ProfileFile, j.Waivers, j.Version = o.fanout.profile, o.waivers, toolVersion()

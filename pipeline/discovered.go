@@ -1,0 +1,80 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/kaudit/kaudit/audit/inventory"
+	"github.com/kaudit/kaudit/discover"
+)
+
+// advertisedName is an advertised host name kaudit takes as an SSH host
+// name (it comes from the cluster: untrusted).
+var advertisedName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.:-]{0,252}$`)
+
+// discoveredInventory is the fleet of a scan without an inventory (scan
+// --bootstrap): one host per broker of cl, named by the map file's host
+// when it names the broker, else by the advertised host name, its Kafka
+// port the advertised port; how to connect comes from ssh_config, as for
+// any inventory host without settings. It fails when two brokers would be
+// one host (a load balancer or NAT advertised for all): only an inventory
+// or a map file can say which host is which broker.
+func discoveredInventory(cl *discover.Cluster, src *ClusterSource) (*inventory.Inventory, error) {
+	hosts := map[string]any{}
+	seen := map[string]int32{}
+	for _, b := range cl.Brokers {
+		name, from := src.Map[b.NodeID], "the map file"
+		if name == "" {
+			name, from = b.Host, "advertised"
+		}
+		if !advertisedName.MatchString(name) {
+			return nil, fmt.Errorf("broker %d advertises the host %q, which is not a host name kaudit connects to: give an inventory, or a --broker-map naming its host", b.NodeID, name)
+		}
+		if other, dup := seen[name]; dup {
+			return nil, fmt.Errorf("brokers %d and %d are both %s (%s): a load balancer or NAT; give an inventory, or a --broker-map naming each broker's host", other, b.NodeID, name, from)
+		}
+		seen[name] = b.NodeID
+		hosts[name] = map[string]any{"kafka": map[string]any{"port": b.Port}}
+	}
+	if len(hosts) == 0 {
+		return nil, fmt.Errorf("cluster %s listed no brokers: nothing to audit", cl.ID)
+	}
+	data, err := yaml.Marshal(map[string]any{"hosts": hosts})
+	if err != nil {
+		return nil, err
+	}
+	name := "brokers of " + strings.Join(src.Bootstrap, ",")
+	inv, err := inventory.Parse(name+".yaml", data)
+	if err != nil {
+		return nil, fmt.Errorf("the discovered brokers do not make an inventory: %w", err)
+	}
+	inv.Path = name
+	return inv, nil
+}
+
+// loadOrDiscover is f's inventory, or without one (scan --bootstrap and
+// no INVENTORY) the cluster's brokers; the cluster is asked once and the
+// scan reuses its answer.
+func (f Fleet) loadOrDiscover(ctx context.Context, c Console, src *ClusterSource) (*inventory.Inventory, []inventory.Host, error) {
+	if f.Inventory != "" || src == nil {
+		return f.load(c)
+	}
+	cl, err := src.Discover(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	src.found = cl
+	inv, err := discoveredInventory(cl, src)
+	if err != nil {
+		return nil, nil, err
+	}
+	hosts, err := inv.Select(f.Limit)
+	if err != nil {
+		return nil, nil, err
+	}
+	return inv, hosts, nil
+}
