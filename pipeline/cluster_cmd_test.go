@@ -88,15 +88,7 @@ func TestServeBootstrapFailure(t *testing.T) {
 	if !strings.Contains(stderr.String(), "scan could not run") || !strings.Contains(stderr.String(), closed) {
 		t.Errorf("the log does not name the bootstrap failure:\n%s", stderr.String())
 	}
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("Serve after its context ended: %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Serve did not return")
-	}
+	stopServe(t, cancel, done)
 }
 
 // TestScanFleetDiscovered: scan --bootstrap without an inventory audits

@@ -125,15 +125,7 @@ func TestServe(t *testing.T) {
 	reload <- struct{}{}
 	waitFor(t, "scan on Reload", has(`kaudit_scans_total{result="success"} 3`))
 
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("Serve after its context ended: %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Serve did not return after its context ended")
-	}
+	stopServe(t, cancel, done)
 	if _, err := net.Dial("tcp", addr); err == nil {
 		t.Error("still listening after Serve returned")
 	}
@@ -174,5 +166,20 @@ func TestServeStartErrors(t *testing.T) {
 				t.Errorf("Serve = %v, want an error with %q", err, c.want)
 			}
 		})
+	}
+}
+
+// stopServe ends Serve's context and waits (10 s at most) for it to
+// return without an error.
+func stopServe(t *testing.T, cancel context.CancelFunc, done <-chan error) {
+	t.Helper()
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Serve after its context ended: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not return after its context ended")
 	}
 }
