@@ -8,6 +8,7 @@ import (
 	"net"
 	"sort"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -65,6 +66,11 @@ type Broker struct {
 	// Configs are the running broker's ConfigKeys; nil when they could
 	// not be read (Cluster.ConfigsError says why).
 	Configs map[string]Config `json:"configs,omitempty"`
+	// APIVersions is the broker's ApiVersions answer: each request (API
+	// key) it accepts and the highest version; nil when it could not be
+	// asked (APIVersionsError says why).
+	APIVersions      map[int16]int16 `json:"api_versions,omitempty"`
+	APIVersionsError string          `json:"api_versions_error,omitempty"`
 }
 
 // Addr is the broker's advertised host:port.
@@ -138,7 +144,40 @@ func Discover(ctx context.Context, o Options) (*Cluster, error) {
 	}
 	sort.Slice(c.Brokers, func(i, j int) bool { return c.Brokers[i].NodeID < c.Brokers[j].NodeID })
 	readConfigs(ctx, adm, c)
+	readAPIVersions(ctx, cl, c)
 	return c, nil
+}
+
+// readAPIVersions asks each broker which requests it accepts, at which
+// versions (ApiVersions, the first request every client sends), all at
+// once: a broker that does not answer costs the others nothing.
+func readAPIVersions(ctx context.Context, cl *kgo.Client, c *Cluster) {
+	var wg sync.WaitGroup
+	for i := range c.Brokers {
+		wg.Add(1)
+		go func(b *Broker) {
+			defer wg.Done()
+			b.APIVersions, b.APIVersionsError = apiVersions(ctx, cl.Broker(int(b.NodeID)))
+		}(&c.Brokers[i])
+	}
+	wg.Wait()
+}
+
+func apiVersions(ctx context.Context, b *kgo.Broker) (map[int16]int16, string) {
+	req := kmsg.NewPtrApiVersionsRequest()
+	req.ClientSoftwareName, req.ClientSoftwareVersion = "kaudit", "1"
+	resp, err := req.RequestWith(ctx, b)
+	if err == nil {
+		err = kerr.ErrorForCode(resp.ErrorCode)
+	}
+	if err != nil {
+		return nil, "ApiVersions failed: " + err.Error()
+	}
+	m := make(map[int16]int16, len(resp.ApiKeys))
+	for _, k := range resp.ApiKeys {
+		m[k.ApiKey] = k.MaxVersion
+	}
+	return m, ""
 }
 
 func clientOpts(o Options, t time.Duration) []kgo.Opt {

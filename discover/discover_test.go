@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kversion"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 )
 
@@ -242,4 +243,37 @@ func testCerts(t *testing.T) (*x509.Certificate, *tls.Config) {
 		t.Fatal(err)
 	}
 	return ca, &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}}
+}
+
+// Each broker's ApiVersions answer is kept as it came: kfake capped at
+// 3.6's table (kfake.MaxVersions) lists Produce at 9, 3.6's highest, and
+// nothing 3.6 does not have.
+func TestDiscoverReadsAPIVersions(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		opts    []kfake.Opt
+		produce int16
+	}{
+		{"kfake as it is", nil, 13},
+		{"kfake capped at 3.6", []kfake.Opt{kfake.MaxVersions(kversion.V3_6_0())}, 9},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			k := newCluster(t, append([]kfake.Opt{kfake.NumBrokers(2)}, tt.opts...)...)
+			c, err := Discover(context.Background(), Options{Bootstrap: k.ListenAddrs()[:1], Timeout: 10 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, b := range c.Brokers {
+				if b.APIVersionsError != "" || b.APIVersions[0] != tt.produce {
+					t.Errorf("broker %d: Produce v%d (error %q), want v%d", b.NodeID, b.APIVersions[0], b.APIVersionsError, tt.produce)
+				}
+				if _, ok := b.APIVersions[18]; !ok {
+					t.Errorf("broker %d does not list ApiVersions itself: %v", b.NodeID, b.APIVersions)
+				}
+				if v, ok := b.APIVersions[69]; tt.opts != nil && ok {
+					t.Errorf("broker %d capped at 3.6 lists ConsumerGroupDescribe v%d", b.NodeID, v)
+				}
+			}
+		})
+	}
 }
