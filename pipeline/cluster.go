@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"sort"
@@ -91,6 +92,10 @@ func clusterOf(cl *discover.Cluster, bootstrap []string, hosts []discover.Host, 
 		byID[m.NodeID] = m
 	}
 	rc := &report.Cluster{ID: cl.ID, Bootstrap: strings.Join(bootstrap, ","), Controller: cl.Controller, ConfigsError: cl.ConfigsError, Problems: []report.ClusterProblem{}}
+	factsOf := map[string]*facts.Facts{}
+	for _, h := range hosts {
+		factsOf[h.Name] = h.Facts
+	}
 	for _, b := range cl.Brokers {
 		m := byID[b.NodeID]
 		cb := report.ClusterBroker{NodeID: b.NodeID, Advertised: b.Addr(), Rack: b.Rack, Host: m.Host, By: m.By, Proof: string(m.Proof), Detail: m.Detail}
@@ -98,6 +103,12 @@ func clusterOf(cl *discover.Cluster, bootstrap []string, hosts []discover.Host, 
 			cb.Configs = map[string]report.ClusterConfig{}
 			for k, v := range b.Configs {
 				cb.Configs[k] = report.ClusterConfig{Value: v.Value, Source: string(v.Source)}
+			}
+		}
+		bound, ok := kafkaBound(b, &cb)
+		if f := factsOf[m.Host]; ok && m.Proof == discover.Proven && f != nil {
+			if msg, bad := rules.BrokerVersionMismatch(b.NodeID, m.Host, bound, f.Kafka); bad {
+				probs = append(probs, discover.Problem{Kind: rules.RuleBrokerVersionMismatch, NodeID: b.NodeID, Host: m.Host, Message: msg})
 			}
 		}
 		rc.Brokers = append(rc.Brokers, cb)
@@ -110,6 +121,22 @@ func clusterOf(cl *discover.Cluster, bootstrap []string, hosts []discover.Host, 
 		return rules.Severity(rc.Problems[i].Severity).Rank() > rules.Severity(rc.Problems[j].Severity).Rank()
 	})
 	return rc
+}
+
+// kafkaBound is the lower bound on b's Kafka release its ApiVersions
+// answer proves, written into cb with its evidence (or why there is none).
+func kafkaBound(b discover.Broker, cb *report.ClusterBroker) (rules.KafkaBound, bool) {
+	if b.APIVersions == nil {
+		cb.KafkaEvidence = cmp.Or(b.APIVersionsError, "ApiVersions not asked")
+		return rules.KafkaBound{}, false
+	}
+	bound, ok := rules.KafkaLowerBound(b.APIVersions)
+	if !ok {
+		cb.KafkaEvidence = "its ApiVersions answer lists no request version that proves a release"
+		return bound, false
+	}
+	cb.KafkaAtLeast, cb.KafkaEvidence = bound.Release, bound.Evidence()
+	return bound, true
 }
 
 // attachRunning gives f the running settings of the broker its

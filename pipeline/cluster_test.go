@@ -2,10 +2,13 @@ package pipeline
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kversion"
 
 	"github.com/kaudit/kaudit/audit/facts"
 	"github.com/kaudit/kaudit/discover"
@@ -13,11 +16,12 @@ import (
 	"github.com/kaudit/kaudit/rules"
 )
 
-// Every cluster rule of the catalog is a kind discover.Map reports, and
-// each kind has its catalog entry (its severity lives there).
+// Every cluster rule of the catalog is a kind discover.Map reports, or
+// the version cross-check clusterOf adds, and each kind has its catalog
+// entry (its severity lives there).
 func TestClusterRulesAreMapKinds(t *testing.T) {
 	kinds := map[string]bool{string(discover.BrokerUnaudited): true, string(discover.HostNotABroker): true,
-		string(discover.MetaContradicts): true, string(discover.AdvertisedShared): true}
+		string(discover.MetaContradicts): true, string(discover.AdvertisedShared): true, rules.RuleBrokerVersionMismatch: true}
 	cat := rules.ClusterCatalog()
 	if len(cat) != len(kinds) {
 		t.Errorf("%d cluster rules in the catalog, %d kinds", len(cat), len(kinds))
@@ -157,5 +161,96 @@ func TestClusterReportMapFile(t *testing.T) {
 func TestProofProvenSpelling(t *testing.T) {
 	if report.ProofProven != string(discover.Proven) {
 		t.Errorf("report.ProofProven %q, discover.Proven %q", report.ProofProven, discover.Proven)
+	}
+}
+
+// jarHost is a host proven (meta.properties) to be broker id of cluster,
+// its jars Apache Kafka jar ("" : no version read).
+func jarHost(name, cluster string, id int, jar string) report.Host {
+	h := metaHost(name, cluster, id)
+	h.Facts.Kafka.Version, h.Facts.Kafka.Distribution = jar, "apache"
+	if jar != "" {
+		h.Facts.Kafka.Jar = "/opt/kafka_2.13-" + jar + "/libs/kafka_2.13-" + jar + ".jar"
+	}
+	return h
+}
+
+// TestClusterVersionCrossCheck: kfake answers ApiVersions with a chosen
+// release's table (kfake.MaxVersions); the report shows the release each
+// broker proves it is at least, and a host proven to be a broker whose
+// jars are older gets broker-version-mismatch. Equal or newer jars, jars
+// of no known version, and a host not proven to be the broker claim
+// nothing.
+func TestClusterVersionCrossCheck(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		opts     []kfake.Opt
+		atLeast  string
+		evidence string
+		jars     []string // the jars of the hosts proven to be brokers 0, 1, 2
+		mismatch []string // the hosts broker-version-mismatch names
+		message  string   // its message for the first of them
+	}{
+		{"kfake at 3.8: jars 3.6.1, 3.8.0 and none", []kfake.Opt{kfake.MaxVersions(kversion.V3_8_0())}, "3.8", "Produce v11, first in 3.8",
+			[]string{"3.6.1", "3.8.0", ""}, []string{"kafka-0"},
+			"broker 0 speaks Produce v11 (Kafka ≥ 3.8) but the jars on kafka-0 say Apache Kafka 3.6.1 (/opt/kafka_2.13-3.6.1/libs/kafka_2.13-3.6.1.jar): kaudit judged another installation than the running one"},
+		{"kfake at 3.6: jars 3.5.2, 3.6.2 and 4.0.0", []kfake.Opt{kfake.MaxVersions(kversion.V3_6_0())}, "3.6", "AddPartitionsToTxn v4, first in 3.6",
+			[]string{"3.5.2", "3.6.2", "4.0.0"}, []string{"kafka-0"}, ""},
+		{"kfake as it is: the newest table", nil, "4.4", "ApiVersions v5, first in 4.4", []string{"4.3.0", "4.4.0", "4.4.1"}, []string{"kafka-0"}, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			k, err := kfake.NewCluster(append([]kfake.Opt{kfake.NumBrokers(3), kfake.ClusterID("Xy3cluster")}, tt.opts...)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer k.Close()
+			src := &ClusterSource{Bootstrap: k.ListenAddrs()[:1], Options: &discover.Options{Bootstrap: k.ListenAddrs()[:1], Timeout: 10 * time.Second}}
+			cl, err := src.Discover(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var hosts []report.Host
+			for i, b := range cl.Brokers {
+				hosts = append(hosts, jarHost(fmt.Sprintf("kafka-%d", i), "Xy3cluster", int(b.NodeID), tt.jars[i]))
+			}
+			hosts = append(hosts, jarHost("kafka-other", "OtherCluster", 7, "0.11.0.3")) // not proven to be any broker
+			rc := clusterReport(cl, src, hosts, nil)
+			for _, b := range rc.Brokers {
+				if b.KafkaAtLeast != tt.atLeast || b.KafkaEvidence != tt.evidence {
+					t.Errorf("broker %d: Kafka ≥ %q (%q), want ≥ %s (%s)", b.NodeID, b.KafkaAtLeast, b.KafkaEvidence, tt.atLeast, tt.evidence)
+				}
+			}
+			var named []string
+			for _, p := range rc.Problems {
+				if p.Rule != rules.RuleBrokerVersionMismatch {
+					continue
+				}
+				named = append(named, p.Host)
+				if p.Severity != "high" || (tt.message != "" && len(named) == 1 && p.Message != tt.message) {
+					t.Errorf("%s %s: %q", p.Severity, p.Rule, p.Message)
+				}
+			}
+			if fmt.Sprint(named) != fmt.Sprint(tt.mismatch) {
+				t.Errorf("broker-version-mismatch on %v, want %v (%+v)", named, tt.mismatch, rc.Problems)
+			}
+		})
+	}
+}
+
+// A broker whose ApiVersions answer is missing says why in the report,
+// and claims nothing.
+func TestClusterVersionUnread(t *testing.T) {
+	cl := &discover.Cluster{ID: "Xy3", Brokers: []discover.Broker{{NodeID: 1, Host: "kafka-1", Port: 9092, APIVersionsError: "ApiVersions failed: i/o timeout"},
+		{NodeID: 2, Host: "kafka-2", Port: 9092, APIVersions: map[int16]int16{1000: 1}}}}
+	hosts := []discover.Host{{Name: "kafka-1", Facts: jarHost("kafka-1", "Xy3", 1, "0.8.2").Facts}, {Name: "kafka-2", Facts: jarHost("kafka-2", "Xy3", 2, "0.8.2").Facts}}
+	rc := clusterOf(cl, []string{"kafka-1:9092"}, hosts, nil)
+	if b := rc.Brokers[0]; b.KafkaAtLeast != "" || b.KafkaEvidence != "ApiVersions failed: i/o timeout" {
+		t.Errorf("broker 1: %+v", b)
+	}
+	if b := rc.Brokers[1]; b.KafkaAtLeast != "" || !strings.Contains(b.KafkaEvidence, "proves a release") {
+		t.Errorf("broker 2: %+v", b)
+	}
+	if len(rc.Problems) != 0 {
+		t.Errorf("problems %+v", rc.Problems)
 	}
 }

@@ -14,7 +14,8 @@ type Cluster struct {
 	// (no DESCRIBE_CONFIGS permission): the rules then use server.properties.
 	ConfigsError string `json:"configs_error,omitempty"`
 	// Problems are the cluster-level findings (broker-unaudited,
-	// host-not-a-broker, broker-meta-mismatch, advertised-shared).
+	// host-not-a-broker, broker-meta-mismatch, advertised-shared,
+	// broker-version-mismatch).
 	Problems []ClusterProblem `json:"problems"`
 }
 
@@ -29,6 +30,12 @@ type ClusterBroker struct {
 	Detail     string `json:"detail,omitempty"`
 	// Configs are the running broker's settings with their source.
 	Configs map[string]ClusterConfig `json:"configs,omitempty"`
+	// KafkaAtLeast is the Kafka release the broker's ApiVersions answer
+	// proves it is at least ("3.7"; never an upper bound), "" when none;
+	// KafkaEvidence is the proof ("Produce v10, first in 3.7"), or why
+	// there is none.
+	KafkaAtLeast  string `json:"kafka_at_least,omitempty"`
+	KafkaEvidence string `json:"kafka_evidence,omitempty"`
 }
 
 // ProofProven is ClusterBroker.Proof of a broker whose host's

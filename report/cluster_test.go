@@ -11,12 +11,14 @@ func clusterFixture() *Cluster {
 	return &Cluster{ID: "Xy3cluster", Bootstrap: "kafka-a1:9092", Controller: 1,
 		Brokers: []ClusterBroker{
 			{NodeID: 1, Advertised: "kafka-a1.internal:9092", Host: "kafka-a1", By: "name", Proof: "proven",
-				Detail:  "meta.properties in /var/lib/kafka says cluster Xy3cluster node 1",
-				Configs: map[string]ClusterConfig{"socket.listen.backlog.size": {Value: "50", Source: "default"}}},
-			{NodeID: 7, Advertised: "kafka-7.internal:9092"},
+				Detail:       "meta.properties in /var/lib/kafka says cluster Xy3cluster node 1",
+				Configs:      map[string]ClusterConfig{"socket.listen.backlog.size": {Value: "50", Source: "default"}},
+				KafkaAtLeast: "3.8", KafkaEvidence: "Produce v11, first in 3.8"},
+			{NodeID: 7, Advertised: "kafka-7.internal:9092", KafkaEvidence: "ApiVersions failed: i/o timeout"},
 		},
 		Problems: []ClusterProblem{
 			{Rule: "broker-unaudited", Severity: "high", NodeID: 7, Message: "broker 7 (kafka-7.internal:9092) is in cluster Xy3cluster but in no inventory: nothing about it was checked"},
+			{Rule: "broker-version-mismatch", Severity: "high", NodeID: 1, Host: "kafka-a1", Message: "broker 1 speaks Produce v11 (Kafka ≥ 3.8) but the jars on kafka-a1 say Apache Kafka 3.6.1 (/opt/kafka/libs/kafka_2.13-3.6.1.jar): kaudit judged another installation than the running one"},
 			{Rule: "host-not-a-broker", Severity: "medium", NodeID: -1, Host: "evil", Message: "host \x1b[31m<b>evil</b> is in the broker group but runs no Kafka broker"},
 		}}
 }
@@ -28,12 +30,18 @@ func TestClusterInEveryFormat(t *testing.T) {
 	r := loadFixture(t)
 	r.Cluster = clusterFixture()
 	want := map[string][]string{
-		"json":       {`"broker-unaudited"`, `"proof": "proven"`, `"source": "default"`},
-		"table":      {"broker 1 kafka-a1.internal:9092 → kafka-a1 (by name, proven)", "socket.listen.backlog.size=50 (default)", "high broker-unaudited: broker 7 (kafka-7.internal:9092) is in cluster Xy3cluster but in no inventory"},
-		"markdown":   {"## Cluster", "| 1 | kafka-a1.internal:9092 | kafka-a1 | proven (by name)", "socket.listen.backlog.size=50 (default)", "- **high** `broker-unaudited`: broker 7"},
-		"html":       {`<section id="cluster">`, "<td>kafka-a1</td>", "socket.listen.backlog.size=50 (default)", "<code>broker-unaudited</code>: broker 7"},
-		"junit":      {`name="broker-unaudited"`, `type="high"`, "kafka-a1 (by name, proven)"},
-		"prometheus": {`kaudit_cluster_broker{cluster="Xy3cluster",node_id="1",advertised="kafka-a1.internal:9092",host="kafka-a1",proof="proven"} 1`, `kaudit_cluster_problems{cluster="Xy3cluster",rule="broker-unaudited",severity="high"} 1`},
+		"json": {`"broker-unaudited"`, `"proof": "proven"`, `"source": "default"`, `"kafka_at_least": "3.8"`, `"kafka_evidence": "Produce v11, first in 3.8"`,
+			`"kafka_evidence": "ApiVersions failed: i/o timeout"`},
+		"table": {"broker 1 kafka-a1.internal:9092 → kafka-a1 (by name, proven); Kafka ≥ 3.8 (Produce v11, first in 3.8)", "socket.listen.backlog.size=50 (default)", "high broker-unaudited: broker 7 (kafka-7.internal:9092) is in cluster Xy3cluster but in no inventory",
+			"broker 7 kafka-7.internal:9092 → no audited host; Kafka version not proven: ApiVersions failed: i/o timeout", "high broker-version-mismatch: broker 1 speaks Produce v11 (Kafka ≥ 3.8) but the jars on kafka-a1 say Apache Kafka 3.6.1"},
+		"markdown": {"## Cluster", "| 1 | kafka-a1.internal:9092 | kafka-a1 | proven (by name)", "| Kafka ≥ 3.8 (Produce v11, first in 3.8) |", "socket.listen.backlog.size=50 (default)", "- **high** `broker-unaudited`: broker 7",
+			"- **high** `broker-version-mismatch`: broker 1 speaks Produce v11"},
+		"html": {`<section id="cluster">`, "<td>kafka-a1</td>", "<td>Kafka ≥ 3.8 (Produce v11, first in 3.8)</td>", "socket.listen.backlog.size=50 (default)", "<code>broker-unaudited</code>: broker 7",
+			"<code>broker-version-mismatch</code>: broker 1 speaks"},
+		"junit": {`name="broker-unaudited"`, `type="high"`, "kafka-a1 (by name, proven)", "Kafka ≥ 3.8 (Produce v11, first in 3.8)", `name="broker-version-mismatch"`},
+		"prometheus": {`kaudit_cluster_broker{cluster="Xy3cluster",node_id="1",advertised="kafka-a1.internal:9092",host="kafka-a1",proof="proven",kafka_at_least="3.8"} 1`,
+			`kaudit_cluster_broker{cluster="Xy3cluster",node_id="7",advertised="kafka-7.internal:9092",host="",proof="",kafka_at_least=""} 1`,
+			`kaudit_cluster_problems{cluster="Xy3cluster",rule="broker-unaudited",severity="high"} 1`, `kaudit_cluster_problems{cluster="Xy3cluster",rule="broker-version-mismatch",severity="high"} 1`},
 	}
 	for _, f := range Formats() {
 		ws, ok := want[f]

@@ -31,6 +31,19 @@ func clusterConfigLine(b ClusterBroker) string {
 	return strings.Join(parts, ", ")
 }
 
+// clusterKafkaLine is the Kafka release the broker's ApiVersions answer
+// proves it is at least, with the proof: "Kafka ≥ 3.7 (Produce v10, first
+// in 3.7)"; without a bound, why: "Kafka version not proven: …".
+func clusterKafkaLine(b ClusterBroker) string {
+	if b.KafkaAtLeast == "" {
+		if b.KafkaEvidence == "" {
+			return ""
+		}
+		return "Kafka version not proven: " + b.KafkaEvidence
+	}
+	return fmt.Sprintf("Kafka ≥ %s (%s)", b.KafkaAtLeast, b.KafkaEvidence)
+}
+
 // clusterHeading is the section's first line.
 func clusterHeading(c *Cluster) string {
 	s := fmt.Sprintf("cluster %s via %s: %d brokers, controller %d", c.ID, c.Bootstrap, len(c.Brokers), c.Controller)

@@ -61,8 +61,8 @@ type htmlCluster struct {
 }
 
 type htmlClusterBroker struct {
-	NodeID                           int32
-	Advertised, Host, Proof, Configs string
+	NodeID                                  int32
+	Advertised, Host, Proof, Kafka, Configs string
 }
 
 func htmlClusterOf(c *Cluster) *htmlCluster {
@@ -76,7 +76,8 @@ func htmlClusterOf(c *Cluster) *htmlCluster {
 			proof += " (by " + b.By + "): " + b.Detail
 		}
 		v.Brokers = append(v.Brokers, htmlClusterBroker{NodeID: b.NodeID, Advertised: termsafe.Line(b.Advertised),
-			Host: termsafe.Line(orDash(b.Host)), Proof: termsafe.Line(orDash(proof)), Configs: termsafe.Line(orDash(clusterConfigLine(b)))})
+			Host: termsafe.Line(orDash(b.Host)), Proof: termsafe.Line(orDash(proof)),
+			Kafka: termsafe.Line(orDash(clusterKafkaLine(b))), Configs: termsafe.Line(orDash(clusterConfigLine(b)))})
 	}
 	for _, p := range c.Problems {
 		p.Rule, p.Severity, p.Host, p.Message = termsafe.Line(p.Rule), termsafe.Line(p.Severity), termsafe.Line(p.Host), termsafe.Line(p.Message)

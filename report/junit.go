@@ -195,7 +195,7 @@ func junitCluster(c *Cluster) (junitSuite, bool) {
 		Properties: &junitPropList{Props: []junitProp{{Name: "bootstrap", Value: termsafe.Line(c.Bootstrap)}}}}
 	for _, b := range c.Brokers {
 		tc := junitTestCase{Name: fmt.Sprintf("broker-%d", b.NodeID), ClassName: class, Time: "0"}
-		out := junitText(termsafe.Block(clusterBrokerLine(b) + "\n" + b.Detail + "\n" + clusterConfigLine(b)))
+		out := junitText(termsafe.Block(clusterBrokerLine(b) + "\n" + b.Detail + "\n" + clusterKafkaLine(b) + "\n" + clusterConfigLine(b)))
 		tc.SystemOut = &out
 		s.Cases = append(s.Cases, tc)
 	}

@@ -267,13 +267,13 @@ func mdCluster(b *strings.Builder, r *Report) {
 	}
 	b.WriteString("## Cluster\n\n")
 	b.WriteString(mdText(clusterHeading(c)) + "\n\n")
-	b.WriteString("| Broker | Advertised | Host | Proof | Running settings |\n|---|---|---|---|---|\n")
+	b.WriteString("| Broker | Advertised | Host | Proof | Kafka | Running settings |\n|---|---|---|---|---|---|\n")
 	for _, br := range c.Brokers {
 		host, proof := orDash(br.Host), orDash(br.Proof)
 		if br.Host != "" {
 			proof += " (by " + br.By + "): " + br.Detail
 		}
-		fmt.Fprintf(b, "| %d | %s | %s | %s | %s |\n", br.NodeID, mdText(br.Advertised), mdText(host), mdText(proof), mdText(orDash(clusterConfigLine(br))))
+		fmt.Fprintf(b, "| %d | %s | %s | %s | %s | %s |\n", br.NodeID, mdText(br.Advertised), mdText(host), mdText(proof), mdText(orDash(clusterKafkaLine(br))), mdText(orDash(clusterConfigLine(br))))
 	}
 	b.WriteString("\n")
 	for _, p := range c.Problems {

@@ -371,11 +371,11 @@ func promClusterFamilies(p *PromWriter, c *Cluster) {
 	if c == nil {
 		return
 	}
-	p.Family("kaudit_cluster_broker", "gauge", "A broker the cluster lists: 1, labelled with the audited host it was matched to (empty: none) and the proof (proven, contradicted, unproven).")
+	p.Family("kaudit_cluster_broker", "gauge", "A broker the cluster lists: 1, labelled with the audited host it was matched to (empty: none), the proof (proven, contradicted, unproven) and the Kafka release its ApiVersions answer proves it is at least (empty: none).")
 	for _, b := range c.Brokers {
-		p.Sample("kaudit_cluster_broker", 1, "cluster", c.ID, "node_id", strconv.Itoa(int(b.NodeID)), "advertised", b.Advertised, "host", b.Host, "proof", b.Proof)
+		p.Sample("kaudit_cluster_broker", 1, "cluster", c.ID, "node_id", strconv.Itoa(int(b.NodeID)), "advertised", b.Advertised, "host", b.Host, "proof", b.Proof, "kafka_at_least", b.KafkaAtLeast)
 	}
-	p.Family("kaudit_cluster_problems", "gauge", "Cluster-level findings (broker-unaudited, host-not-a-broker, broker-meta-mismatch, advertised-shared) by rule and severity.")
+	p.Family("kaudit_cluster_problems", "gauge", "Cluster-level findings (broker-unaudited, host-not-a-broker, broker-meta-mismatch, advertised-shared, broker-version-mismatch) by rule and severity.")
 	counts := map[[2]string]int{}
 	var order [][2]string
 	for _, pr := range c.Problems {

@@ -249,6 +249,9 @@ func (t *termReport) cluster(c *Cluster) {
 	t.prose(safe(clusterHeading(c)), 4, nil)
 	for _, b := range c.Brokers {
 		line := clusterBrokerLine(b)
+		if k := clusterKafkaLine(b); k != "" {
+			line += "; " + k
+		}
 		if cfg := clusterConfigLine(b); cfg != "" {
 			line += "; running: " + cfg
 		}
