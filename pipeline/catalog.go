@@ -14,29 +14,37 @@ import (
 
 // What kaudit rules and kaudit explain print: the catalog and one rule.
 
-// WriteCatalog lists every rule of the catalog: ID, severity, title, the
-// titles folded so that the table fits width columns (as far as the IDs
-// allow: an ID is never cut).
+// WriteCatalog lists every rule of the catalog: the host rules, then the
+// cluster rules (judged by asking the cluster, scan --bootstrap); each with
+// ID, severity, title, the titles folded so that the tables fit width
+// columns (as far as the IDs allow: an ID is never cut).
 func WriteCatalog(w io.Writer, width int) {
+	catalogTable(w, rules.Catalog(), width)
+	fmt.Fprintf(w, "\n%s\n", wrap("Cluster rules (scan --bootstrap: judged on the Kafka cluster, reported in the report's cluster section):", width))
+	catalogTable(w, rules.ClusterCatalog(), width)
+	fmt.Fprintln(w, "kaudit explain ID shows a rule's rationale, thresholds and references.")
+}
+
+func catalogTable(w io.Writer, rs []rules.Rule, width int) {
 	t := table.NewWriter()
 	t.SetOutputMirror(w)
 	t.SetStyle(table.StyleLight)
 	t.AppendHeader(table.Row{"ID", "Severity", "Title"})
 	idw, sevw := len("ID"), len("Severity")
-	for _, r := range rules.Catalog() {
+	for _, r := range rs {
 		t.AppendRow(table.Row{r.ID, r.Severity, r.Title})
 		idw, sevw = max(idw, termui.StringWidth(r.ID)), max(sevw, termui.StringWidth(string(r.Severity)))
 	}
 	const borders = 10 // "│ " + " │ " + " │ " + " │" of StyleLight's three columns
 	t.SetColumnConfigs([]table.ColumnConfig{{Name: "Title", WidthMax: max(width-idw-sevw-borders, 20), WidthMaxEnforcer: text.WrapSoft}})
 	t.Render()
-	fmt.Fprintln(w, "kaudit explain ID shows a rule's rationale, thresholds and references.")
 }
 
-// RuleIDs lists the catalog's rule IDs in catalog order.
+// RuleIDs lists the catalog's rule IDs in catalog order, the host rules
+// then the cluster rules.
 func RuleIDs() []string {
 	var ids []string
-	for _, r := range rules.Catalog() {
+	for _, r := range append(rules.Catalog(), rules.ClusterCatalog()...) {
 		ids = append(ids, r.ID)
 	}
 	return ids

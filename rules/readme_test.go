@@ -11,15 +11,22 @@ import (
 
 var readmeRow = regexp.MustCompile("^\\| `([a-z0-9-]+)` \\|.*\\| ([a-z]+) \\|$")
 
-// ruleTableProblems compares a README's rule table ("| `ID` | checks |
-// severity |") with the catalog: every catalog rule, in catalog order,
-// with the catalog's severity, and no other.
-func ruleTableProblems(readme string, cat []Rule) []string {
+// The headers of docs/rules.md's two generated tables: the host rules
+// (Catalog) and the cluster rules (ClusterCatalog).
+const (
+	hostTableHeader    = "| ID | checks | severity |"
+	clusterTableHeader = "| cluster rule ID | checks | severity |"
+)
+
+// ruleTableProblems compares a README's rule table (the one under header:
+// "| `ID` | checks | severity |" rows) with the catalog cat: every rule,
+// in catalog order, with the catalog's severity, and no other.
+func ruleTableProblems(readme, header string, cat []Rule) []string {
 	var ids, problems []string
 	sev := map[string]string{}
 	in := false
 	for _, l := range strings.Split(readme, "\n") {
-		if strings.HasPrefix(l, "| ID | checks | severity |") {
+		if strings.HasPrefix(l, header) {
 			in = true
 			continue
 		}
@@ -38,7 +45,7 @@ func ruleTableProblems(readme string, cat []Rule) []string {
 		sev[m[1]] = m[2]
 	}
 	if !in {
-		return []string{"no rule table (| ID | checks | severity |)"}
+		return []string{"no rule table (" + header + ")"}
 	}
 	var want []string
 	known := map[string]bool{}
@@ -64,15 +71,15 @@ func ruleTableProblems(readme string, cat []Rule) []string {
 
 var updateReadme = flag.Bool("update-readme", false, "rewrite docs/rules.md's rule table from the catalog (a new rule's row says its title)")
 
-// rewriteRuleTable is readme with its rule table rebuilt from the catalog:
-// in catalog order, each row's checks text kept (a new rule's is its
-// title), the catalog's severity.
-func rewriteRuleTable(readme string, cat []Rule) string {
+// rewriteRuleTable is readme with its rule table under header rebuilt
+// from the catalog cat: in catalog order, each row's checks text kept (a
+// new rule's is its title), the catalog's severity.
+func rewriteRuleTable(readme, header string, cat []Rule) string {
 	lines := strings.Split(readme, "\n")
 	start, end := -1, -1
 	text := map[string]string{}
 	for i, l := range lines {
-		if strings.HasPrefix(l, "| ID | checks | severity |") {
+		if strings.HasPrefix(l, header) {
 			start = i
 			continue
 		}
@@ -109,21 +116,30 @@ func rewriteRuleTable(readme string, cat []Rule) string {
 // from the README to docs/rules.md; the test keeps its name and flag).
 const ruleTableDoc = "../docs/rules.md"
 
-// TestReadmeRuleTable: docs/rules.md's rule table is the catalog's
-// (go test ./rules -run TestReadmeRuleTable -update-readme rewrites it).
+// TestReadmeRuleTable: docs/rules.md's rule tables are the catalog's, the
+// host rules' and the cluster rules' (go test ./rules -run
+// TestReadmeRuleTable -update-readme rewrites them).
 func TestReadmeRuleTable(t *testing.T) {
 	b, err := os.ReadFile(ruleTableDoc)
 	if err != nil {
 		t.Fatal(err)
 	}
+	tables := []struct {
+		header string
+		cat    []Rule
+	}{{hostTableHeader, Catalog()}, {clusterTableHeader, ClusterCatalog()}}
 	if *updateReadme {
-		b = []byte(rewriteRuleTable(string(b), Catalog()))
+		for _, tb := range tables {
+			b = []byte(rewriteRuleTable(string(b), tb.header, tb.cat))
+		}
 		if err := os.WriteFile(ruleTableDoc, b, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for _, p := range ruleTableProblems(string(b), Catalog()) {
-		t.Errorf("%s rule table: %s", ruleTableDoc, p)
+	for _, tb := range tables {
+		for _, p := range ruleTableProblems(string(b), tb.header, tb.cat) {
+			t.Errorf("%s rule table %s: %s", ruleTableDoc, tb.header, p)
+		}
 	}
 }
 
@@ -140,19 +156,19 @@ func TestRuleTableProblems(t *testing.T) {
 		{"order", "| `b` | y | low |\n| `a` | x | high |\n", "order [b a]"},
 		{"bad row", "| a | x | high |\n| `b` | y | low |\n", "is not | `ID` | checks | severity |"},
 	} {
-		got := strings.Join(ruleTableProblems(head+c.table, cat), "; ")
+		got := strings.Join(ruleTableProblems(head+c.table, hostTableHeader, cat), "; ")
 		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
 			t.Errorf("%s: problems %q, want %q", c.name, got, c.want)
 		}
 		if c.name == "bad row" {
 			continue
 		}
-		fixed := rewriteRuleTable(head+c.table, append(cat, Rule{ID: "new", Title: "a | new rule", Severity: Info}))
-		if p := ruleTableProblems(fixed, append(cat, Rule{ID: "new", Severity: Info})); len(p) != 0 || !strings.Contains(fixed, "| `new` | a \\| new rule | info |") {
+		fixed := rewriteRuleTable(head+c.table, hostTableHeader, append(cat, Rule{ID: "new", Title: "a | new rule", Severity: Info}))
+		if p := ruleTableProblems(fixed, hostTableHeader, append(cat, Rule{ID: "new", Severity: Info})); len(p) != 0 || !strings.Contains(fixed, "| `new` | a \\| new rule | info |") {
 			t.Errorf("%s: rewritten table still has %v:\n%s", c.name, p, fixed)
 		}
 	}
-	if got := rewriteRuleTable(head+"| `a` | x | high |\n| `b` | y | low |\n\ntext", cat); got != head+"| `a` | x | high |\n| `b` | y | low |\n\ntext" {
+	if got := rewriteRuleTable(head+"| `a` | x | high |\n| `b` | y | low |\n\ntext", hostTableHeader, cat); got != head+"| `a` | x | high |\n| `b` | y | low |\n\ntext" {
 		t.Errorf("a table that is right is rewritten:\n%s", got)
 	}
 }

@@ -74,7 +74,7 @@ func TestDemoOnATerminal(t *testing.T) {
 // A reference's URL is never cut (it must stay clickable and copyable):
 // a line that is one URL alone may be wider.
 func TestRulesAndExplainOnATerminal(t *testing.T) {
-	for _, args := range [][]string{{"rules"}, {"explain", "kernel-synack-wscale"}, {"explain", "nic-ring"}} {
+	for _, args := range [][]string{{"rules"}, {"explain", "kernel-synack-wscale"}, {"explain", "nic-ring"}, {"explain", "broker-version-mismatch"}} {
 		for i, l := range lines(runOnPTYExit(t, 80, ExitOK, args...)) {
 			if u := strings.TrimSpace(l); strings.HasPrefix(u, "https://") && !strings.Contains(u, " ") {
 				continue
