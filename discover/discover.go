@@ -85,6 +85,25 @@ type Cluster struct {
 	// DESCRIBE_CONFIGS permission on the cluster, most often); "" when
 	// they were read.
 	ConfigsError string `json:"configs_error,omitempty"`
+	// Quorum is the KRaft controller quorum (DescribeQuorum); nil when it
+	// could not be read, QuorumError then says why.
+	Quorum      *Quorum `json:"quorum,omitempty"`
+	QuorumError string  `json:"quorum_error,omitempty"`
+}
+
+// Quorum is the KRaft controller quorum as a broker reports it
+// (DescribeQuorum of __cluster_metadata, KIP-595; endpoints from v2,
+// KIP-853).
+type Quorum struct {
+	Leader int32        `json:"leader"` // -1 when there is none
+	Voters []QuorumNode `json:"voters"`
+}
+
+// QuorumNode is one voter: its node id and, when the broker gave them,
+// its listeners ("CONTROLLER=ctl-1:9093").
+type QuorumNode struct {
+	ID        int32    `json:"id"`
+	Endpoints []string `json:"endpoints,omitempty"`
 }
 
 // Broker returns the broker with the node id, if the cluster has it.
@@ -145,6 +164,7 @@ func Discover(ctx context.Context, o Options) (*Cluster, error) {
 	sort.Slice(c.Brokers, func(i, j int) bool { return c.Brokers[i].NodeID < c.Brokers[j].NodeID })
 	readConfigs(ctx, adm, c)
 	readAPIVersions(ctx, cl, c)
+	readQuorum(ctx, cl, c)
 	return c, nil
 }
 
@@ -257,4 +277,59 @@ func pick(cs []kadm.Config) map[string]Config {
 		m[c.Key] = Config{Value: *c.Value, Source: sourceOf(c.Source)}
 	}
 	return m
+}
+
+// describeQuorumKey is DescribeQuorum's API key; brokers accept it in
+// KRaft mode from 3.3 and forward it to the controllers.
+const describeQuorumKey = 55
+
+// readQuorum asks a broker that accepts DescribeQuorum for the controller
+// quorum, or says in c.QuorumError why it is not listed. It never fails
+// the discovery.
+func readQuorum(ctx context.Context, cl *kgo.Client, c *Cluster) {
+	for _, b := range c.Brokers {
+		if _, ok := b.APIVersions[describeQuorumKey]; ok {
+			c.Quorum, c.QuorumError = quorum(ctx, cl.Broker(int(b.NodeID)))
+			return
+		}
+	}
+	c.QuorumError = "no broker accepts DescribeQuorum (a ZooKeeper-mode cluster, or KRaft before 3.3): the controller quorum is not listed"
+}
+
+func quorum(ctx context.Context, b *kgo.Broker) (*Quorum, string) {
+	req := kmsg.NewPtrDescribeQuorumRequest()
+	t := kmsg.NewDescribeQuorumRequestTopic()
+	t.Topic = "__cluster_metadata"
+	p := kmsg.NewDescribeQuorumRequestTopicPartition()
+	t.Partitions = append(t.Partitions, p)
+	req.Topics = append(req.Topics, t)
+	resp, err := req.RequestWith(ctx, b)
+	if err == nil {
+		err = kerr.ErrorForCode(resp.ErrorCode)
+	}
+	if err == nil && (len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1) {
+		err = errors.New("the answer names no __cluster_metadata partition")
+	}
+	if err == nil {
+		err = kerr.ErrorForCode(resp.Topics[0].Partitions[0].ErrorCode)
+	}
+	if errors.Is(err, kerr.ClusterAuthorizationFailed) {
+		return nil, "DescribeQuorum refused (CLUSTER_AUTHORIZATION_FAILED): the user needs DESCRIBE on the cluster resource to list the controller quorum"
+	}
+	if err != nil {
+		return nil, "DescribeQuorum failed: " + err.Error()
+	}
+	part := resp.Topics[0].Partitions[0]
+	endpoints := map[int32][]string{}
+	for _, n := range resp.Nodes {
+		for _, l := range n.Listeners {
+			endpoints[n.NodeID] = append(endpoints[n.NodeID], l.Name+"="+net.JoinHostPort(l.Host, strconv.Itoa(int(l.Port))))
+		}
+	}
+	q := &Quorum{Leader: part.LeaderID}
+	for _, v := range part.CurrentVoters {
+		q.Voters = append(q.Voters, QuorumNode{ID: v.ReplicaID, Endpoints: endpoints[v.ReplicaID]})
+	}
+	sort.Slice(q.Voters, func(i, j int) bool { return q.Voters[i].ID < q.Voters[j].ID })
+	return q, ""
 }

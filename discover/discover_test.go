@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/kversion"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 )
@@ -275,5 +276,70 @@ func TestDiscoverReadsAPIVersions(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// kfake has no DescribeQuorum: the quorum is not listed, and the
+// discovery says why and goes on.
+func TestDiscoverQuorumNotSupported(t *testing.T) {
+	k := newCluster(t, kfake.NumBrokers(1))
+	c, err := Discover(context.Background(), Options{Bootstrap: k.ListenAddrs(), Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Quorum != nil || !strings.Contains(c.QuorumError, "no broker accepts DescribeQuorum") {
+		t.Errorf("quorum %+v, error %q", c.Quorum, c.QuorumError)
+	}
+}
+
+// A KRaft broker answers DescribeQuorum for the controllers: kfake is made
+// to list it (its ApiVersions answer is 3.9's table and DescribeQuorum v2)
+// and to answer it as a broker forwarding it would.
+func TestDiscoverQuorum(t *testing.T) {
+	k := newCluster(t, kfake.NumBrokers(1))
+	k.ControlKey(int16(kmsg.ApiVersions), func(r kmsg.Request) (kmsg.Response, error, bool) {
+		k.KeepControl()
+		resp := r.ResponseKind().(*kmsg.ApiVersionsResponse)
+		vs := kversion.V3_9_0()
+		vs.SetMaxKeyVersion(describeQuorumKey, 2)
+		vs.EachMaxKeyVersion(func(key, v int16) {
+			ak := kmsg.NewApiVersionsResponseApiKey()
+			ak.ApiKey, ak.MaxVersion = key, v
+			resp.ApiKeys = append(resp.ApiKeys, ak)
+		})
+		return resp, nil, true
+	})
+	k.ControlKey(describeQuorumKey, func(r kmsg.Request) (kmsg.Response, error, bool) {
+		k.KeepControl()
+		resp := r.ResponseKind().(*kmsg.DescribeQuorumResponse)
+		p := kmsg.NewDescribeQuorumResponseTopicPartition()
+		p.LeaderID = 3001
+		for _, id := range []int32{3002, 3000, 3001} {
+			v := kmsg.NewDescribeQuorumResponseTopicPartitionReplicaState()
+			v.ReplicaID = id
+			p.CurrentVoters = append(p.CurrentVoters, v)
+			n := kmsg.NewDescribeQuorumResponseNode()
+			n.NodeID = id
+			l := kmsg.NewDescribeQuorumResponseNodeListener()
+			l.Name, l.Host, l.Port = "CONTROLLER", fmt.Sprintf("ctl-%d.internal", id), 9093
+			n.Listeners = append(n.Listeners, l)
+			resp.Nodes = append(resp.Nodes, n)
+		}
+		topic := kmsg.NewDescribeQuorumResponseTopic()
+		topic.Topic = "__cluster_metadata"
+		topic.Partitions = append(topic.Partitions, p)
+		resp.Topics = append(resp.Topics, topic)
+		return resp, nil, true
+	})
+	c, err := Discover(context.Background(), Options{Bootstrap: k.ListenAddrs(), Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.QuorumError != "" || c.Quorum == nil {
+		t.Fatalf("quorum %+v, error %q", c.Quorum, c.QuorumError)
+	}
+	want := "leader 3001 voters [{3000 [CONTROLLER=ctl-3000.internal:9093]} {3001 [CONTROLLER=ctl-3001.internal:9093]} {3002 [CONTROLLER=ctl-3002.internal:9093]}]"
+	if got := fmt.Sprintf("leader %d voters %v", c.Quorum.Leader, c.Quorum.Voters); got != want {
+		t.Errorf("quorum\n%s\nwant\n%s", got, want)
 	}
 }

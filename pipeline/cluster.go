@@ -91,7 +91,8 @@ func clusterOf(cl *discover.Cluster, bootstrap []string, hosts []discover.Host, 
 	for _, m := range maps {
 		byID[m.NodeID] = m
 	}
-	rc := &report.Cluster{ID: cl.ID, Bootstrap: strings.Join(bootstrap, ","), Controller: cl.Controller, ConfigsError: cl.ConfigsError, Problems: []report.ClusterProblem{}}
+	rc := &report.Cluster{ID: cl.ID, Bootstrap: strings.Join(bootstrap, ","), Controller: cl.Controller, ConfigsError: cl.ConfigsError,
+		Quorum: quorumOf(cl.Quorum), QuorumError: cl.QuorumError, Problems: []report.ClusterProblem{}}
 	factsOf := map[string]*facts.Facts{}
 	for _, h := range hosts {
 		factsOf[h.Name] = h.Facts
@@ -121,6 +122,17 @@ func clusterOf(cl *discover.Cluster, bootstrap []string, hosts []discover.Host, 
 		return rules.Severity(rc.Problems[i].Severity).Rank() > rules.Severity(rc.Problems[j].Severity).Rank()
 	})
 	return rc
+}
+
+func quorumOf(q *discover.Quorum) *report.ClusterQuorum {
+	if q == nil {
+		return nil
+	}
+	rq := &report.ClusterQuorum{Leader: q.Leader, Voters: []report.QuorumVoter{}}
+	for _, v := range q.Voters {
+		rq.Voters = append(rq.Voters, report.QuorumVoter{ID: v.ID, Endpoints: v.Endpoints})
+	}
+	return rq
 }
 
 // kafkaBound is the lower bound on b's Kafka release its ApiVersions

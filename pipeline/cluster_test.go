@@ -95,6 +95,11 @@ func TestClusterReport(t *testing.T) {
 	if len(got) != len(want) {
 		t.Errorf("problems %+v", rc.Problems)
 	}
+	// kfake has no DescribeQuorum: the report says the quorum is not
+	// listed, and the scan goes on.
+	if rc.Quorum != nil || !strings.Contains(rc.QuorumError, "no broker accepts DescribeQuorum") {
+		t.Errorf("quorum %+v, error %q", rc.Quorum, rc.QuorumError)
+	}
 }
 
 func TestAttachRunningOnlyWhenProven(t *testing.T) {

@@ -13,6 +13,10 @@ type Cluster struct {
 	// ConfigsError is why the running brokers' settings could not be read
 	// (no DESCRIBE_CONFIGS permission): the rules then use server.properties.
 	ConfigsError string `json:"configs_error,omitempty"`
+	// Quorum is the KRaft controller quorum (DescribeQuorum through a
+	// broker); nil when it was not listed, QuorumError then says why.
+	Quorum      *ClusterQuorum `json:"controller_quorum,omitempty"`
+	QuorumError string         `json:"controller_quorum_error,omitempty"`
 	// Problems are the cluster-level findings (broker-unaudited,
 	// host-not-a-broker, broker-meta-mismatch, advertised-shared,
 	// broker-version-mismatch).
@@ -48,6 +52,20 @@ const ProofProven = "proven"
 type ClusterConfig struct {
 	Value  string `json:"value"`
 	Source string `json:"source"`
+}
+
+// ClusterQuorum is the KRaft controller quorum: its leader (-1: none)
+// and voters.
+type ClusterQuorum struct {
+	Leader int32         `json:"leader"`
+	Voters []QuorumVoter `json:"voters"`
+}
+
+// QuorumVoter is one controller of the quorum and its listeners
+// ("CONTROLLER=ctl-1:9093"), when the broker named them.
+type QuorumVoter struct {
+	ID        int32    `json:"id"`
+	Endpoints []string `json:"endpoints,omitempty"`
 }
 
 // ClusterProblem is one cluster-level finding; Rule is its catalog id.

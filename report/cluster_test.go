@@ -9,6 +9,7 @@ import (
 
 func clusterFixture() *Cluster {
 	return &Cluster{ID: "Xy3cluster", Bootstrap: "kafka-a1:9092", Controller: 1,
+		Quorum: &ClusterQuorum{Leader: 3001, Voters: []QuorumVoter{{ID: 3000, Endpoints: []string{"CONTROLLER=ctl-0:9093"}}, {ID: 3001}}},
 		Brokers: []ClusterBroker{
 			{NodeID: 1, Advertised: "kafka-a1.internal:9092", Host: "kafka-a1", By: "name", Proof: "proven",
 				Detail:       "meta.properties in /var/lib/kafka says cluster Xy3cluster node 1",
@@ -31,14 +32,14 @@ func TestClusterInEveryFormat(t *testing.T) {
 	r.Cluster = clusterFixture()
 	want := map[string][]string{
 		"json": {`"broker-unaudited"`, `"proof": "proven"`, `"source": "default"`, `"kafka_at_least": "3.8"`, `"kafka_evidence": "Produce v11, first in 3.8"`,
-			`"kafka_evidence": "ApiVersions failed: i/o timeout"`},
-		"table": {"broker 1 kafka-a1.internal:9092 → kafka-a1 (by name, proven); Kafka ≥ 3.8 (Produce v11, first in 3.8)", "socket.listen.backlog.size=50 (default)", "high broker-unaudited: broker 7 (kafka-7.internal:9092) is in cluster Xy3cluster but in no inventory",
+			`"kafka_evidence": "ApiVersions failed: i/o timeout"`, `"controller_quorum": {`, `"leader": 3001`},
+		"table": {"controller quorum: leader 3001; voters 3000 (CONTROLLER=ctl-0:9093), 3001", "broker 1 kafka-a1.internal:9092 → kafka-a1 (by name, proven); Kafka ≥ 3.8 (Produce v11, first in 3.8)", "socket.listen.backlog.size=50 (default)", "high broker-unaudited: broker 7 (kafka-7.internal:9092) is in cluster Xy3cluster but in no inventory",
 			"broker 7 kafka-7.internal:9092 → no audited host; Kafka version not proven: ApiVersions failed: i/o timeout", "high broker-version-mismatch: broker 1 speaks Produce v11 (Kafka ≥ 3.8) but the jars on kafka-a1 say Apache Kafka 3.6.1"},
-		"markdown": {"## Cluster", "| 1 | kafka-a1.internal:9092 | kafka-a1 | proven (by name)", "| Kafka ≥ 3.8 (Produce v11, first in 3.8) |", "socket.listen.backlog.size=50 (default)", "- **high** `broker-unaudited`: broker 7",
+		"markdown": {"## Cluster", "controller quorum: leader 3001; voters 3000 (CONTROLLER=ctl-0:9093), 3001", "| 1 | kafka-a1.internal:9092 | kafka-a1 | proven (by name)", "| Kafka ≥ 3.8 (Produce v11, first in 3.8) |", "socket.listen.backlog.size=50 (default)", "- **high** `broker-unaudited`: broker 7",
 			"- **high** `broker-version-mismatch`: broker 1 speaks Produce v11"},
-		"html": {`<section id="cluster">`, "<td>kafka-a1</td>", "<td>Kafka ≥ 3.8 (Produce v11, first in 3.8)</td>", "socket.listen.backlog.size=50 (default)", "<code>broker-unaudited</code>: broker 7",
+		"html": {`<section id="cluster">`, "<p>controller quorum: leader 3001; voters 3000 (CONTROLLER=ctl-0:9093), 3001</p>", "<td>kafka-a1</td>", "<td>Kafka ≥ 3.8 (Produce v11, first in 3.8)</td>", "socket.listen.backlog.size=50 (default)", "<code>broker-unaudited</code>: broker 7",
 			"<code>broker-version-mismatch</code>: broker 1 speaks"},
-		"junit": {`name="broker-unaudited"`, `type="high"`, "kafka-a1 (by name, proven)", "Kafka ≥ 3.8 (Produce v11, first in 3.8)", `name="broker-version-mismatch"`},
+		"junit": {`name="controller_quorum" value="controller quorum: leader 3001; voters 3000 (CONTROLLER=ctl-0:9093), 3001"`, `name="broker-unaudited"`, `type="high"`, "kafka-a1 (by name, proven)", "Kafka ≥ 3.8 (Produce v11, first in 3.8)", `name="broker-version-mismatch"`},
 		"prometheus": {`kaudit_cluster_broker{cluster="Xy3cluster",node_id="1",advertised="kafka-a1.internal:9092",host="kafka-a1",proof="proven",kafka_at_least="3.8"} 1`,
 			`kaudit_cluster_broker{cluster="Xy3cluster",node_id="7",advertised="kafka-7.internal:9092",host="",proof="",kafka_at_least=""} 1`,
 			`kaudit_cluster_problems{cluster="Xy3cluster",rule="broker-unaudited",severity="high"} 1`, `kaudit_cluster_problems{cluster="Xy3cluster",rule="broker-version-mismatch",severity="high"} 1`},

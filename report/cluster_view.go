@@ -44,6 +44,27 @@ func clusterKafkaLine(b ClusterBroker) string {
 	return fmt.Sprintf("Kafka ≥ %s (%s)", b.KafkaAtLeast, b.KafkaEvidence)
 }
 
+// clusterQuorumLine is the KRaft controller quorum: "controller quorum:
+// leader 3001; voters 3000 (CONTROLLER=ctl-0:9093), 3001, …", or why it
+// is not listed.
+func clusterQuorumLine(c *Cluster) string {
+	if c.Quorum == nil {
+		if c.QuorumError == "" {
+			return ""
+		}
+		return "controller quorum not listed: " + c.QuorumError
+	}
+	voters := make([]string, 0, len(c.Quorum.Voters))
+	for _, v := range c.Quorum.Voters {
+		s := fmt.Sprint(v.ID)
+		if len(v.Endpoints) > 0 {
+			s += " (" + strings.Join(v.Endpoints, ", ") + ")"
+		}
+		voters = append(voters, s)
+	}
+	return fmt.Sprintf("controller quorum: leader %d; voters %s", c.Quorum.Leader, strings.Join(voters, ", "))
+}
+
 // clusterHeading is the section's first line.
 func clusterHeading(c *Cluster) string {
 	s := fmt.Sprintf("cluster %s via %s: %d brokers, controller %d", c.ID, c.Bootstrap, len(c.Brokers), c.Controller)

@@ -56,6 +56,7 @@ type htmlView struct {
 
 type htmlCluster struct {
 	Heading  string
+	Quorum   string
 	Brokers  []htmlClusterBroker
 	Problems []ClusterProblem
 }
@@ -69,7 +70,7 @@ func htmlClusterOf(c *Cluster) *htmlCluster {
 	if c == nil {
 		return nil
 	}
-	v := &htmlCluster{Heading: termsafe.Line(clusterHeading(c))}
+	v := &htmlCluster{Heading: termsafe.Line(clusterHeading(c)), Quorum: termsafe.Line(clusterQuorumLine(c))}
 	for _, b := range c.Brokers {
 		proof := b.Proof
 		if b.Host != "" {

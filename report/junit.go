@@ -193,6 +193,9 @@ func junitCluster(c *Cluster) (junitSuite, bool) {
 	class := "kaudit.cluster." + termsafe.Line(c.ID)
 	s := junitSuite{Name: "cluster " + termsafe.Line(c.ID), Time: "0",
 		Properties: &junitPropList{Props: []junitProp{{Name: "bootstrap", Value: termsafe.Line(c.Bootstrap)}}}}
+	if q := clusterQuorumLine(c); q != "" {
+		s.Properties.Props = append(s.Properties.Props, junitProp{Name: "controller_quorum", Value: termsafe.Line(q)})
+	}
 	for _, b := range c.Brokers {
 		tc := junitTestCase{Name: fmt.Sprintf("broker-%d", b.NodeID), ClassName: class, Time: "0"}
 		out := junitText(termsafe.Block(clusterBrokerLine(b) + "\n" + b.Detail + "\n" + clusterKafkaLine(b) + "\n" + clusterConfigLine(b)))

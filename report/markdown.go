@@ -267,6 +267,9 @@ func mdCluster(b *strings.Builder, r *Report) {
 	}
 	b.WriteString("## Cluster\n\n")
 	b.WriteString(mdText(clusterHeading(c)) + "\n\n")
+	if q := clusterQuorumLine(c); q != "" {
+		b.WriteString(mdText(q) + "\n\n")
+	}
 	b.WriteString("| Broker | Advertised | Host | Proof | Kafka | Running settings |\n|---|---|---|---|---|---|\n")
 	for _, br := range c.Brokers {
 		host, proof := orDash(br.Host), orDash(br.Proof)

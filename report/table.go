@@ -247,6 +247,9 @@ func (t *termReport) cluster(c *Cluster) {
 	}
 	t.title("Cluster")
 	t.prose(safe(clusterHeading(c)), 4, nil)
+	if q := clusterQuorumLine(c); q != "" {
+		t.prose(safe(q), 4, nil)
+	}
 	for _, b := range c.Brokers {
 		line := clusterBrokerLine(b)
 		if k := clusterKafkaLine(b); k != "" {
