@@ -38,21 +38,28 @@ func metaHost(name, cluster string, id int) report.Host {
 		{Path: "/var/lib/kafka", Meta: &facts.MetaProperties{Version: "1", ClusterID: cluster, NodeID: id, BrokerID: -1}}}}}}
 }
 
-// TestClusterReport asks a kfake cluster of three brokers and cross-checks
-// it with an inventory that lacks one broker, holds a host that is no
-// broker, and a host whose meta.properties names another cluster.
-func TestClusterReport(t *testing.T) {
-	k, err := kfake.NewCluster(kfake.NumBrokers(3), kfake.ClusterID("Xy3cluster"),
-		kfake.BrokerConfigs(map[string]string{"socket.listen.backlog.size": "50"}))
+// askKfake starts a kfake cluster Xy3cluster of three brokers with opts
+// and asks it, as scan --bootstrap does.
+func askKfake(t *testing.T, opts ...kfake.Opt) (*ClusterSource, *discover.Cluster) {
+	t.Helper()
+	k, err := kfake.NewCluster(append([]kfake.Opt{kfake.NumBrokers(3), kfake.ClusterID("Xy3cluster")}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer k.Close()
+	t.Cleanup(k.Close)
 	src := &ClusterSource{Bootstrap: k.ListenAddrs()[:1], Options: &discover.Options{Bootstrap: k.ListenAddrs()[:1], Timeout: 10 * time.Second}}
 	cl, err := src.Discover(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
+	return src, cl
+}
+
+// TestClusterReport asks a kfake cluster of three brokers and cross-checks
+// it with an inventory that lacks one broker, holds a host that is no
+// broker, and a host whose meta.properties names another cluster.
+func TestClusterReport(t *testing.T) {
+	src, cl := askKfake(t, kfake.BrokerConfigs(map[string]string{"socket.listen.backlog.size": "50"}))
 	// kfake advertises 127.0.0.1 for every broker: the names cannot tell
 	// the hosts apart, meta.properties does.
 	hosts := []report.Host{
@@ -204,16 +211,7 @@ func TestClusterVersionCrossCheck(t *testing.T) {
 		{"kfake as it is: the newest table", nil, "4.4", "ApiVersions v5, first in 4.4", []string{"4.3.0", "4.4.0", "4.4.1"}, []string{"kafka-0"}, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			k, err := kfake.NewCluster(append([]kfake.Opt{kfake.NumBrokers(3), kfake.ClusterID("Xy3cluster")}, tt.opts...)...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer k.Close()
-			src := &ClusterSource{Bootstrap: k.ListenAddrs()[:1], Options: &discover.Options{Bootstrap: k.ListenAddrs()[:1], Timeout: 10 * time.Second}}
-			cl, err := src.Discover(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
+			src, cl := askKfake(t, tt.opts...)
 			var hosts []report.Host
 			for i, b := range cl.Brokers {
 				hosts = append(hosts, jarHost(fmt.Sprintf("kafka-%d", i), "Xy3cluster", int(b.NodeID), tt.jars[i]))

@@ -127,4 +127,13 @@ func TestScanBootstrap(t *testing.T) {
 	if fd := finding(r.host(t, "kd1"), "kafka-backlog-config"); fd != nil && strings.Contains(fd.Observed, "running broker") {
 		t.Errorf("kd1 (meta.properties of another cluster) judged by broker 1's running value: %s", fd.Observed)
 	}
+	// kfake as it is answers ApiVersions with the newest table (Kafka ≥
+	// 4.4); kd0, proven to be broker 0, has jars 3.6.1: another
+	// installation than the running one. kd1 is not proven: no claim.
+	if b0.KafkaAtLeast != "4.4" {
+		t.Errorf("broker 0: Kafka ≥ %q (%s), want 4.4", b0.KafkaAtLeast, b0.KafkaEvidence)
+	}
+	if m := got["broker-version-mismatch"]; !strings.Contains(m, "broker 0 speaks ApiVersions v5 (Kafka ≥ 4.4) but the jars on kd0 say Apache Kafka 3.6.1") || strings.Contains(m, "kd1") {
+		t.Errorf("broker-version-mismatch: %q", m)
+	}
 }
