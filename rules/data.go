@@ -91,8 +91,9 @@ type Scope string
 const ScopeFleet Scope = "fleet"
 
 // ScopeCluster marks a rule about the Kafka cluster as a whole, judged by
-// asking the cluster (scan --bootstrap: discover.Map) rather than on any
-// host: its findings are the report's Cluster.Problems, never a host's.
+// asking the cluster (scan --bootstrap: discover.Map, and
+// BrokerVersionMismatch) rather than on any host: its findings are the
+// report's Cluster.Problems, never a host's.
 const ScopeCluster = "cluster"
 
 type catalogDoc struct {
