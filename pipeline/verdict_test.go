@@ -16,6 +16,11 @@ func TestJudge(t *testing.T) {
 	highFail := rules.Finding{Status: rules.Fail, Severity: rules.High}
 	lowFail := rules.Finding{Status: rules.Fail, Severity: rules.Low}
 	critUnknown := rules.Finding{Status: rules.Unknown, Severity: rules.Critical}
+	clusterProblem := func(sev string) *report.Report {
+		r := withFindings(0, lowFail)
+		r.Cluster = &report.Cluster{Problems: []report.ClusterProblem{{Rule: "broker-unaudited", Severity: sev, NodeID: 7}}}
+		return r
+	}
 	interrupted := withFindings(1, highFail)
 	interrupted.Interrupted = true
 	cases := []struct {
@@ -33,6 +38,8 @@ func TestJudge(t *testing.T) {
 		{"unaudited", withFindings(2, lowFail), rules.High, false, Unaudited, ""},
 		{"unknown ignored", withFindings(0, critUnknown), rules.High, false, Pass, ""},
 		{"unknown asked", withFindings(0, critUnknown), rules.High, true, Findings, "critical finding(s) could not be proven safe (--fail-on-unknown)"},
+		{"a cluster problem fails at its severity", clusterProblem("high"), rules.High, false, Findings, ""},
+		{"a cluster problem below the threshold", clusterProblem("medium"), rules.High, false, Pass, ""},
 		{"interrupted", interrupted, rules.High, false, Interrupted, "interrupted: 1 of 2 hosts audited"},
 	}
 	for _, c := range cases {

@@ -204,8 +204,21 @@ func (r *Report) FailOnFor(flag string, set bool) string {
 	return flag
 }
 
-// WorstFailure is the highest severity among failing findings, "" if none.
-func (r *Report) WorstFailure() rules.Severity { return r.Worst(rules.Fail) }
+// WorstFailure is the highest severity among failing findings, the
+// cluster-level ones (scan --bootstrap: a broker nobody audited fails the
+// run as a host's finding would) included; "" if none.
+func (r *Report) WorstFailure() rules.Severity {
+	worst := r.Worst(rules.Fail)
+	if r.Cluster == nil {
+		return worst
+	}
+	for _, p := range r.Cluster.Problems {
+		if s, ok := rules.ParseSeverity(p.Severity); ok && s.Rank() > worst.Rank() {
+			worst = s
+		}
+	}
+	return worst
+}
 
 // Worst is the highest severity among findings with the given status, "" if none.
 func (r *Report) Worst(st rules.Status) rules.Severity {
