@@ -118,10 +118,10 @@ func TestScanFleetDiscovered(t *testing.T) {
 	bs := k.ListenAddrs()
 	j := pipeline.ReportJob{Output: o, Config: pipeline.Config{Concurrency: 1, Timeout: audit.DefaultTimeout, ConnectTimeout: 5 * time.Second, FailOn: rules.Critical,
 		Cluster: &pipeline.ClusterSource{Bootstrap: bs, Options: &discover.Options{Bootstrap: bs, Timeout: 10 * time.Second}}}}
-	err = pipeline.ScanFleet(context.Background(), c, pipeline.Fleet{Connect: pipeline.ConnectConfig{SSHConfig: sshConfig}}, "", j)
+	err = pipeline.Scan(context.Background(), c, pipeline.Fleet{Connect: pipeline.ConnectConfig{SSHConfig: sshConfig}}, "", j)
 	data, rerr := os.ReadFile(out)
 	if rerr != nil {
-		t.Fatalf("ScanFleet: %v; no report: %v\n%s", err, rerr, stderr.String())
+		t.Fatalf("Scan: %v; no report: %v\n%s", err, rerr, stderr.String())
 	}
 	var r struct {
 		Inventory string `json:"inventory"`
@@ -141,7 +141,7 @@ func TestScanFleetDiscovered(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(r.Hosts) != 1 || r.Hosts[0].Name != "127.0.0.1" || r.Hosts[0].Error != nil {
-		t.Fatalf("hosts %+v (ScanFleet: %v)\n%s", r.Hosts, err, stderr.String())
+		t.Fatalf("hosts %+v (Scan: %v)\n%s", r.Hosts, err, stderr.String())
 	}
 	if r.Inventory != "brokers of "+bs[0] || r.Cluster.ID != "NoInventory" || len(r.Cluster.Brokers) != 1 || r.Cluster.Brokers[0].Host != "127.0.0.1" {
 		t.Errorf("report %+v", r)

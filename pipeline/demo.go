@@ -34,7 +34,7 @@ func Demo(ctx context.Context, c Console, j ReportJob) error {
 	}
 	defer fleet.Close()
 	j.Hosts, j.Inventory = fleet.Hosts, DemoInventory
-	r, err := ScanReport(ctx, c, j)
+	r, err := scanReport(ctx, c, j)
 	if r != nil {
 		defer r.Close()
 	}

@@ -3,13 +3,13 @@
 // built from them, in one place.
 //
 //	Connect   inventory hosts → the SSH runner (ssh_config, become password, passphrases)
-//	Scan      inventory hosts → gather (audit.Scan) → rules.Evaluate → report
+//	Audit     inventory hosts → gather (audit.Scan) → rules.Evaluate → report
 //	Judge     report → its verdict (pass, unaudited, findings, interrupted)
 //	PlanFix   report → remediate.PlanHost per audited host → what apply will do / skip
 //	Apply     fix plan → remediate/apply (canary, batches, journal, verify, restore)
 //	Rollback  journal (local, or rebuilt from the hosts) → remediate/apply.Rollback
 //
-// The command flows (ScanFleet and ScanReport, Demo, FixFleet and Fix,
+// The command flows (Scan and scanReport, Demo, FixFleet and Fix,
 // RollbackFleet and RollbackRun, Trust, Rerender, Merge, Diff,
 // WhatIfFile, CheckWaivers) take the values the CLI's flags are bound to
 // (OutputFlags, Config, FixJob, RollbackJob, TrustJob, DiffJob,

@@ -31,34 +31,6 @@ func (f Fleet) connect(c Console, hosts []inventory.Host, n *int) (*transport.SS
 	return runner, nil
 }
 
-// ScanFleet is kaudit scan and probe: the hosts of f (of shard K/N, when
-// set: SelectShard) scanned and reported as j says (ScanReport); j's
-// hosts, inventory and shard are set here.
-func ScanFleet(ctx context.Context, c Console, f Fleet, shard string, j ReportJob) error {
-	if err := j.Output.loadWaivers(); err != nil {
-		return err
-	}
-	inv, hosts, err := f.loadOrDiscover(ctx, c, j.Config.Cluster)
-	if err != nil {
-		return err
-	}
-	j.Config.ClientsGroup, j.Inventory = ClientsGroup(j.Config.ClientsGroup, inv), inv.Path
-	if j.Hosts, j.Shard, err = SelectShard(hosts, shard); err != nil {
-		return err
-	}
-	runner, err := f.connect(c, j.Hosts, &j.Config.Concurrency)
-	if err != nil {
-		return err
-	}
-	defer runner.Close()
-	j.Config.Runner = runner
-	r, err := ScanReport(ctx, c, j)
-	if r != nil {
-		r.Close()
-	}
-	return err
-}
-
 // FixFleet is kaudit fix: the hosts of f scanned with cfg (a progress bar
 // unless quiet), then Fix. With j.Apply the journal directory
 // (JournalDir of j.JournalDir, the --journal-dir flag) is made before
@@ -80,7 +52,7 @@ func FixFleet(ctx context.Context, c Console, f Fleet, cfg Config, quiet bool, j
 	}
 	defer runner.Close()
 	cfg.Runner = runner
-	r, err := ScanOnTerminal(ctx, c, hosts, cfg, quiet)
+	r, err := auditOnTerminal(ctx, c, hosts, cfg, quiet)
 	if err != nil {
 		return err
 	}

@@ -43,13 +43,13 @@ func finding(t *testing.T, r *report.Report, host, rule string) rules.Finding {
 	return f
 }
 
-// Scan over real SSH to the demo fleet: every host in the report, findings
+// Audit over real SSH to the demo fleet: every host in the report, findings
 // evaluated, the unreachable host a value, the config recorded.
 func TestScanDemoFleet(t *testing.T) {
 	f := startFleet(t, simhost.DemoFleet(), "kafka-down-08")
 	at := time.Date(2026, 12, 1, 8, 0, 0, 123456789, time.UTC)
 	var done atomic.Int32
-	r, err := pipeline.Scan(context.Background(), f.Hosts, pipeline.Config{
+	r, err := pipeline.Audit(context.Background(), f.Hosts, pipeline.Config{
 		Concurrency: 4, Timeout: 20 * time.Second, ConnectTimeout: 5 * time.Second,
 		Profile: rules.DefaultProfile(), FailOn: rules.Medium, ToolVersion: "test-1",
 		Progress: func(audit.Result) { done.Add(1) },
@@ -95,7 +95,7 @@ func TestScanDemoFleet(t *testing.T) {
 func TestScanProfileError(t *testing.T) {
 	hosts := []inventory.Host{{Name: "h1", Address: "192.0.2.1", Source: "inv.yaml:7", Profile: map[string]any{"no_such_threshold": 1}}}
 	called := false
-	_, err := pipeline.Scan(context.Background(), hosts, pipeline.Config{Profile: rules.DefaultProfile(), Progress: func(audit.Result) { called = true }})
+	_, err := pipeline.Audit(context.Background(), hosts, pipeline.Config{Profile: rules.DefaultProfile(), Progress: func(audit.Result) { called = true }})
 	var pe *pipeline.ProfileError
 	if !errors.As(err, &pe) || pe.Host != "h1" || !strings.HasPrefix(err.Error(), "inv.yaml:7: host h1: profile: ") {
 		t.Fatalf("err %v", err)
@@ -113,7 +113,7 @@ func TestScanInterrupted(t *testing.T) {
 	f := startFleet(t, []*simhost.Host{simhost.DemoFleet()[2], hang})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	r, err := pipeline.Scan(ctx, f.Hosts, pipeline.Config{
+	r, err := pipeline.Audit(ctx, f.Hosts, pipeline.Config{
 		Concurrency: 2, Timeout: time.Minute, ConnectTimeout: 5 * time.Second, Profile: rules.DefaultProfile(),
 		Progress: func(res audit.Result) {
 			if res.Err == nil {
@@ -131,7 +131,7 @@ func TestScanInterrupted(t *testing.T) {
 
 func TestPlanFix(t *testing.T) {
 	f := startFleet(t, simhost.DemoFleet(), "kafka-down-08")
-	r, err := pipeline.Scan(context.Background(), f.Hosts, pipeline.Config{Concurrency: 8, Timeout: 20 * time.Second, ConnectTimeout: 5 * time.Second, Profile: rules.DefaultProfile()})
+	r, err := pipeline.Audit(context.Background(), f.Hosts, pipeline.Config{Concurrency: 8, Timeout: 20 * time.Second, ConnectTimeout: 5 * time.Second, Profile: rules.DefaultProfile()})
 	if err != nil {
 		t.Fatal(err)
 	}

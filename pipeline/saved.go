@@ -35,7 +35,7 @@ func Merge(c Console, files []string, f OutputFlags, failOnSet bool) error {
 	if err != nil {
 		return err
 	}
-	FleetPass(r)
+	whatif.FleetPass(r)
 	return Rerender(c, r, f, failOnSet)
 }
 

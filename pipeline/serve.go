@@ -224,7 +224,7 @@ func Serve(ctx context.Context, c Console, j ServeJob) error {
 func serveScan(ctx context.Context, c Console, j ServeJob, cur *served, srv *serve.Server) {
 	srv.ScanStarted()
 	start := time.Now()
-	r, err := Scan(ctx, cur.hosts, cur.cfg)
+	r, err := Audit(ctx, cur.hosts, cur.cfg)
 	switch {
 	case err != nil:
 		c.Warnf("scan could not run: %v", err)

@@ -33,7 +33,7 @@ func WhatIf(r *report.Report, a whatif.Assume, base rules.Profile, hosts []inven
 	return whatif.EvaluatePlan(r, a, func(name string) whatif.Assume { return planned[name] }, func(name string) rules.Profile {
 		p, err := base.With(overrides[name])
 		if err != nil {
-			return base // Scan already rejected bad overrides (ProfileError)
+			return base // Audit already rejected bad overrides (ProfileError)
 		}
 		return p
 	})
