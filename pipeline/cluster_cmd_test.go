@@ -23,7 +23,7 @@ import (
 
 // TestFixFleetBootstrap: fix --bootstrap asks the cluster like scan and
 // tells the user, who sees only a plan, the cluster's findings.
-func TestFixFleetBootstrap(t *testing.T) {
+func TestFixBootstrap(t *testing.T) {
 	k, err := kfake.NewCluster(kfake.NumBrokers(2), kfake.ClusterID("FixCluster"))
 	if err != nil {
 		t.Fatal(err)
@@ -38,8 +38,8 @@ func TestFixFleetBootstrap(t *testing.T) {
 	cfg := pipeline.Config{Concurrency: 1, Timeout: audit.DefaultTimeout, ConnectTimeout: 5 * time.Second, FailOn: rules.High,
 		Cluster: &pipeline.ClusterSource{Bootstrap: bs, Options: &discover.Options{Bootstrap: bs, Timeout: 10 * time.Second}}}
 	j := pipeline.FixJob{Config: pipeline.ApplyConfig{Batch: 1}}
-	if err := pipeline.FixFleet(context.Background(), c, pipeline.Fleet{Inventory: inv}, cfg, true, j); err != nil {
-		t.Fatalf("FixFleet: %v\n%s", err, stderr.String())
+	if err := pipeline.Fix(context.Background(), c, pipeline.Fleet{Inventory: inv}, cfg, true, j); err != nil {
+		t.Fatalf("Fix: %v\n%s", err, stderr.String())
 	}
 	// kfake's two brokers both advertise 127.0.0.1, the host's address:
 	// one is matched to it, the other is unaudited.

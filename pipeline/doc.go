@@ -9,7 +9,7 @@
 //	Apply     fix plan → remediate/apply (canary, batches, journal, verify, restore)
 //	Rollback  journal (local, or rebuilt from the hosts) → remediate/apply.Rollback
 //
-// The command flows (Scan and scanReport, Demo, FixFleet and Fix,
+// The command flows (Scan and scanReport, Demo, Fix and Fix,
 // RollbackFleet and RollbackRun, Trust, Rerender, Merge, Diff,
 // WhatIfFile, CheckWaivers) take the values the CLI's flags are bound to
 // (OutputFlags, Config, FixJob, RollbackJob, TrustJob, DiffJob,

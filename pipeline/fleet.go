@@ -31,39 +31,6 @@ func (f Fleet) connect(c Console, hosts []inventory.Host, n *int) (*transport.SS
 	return runner, nil
 }
 
-// FixFleet is kaudit fix: the hosts of f scanned with cfg (a progress bar
-// unless quiet), then Fix. With j.Apply the journal directory
-// (JournalDir of j.JournalDir, the --journal-dir flag) is made before
-// connecting anywhere: an apply without one would be refused later.
-func FixFleet(ctx context.Context, c Console, f Fleet, cfg Config, quiet bool, j FixJob) error {
-	inv, hosts, err := f.load(c)
-	if err != nil {
-		return err
-	}
-	cfg.ClientsGroup, j.Inventory = ClientsGroup(cfg.ClientsGroup, inv), f.Inventory
-	if j.Apply {
-		if j.JournalDir, err = JournalDir(j.JournalDir); err != nil {
-			return err
-		}
-	}
-	runner, err := f.connect(c, hosts, &cfg.Concurrency)
-	if err != nil {
-		return err
-	}
-	defer runner.Close()
-	cfg.Runner = runner
-	r, err := auditOnTerminal(ctx, c, hosts, cfg, quiet)
-	if err != nil {
-		return err
-	}
-	warnCluster(c, r.Cluster)
-	j.Config.Runner, j.Config.Timeout, j.Config.ConnectTimeout = cfg.Runner, cfg.Timeout, cfg.ConnectTimeout
-	if j.Apply {
-		j.Config.Batch = fitWarned(c, j.Config.Batch)
-	}
-	return Fix(ctx, c, r, hosts, j)
-}
-
 // RollbackFleet is kaudit rollback: j checked, its journal directory
 // made (JournalDir of j.JournalDir, the --journal-dir flag), then
 // RollbackRun on the hosts of f.

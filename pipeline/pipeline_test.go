@@ -181,7 +181,7 @@ func TestPlanFix(t *testing.T) {
 	}
 }
 
-func TestFailed(t *testing.T) {
+func TestFailedHosts(t *testing.T) {
 	j := &remediate.Journal{Hosts: []remediate.HostJournal{
 		{Host: "a", Status: remediate.StatusVerified},
 		{Host: "b", Status: remediate.StatusRolledBack},
@@ -190,8 +190,8 @@ func TestFailed(t *testing.T) {
 		{Host: "e", Status: remediate.StatusUnchanged, Error: "already as planned: nothing to do", NoOp: true},
 		{Host: "f", Status: remediate.StatusUnchanged, Error: "connect: connection refused"},
 	}}
-	if n := pipeline.Failed(j); n != 3 {
-		t.Errorf("Failed = %d, want 3 (b, c, f)", n)
+	if n := pipeline.FailedHosts(j); n != 3 {
+		t.Errorf("FailedHosts = %d, want 3 (b, c, f)", n)
 	}
 }
 
@@ -234,13 +234,13 @@ func TestLoadRun(t *testing.T) {
 	}
 }
 
-func TestSelector(t *testing.T) {
-	sel, err := pipeline.Selector(" somaxconn, ,syn-backlog")
+func TestParseSelector(t *testing.T) {
+	sel, err := pipeline.ParseSelector(" somaxconn, ,syn-backlog")
 	if err != nil || len(sel.Rules) != 2 || sel.Rules[0] != "somaxconn" || sel.Rules[1] != "syn-backlog" {
-		t.Errorf("Selector = %+v, %v", sel, err)
+		t.Errorf("ParseSelector = %+v, %v", sel, err)
 	}
 	var ue *pipeline.UnknownRuleError
-	if _, err := pipeline.Selector("somaxconn,nope"); !errors.As(err, &ue) || ue.ID != "nope" || err.Error() != `no rule "nope"` {
+	if _, err := pipeline.ParseSelector("somaxconn,nope"); !errors.As(err, &ue) || ue.ID != "nope" || err.Error() != `no rule "nope"` {
 		t.Errorf("unknown rule: %v", err)
 	}
 }

@@ -20,7 +20,7 @@ import (
 // WritePlan renders the fix plan of every audited host of r, after a line
 // for each host that was not audited (it has no plan), at width.
 func WritePlan(w io.Writer, r *report.Report, sel remediate.Selector, width int) {
-	ps, unaudited := Plans(r, sel)
+	ps, unaudited := plans(r, sel)
 	writeUnaudited(w, unaudited, width)
 	remediate.RenderPlan(w, ps, remediate.PlanOptions{Width: width, Unaudited: len(unaudited)})
 }
@@ -30,7 +30,7 @@ func WritePlan(w io.Writer, r *report.Report, sel remediate.Selector, width int)
 // note), then hint (where the whole plan is) indented under it; both
 // wrapped at width.
 func WritePlanSummary(w io.Writer, r *report.Report, sel remediate.Selector, note, hint string, width int) {
-	ps, _ := Plans(r, sel)
+	ps, _ := plans(r, sel)
 	s := remediate.Summarize(ps)
 	verb := "need"
 	if s.Restarts == 1 {
