@@ -1,8 +1,6 @@
 package pipeline
 
 import (
-	"context"
-
 	"github.com/kaudit/kaudit/audit/inventory"
 	"github.com/kaudit/kaudit/audit/transport"
 )
@@ -29,31 +27,4 @@ func (f Fleet) connect(c Console, hosts []inventory.Host, n *int) (*transport.SS
 	}
 	*n = fitWarned(c, *n)
 	return runner, nil
-}
-
-// RollbackFleet is kaudit rollback: j checked, its journal directory
-// made (JournalDir of j.JournalDir, the --journal-dir flag), then
-// RollbackRun on the hosts of f.
-func RollbackFleet(ctx context.Context, c Console, f Fleet, j RollbackJob) error {
-	if err := j.Check(); err != nil {
-		return err
-	}
-	var err error
-	if j.JournalDir, err = JournalDir(j.JournalDir); err != nil {
-		return err
-	}
-	_, hosts, err := f.load(c)
-	if err != nil {
-		return err
-	}
-	runner, err := f.connect(c, hosts, &j.Config.Concurrency)
-	if err != nil {
-		return err
-	}
-	defer runner.Close()
-	j.Config.Runner = runner
-	if j.List {
-		return ListRuns(ctx, c, hosts, j)
-	}
-	return RollbackRun(ctx, c, hosts, j)
 }
