@@ -49,20 +49,6 @@ func (o *Output) loadWaivers() error {
 	return nil
 }
 
-// LoadWaivers is the waiver file of --waivers (waiver.Load), nil for "".
-// Its errors name the file (and the line of each problem) and say what to
-// do; a flow loads it before it reads a report or contacts a host.
-func LoadWaivers(file string) (waiver.Waivers, error) {
-	if file == "" {
-		return nil, nil
-	}
-	w, err := waiver.Load(file)
-	if err != nil {
-		return nil, fmt.Errorf("--waivers: %w", err)
-	}
-	return w, nil
-}
-
 // Check validates the format and the threshold failOn (given: a command
 // may take it from elsewhere than FailOn) and decides the layout for
 // stdout (Layout.DecideFor); colour is only ever written for the table.
@@ -110,16 +96,4 @@ func Emit(w io.Writer, r *report.Report, o Output) error {
 		f.Err = errors.New(msg)
 	}
 	return f
-}
-
-// Waive applies loaded waivers (LoadWaivers; none: nothing) to r, a
-// warning per expired waiver on c's stderr. Call it between building the
-// report and Emit.
-func Waive(c Console, r *report.Report, w waiver.Waivers) {
-	if len(w) == 0 {
-		return
-	}
-	for _, msg := range waiver.ApplyWaivers(r, w, c.Now()) {
-		c.Warn(msg)
-	}
 }

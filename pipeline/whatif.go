@@ -57,3 +57,40 @@ func WriteWhatIf(w io.Writer, r *report.Report, a whatif.Assume, base rules.Prof
 	fmt.Fprintln(w)
 	return whatif.Write(w, "table", res)
 }
+
+// WhatIfJob is kaudit whatif: the what-if of a saved scan.
+type WhatIfJob struct {
+	Scan           string
+	Assume         whatif.Assume
+	Profile        string // a thresholds file ("" the default profile)
+	Format, Output string // a whatif.Formats name; a file instead of stdout
+	FailUnsafe     bool
+}
+
+// WhatIfFile evaluates and writes j's what-if. Its verdict with
+// FailUnsafe is Findings when a cluster is not safe to rolling-restart
+// after the upgrade.
+func WhatIfFile(c Console, j WhatIfJob) error {
+	if err := OneOf("format", j.Format, whatif.Formats()); err != nil {
+		return err
+	}
+	r, err := report.Load(j.Scan)
+	if err != nil {
+		return err
+	}
+	prof, err := LoadProfile(j.Profile)
+	if err != nil {
+		return err
+	}
+	w, err := whatif.Evaluate(r, j.Assume, func(string) rules.Profile { return prof })
+	if err != nil {
+		return err
+	}
+	if err := WriteOutput(c.Stdout, j.Output, func(out io.Writer) error { return whatif.Write(out, j.Format, w) }); err != nil {
+		return err
+	}
+	if cluster, unsafe := w.UnsafeAfter(); j.FailUnsafe && unsafe {
+		return Fail(Findings, "cluster %s is not safe to rolling-restart after the upgrade", cluster)
+	}
+	return nil
+}
