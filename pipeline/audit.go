@@ -20,7 +20,7 @@ import (
 // every host is done, the report covers what was gathered and is marked
 // Interrupted.
 func Audit(ctx context.Context, hosts []inventory.Host, cfg Config) (*report.Report, error) {
-	profiles, err := Profiles(hosts, cfg.Profile)
+	profiles, err := profiles(hosts, cfg.Profile)
 	if err != nil {
 		return nil, err
 	}

@@ -18,10 +18,10 @@ type DiffJob struct {
 // Diff loads, waives and compares j's scans and writes the diff. Its
 // verdict with FailOnNew is Findings when a host × rule newly fails.
 func Diff(c Console, j DiffJob) error {
-	if err := OneOf("format", j.Format, diff.Formats()); err != nil {
+	if err := oneOf("format", j.Format, diff.Formats()); err != nil {
 		return err
 	}
-	w, err := LoadWaivers(j.Waivers)
+	w, err := loadWaivers(j.Waivers)
 	if err != nil {
 		return err
 	}
@@ -31,16 +31,16 @@ func Diff(c Console, j DiffJob) error {
 		if err != nil {
 			return err
 		}
-		Waive(c, r, w)
+		waive(c, r, w)
 		report.Summarize(r)
 		reps[i] = r
 	}
 	d := diff.Compare(reps[0], reps[1])
-	if err := WriteOutput(c.Stdout, j.Output, func(w io.Writer) error { return diff.Write(w, j.Format, d) }); err != nil {
+	if err := writeOutput(c.Stdout, j.Output, func(w io.Writer) error { return diff.Write(w, j.Format, d) }); err != nil {
 		return err
 	}
 	if j.FailOnNew && d.NewlyFailingCount() > 0 {
-		return Fail(Findings, "%d host × rule newly failing", d.NewlyFailingCount())
+		return fail(Findings, "%d host × rule newly failing", d.NewlyFailingCount())
 	}
 	return nil
 }

@@ -27,7 +27,7 @@ type Output struct {
 	Format, Path  string // Path "": stdout
 	FailOn        rules.Severity
 	FailOnUnknown bool
-	Waivers       string // the waiver file, loaded by Check (LoadWaivers)
+	Waivers       string // the waiver file, loaded by Check (loadWaivers)
 	Render        report.Options
 	Quiet         bool // no progress bar
 
@@ -41,7 +41,7 @@ func (o *Output) loadWaivers() error {
 	if o.waiversOK || o.Waivers == "" {
 		return nil
 	}
-	w, err := LoadWaivers(o.Waivers)
+	w, err := loadWaivers(o.Waivers)
 	if err != nil {
 		return err
 	}
@@ -54,7 +54,7 @@ func (o *Output) loadWaivers() error {
 // stdout (Layout.DecideFor); colour is only ever written for the table.
 func (f OutputFlags) Check(failOn string, stdout io.Writer) (Output, error) {
 	o := Output{Format: f.Format, Path: f.Path, FailOnUnknown: f.FailOnUnknown, Waivers: f.Waivers, Quiet: f.Quiet}
-	if err := OneOf("format", f.Format, report.Formats()); err != nil {
+	if err := oneOf("format", f.Format, report.Formats()); err != nil {
 		return o, err
 	}
 	if err := o.loadWaivers(); err != nil {
@@ -70,8 +70,8 @@ func (f OutputFlags) Check(failOn string, stdout io.Writer) (Output, error) {
 	return o, err
 }
 
-// OneOf checks that --flag is one of the known values.
-func OneOf(flag, value string, known []string) error {
+// oneOf checks that --flag is one of the known values.
+func oneOf(flag, value string, known []string) error {
 	for _, k := range known {
 		if k == value {
 			return nil
@@ -80,10 +80,10 @@ func OneOf(flag, value string, known []string) error {
 	return fmt.Errorf("unknown --%s %q (known: %s)", flag, value, strings.Join(known, ", "))
 }
 
-// Emit renders r as o says (to w, or o.Path) and returns its verdict:
+// emit renders r as o says (to w, or o.Path) and returns its verdict:
 // nil for Pass, else a *Failure.
-func Emit(w io.Writer, r *report.Report, o Output) error {
-	err := WriteOutput(w, o.Path, func(w io.Writer) error { return report.Render(w, o.Format, r, o.Render) })
+func emit(w io.Writer, r *report.Report, o Output) error {
+	err := writeOutput(w, o.Path, func(w io.Writer) error { return report.Render(w, o.Format, r, o.Render) })
 	if err != nil {
 		return err
 	}

@@ -34,16 +34,16 @@ func (j FixJob) Check() error {
 
 // Fix is kaudit fix: the hosts of f scanned with cfg (a progress bar
 // unless quiet), then fixReport. With j.Apply the journal directory
-// (JournalDir of j.JournalDir, the --journal-dir flag) is made before
+// (journalDir of j.JournalDir, the --journal-dir flag) is made before
 // connecting anywhere: an apply without one would be refused later.
 func Fix(ctx context.Context, c Console, f Fleet, cfg Config, quiet bool, j FixJob) error {
 	inv, hosts, err := f.load(c)
 	if err != nil {
 		return err
 	}
-	cfg.ClientsGroup, j.Inventory = ClientsGroup(cfg.ClientsGroup, inv), f.Inventory
+	cfg.ClientsGroup, j.Inventory = clientsGroup(cfg.ClientsGroup, inv), f.Inventory
 	if j.Apply {
-		if j.JournalDir, err = JournalDir(j.JournalDir); err != nil {
+		if j.JournalDir, err = journalDir(j.JournalDir); err != nil {
 			return err
 		}
 	}
@@ -72,7 +72,7 @@ func Fix(ctx context.Context, c Console, f Fleet, cfg Config, quiet bool, j FixJ
 func fixReport(ctx context.Context, c Console, r *report.Report, hosts []inventory.Host, j FixJob) error {
 	if r.Interrupted {
 		WritePlan(c.Stdout, r, j.Selector, j.Width)
-		return Fail(Interrupted, "interrupted while scanning: nothing changed")
+		return fail(Interrupted, "interrupted while scanning: nothing changed")
 	}
 	if !j.Apply {
 		WritePlan(c.Stdout, r, j.Selector, j.Width)
@@ -94,18 +94,18 @@ func applyFix(ctx context.Context, c Console, r *report.Report, fp *FixPlan, j F
 	cfg := j.Config
 	cfg.Now = c.Now
 	cfg.RunID = remediate.NewRunID(c.Now())
-	cfg.JournalPath = JournalPath(j.JournalDir, cfg.RunID)
+	cfg.JournalPath = journalPath(j.JournalDir, cfg.RunID)
 	cfg.Log = func(line string) { fmt.Fprintf(c.Stderr, "kaudit: %s\n", line) }
-	sctx, stop := Interruptible(ctx)
+	sctx, stop := interruptible(ctx)
 	defer stop()
-	WriteApplying(c.Stdout, fp, cfg)
+	writeApplying(c.Stdout, fp, cfg)
 	jr, err := Apply(sctx, fp, cfg)
 	if jr == nil {
 		return err
 	}
-	WriteRun(c.Stdout, jr)
+	writeRun(c.Stdout, jr)
 	if jr.ChangedAnything() {
-		WriteUndo(c.Stdout, cfg, j.Inventory)
+		writeUndo(c.Stdout, cfg, j.Inventory)
 	} else {
 		fmt.Fprintf(c.Stdout, "journal: %s\nrun %s changed no host: nothing to undo\n", cfg.JournalPath, cfg.RunID)
 	}
@@ -114,9 +114,9 @@ func applyFix(ctx context.Context, c Console, r *report.Report, fp *FixPlan, j F
 	}
 	switch failed := FailedHosts(jr); {
 	case sctx.Err() != nil && ctx.Err() == nil:
-		return Fail(Interrupted, "interrupted: hosts not started were left unchanged")
+		return fail(Interrupted, "interrupted: hosts not started were left unchanged")
 	case failed > 0:
-		return Fail(NotApplied, "%d host(s) not changed as planned: see above and the journal", failed)
+		return fail(NotApplied, "%d host(s) not changed as planned: see above and the journal", failed)
 	}
 	return unaudited(r)
 }
@@ -125,7 +125,7 @@ func applyFix(ctx context.Context, c Console, r *report.Report, fp *FixPlan, j F
 // audited: they have none.
 func unaudited(r *report.Report) error {
 	if r.Summary.Unreachable > 0 {
-		return Fail(Unaudited, "%d of %d hosts could not be audited, so they have no plan", r.Summary.Unreachable, r.Summary.Hosts)
+		return fail(Unaudited, "%d of %d hosts could not be audited, so they have no plan", r.Summary.Unreachable, r.Summary.Hosts)
 	}
 	return nil
 }

@@ -14,14 +14,14 @@ type Fleet struct {
 }
 
 // connect is Connect for hosts of f, their known_hosts files checked
-// (CheckKnownHosts), its fan-out of *n connections fitted to the
+// (checkKnownHosts), its fan-out of *n connections fitted to the
 // open-file limit (fitWarned). Close it when done.
 func (f Fleet) connect(c Console, hosts []inventory.Host, n *int) (*transport.SSH, error) {
 	runner, err := Connect(hosts, f.Connect)
 	if err != nil {
 		return nil, err
 	}
-	if err := CheckKnownHosts(runner, hosts); err != nil {
+	if err := checkKnownHosts(runner, hosts); err != nil {
 		runner.Close()
 		return nil, err
 	}

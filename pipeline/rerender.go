@@ -13,7 +13,7 @@ func Rerender(c Console, r *report.Report, f OutputFlags, failOnSet bool) error 
 		return err
 	}
 	r.FailOn = string(o.FailOn)
-	Waive(c, r, o.waivers)
+	waive(c, r, o.waivers)
 	report.Summarize(r)
-	return Emit(c.Stdout, r, o)
+	return emit(c.Stdout, r, o)
 }

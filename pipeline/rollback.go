@@ -43,14 +43,14 @@ func (j RollbackJob) Check() error {
 }
 
 // Rollback is kaudit rollback: j checked, its journal directory
-// made (JournalDir of j.JournalDir, the --journal-dir flag), then
+// made (journalDir of j.JournalDir, the --journal-dir flag), then
 // rollbackRun on the hosts of f.
 func Rollback(ctx context.Context, c Console, f Fleet, j RollbackJob) error {
 	if err := j.Check(); err != nil {
 		return err
 	}
 	var err error
-	if j.JournalDir, err = JournalDir(j.JournalDir); err != nil {
+	if j.JournalDir, err = journalDir(j.JournalDir); err != nil {
 		return err
 	}
 	_, hosts, err := f.load(c)
@@ -76,14 +76,14 @@ func Rollback(ctx context.Context, c Console, f Fleet, j RollbackJob) error {
 // trusted, or a host could not be restored: "nothing to roll back" only
 // when every selected host was read and the run changed none of them.
 func rollbackRun(ctx context.Context, c Console, hosts []inventory.Host, j RollbackJob) error {
-	j.Config.JournalPath = JournalPath(j.JournalDir, j.RunID)
+	j.Config.JournalPath = journalPath(j.JournalDir, j.RunID)
 	jr, unread, err := loadRun(ctx, c, hosts, j)
 	if err != nil {
 		return err
 	}
 	n := RollbackTargets(jr, hosts)
 	if n == 0 && unread > 0 {
-		return Fail(NotApplied, "nothing rolled back: the run's manifest could not be read or cannot be trusted on %d host(s) (above)", unread)
+		return fail(NotApplied, "nothing rolled back: the run's manifest could not be read or cannot be trusted on %d host(s) (above)", unread)
 	}
 	if n == 0 {
 		for _, hj := range jr.Hosts {
@@ -98,16 +98,16 @@ func rollbackRun(ctx context.Context, c Console, hosts []inventory.Host, j Rollb
 	if err != nil || !ok {
 		return err
 	}
-	ctx, stop := Interruptible(ctx)
+	ctx, stop := interruptible(ctx)
 	defer stop()
 	res, err := Restore(ctx, hosts, jr, j.Config)
-	failed := WriteRollback(c.Stdout, res)
+	failed := writeRollback(c.Stdout, res)
 	if err != nil {
 		c.Warnf("%v", err)
 	}
-	WriteRollbackTally(c.Stdout, j.RunID, j.Config.JournalPath, len(res)+unread, failed+unread)
+	writeRollbackTally(c.Stdout, j.RunID, j.Config.JournalPath, len(res)+unread, failed+unread)
 	if failed+unread > 0 {
-		return Fail(NotApplied, "%d host(s) could not be rolled back: re-run when they are reachable (a manifest that cannot be trusted: restore by hand)", failed+unread)
+		return fail(NotApplied, "%d host(s) could not be rolled back: re-run when they are reachable (a manifest that cannot be trusted: restore by hand)", failed+unread)
 	}
 	return nil
 }
@@ -133,7 +133,7 @@ func loadRun(ctx context.Context, c Console, hosts []inventory.Host, j RollbackJ
 	case errors.Is(err, ErrNoJournal):
 		return nil, 0, fmt.Errorf("no journal for run %s in %s (set --journal-dir, or --from-hosts to rebuild it from the hosts)", j.RunID, j.JournalDir)
 	case errors.Is(err, ErrNoHostRead):
-		return nil, 0, Fail(NotApplied, "no host's manifest could be read and trusted: nothing rolled back")
+		return nil, 0, fail(NotApplied, "no host's manifest could be read and trusted: nothing rolled back")
 	case errors.Is(err, ErrNoHostHasRun):
 		// Every selected host was read and none has the run: a mistyped
 		// run ID, another inventory, or a run that changed no host.
@@ -233,7 +233,7 @@ func listRuns(ctx context.Context, c Console, hosts []inventory.Host, j Rollback
 		c.Warnf("%s: cannot list its runs: %v", e.Host, e.Err)
 	}
 	if len(errs) > 0 {
-		return Fail(NotApplied, "%d host(s) could not be read: their runs are not listed", len(errs))
+		return fail(NotApplied, "%d host(s) could not be read: their runs are not listed", len(errs))
 	}
 	return nil
 }

@@ -121,7 +121,7 @@ func TestListRuns(t *testing.T) {
 		{Host: "broker-a", Status: remediate.StatusVerified, Runtime: []remediate.RuntimeValue{{Key: "net.core.somaxconn", Before: "128", After: "4096", Changed: remediate.ChangedYes}}},
 		{Host: "broker-b", Status: remediate.StatusUnchanged, Runtime: []remediate.RuntimeValue{{Key: "net.core.somaxconn", Before: "128", After: "4096", Changed: remediate.ChangedNo}}},
 	}}
-	if err := j.Save(JournalPath(dir, run1)); err != nil {
+	if err := j.Save(journalPath(dir, run1)); err != nil {
 		t.Fatal(err)
 	}
 	started := time.Date(2026, 12, 1, 13, 0, 1, 0, time.UTC).Unix()

@@ -67,9 +67,9 @@ func (e *ProfileError) Error() string {
 
 func (e *ProfileError) Unwrap() error { return e.Err }
 
-// Profiles resolves every host's profile (base with the host's inventory
+// profiles resolves every host's profile (base with the host's inventory
 // overrides), keyed by host name.
-func Profiles(hosts []inventory.Host, base rules.Profile) (map[string]rules.Profile, error) {
+func profiles(hosts []inventory.Host, base rules.Profile) (map[string]rules.Profile, error) {
 	out := make(map[string]rules.Profile, len(hosts))
 	for _, h := range hosts {
 		p, err := base.With(h.Profile)
@@ -109,7 +109,7 @@ const profileHint = "give a YAML file of thresholds, keys as in rules/profile.de
 var profileYAMLError = regexp.MustCompile(`^(.*): yaml: line (\d+): (.*)$`)
 
 // Scan is kaudit scan and probe: the hosts of f (of shard K/N, when
-// set: SelectShard) scanned and reported as j says (scanReport); j's
+// set: selectShard) scanned and reported as j says (scanReport); j's
 // hosts, inventory and shard are set here.
 func Scan(ctx context.Context, c Console, f Fleet, shard string, j ReportJob) error {
 	if err := j.Output.loadWaivers(); err != nil {
@@ -119,8 +119,8 @@ func Scan(ctx context.Context, c Console, f Fleet, shard string, j ReportJob) er
 	if err != nil {
 		return err
 	}
-	j.Config.ClientsGroup, j.Inventory = ClientsGroup(j.Config.ClientsGroup, inv), inv.Path
-	if j.Hosts, j.Shard, err = SelectShard(hosts, shard); err != nil {
+	j.Config.ClientsGroup, j.Inventory = clientsGroup(j.Config.ClientsGroup, inv), inv.Path
+	if j.Hosts, j.Shard, err = selectShard(hosts, shard); err != nil {
 		return err
 	}
 	runner, err := f.connect(c, j.Hosts, &j.Config.Concurrency)
@@ -148,7 +148,7 @@ type ReportJob struct {
 // scanReport runs j: the scan (auditOnTerminal), then the what-if on the
 // raw findings on c's stderr (when j.WhatIf is set, or the inventory
 // plans an upgrade for a scanned host), then the waivers, then the report
-// and its verdict (Emit). The report is nil when it was not emitted. A
+// and its verdict (emit). The report is nil when it was not emitted. A
 // JSON report without a what-if spools the facts (SpoolFor): Close it.
 func scanReport(ctx context.Context, c Console, j ReportJob) (*report.Report, error) {
 	if err := j.Output.loadWaivers(); err != nil {
@@ -165,8 +165,8 @@ func scanReport(ctx context.Context, c Console, j ReportJob) (*report.Report, er
 	if err := WriteWhatIf(c.Stderr, r, j.WhatIf, j.Config.Profile, j.Hosts); err != nil {
 		return nil, err
 	}
-	Waive(c, r, j.Output.waivers)
-	return r, Emit(c.Stdout, r, j.Output)
+	waive(c, r, j.Output.waivers)
+	return r, emit(c.Stdout, r, j.Output)
 }
 
 // auditOnTerminal is Audit as a person runs it: every host's profile
@@ -176,7 +176,7 @@ func scanReport(ctx context.Context, c Console, j ReportJob) (*report.Report, er
 // report marked interrupted. A nil cfg.Runner is an SSH runner whose
 // warnings go to c.
 func auditOnTerminal(ctx context.Context, c Console, hosts []inventory.Host, cfg Config, quiet bool) (*report.Report, error) {
-	if _, err := Profiles(hosts, cfg.Profile); err != nil {
+	if _, err := profiles(hosts, cfg.Profile); err != nil {
 		return nil, err
 	}
 	if cfg.Runner == nil {
@@ -184,7 +184,7 @@ func auditOnTerminal(ctx context.Context, c Console, hosts []inventory.Host, cfg
 		ssh.Warn = c.Warn
 		cfg.Runner = ssh
 	}
-	ctx, stop := Interruptible(ctx)
+	ctx, stop := interruptible(ctx)
 	defer stop()
 	bar := termui.StartBar(c.Stderr, len(hosts), quiet)
 	cfg.Progress = func(res audit.Result) { bar.Done(res.Err != nil) }

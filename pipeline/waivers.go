@@ -7,10 +7,10 @@ import (
 	"github.com/kaudit/kaudit/waiver"
 )
 
-// LoadWaivers is the waiver file of --waivers (waiver.Load), nil for "".
+// loadWaivers is the waiver file of --waivers (waiver.Load), nil for "".
 // Its errors name the file (and the line of each problem) and say what to
 // do; a flow loads it before it reads a report or contacts a host.
-func LoadWaivers(file string) (waiver.Waivers, error) {
+func loadWaivers(file string) (waiver.Waivers, error) {
 	if file == "" {
 		return nil, nil
 	}
@@ -21,10 +21,10 @@ func LoadWaivers(file string) (waiver.Waivers, error) {
 	return w, nil
 }
 
-// Waive applies loaded waivers (LoadWaivers; none: nothing) to r, a
+// waive applies loaded waivers (loadWaivers; none: nothing) to r, a
 // warning per expired waiver on c's stderr. Call it between building the
-// report and Emit.
-func Waive(c Console, r *report.Report, w waiver.Waivers) {
+// report and emit.
+func waive(c Console, r *report.Report, w waiver.Waivers) {
 	if len(w) == 0 {
 		return
 	}
@@ -42,7 +42,7 @@ func CheckWaivers(c Console, file string, soon int) error {
 		return err
 	}
 	if expired := waiver.WriteCheck(c.Stdout, w, c.Now(), soon); expired > 0 {
-		return Fail(Findings, "%d waiver(s) expired: renew them with a new date or fix the findings", expired)
+		return fail(Findings, "%d waiver(s) expired: renew them with a new date or fix the findings", expired)
 	}
 	return nil
 }

@@ -71,7 +71,7 @@ type WhatIfJob struct {
 // FailUnsafe is Findings when a cluster is not safe to rolling-restart
 // after the upgrade.
 func WhatIfFile(c Console, j WhatIfJob) error {
-	if err := OneOf("format", j.Format, whatif.Formats()); err != nil {
+	if err := oneOf("format", j.Format, whatif.Formats()); err != nil {
 		return err
 	}
 	r, err := report.Load(j.Scan)
@@ -86,11 +86,11 @@ func WhatIfFile(c Console, j WhatIfJob) error {
 	if err != nil {
 		return err
 	}
-	if err := WriteOutput(c.Stdout, j.Output, func(out io.Writer) error { return whatif.Write(out, j.Format, w) }); err != nil {
+	if err := writeOutput(c.Stdout, j.Output, func(out io.Writer) error { return whatif.Write(out, j.Format, w) }); err != nil {
 		return err
 	}
 	if cluster, unsafe := w.UnsafeAfter(); j.FailUnsafe && unsafe {
-		return Fail(Findings, "cluster %s is not safe to rolling-restart after the upgrade", cluster)
+		return fail(Findings, "cluster %s is not safe to rolling-restart after the upgrade", cluster)
 	}
 	return nil
 }
