@@ -21,7 +21,7 @@ import (
 	"github.com/kaudit/kaudit/rules"
 )
 
-// TestFixFleetBootstrap: fix --bootstrap asks the cluster like scan and
+// TestFixBootstrap: fix --bootstrap asks the cluster like scan and
 // tells the user, who sees only a plan, the cluster's findings.
 func TestFixBootstrap(t *testing.T) {
 	k, err := kfake.NewCluster(kfake.NumBrokers(2), kfake.ClusterID("FixCluster"))
@@ -91,10 +91,10 @@ func TestServeBootstrapFailure(t *testing.T) {
 	stopServe(t, cancel, done)
 }
 
-// TestScanFleetDiscovered: scan --bootstrap without an inventory audits
+// TestScanDiscovered: scan --bootstrap without an inventory audits
 // the cluster's brokers, each host its advertised name, connected to
 // through ssh_config.
-func TestScanFleetDiscovered(t *testing.T) {
+func TestScanDiscovered(t *testing.T) {
 	k, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.ClusterID("NoInventory"))
 	if err != nil {
 		t.Fatal(err)
