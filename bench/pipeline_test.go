@@ -30,7 +30,7 @@ import (
 //	KAUDIT_BENCH_INVENTORY=/tmp/f/inventory.yaml go test -run '^$' \
 //	    -bench Fleet -benchtime 1x -cpuprofile cpu.out -memprofile mem.out ./bench/
 //
-// It runs pipeline.Scan (facts spooled, pipeline.SpoolFor) and
+// It runs pipeline.Audit (facts spooled, pipeline.SpoolFor) and
 // report.Render, as cmd/kaudit's scan does.
 func BenchmarkFleet(b *testing.B) {
 	path := os.Getenv("KAUDIT_BENCH_INVENTORY")
@@ -64,7 +64,7 @@ func BenchmarkFleet(b *testing.B) {
 
 func scanFleet(b *testing.B, hosts []inventory.Host, out string) {
 	cfg := pipeline.Config{Profile: rules.DefaultProfile(), Runner: transport.NewSSH(), SpoolFacts: pipeline.SpoolFor("json", whatif.Assume{}, hosts)}
-	r, err := pipeline.Scan(context.Background(), hosts, cfg)
+	r, err := pipeline.Audit(context.Background(), hosts, cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func retainedPerHost(b *testing.B, hosts []inventory.Host, cfg pipeline.Config) 
 	var m0, m1 runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&m0)
-	r, err := pipeline.Scan(context.Background(), hosts, cfg)
+	r, err := pipeline.Audit(context.Background(), hosts, cfg)
 	if err != nil {
 		b.Fatal(err)
 	}

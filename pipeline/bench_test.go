@@ -13,7 +13,7 @@ import (
 	"github.com/kaudit/kaudit/rules"
 )
 
-// benchScan runs pipeline.Scan, as kaudit scan does, over n in-process
+// benchScan runs pipeline.Audit, as kaudit scan does, over n in-process
 // SSH hosts (real SSH handshakes, host keys checked, one session each):
 // gather, parse, every rule, the report. It reports per-host wall time, CPU time and
 // allocations. The servers run in the same process, so CPU includes the
@@ -37,7 +37,7 @@ func benchScan(b *testing.B, n int) {
 	start := time.Now()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		r, err := pipeline.Scan(context.Background(), f.Hosts, cfg)
+		r, err := pipeline.Audit(context.Background(), f.Hosts, cfg)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -97,7 +97,7 @@ func BenchmarkScanHeadOfLine(b *testing.B) {
 			sel = append(sel, f.Hosts[i])
 		}
 		start := time.Now()
-		r, err := pipeline.Scan(context.Background(), sel, cfg)
+		r, err := pipeline.Audit(context.Background(), sel, cfg)
 		if err != nil {
 			b.Fatal(err)
 		}

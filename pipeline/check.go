@@ -9,7 +9,7 @@ import (
 )
 
 // Check validates a scan's fan-out as a person asked for it (flags): at
-// least one host at once, positive deadlines. (Scan itself takes zero
+// least one host at once, positive deadlines. (Audit itself takes zero
 // values as the defaults.)
 func (c Config) Check() error {
 	if c.Concurrency < 1 {

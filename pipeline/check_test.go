@@ -43,8 +43,8 @@ func TestFlagChecks(t *testing.T) {
 		{"fix ok", FixJob{Config: ApplyConfig{Batch: 1}}.Check(), ""},
 		{"fix batch 0", FixJob{}.Check(), "--batch must be at least 1"},
 		{"fix max failures", FixJob{Config: ApplyConfig{Batch: 1, MaxFailures: -1}}.Check(), "--max-failures must be 0 or more"},
-		{"one of", OneOf("format", "xml", []string{"json", "table"}), `unknown --format "xml" (known: json, table)`},
-		{"one of ok", OneOf("format", "json", []string{"json", "table"}), ""},
+		{"one of", oneOf("format", "xml", []string{"json", "table"}), `unknown --format "xml" (known: json, table)`},
+		{"one of ok", oneOf("format", "json", []string{"json", "table"}), ""},
 		{"trust concurrency", Trust(context.Background(), Console{}, Fleet{}, TrustJob{Options: trust.Options{ConnectTimeout: time.Second}}), "--concurrency must be at least 1 and --connect-timeout positive"},
 	}
 	for _, c := range cases {
@@ -85,7 +85,7 @@ func TestOutputFlagsCheck(t *testing.T) {
 	}
 }
 
-// Emit carries the report's verdict out as a *Failure (nil for Pass),
+// emit carries the report's verdict out as a *Failure (nil for Pass),
 // with Judge's message when it has one.
 func TestEmitVerdict(t *testing.T) {
 	high := rules.Finding{Rule: "somaxconn", Status: rules.Fail, Severity: rules.High}
@@ -106,7 +106,7 @@ func TestEmitVerdict(t *testing.T) {
 		{"interrupted", r(true, 1), Interrupted, "interrupted: 1 of 2 hosts audited"},
 	} {
 		var out bytes.Buffer
-		err := Emit(&out, c.r, Output{Format: "json", FailOn: rules.High})
+		err := emit(&out, c.r, Output{Format: "json", FailOn: rules.High})
 		var f *Failure
 		switch {
 		case out.Len() == 0:

@@ -21,9 +21,9 @@ import (
 	"github.com/kaudit/kaudit/rules"
 )
 
-// TestFixFleetBootstrap: fix --bootstrap asks the cluster like scan and
+// TestFixBootstrap: fix --bootstrap asks the cluster like scan and
 // tells the user, who sees only a plan, the cluster's findings.
-func TestFixFleetBootstrap(t *testing.T) {
+func TestFixBootstrap(t *testing.T) {
 	k, err := kfake.NewCluster(kfake.NumBrokers(2), kfake.ClusterID("FixCluster"))
 	if err != nil {
 		t.Fatal(err)
@@ -38,8 +38,8 @@ func TestFixFleetBootstrap(t *testing.T) {
 	cfg := pipeline.Config{Concurrency: 1, Timeout: audit.DefaultTimeout, ConnectTimeout: 5 * time.Second, FailOn: rules.High,
 		Cluster: &pipeline.ClusterSource{Bootstrap: bs, Options: &discover.Options{Bootstrap: bs, Timeout: 10 * time.Second}}}
 	j := pipeline.FixJob{Config: pipeline.ApplyConfig{Batch: 1}}
-	if err := pipeline.FixFleet(context.Background(), c, pipeline.Fleet{Inventory: inv}, cfg, true, j); err != nil {
-		t.Fatalf("FixFleet: %v\n%s", err, stderr.String())
+	if err := pipeline.Fix(context.Background(), c, pipeline.Fleet{Inventory: inv}, cfg, true, j); err != nil {
+		t.Fatalf("Fix: %v\n%s", err, stderr.String())
 	}
 	// kfake's two brokers both advertise 127.0.0.1, the host's address:
 	// one is matched to it, the other is unaudited.
@@ -91,10 +91,10 @@ func TestServeBootstrapFailure(t *testing.T) {
 	stopServe(t, cancel, done)
 }
 
-// TestScanFleetDiscovered: scan --bootstrap without an inventory audits
+// TestScanDiscovered: scan --bootstrap without an inventory audits
 // the cluster's brokers, each host its advertised name, connected to
 // through ssh_config.
-func TestScanFleetDiscovered(t *testing.T) {
+func TestScanDiscovered(t *testing.T) {
 	k, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.ClusterID("NoInventory"))
 	if err != nil {
 		t.Fatal(err)
@@ -118,10 +118,10 @@ func TestScanFleetDiscovered(t *testing.T) {
 	bs := k.ListenAddrs()
 	j := pipeline.ReportJob{Output: o, Config: pipeline.Config{Concurrency: 1, Timeout: audit.DefaultTimeout, ConnectTimeout: 5 * time.Second, FailOn: rules.Critical,
 		Cluster: &pipeline.ClusterSource{Bootstrap: bs, Options: &discover.Options{Bootstrap: bs, Timeout: 10 * time.Second}}}}
-	err = pipeline.ScanFleet(context.Background(), c, pipeline.Fleet{Connect: pipeline.ConnectConfig{SSHConfig: sshConfig}}, "", j)
+	err = pipeline.Scan(context.Background(), c, pipeline.Fleet{Connect: pipeline.ConnectConfig{SSHConfig: sshConfig}}, "", j)
 	data, rerr := os.ReadFile(out)
 	if rerr != nil {
-		t.Fatalf("ScanFleet: %v; no report: %v\n%s", err, rerr, stderr.String())
+		t.Fatalf("Scan: %v; no report: %v\n%s", err, rerr, stderr.String())
 	}
 	var r struct {
 		Inventory string `json:"inventory"`
@@ -141,7 +141,7 @@ func TestScanFleetDiscovered(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(r.Hosts) != 1 || r.Hosts[0].Name != "127.0.0.1" || r.Hosts[0].Error != nil {
-		t.Fatalf("hosts %+v (ScanFleet: %v)\n%s", r.Hosts, err, stderr.String())
+		t.Fatalf("hosts %+v (Scan: %v)\n%s", r.Hosts, err, stderr.String())
 	}
 	if r.Inventory != "brokers of "+bs[0] || r.Cluster.ID != "NoInventory" || len(r.Cluster.Brokers) != 1 || r.Cluster.Brokers[0].Host != "127.0.0.1" {
 		t.Errorf("report %+v", r)

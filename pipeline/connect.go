@@ -22,7 +22,7 @@ type ConnectConfig struct {
 	// to sudo -S); nil: passwordless sudo -n.
 	Become *transport.BecomePassword
 	// AskBecome (--ask-become-pass) has Connect read Become on the
-	// terminal first (AskBecomePassword, the prompt written to Prompt).
+	// terminal first (askBecomePassword, the prompt written to Prompt).
 	AskBecome bool
 	Prompt    io.Writer
 	// Passphrase asks for an encrypted key's passphrase; nil: such keys
@@ -39,7 +39,7 @@ type ConnectConfig struct {
 // ssh_config is an error that says how to fix or ignore it.
 func Connect(hosts []inventory.Host, c ConnectConfig) (*transport.SSH, error) {
 	if c.AskBecome {
-		pw, err := AskBecomePassword(c.Prompt)
+		pw, err := askBecomePassword(c.Prompt)
 		if err != nil {
 			return nil, err
 		}
@@ -66,11 +66,11 @@ func usesSSHConfig(hosts []inventory.Host) bool {
 	return false
 }
 
-// AskBecomePassword reads the become password on the terminal
+// askBecomePassword reads the become password on the terminal
 // (ui.ReadPassword: the prompt on stderr, /dev/tty, so that the inventory
 // may come on stdin) for --ask-become-pass. Without a terminal it is an
 // error that says what to do instead.
-func AskBecomePassword(stderr io.Writer) (*transport.BecomePassword, error) {
+func askBecomePassword(stderr io.Writer) (*transport.BecomePassword, error) {
 	b, err := ui.ReadPassword(stderr, "BECOME password: ")
 	if errors.Is(err, ui.ErrNoTerminal) {
 		return nil, errors.New("--ask-become-pass needs a terminal to read the password from (none is attached); for automation allow passwordless sudo (NOPASSWD) for /bin/sh")

@@ -52,8 +52,8 @@ func (c Console) Confirm(yes bool, question, flagHint string) (bool, error) {
 	return ok, err
 }
 
-// Interruptible is ctx, also ended by Ctrl-C (SIGINT) or SIGTERM: a scan
+// interruptible is ctx, also ended by Ctrl-C (SIGINT) or SIGTERM: a scan
 // reports what it gathered, an apply or rollback starts no further host.
-func Interruptible(ctx context.Context) (context.Context, context.CancelFunc) {
+func interruptible(ctx context.Context) (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 }

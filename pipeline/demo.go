@@ -10,14 +10,14 @@ import (
 	"github.com/kaudit/kaudit/internal/simhost"
 )
 
-// DemoInventory is what the demo's report names as its inventory.
-const DemoInventory = "demo (simulated fleet on 127.0.0.1)"
+// demoInventory is what the demo's report names as its inventory.
+const demoInventory = "demo (simulated fleet on 127.0.0.1)"
 
 // Demo is kaudit demo: j run on the simulated fleet (simhost.DemoFleet
 // with kafka-down-08 unreachable), served over real SSH on 127.0.0.1 for
 // the run and probed (the simulated hosts answer the probe's protocol
 // without running it); under a table on stdout, the fix plan's summary,
-// or with Verbose the whole plan (WriteDemoPlan).
+// or with Verbose the whole plan (writeDemoPlan).
 func Demo(ctx context.Context, c Console, j ReportJob) error {
 	if err := j.Output.loadWaivers(); err != nil {
 		return err
@@ -33,13 +33,13 @@ func Demo(ctx context.Context, c Console, j ReportJob) error {
 		return fmt.Errorf("demo: cannot start the simulated fleet: %w", err)
 	}
 	defer fleet.Close()
-	j.Hosts, j.Inventory = fleet.Hosts, DemoInventory
-	r, err := ScanReport(ctx, c, j)
+	j.Hosts, j.Inventory = fleet.Hosts, demoInventory
+	r, err := scanReport(ctx, c, j)
 	if r != nil {
 		defer r.Close()
 	}
 	if r != nil && j.Output.Format == "table" && j.Output.Path == "" {
-		WriteDemoPlan(c.Stdout, r, j.Output.Render.Verbose, j.Output.Render.Width)
+		writeDemoPlan(c.Stdout, r, j.Output.Render.Verbose, j.Output.Render.Width)
 	}
 	return err
 }

@@ -1,29 +1,35 @@
-// Package pipeline is kaudit as a library: the steps every front end
-// (the CLI, the demo, tests, benchmarks) runs, and each command's flow
-// built from them, in one place.
+// Package pipeline is kaudit as a library: one entry point per command,
+// and the few steps a library user composes, in one place.
+//
+// The steps (each prints nothing; what a caller shows is a value):
 //
 //	Connect   inventory hosts → the SSH runner (ssh_config, become password, passphrases)
-//	Scan      inventory hosts → gather (audit.Scan) → rules.Evaluate → report
+//	Audit     inventory hosts → gather (audit.Scan) → rules.Evaluate → fleet pass → report
 //	Judge     report → its verdict (pass, unaudited, findings, interrupted)
+//	WhatIf    report → the findings under an assumed kernel or Kafka upgrade
 //	PlanFix   report → remediate.PlanHost per audited host → what apply will do / skip
 //	Apply     fix plan → remediate/apply (canary, batches, journal, verify, restore)
-//	Rollback  journal (local, or rebuilt from the hosts) → remediate/apply.Rollback
+//	LoadRun   a run's journal (local, or rebuilt from the hosts' manifests)
+//	Restore   journal → remediate/apply.Rollback on its hosts
 //
-// The command flows (ScanFleet and ScanReport, Demo, FixFleet and Fix,
-// RollbackFleet and RollbackRun, Trust, Rerender, Merge, Diff,
-// WhatIfFile, CheckWaivers) take the values the CLI's flags are bound to
-// (OutputFlags, Config, FixJob, RollbackJob, TrustJob, DiffJob,
-// WhatIfJob, a Fleet), check them (Check methods: errors that name the
-// flag) and talk with the person through a Console: the report, plan or
-// listing on its stdout, warnings, questions (internal/ui, only on a
-// terminal) and the progress bar (internal/termui) on its stderr. A flow
-// that ran but did not end well returns a *Failure carrying its Verdict
-// (findings, unaudited hosts, interrupted, not applied), which the CLI
-// maps to an exit code; any other error means it could not run as asked.
-// Ctrl-C ends a scan early with what was gathered (Interruptible); an
-// apply or rollback then starts no further host. The package reads no
-// flags and decides no exit code; the steps print nothing, and every
-// decision a caller shows (unaudited hosts, skipped changes, failed
-// hosts) is a value that WritePlan, WriteFixPlan, WriteRun and
-// WriteRollback render as kaudit prints it.
+// The commands, one function each: Scan (kaudit scan and probe), Demo,
+// Fix, Rollback, Trust, Serve, Rerender (kaudit report), Merge, Diff,
+// WhatIfFile (kaudit whatif), CheckWaivers. Each file is named for what
+// it holds: scan.go, fix.go, rollback.go, serve.go, ... for the
+// commands; audit.go, plan.go, apply.go, restore.go, connect.go for the
+// steps; spool.go for the facts spool, catalog.go for kaudit rules and
+// explain, text.go for the text of plans, runs and rollbacks.
+//
+// The commands take the values the CLI's flags are bound to (OutputFlags,
+// Config, FixJob, RollbackJob, TrustJob, DiffJob, WhatIfJob, ServeJob, a
+// Fleet), check them (Check methods: errors that name the flag) and talk
+// with the person through a Console: the report, plan or listing on its
+// stdout, warnings, questions (internal/ui, only on a terminal) and the
+// progress bar (internal/termui) on its stderr. A command that ran but
+// did not end well returns a *Failure carrying its Verdict (findings,
+// unaudited hosts, interrupted, not applied), which the CLI maps to an
+// exit code; any other error means it could not run as asked. Ctrl-C ends
+// a scan early with what was gathered; an apply or rollback then starts
+// no further host. The package reads no flags and decides no exit code;
+// WritePlan and WriteFixPlan render a plan as kaudit prints it.
 package pipeline

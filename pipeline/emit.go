@@ -27,7 +27,7 @@ type Output struct {
 	Format, Path  string // Path "": stdout
 	FailOn        rules.Severity
 	FailOnUnknown bool
-	Waivers       string // the waiver file, loaded by Check (LoadWaivers)
+	Waivers       string // the waiver file, loaded by Check (loadWaivers)
 	Render        report.Options
 	Quiet         bool // no progress bar
 
@@ -41,7 +41,7 @@ func (o *Output) loadWaivers() error {
 	if o.waiversOK || o.Waivers == "" {
 		return nil
 	}
-	w, err := LoadWaivers(o.Waivers)
+	w, err := loadWaivers(o.Waivers)
 	if err != nil {
 		return err
 	}
@@ -49,26 +49,12 @@ func (o *Output) loadWaivers() error {
 	return nil
 }
 
-// LoadWaivers is the waiver file of --waivers (waiver.Load), nil for "".
-// Its errors name the file (and the line of each problem) and say what to
-// do; a flow loads it before it reads a report or contacts a host.
-func LoadWaivers(file string) (waiver.Waivers, error) {
-	if file == "" {
-		return nil, nil
-	}
-	w, err := waiver.Load(file)
-	if err != nil {
-		return nil, fmt.Errorf("--waivers: %w", err)
-	}
-	return w, nil
-}
-
 // Check validates the format and the threshold failOn (given: a command
 // may take it from elsewhere than FailOn) and decides the layout for
 // stdout (Layout.DecideFor); colour is only ever written for the table.
 func (f OutputFlags) Check(failOn string, stdout io.Writer) (Output, error) {
 	o := Output{Format: f.Format, Path: f.Path, FailOnUnknown: f.FailOnUnknown, Waivers: f.Waivers, Quiet: f.Quiet}
-	if err := OneOf("format", f.Format, report.Formats()); err != nil {
+	if err := oneOf("format", f.Format, report.Formats()); err != nil {
 		return o, err
 	}
 	if err := o.loadWaivers(); err != nil {
@@ -84,8 +70,8 @@ func (f OutputFlags) Check(failOn string, stdout io.Writer) (Output, error) {
 	return o, err
 }
 
-// OneOf checks that --flag is one of the known values.
-func OneOf(flag, value string, known []string) error {
+// oneOf checks that --flag is one of the known values.
+func oneOf(flag, value string, known []string) error {
 	for _, k := range known {
 		if k == value {
 			return nil
@@ -94,10 +80,10 @@ func OneOf(flag, value string, known []string) error {
 	return fmt.Errorf("unknown --%s %q (known: %s)", flag, value, strings.Join(known, ", "))
 }
 
-// Emit renders r as o says (to w, or o.Path) and returns its verdict:
+// emit renders r as o says (to w, or o.Path) and returns its verdict:
 // nil for Pass, else a *Failure.
-func Emit(w io.Writer, r *report.Report, o Output) error {
-	err := WriteOutput(w, o.Path, func(w io.Writer) error { return report.Render(w, o.Format, r, o.Render) })
+func emit(w io.Writer, r *report.Report, o Output) error {
+	err := writeOutput(w, o.Path, func(w io.Writer) error { return report.Render(w, o.Format, r, o.Render) })
 	if err != nil {
 		return err
 	}
@@ -110,16 +96,4 @@ func Emit(w io.Writer, r *report.Report, o Output) error {
 		f.Err = errors.New(msg)
 	}
 	return f
-}
-
-// Waive applies loaded waivers (LoadWaivers; none: nothing) to r, a
-// warning per expired waiver on c's stderr. Call it between building the
-// report and Emit.
-func Waive(c Console, r *report.Report, w waiver.Waivers) {
-	if len(w) == 0 {
-		return
-	}
-	for _, msg := range waiver.ApplyWaivers(r, w, c.Now()) {
-		c.Warn(msg)
-	}
 }

@@ -11,9 +11,9 @@ import (
 	"github.com/kaudit/kaudit/rules"
 )
 
-// Scan the simulated demo fleet over real SSH on 127.0.0.1, then plan its
+// Audit the simulated demo fleet over real SSH on 127.0.0.1, then plan its
 // fixes: what kaudit demo does, without the CLI.
-func ExampleScan() {
+func ExampleAudit() {
 	dir, _ := os.MkdirTemp("", "kaudit-example-")
 	defer os.RemoveAll(dir)
 	fleet, err := simhost.Start(dir, simhost.DemoFleet(), "kafka-down-08")
@@ -22,7 +22,7 @@ func ExampleScan() {
 		return
 	}
 	defer fleet.Close()
-	r, err := pipeline.Scan(context.Background(), fleet.Hosts, pipeline.Config{Concurrency: 8, Profile: rules.DefaultProfile()})
+	r, err := pipeline.Audit(context.Background(), fleet.Hosts, pipeline.Config{Concurrency: 8, Profile: rules.DefaultProfile()})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -21,7 +21,7 @@ func (f *Failure) Error() string {
 
 func (f *Failure) Unwrap() error { return f.Err }
 
-// Fail is a *Failure with verdict v and the message format.
-func Fail(v Verdict, format string, args ...any) error {
+// fail is a *Failure with verdict v and the message format.
+func fail(v Verdict, format string, args ...any) error {
 	return &Failure{Verdict: v, Err: fmt.Errorf(format, args...)}
 }

@@ -2,128 +2,130 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"strings"
-	"time"
 
 	"github.com/kaudit/kaudit/audit/inventory"
-	"github.com/kaudit/kaudit/audit/transport"
 	"github.com/kaudit/kaudit/remediate"
-	"github.com/kaudit/kaudit/remediate/apply"
 	"github.com/kaudit/kaudit/report"
-	"github.com/kaudit/kaudit/rules"
 )
 
-// FixPlan is the remediation of one scan: the plan of every audited host,
-// the hosts that have none, and what Apply will carry out or skip.
-type FixPlan struct {
-	Plans     []remediate.HostPlan // one per audited host, in report order
-	Unaudited []report.Host        // hosts of the report with an Error: no plan
-	Hosts     []apply.Host         // what Apply is given, one per plan
-	Skipped   []Skip               // changes of the plans that Apply will not make
-	Changes   int                  // changes Apply will make
-	Changing  int                  // hosts with at least one such change
+// FixJob is what kaudit fix does with a scan: print the plan, or with
+// Apply carry it out.
+type FixJob struct {
+	Selector   remediate.Selector
+	Apply, Yes bool        // Yes: do not ask before applying
+	Config     ApplyConfig // Runner, timeouts, Batch, MaxFailures; RunID, JournalPath and Log are set here
+	JournalDir string      // with Apply: where the journal goes (Fix makes it from the --journal-dir flag)
+	Inventory  string      // the inventory's path, for the undo line
+	Width      int         // columns the plan is laid out for
 }
 
-// Skip is one planned change Apply will not make, and why.
-type Skip struct {
-	Host string
-	apply.Skipped
-}
-
-// UnknownRuleError is a rule ID the catalog does not have.
-type UnknownRuleError struct{ ID string }
-
-func (e *UnknownRuleError) Error() string { return fmt.Sprintf("no rule %q", e.ID) }
-
-// Selector selects the fixes of the rules in a comma-separated list of
-// rule IDs (blanks around an ID ignored); an empty list selects every fix.
-func Selector(list string) (remediate.Selector, error) {
-	var sel remediate.Selector
-	for _, id := range strings.Split(list, ",") {
-		id = strings.TrimSpace(id)
-		if id == "" {
-			continue
-		}
-		if _, ok := rules.Lookup(id); !ok {
-			return sel, &UnknownRuleError{ID: id}
-		}
-		sel.Rules = append(sel.Rules, id)
+// Check validates the apply's fan-out as the person asked for it.
+func (j FixJob) Check() error {
+	if j.Config.Batch < 1 {
+		return errors.New("--batch must be at least 1")
 	}
-	return sel, nil
-}
-
-// Plans returns the fix plan of every audited host of r (in report order)
-// and the hosts that were not audited.
-func Plans(r *report.Report, sel remediate.Selector) (plans []remediate.HostPlan, unaudited []report.Host) {
-	for _, h := range r.Hosts {
-		if h.Error != nil {
-			unaudited = append(unaudited, h)
-			continue
-		}
-		plans = append(plans, remediate.PlanHost(h.Name, h.Facts, h.Findings, sel))
+	if j.Config.MaxFailures < 0 {
+		return errors.New("--max-failures must be 0 or more")
 	}
-	return plans, unaudited
+	return nil
 }
 
-// PlanFix plans the fixes of r's audited hosts for Apply; inv supplies each
-// host's connection settings.
-func PlanFix(r *report.Report, inv []inventory.Host, sel remediate.Selector) *FixPlan {
-	fp := &FixPlan{}
-	fp.Plans, fp.Unaudited = Plans(r, sel)
-	byName := map[string]inventory.Host{}
-	for _, h := range inv {
-		byName[h.Name] = h
+// Fix is kaudit fix: the hosts of f scanned with cfg (a progress bar
+// unless quiet), then fixReport. With j.Apply the journal directory
+// (journalDir of j.JournalDir, the --journal-dir flag) is made before
+// connecting anywhere: an apply without one would be refused later.
+func Fix(ctx context.Context, c Console, f Fleet, cfg Config, quiet bool, j FixJob) error {
+	inv, hosts, err := f.load(c)
+	if err != nil {
+		return err
 	}
-	byReport := map[string]*report.Host{}
-	for i := range r.Hosts {
-		byReport[r.Hosts[i].Name] = &r.Hosts[i]
-	}
-	for _, p := range fp.Plans {
-		rh := byReport[p.Host]
-		todo, skipped := apply.Split(p, rh.Findings)
-		for _, s := range skipped {
-			fp.Skipped = append(fp.Skipped, Skip{Host: p.Host, Skipped: s})
-		}
-		if len(todo) > 0 {
-			fp.Changes += len(todo)
-			fp.Changing++
-		}
-		fp.Hosts = append(fp.Hosts, apply.Host{Inv: byName[p.Host], Facts: rh.Facts, Findings: rh.Findings, Plan: p})
-	}
-	return fp
-}
-
-// ApplyConfig is what Apply needs besides the plan.
-type ApplyConfig struct {
-	Runner         transport.Runner // nil: transport.NewSSH()
-	RunID          string           // remediate.NewRunID
-	JournalPath    string           // the run's local journal (written as the run goes)
-	Timeout        time.Duration
-	ConnectTimeout time.Duration
-	Batch          int // hosts changed at once after the canary
-	MaxFailures    int // start no batch once more hosts than this failed
-	Log            func(line string)
-	Now            func() time.Time // the journal's clock (nil: time.Now)
-}
-
-// Apply carries out fp on its hosts and returns the run's journal. A nil
-// journal means nothing was started (the error says why); a journal with
-// an error is a run that went wrong part way (the journal says where).
-func Apply(ctx context.Context, fp *FixPlan, cfg ApplyConfig) (*remediate.Journal, error) {
-	return apply.Apply(ctx, fp.Hosts, apply.Options{
-		Runner: cfg.Runner, RunID: cfg.RunID, Timeout: cfg.Timeout, ConnectTimeout: cfg.ConnectTimeout,
-		Batch: cfg.Batch, MaxFailures: cfg.MaxFailures, JournalPath: cfg.JournalPath, Log: cfg.Log, Now: cfg.Now,
-	})
-}
-
-// Failed counts the hosts of a run that were not changed as planned.
-func Failed(j *remediate.Journal) int {
-	n := 0
-	for _, hj := range j.Hosts {
-		if hj.Failed() {
-			n++
+	cfg.ClientsGroup, j.Inventory = clientsGroup(cfg.ClientsGroup, inv), f.Inventory
+	if j.Apply {
+		if j.JournalDir, err = journalDir(j.JournalDir); err != nil {
+			return err
 		}
 	}
-	return n
+	runner, err := f.connect(c, hosts, &cfg.Concurrency)
+	if err != nil {
+		return err
+	}
+	defer runner.Close()
+	cfg.Runner = runner
+	r, err := auditOnTerminal(ctx, c, hosts, cfg, quiet)
+	if err != nil {
+		return err
+	}
+	warnCluster(c, r.Cluster)
+	j.Config.Runner, j.Config.Timeout, j.Config.ConnectTimeout = cfg.Runner, cfg.Timeout, cfg.ConnectTimeout
+	if j.Apply {
+		j.Config.Batch = fitWarned(c, j.Config.Batch)
+	}
+	return fixReport(ctx, c, r, hosts, j)
+}
+
+// fixReport prints the plan of r's hosts, or with j.Apply shows it, asks, and
+// carries it out (Apply), then prints the run. Its verdicts: Interrupted
+// (the scan or the run), NotApplied (a host not changed as planned),
+// Unaudited (hosts without a plan).
+func fixReport(ctx context.Context, c Console, r *report.Report, hosts []inventory.Host, j FixJob) error {
+	if r.Interrupted {
+		WritePlan(c.Stdout, r, j.Selector, j.Width)
+		return fail(Interrupted, "interrupted while scanning: nothing changed")
+	}
+	if !j.Apply {
+		WritePlan(c.Stdout, r, j.Selector, j.Width)
+		return unaudited(r)
+	}
+	fp := PlanFix(r, hosts, j.Selector)
+	WriteFixPlan(c.Stdout, fp, j.Width)
+	if fp.Changes == 0 {
+		return unaudited(r)
+	}
+	if ok, err := c.Confirm(j.Yes, "apply "+fp.What()+"?", "fix --apply"); !ok || err != nil {
+		return err
+	}
+	return applyFix(ctx, c, r, fp, j)
+}
+
+// applyFix is fix --apply once confirmed.
+func applyFix(ctx context.Context, c Console, r *report.Report, fp *FixPlan, j FixJob) error {
+	cfg := j.Config
+	cfg.Now = c.Now
+	cfg.RunID = remediate.NewRunID(c.Now())
+	cfg.JournalPath = journalPath(j.JournalDir, cfg.RunID)
+	cfg.Log = func(line string) { fmt.Fprintf(c.Stderr, "kaudit: %s\n", line) }
+	sctx, stop := interruptible(ctx)
+	defer stop()
+	writeApplying(c.Stdout, fp, cfg)
+	jr, err := Apply(sctx, fp, cfg)
+	if jr == nil {
+		return err
+	}
+	writeRun(c.Stdout, jr)
+	if jr.ChangedAnything() {
+		writeUndo(c.Stdout, cfg, j.Inventory)
+	} else {
+		fmt.Fprintf(c.Stdout, "journal: %s\nrun %s changed no host: nothing to undo\n", cfg.JournalPath, cfg.RunID)
+	}
+	if err != nil {
+		c.Warnf("%v", err)
+	}
+	switch failed := FailedHosts(jr); {
+	case sctx.Err() != nil && ctx.Err() == nil:
+		return fail(Interrupted, "interrupted: hosts not started were left unchanged")
+	case failed > 0:
+		return fail(NotApplied, "%d host(s) not changed as planned: see above and the journal", failed)
+	}
+	return unaudited(r)
+}
+
+// unaudited is the verdict of a plan when some hosts of r could not be
+// audited: they have none.
+func unaudited(r *report.Report) error {
+	if r.Summary.Unreachable > 0 {
+		return fail(Unaudited, "%d of %d hosts could not be audited, so they have no plan", r.Summary.Unreachable, r.Summary.Hosts)
+	}
+	return nil
 }

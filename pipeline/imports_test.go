@@ -177,7 +177,7 @@ func TestImportLayersForbid(t *testing.T) {
 }
 
 // report and report/diff carry and render findings; they never evaluate a
-// rule (that is rules.Evaluate's, called by pipeline.Scan and whatif).
+// rule (that is rules.Evaluate's, called by pipeline.Audit and whatif).
 func TestReportNeverEvaluates(t *testing.T) {
 	for _, dir := range []string{"../report", "../report/diff"} {
 		files, err := filepath.Glob(filepath.Join(dir, "*.go"))

@@ -34,19 +34,19 @@ func (f Fleet) load(c Console) (*inventory.Inventory, []inventory.Host, error) {
 	return inv, hosts, nil
 }
 
-// ClientsGroup is the inventory group of producer/consumer hosts: group
+// clientsGroup is the inventory group of producer/consumer hosts: group
 // when set (the flag wins), else the inventory's clients_group: ("" leaves
 // audit.DefaultClientsGroup).
-func ClientsGroup(group string, inv *inventory.Inventory) string {
+func clientsGroup(group string, inv *inventory.Inventory) string {
 	if group != "" {
 		return group
 	}
 	return inv.ClientsGroup
 }
 
-// SelectShard is the hosts of shard spec (K/N, inventory.ParseShard) and
+// selectShard is the hosts of shard spec (K/N, inventory.ParseShard) and
 // the shard as the report records it; "" selects every host.
-func SelectShard(hosts []inventory.Host, spec string) ([]inventory.Host, string, error) {
+func selectShard(hosts []inventory.Host, spec string) ([]inventory.Host, string, error) {
 	if spec == "" {
 		return hosts, "", nil
 	}

@@ -7,16 +7,16 @@ import (
 	"path/filepath"
 )
 
-// ErrNoHome is JournalDir without a directory and without a home
+// ErrNoHome is journalDir without a directory and without a home
 // directory to put the default in.
 var ErrNoHome = errors.New("cannot find the home directory for the run journal")
 
-// JournalDir is where fix --apply writes a run's journal and rollback
+// journalDir is where fix --apply writes a run's journal and rollback
 // reads it: dir, or when empty $XDG_STATE_HOME/kaudit/runs (an absolute
 // XDG_STATE_HOME only), else ~/.local/state/kaudit/runs. It is created
 // (0700: a journal holds the hosts' previous settings). Without a home
 // directory the error (ErrNoHome) says to set --journal-dir.
-func JournalDir(dir string) (string, error) {
+func journalDir(dir string) (string, error) {
 	if dir == "" {
 		if x := os.Getenv("XDG_STATE_HOME"); x != "" && filepath.IsAbs(x) {
 			dir = filepath.Join(x, "kaudit", "runs")
@@ -34,5 +34,5 @@ func JournalDir(dir string) (string, error) {
 	return dir, nil
 }
 
-// JournalPath is the journal of run runID in dir.
-func JournalPath(dir, runID string) string { return filepath.Join(dir, runID+".json") }
+// journalPath is the journal of run runID in dir.
+func journalPath(dir, runID string) string { return filepath.Join(dir, runID+".json") }

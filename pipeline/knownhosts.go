@@ -24,11 +24,11 @@ func (e *KnownHostsError) Error() string {
 
 func (e *KnownHostsError) Unwrap() error { return e.Err }
 
-// CheckKnownHosts checks the known_hosts files of every host as runner
+// checkKnownHosts checks the known_hosts files of every host as runner
 // resolves them (transport.SSH.CheckKnownHosts: each file once, jump
 // hosts' too) and returns the first that is a directory, unreadable or
 // malformed, as a *KnownHostsError.
-func CheckKnownHosts(runner *transport.SSH, hosts []inventory.Host) error {
+func checkKnownHosts(runner *transport.SSH, hosts []inventory.Host) error {
 	seen := map[string]bool{}
 	for _, h := range hosts {
 		if p := runner.CheckKnownHosts(audit.Target(h, 0), seen); p != nil {

@@ -43,13 +43,13 @@ func finding(t *testing.T, r *report.Report, host, rule string) rules.Finding {
 	return f
 }
 
-// Scan over real SSH to the demo fleet: every host in the report, findings
+// Audit over real SSH to the demo fleet: every host in the report, findings
 // evaluated, the unreachable host a value, the config recorded.
 func TestScanDemoFleet(t *testing.T) {
 	f := startFleet(t, simhost.DemoFleet(), "kafka-down-08")
 	at := time.Date(2026, 12, 1, 8, 0, 0, 123456789, time.UTC)
 	var done atomic.Int32
-	r, err := pipeline.Scan(context.Background(), f.Hosts, pipeline.Config{
+	r, err := pipeline.Audit(context.Background(), f.Hosts, pipeline.Config{
 		Concurrency: 4, Timeout: 20 * time.Second, ConnectTimeout: 5 * time.Second,
 		Profile: rules.DefaultProfile(), FailOn: rules.Medium, ToolVersion: "test-1",
 		Progress: func(audit.Result) { done.Add(1) },
@@ -95,7 +95,7 @@ func TestScanDemoFleet(t *testing.T) {
 func TestScanProfileError(t *testing.T) {
 	hosts := []inventory.Host{{Name: "h1", Address: "192.0.2.1", Source: "inv.yaml:7", Profile: map[string]any{"no_such_threshold": 1}}}
 	called := false
-	_, err := pipeline.Scan(context.Background(), hosts, pipeline.Config{Profile: rules.DefaultProfile(), Progress: func(audit.Result) { called = true }})
+	_, err := pipeline.Audit(context.Background(), hosts, pipeline.Config{Profile: rules.DefaultProfile(), Progress: func(audit.Result) { called = true }})
 	var pe *pipeline.ProfileError
 	if !errors.As(err, &pe) || pe.Host != "h1" || !strings.HasPrefix(err.Error(), "inv.yaml:7: host h1: profile: ") {
 		t.Fatalf("err %v", err)
@@ -113,7 +113,7 @@ func TestScanInterrupted(t *testing.T) {
 	f := startFleet(t, []*simhost.Host{simhost.DemoFleet()[2], hang})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	r, err := pipeline.Scan(ctx, f.Hosts, pipeline.Config{
+	r, err := pipeline.Audit(ctx, f.Hosts, pipeline.Config{
 		Concurrency: 2, Timeout: time.Minute, ConnectTimeout: 5 * time.Second, Profile: rules.DefaultProfile(),
 		Progress: func(res audit.Result) {
 			if res.Err == nil {
@@ -131,7 +131,7 @@ func TestScanInterrupted(t *testing.T) {
 
 func TestPlanFix(t *testing.T) {
 	f := startFleet(t, simhost.DemoFleet(), "kafka-down-08")
-	r, err := pipeline.Scan(context.Background(), f.Hosts, pipeline.Config{Concurrency: 8, Timeout: 20 * time.Second, ConnectTimeout: 5 * time.Second, Profile: rules.DefaultProfile()})
+	r, err := pipeline.Audit(context.Background(), f.Hosts, pipeline.Config{Concurrency: 8, Timeout: 20 * time.Second, ConnectTimeout: 5 * time.Second, Profile: rules.DefaultProfile()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +181,7 @@ func TestPlanFix(t *testing.T) {
 	}
 }
 
-func TestFailed(t *testing.T) {
+func TestFailedHosts(t *testing.T) {
 	j := &remediate.Journal{Hosts: []remediate.HostJournal{
 		{Host: "a", Status: remediate.StatusVerified},
 		{Host: "b", Status: remediate.StatusRolledBack},
@@ -190,8 +190,8 @@ func TestFailed(t *testing.T) {
 		{Host: "e", Status: remediate.StatusUnchanged, Error: "already as planned: nothing to do", NoOp: true},
 		{Host: "f", Status: remediate.StatusUnchanged, Error: "connect: connection refused"},
 	}}
-	if n := pipeline.Failed(j); n != 3 {
-		t.Errorf("Failed = %d, want 3 (b, c, f)", n)
+	if n := pipeline.FailedHosts(j); n != 3 {
+		t.Errorf("FailedHosts = %d, want 3 (b, c, f)", n)
 	}
 }
 
@@ -234,13 +234,13 @@ func TestLoadRun(t *testing.T) {
 	}
 }
 
-func TestSelector(t *testing.T) {
-	sel, err := pipeline.Selector(" somaxconn, ,syn-backlog")
+func TestParseSelector(t *testing.T) {
+	sel, err := pipeline.ParseSelector(" somaxconn, ,syn-backlog")
 	if err != nil || len(sel.Rules) != 2 || sel.Rules[0] != "somaxconn" || sel.Rules[1] != "syn-backlog" {
-		t.Errorf("Selector = %+v, %v", sel, err)
+		t.Errorf("ParseSelector = %+v, %v", sel, err)
 	}
 	var ue *pipeline.UnknownRuleError
-	if _, err := pipeline.Selector("somaxconn,nope"); !errors.As(err, &ue) || ue.ID != "nope" || err.Error() != `no rule "nope"` {
+	if _, err := pipeline.ParseSelector("somaxconn,nope"); !errors.As(err, &ue) || ue.ID != "nope" || err.Error() != `no rule "nope"` {
 		t.Errorf("unknown rule: %v", err)
 	}
 }

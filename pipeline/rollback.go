@@ -4,124 +4,248 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
+	"path/filepath"
+	"sort"
 	"time"
 
 	"github.com/kaudit/kaudit/audit/inventory"
-	"github.com/kaudit/kaudit/audit/transport"
+	"github.com/kaudit/kaudit/internal/termsafe"
 	"github.com/kaudit/kaudit/remediate"
 	"github.com/kaudit/kaudit/remediate/apply"
 )
 
-// Defaults of a rollback's fan-out, as kaudit rollback has them.
-const (
-	DefaultRollbackConcurrency = 8
-	DefaultRollbackTimeout     = 60 * time.Second
-)
-
-// RollbackConfig is what a rollback needs besides its hosts and journal.
-type RollbackConfig struct {
-	Runner         transport.Runner // nil: transport.NewSSH()
-	JournalPath    string           // the run's local journal (updated as hosts are restored)
-	Concurrency    int              // hosts restored at once
-	Timeout        time.Duration
-	ConnectTimeout time.Duration
-	// Force overwrites what changed since the run (else kept, and said).
-	Force bool
+// RollbackJob is what kaudit rollback undoes: run RunID, from the local
+// journal in JournalDir or (FromHosts) one rebuilt from the hosts.
+type RollbackJob struct {
+	RunID      string
+	JournalDir string
+	FromHosts  bool
+	Yes        bool // do not ask
+	// List: list the runs the local journal directory and the hosts hold
+	// instead of rolling one back (listRuns).
+	List   bool
+	Config RollbackConfig
 }
 
-func (c RollbackConfig) options() apply.Options {
-	return apply.Options{
-		Runner: c.Runner, Timeout: c.Timeout, ConnectTimeout: c.ConnectTimeout,
-		Batch: c.Concurrency, JournalPath: c.JournalPath, Force: c.Force,
-	}
-}
-
-// Errors of LoadRun.
-var (
-	ErrJournalExists = errors.New("the run's local journal exists") // with fromHosts
-	ErrNoJournal     = errors.New("no local journal for the run")   // without fromHosts
-	ErrNoHostRead    = errors.New("no host's manifest could be read")
-	ErrNoHostHasRun  = errors.New("no host has the run") // with fromHosts: every host read, none has it
-)
-
-// RunMismatchError is a local journal that holds another run.
-type RunMismatchError struct{ Path, Want, Got string }
-
-func (e *RunMismatchError) Error() string {
-	return fmt.Sprintf("%s holds run %s, not %s", e.Path, e.Got, e.Want)
-}
-
-// Run is the journal a rollback works from.
-type Run struct {
-	Journal *remediate.Journal
-	Rebuilt bool                   // rebuilt from the hosts' manifests (and saved at the journal path)
-	Unread  []apply.RollbackResult // hosts whose manifest could not be read
-}
-
-// LoadRun is the journal of run runID: the local one at cfg.JournalPath,
-// or with fromHosts (and no local one) the one RebuildJournal rebuilds
-// from hosts. Run.Unread is set even when the error is ErrNoHostRead.
-func LoadRun(ctx context.Context, hosts []inventory.Host, runID string, fromHosts bool, cfg RollbackConfig) (*Run, error) {
-	j, err := remediate.LoadJournal(cfg.JournalPath)
-	switch {
-	case err == nil && fromHosts:
-		return nil, ErrJournalExists
-	case err == nil:
-		if j.RunID != runID {
-			return nil, &RunMismatchError{Path: cfg.JournalPath, Want: runID, Got: j.RunID}
+// Check validates the run ID and the fan-out a person asked for.
+func (j RollbackJob) Check() error {
+	if j.List {
+		if j.RunID != "" || j.FromHosts || j.Config.Force {
+			return errors.New("rollback --list lists the runs: it takes no --run, --from-hosts or --force")
 		}
-		return &Run{Journal: j}, nil
-	case !errors.Is(err, os.ErrNotExist):
-		return nil, err
-	case !fromHosts:
-		return nil, ErrNoJournal
+	} else if !remediate.ValidRunID(j.RunID) {
+		return fmt.Errorf("rollback needs --run RUN-ID (as printed by fix --apply), got %q", j.RunID)
 	}
-	j, unread, err := RebuildJournal(ctx, hosts, runID, cfg)
-	run := &Run{Journal: j, Rebuilt: true, Unread: unread}
+	if c := j.Config; c.Concurrency < 1 || c.Timeout <= 0 || c.ConnectTimeout <= 0 {
+		return errors.New("--concurrency, --timeout and --connect-timeout must be positive")
+	}
+	return nil
+}
+
+// Rollback is kaudit rollback: j checked, its journal directory
+// made (journalDir of j.JournalDir, the --journal-dir flag), then
+// rollbackRun on the hosts of f.
+func Rollback(ctx context.Context, c Console, f Fleet, j RollbackJob) error {
+	if err := j.Check(); err != nil {
+		return err
+	}
+	var err error
+	if j.JournalDir, err = journalDir(j.JournalDir); err != nil {
+		return err
+	}
+	_, hosts, err := f.load(c)
+	if err != nil {
+		return err
+	}
+	runner, err := f.connect(c, hosts, &j.Config.Concurrency)
+	if err != nil {
+		return err
+	}
+	defer runner.Close()
+	j.Config.Runner = runner
+	if j.List {
+		return listRuns(ctx, c, hosts, j)
+	}
+	return rollbackRun(ctx, c, hosts, j)
+}
+
+// rollbackRun loads the run's journal (a warning per host whose manifest
+// is not read or cannot be trusted), asks, restores every selected host
+// the run changed, and prints one line per host and the tally. Its
+// verdict is NotApplied when a host's manifest could not be read or
+// trusted, or a host could not be restored: "nothing to roll back" only
+// when every selected host was read and the run changed none of them.
+func rollbackRun(ctx context.Context, c Console, hosts []inventory.Host, j RollbackJob) error {
+	j.Config.JournalPath = journalPath(j.JournalDir, j.RunID)
+	jr, unread, err := loadRun(ctx, c, hosts, j)
+	if err != nil {
+		return err
+	}
+	n := RollbackTargets(jr, hosts)
+	if n == 0 && unread > 0 {
+		return fail(NotApplied, "nothing rolled back: the run's manifest could not be read or cannot be trusted on %d host(s) (above)", unread)
+	}
+	if n == 0 {
+		for _, hj := range jr.Hosts {
+			if len(hj.Backups)+len(hj.Runtime) > 0 {
+				fmt.Fprintf(c.Stdout, "%s: nothing to roll back: run %s changed nothing here\n", termsafe.Line(hj.Host), j.RunID)
+			}
+		}
+		fmt.Fprintf(c.Stdout, "run %s changed nothing on the selected hosts: nothing to roll back\n", j.RunID)
+		return nil
+	}
+	ok, err := c.Confirm(j.Yes, fmt.Sprintf("roll back run %s on %d hosts?", j.RunID, n), "rollback")
+	if err != nil || !ok {
+		return err
+	}
+	ctx, stop := interruptible(ctx)
+	defer stop()
+	res, err := Restore(ctx, hosts, jr, j.Config)
+	failed := writeRollback(c.Stdout, res)
+	if err != nil {
+		c.Warnf("%v", err)
+	}
+	writeRollbackTally(c.Stdout, j.RunID, j.Config.JournalPath, len(res)+unread, failed+unread)
+	if failed+unread > 0 {
+		return fail(NotApplied, "%d host(s) could not be rolled back: re-run when they are reachable (a manifest that cannot be trusted: restore by hand)", failed+unread)
+	}
+	return nil
+}
+
+// loadRun is LoadRun with what the person is told on the way; unread
+// counts the hosts whose manifest could not be read or trusted.
+func loadRun(ctx context.Context, c Console, hosts []inventory.Host, j RollbackJob) (jr *remediate.Journal, unread int, err error) {
+	run, err := LoadRun(ctx, hosts, j.RunID, j.FromHosts, j.Config)
+	if run != nil {
+		for _, u := range run.Unread {
+			var untrusted *apply.UntrustedManifestError
+			if errors.As(u.Err, &untrusted) {
+				c.Warnf("%s: %v", u.Host, u.Err)
+			} else {
+				c.Warnf("%s: cannot read the run's manifest: %v", u.Host, u.Err)
+			}
+		}
+		unread = len(run.Unread)
+	}
 	switch {
-	case j == nil:
-		return nil, err
-	case len(j.Hosts) == 0 && len(unread) > 0:
-		return run, ErrNoHostRead
-	case len(j.Hosts) == 0:
-		return run, ErrNoHostHasRun
+	case errors.Is(err, ErrJournalExists):
+		return nil, 0, fmt.Errorf("%s exists: roll back from it (drop --from-hosts)", j.Config.JournalPath)
+	case errors.Is(err, ErrNoJournal):
+		return nil, 0, fmt.Errorf("no journal for run %s in %s (set --journal-dir, or --from-hosts to rebuild it from the hosts)", j.RunID, j.JournalDir)
+	case errors.Is(err, ErrNoHostRead):
+		return nil, 0, fail(NotApplied, "no host's manifest could be read and trusted: nothing rolled back")
+	case errors.Is(err, ErrNoHostHasRun):
+		// Every selected host was read and none has the run: a mistyped
+		// run ID, another inventory, or a run that changed no host.
+		return nil, 0, fmt.Errorf("no host of the inventory (%d read) has run %s in %s: nothing to roll back (check the run ID: kaudit runs INVENTORY lists the runs the hosts and the journal hold)",
+			len(hosts), j.RunID, apply.RunDir(j.RunID))
 	case err != nil:
-		return run, err
+		return nil, 0, err
+	case run.Rebuilt:
+		fmt.Fprintf(c.Stdout, "journal of run %s rebuilt from %d host(s): %s\n", j.RunID, len(run.Journal.Hosts), j.Config.JournalPath)
 	}
-	return run, nil // a rebuilt journal holds runID (apply.JournalFromHosts)
+	return run.Journal, unread, nil
 }
 
-// RebuildJournal reads the manifests run runID left on hosts and returns
-// the journal they describe, saved at cfg.JournalPath, and the hosts whose
-// manifest could not be read. A nil journal means nothing was read (the
-// error says why); when no host could be read, nothing is saved and the
-// journal has no host.
-func RebuildJournal(ctx context.Context, hosts []inventory.Host, runID string, cfg RollbackConfig) (*remediate.Journal, []apply.RollbackResult, error) {
-	j, unread, err := apply.JournalFromHosts(ctx, hosts, runID, cfg.options())
-	if err != nil || (len(j.Hosts) == 0 && len(unread) > 0) {
-		return j, unread, err
+// listRuns prints the runs found in the local journal directory and on
+// hosts: per run its start and, per host, what its journal says and what
+// the host holds of it; then each host's lease (the run changing it).
+// Its verdict is NotApplied when a host could not be read.
+func listRuns(ctx context.Context, c Console, hosts []inventory.Host, j RollbackJob) error {
+	type row struct{ journal, host string }
+	started := map[string]string{}
+	table := map[string]map[string]*row{}
+	at := func(run, host string) *row {
+		if table[run] == nil {
+			table[run] = map[string]*row{}
+		}
+		if table[run][host] == nil {
+			table[run][host] = &row{journal: "-", host: "-"}
+		}
+		return table[run][host]
 	}
-	return j, unread, j.Save(cfg.JournalPath)
-}
-
-// RollbackTargets counts the hosts of j, among hosts, that the run changed.
-func RollbackTargets(j *remediate.Journal, hosts []inventory.Host) int {
 	selected := map[string]bool{}
 	for _, h := range hosts {
 		selected[h.Name] = true
 	}
-	n := 0
-	for _, hj := range j.Hosts {
-		if hj.Owns() && selected[hj.Host] {
-			n++
+	paths, _ := filepath.Glob(filepath.Join(j.JournalDir, "*.json"))
+	for _, p := range paths {
+		jr, err := remediate.LoadJournal(p)
+		if err != nil {
+			c.Warnf("%v", err)
+			continue
+		}
+		started[jr.RunID] = jr.StartedAt.UTC().Format("2006-01-02 15:04:05")
+		for _, hj := range jr.Hosts {
+			if !selected[hj.Host] {
+				continue
+			}
+			st := string(hj.Status)
+			if !hj.Owns() {
+				st += ", changed nothing"
+			}
+			at(jr.RunID, hj.Host).journal = st
 		}
 	}
-	return n
+	runs, leases, errs := apply.HostRuns(ctx, hosts, j.Config.options())
+	for _, r := range runs {
+		st := map[string]string{"manifest": "backups", "partial": "manifest cannot be trusted", "none": "changed nothing (no manifest)"}[r.State]
+		if st == "" {
+			st = r.State
+		}
+		if r.Running {
+			st += ", apply script running"
+		}
+		at(r.RunID, r.Host).host = st
+		if _, ok := started[r.RunID]; !ok {
+			started[r.RunID] = runIDTime(r.RunID)
+		}
+	}
+	ids := make([]string, 0, len(table))
+	for id := range table {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	if len(ids) == 0 {
+		fmt.Fprintf(c.Stdout, "no runs in %s nor on the %d host(s) read\n", j.JournalDir, len(hosts)-len(errs))
+	} else {
+		fmt.Fprintf(c.Stdout, "%-26s  %-19s  %-16s  %-32s  %s\n", "RUN", "STARTED (UTC)", "HOST", "JOURNAL", "ON THE HOST")
+	}
+	for _, id := range ids {
+		first := true
+		for _, h := range hosts {
+			r := table[id][h.Name]
+			if r == nil {
+				continue
+			}
+			runCol, startCol := id, started[id]
+			if !first {
+				runCol, startCol = "", ""
+			}
+			first = false
+			fmt.Fprintf(c.Stdout, "%-26s  %-19s  %-16s  %-32s  %s\n", runCol, startCol, termsafe.Line(h.Name), r.journal, r.host)
+		}
+	}
+	for _, l := range leases {
+		fmt.Fprintf(c.Stdout, "%s\n", termsafe.Line(l.String()))
+	}
+	for _, e := range errs {
+		c.Warnf("%s: cannot list its runs: %v", e.Host, e.Err)
+	}
+	if len(errs) > 0 {
+		return fail(NotApplied, "%d host(s) could not be read: their runs are not listed", len(errs))
+	}
+	return nil
 }
 
-// Rollback restores every host of j among hosts from the backups the run
-// kept on it; one result per host, failures as values.
-func Rollback(ctx context.Context, hosts []inventory.Host, j *remediate.Journal, cfg RollbackConfig) ([]apply.RollbackResult, error) {
-	return apply.Rollback(ctx, hosts, j, cfg.options())
+// runIDTime is the start a run ID carries (NewRunID), "?" when none.
+func runIDTime(id string) string {
+	if len(id) < 16 {
+		return "?"
+	}
+	t, err := time.Parse("20060102T150405Z", id[:16])
+	if err != nil {
+		return "?"
+	}
+	return t.Format("2006-01-02 15:04:05")
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/kaudit/kaudit/audit/inventory"
 	"github.com/kaudit/kaudit/audit/probe"
 	"github.com/kaudit/kaudit/audit/transport"
-	"github.com/kaudit/kaudit/discover"
+	"github.com/kaudit/kaudit/internal/termui"
 	"github.com/kaudit/kaudit/report"
 	"github.com/kaudit/kaudit/rules"
 	"github.com/kaudit/kaudit/whatif"
@@ -67,9 +67,9 @@ func (e *ProfileError) Error() string {
 
 func (e *ProfileError) Unwrap() error { return e.Err }
 
-// Profiles resolves every host's profile (base with the host's inventory
+// profiles resolves every host's profile (base with the host's inventory
 // overrides), keyed by host name.
-func Profiles(hosts []inventory.Host, base rules.Profile) (map[string]rules.Profile, error) {
+func profiles(hosts []inventory.Host, base rules.Profile) (map[string]rules.Profile, error) {
 	out := make(map[string]rules.Profile, len(hosts))
 	for _, h := range hosts {
 		p, err := base.With(h.Profile)
@@ -108,80 +108,87 @@ const profileHint = "give a YAML file of thresholds, keys as in rules/profile.de
 // profileYAMLError is how rules.LoadProfile words a YAML syntax error.
 var profileYAMLError = regexp.MustCompile(`^(.*): yaml: line (\d+): (.*)$`)
 
-// Scan gathers facts from hosts, evaluates the rules on each audited host
-// as it finishes and returns the summarized report. A host that cannot be
-// audited is a value in the report (its Error), not an error of Scan; the
-// only errors come before any connection: a *ProfileError, or a facts
-// spool that cannot be created (Config.SpoolFacts). When ctx ends before
-// every host is done, the report covers what was gathered and is marked
-// Interrupted.
-func Scan(ctx context.Context, hosts []inventory.Host, cfg Config) (*report.Report, error) {
-	profiles, err := Profiles(hosts, cfg.Profile)
+// Scan is kaudit scan and probe: the hosts of f (of shard K/N, when
+// set: selectShard) scanned and reported as j says (scanReport); j's
+// hosts, inventory and shard are set here.
+func Scan(ctx context.Context, c Console, f Fleet, shard string, j ReportJob) error {
+	if err := j.Output.loadWaivers(); err != nil {
+		return err
+	}
+	inv, hosts, err := f.loadOrDiscover(ctx, c, j.Config.Cluster)
+	if err != nil {
+		return err
+	}
+	j.Config.ClientsGroup, j.Inventory = clientsGroup(j.Config.ClientsGroup, inv), inv.Path
+	if j.Hosts, j.Shard, err = selectShard(hosts, shard); err != nil {
+		return err
+	}
+	runner, err := f.connect(c, j.Hosts, &j.Config.Concurrency)
+	if err != nil {
+		return err
+	}
+	defer runner.Close()
+	j.Config.Runner = runner
+	r, err := scanReport(ctx, c, j)
+	if r != nil {
+		r.Close()
+	}
+	return err
+}
+
+// ReportJob is a scan that prints a report (kaudit scan, probe, demo).
+type ReportJob struct {
+	Hosts            []inventory.Host
+	Config           Config
+	Inventory, Shard string        // recorded in the report
+	WhatIf           whatif.Assume // --assume-kernel, --assume-kafka
+	Output           Output
+}
+
+// scanReport runs j: the scan (auditOnTerminal), then the what-if on the
+// raw findings on c's stderr (when j.WhatIf is set, or the inventory
+// plans an upgrade for a scanned host), then the waivers, then the report
+// and its verdict (emit). The report is nil when it was not emitted. A
+// JSON report without a what-if spools the facts (SpoolFor): Close it.
+func scanReport(ctx context.Context, c Console, j ReportJob) (*report.Report, error) {
+	if err := j.Output.loadWaivers(); err != nil {
+		return nil, err
+	}
+	if SpoolFor(j.Output.Format, j.WhatIf, j.Hosts) {
+		j.Config.SpoolFacts = canSpool(c, j.Config.SpoolDir)
+	}
+	r, err := auditOnTerminal(ctx, c, j.Hosts, j.Config, j.Output.Quiet)
 	if err != nil {
 		return nil, err
 	}
-	var cl *discover.Cluster
-	if cfg.Cluster != nil {
-		if cl, err = cfg.Cluster.Discover(ctx); err != nil {
-			return nil, err
-		}
-	}
-	sink, err := newHostSink(len(hosts), profiles, cfg)
-	if err != nil {
+	r.Inventory, r.Shard = j.Inventory, j.Shard
+	if err := WriteWhatIf(c.Stderr, r, j.WhatIf, j.Config.Profile, j.Hosts); err != nil {
 		return nil, err
 	}
-	sink.cluster = cl
-	now := cfg.Now
-	if now == nil {
-		now = time.Now
-	}
-	started := now()
-	results := audit.Scan(ctx, hosts, audit.Options{
-		Concurrency:    cfg.Concurrency,
-		Timeout:        cfg.Timeout,
-		ConnectTimeout: cfg.ConnectTimeout,
-		SysctlKeys:     rules.SysctlKeys(),
-		Runner:         cfg.Runner,
-		Probe:          cfg.Probe,
-		Progress:       cfg.Progress,
-		Finish:         sink.finish,
-		ClientsGroup:   cfg.ClientsGroup,
-	})
-	r := &report.Report{
-		SchemaVersion: report.SchemaVersion,
-		ToolVersion:   cfg.ToolVersion,
-		StartedAt:     started.UTC().Truncate(time.Millisecond),
-		DurationMS:    now().Sub(started).Milliseconds(),
-		FailOn:        string(cfg.FailOn),
-		Interrupted:   ctx.Err() != nil,
-	}
-	r.Hosts = sink.report(results)
-	if cl != nil {
-		r.Cluster = clusterReport(cl, cfg.Cluster, r.Hosts, sink.fleet)
-	}
-	whatif.FleetPassOn(r, sink.fleet)
-	report.Summarize(r)
-	return r, nil
+	waive(c, r, j.Output.waivers)
+	return r, emit(c.Stdout, r, j.Output)
 }
 
-// hostReport is one host of the report: its error, or its facts and the
-// findings of every rule.
-func hostReport(res audit.Result, prof rules.Profile) report.Host {
-	h := report.Host{Name: res.Host.Name, Address: res.Host.Address, Groups: res.Host.Groups, DurationMS: res.Duration.Milliseconds(), Findings: []rules.Finding{}}
-	if res.Host.Connection == "local" {
-		h.Address = "local"
+// auditOnTerminal is Audit as a person runs it: every host's profile
+// checked before connecting anywhere (a bad override is an inventory
+// error, not a per-host failure), a progress bar on c's stderr when it is
+// a terminal (unless quiet), and Ctrl-C ending the scan promptly with the
+// report marked interrupted. A nil cfg.Runner is an SSH runner whose
+// warnings go to c.
+func auditOnTerminal(ctx context.Context, c Console, hosts []inventory.Host, cfg Config, quiet bool) (*report.Report, error) {
+	if _, err := profiles(hosts, cfg.Profile); err != nil {
+		return nil, err
 	}
-	if res.Err != nil {
-		h.Error = &report.HostError{Kind: res.Err.Kind, Message: res.Err.Msg}
-		return h
+	if cfg.Runner == nil {
+		ssh := transport.NewSSH()
+		ssh.Warn = c.Warn
+		cfg.Runner = ssh
 	}
-	h.Facts = res.Facts
-	h.Findings = rules.Evaluate(res.Facts, prof)
-	return h
+	ctx, stop := interruptible(ctx)
+	defer stop()
+	bar := termui.StartBar(c.Stderr, len(hosts), quiet)
+	cfg.Progress = func(res audit.Result) { bar.Done(res.Err != nil) }
+	r, err := Audit(ctx, hosts, cfg)
+	bar.Finish()
+	return r, err
 }
-
-// FleetPass runs the fleet rules (rules.EvaluateFleet: the client and
-// broker sides of each connection) once every host is gathered, and puts
-// their findings into each audited host's. It is whatif.FleetPass, which
-// the what-if re-runs on modelled facts: whatif cannot import pipeline.
-func FleetPass(r *report.Report) { whatif.FleetPass(r) }

@@ -122,7 +122,7 @@ func Serve(ctx context.Context, c Console, j ServeJob) error {
 	if err := j.Check(); err != nil {
 		return err
 	}
-	ctx, stop := Interruptible(ctx)
+	ctx, stop := interruptible(ctx)
 	defer stop()
 	if err := serve.MakeStateDir(j.StateDir); err != nil {
 		return err
@@ -224,7 +224,7 @@ func Serve(ctx context.Context, c Console, j ServeJob) error {
 func serveScan(ctx context.Context, c Console, j ServeJob, cur *served, srv *serve.Server) {
 	srv.ScanStarted()
 	start := time.Now()
-	r, err := Scan(ctx, cur.hosts, cur.cfg)
+	r, err := Audit(ctx, cur.hosts, cur.cfg)
 	switch {
 	case err != nil:
 		c.Warnf("scan could not run: %v", err)
@@ -235,7 +235,7 @@ func serveScan(ctx context.Context, c Console, j ServeJob, cur *served, srv *ser
 		r.Close()
 	default:
 		r.Inventory = j.Fleet.Inventory
-		Waive(c, r, cur.waivers)
+		waive(c, r, cur.waivers)
 		s := r.Summary
 		fmt.Fprintf(c.Stderr, "kaudit serve: scan done in %v: %d hosts, %d audited, %d not, fleet score %d\n",
 			time.Since(start).Truncate(time.Millisecond), s.Hosts, s.Audited, s.Unreachable, s.Score)
@@ -254,14 +254,14 @@ func loadServed(c Console, j ServeJob) (*served, error) {
 		return nil, err
 	}
 	s.hosts = hosts
-	s.cfg.ClientsGroup = ClientsGroup(j.Config.ClientsGroup, inv)
+	s.cfg.ClientsGroup = clientsGroup(j.Config.ClientsGroup, inv)
 	if s.cfg.Profile, err = LoadProfile(j.ProfileFile); err != nil {
 		return nil, err
 	}
-	if _, err := Profiles(hosts, s.cfg.Profile); err != nil {
+	if _, err := profiles(hosts, s.cfg.Profile); err != nil {
 		return nil, err
 	}
-	if s.waivers, err = LoadWaivers(j.Waivers); err != nil {
+	if s.waivers, err = loadWaivers(j.Waivers); err != nil {
 		return nil, err
 	}
 	if s.runner, err = j.Fleet.connect(c, hosts, &s.cfg.Concurrency); err != nil {

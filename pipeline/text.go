@@ -20,17 +20,17 @@ import (
 // WritePlan renders the fix plan of every audited host of r, after a line
 // for each host that was not audited (it has no plan), at width.
 func WritePlan(w io.Writer, r *report.Report, sel remediate.Selector, width int) {
-	ps, unaudited := Plans(r, sel)
+	ps, unaudited := plans(r, sel)
 	writeUnaudited(w, unaudited, width)
 	remediate.RenderPlan(w, ps, remediate.PlanOptions{Width: width, Unaudited: len(unaudited)})
 }
 
-// WritePlanSummary is the plan of r in one sentence ("Fix plan: 68
+// writePlanSummary is the plan of r in one sentence ("Fix plan: 68
 // changes on 6 hosts, 4 need a broker restart, 19 manual actions", then
 // note), then hint (where the whole plan is) indented under it; both
 // wrapped at width.
-func WritePlanSummary(w io.Writer, r *report.Report, sel remediate.Selector, note, hint string, width int) {
-	ps, _ := Plans(r, sel)
+func writePlanSummary(w io.Writer, r *report.Report, sel remediate.Selector, note, hint string, width int) {
+	ps, _ := plans(r, sel)
 	s := remediate.Summarize(ps)
 	verb := "need"
 	if s.Restarts == 1 {
@@ -47,16 +47,16 @@ func WritePlanSummary(w io.Writer, r *report.Report, sel remediate.Selector, not
 	}
 }
 
-// WriteDemoPlan is the fix plan kaudit demo shows under its report: the
+// writeDemoPlan is the fix plan kaudit demo shows under its report: the
 // summary and where the whole plan is, or with verbose the whole plan.
-func WriteDemoPlan(w io.Writer, r *report.Report, verbose bool, width int) {
+func writeDemoPlan(w io.Writer, r *report.Report, verbose bool, width int) {
 	if verbose {
 		fmt.Fprintln(w, "\nFix plan (kaudit fix INVENTORY; nothing is changed by the demo)")
 		WritePlan(w, r, remediate.Selector{}, width)
 		return
 	}
 	fmt.Fprintln(w)
-	WritePlanSummary(w, r, remediate.Selector{}, "(nothing is changed by the demo)",
+	writePlanSummary(w, r, remediate.Selector{}, "(nothing is changed by the demo)",
 		"the whole plan: kaudit demo -v · on your fleet: kaudit fix INVENTORY", width)
 }
 
@@ -89,20 +89,20 @@ func (fp *FixPlan) What() string {
 	return fmt.Sprintf("%s on %s", countOf(fp.Changes, "change", "changes"), countOf(fp.Changing, "host", "hosts"))
 }
 
-// WriteApplying is the line fix --apply writes as run cfg starts on fp.
-func WriteApplying(w io.Writer, fp *FixPlan, cfg ApplyConfig) {
+// writeApplying is the line fix --apply writes as run cfg starts on fp.
+func writeApplying(w io.Writer, fp *FixPlan, cfg ApplyConfig) {
 	fmt.Fprintf(w, "run %s: applying %s (journal %s)\n", cfg.RunID, fp.What(), cfg.JournalPath)
 }
 
-// WriteUndo is where run cfg's journal is and how to undo the run on
+// writeUndo is where run cfg's journal is and how to undo the run on
 // the hosts of inventory.
-func WriteUndo(w io.Writer, cfg ApplyConfig, inventory string) {
+func writeUndo(w io.Writer, cfg ApplyConfig, inventory string) {
 	fmt.Fprintf(w, "journal: %s\nundo: kaudit rollback %s --run %s\n", cfg.JournalPath, inventory, cfg.RunID)
 }
 
-// WriteRun writes one block per host of a run (status, each change
+// writeRun writes one block per host of a run (status, each change
 // from → to, backups, the error), then the tally and restart notes.
-func WriteRun(w io.Writer, j *remediate.Journal) {
+func writeRun(w io.Writer, j *remediate.Journal) {
 	var verified, restart int
 	for _, hj := range j.Hosts {
 		if len(hj.Changes) == 0 {
@@ -153,9 +153,9 @@ func writeHostRun(w io.Writer, hj remediate.HostJournal) {
 	}
 }
 
-// WriteRollback writes one line per host of a rollback and returns how
-// many hosts failed; WriteRollbackTally writes the closing line.
-func WriteRollback(w io.Writer, res []apply.RollbackResult) (failed int) {
+// writeRollback writes one line per host of a rollback and returns how
+// many hosts failed; writeRollbackTally writes the closing line.
+func writeRollback(w io.Writer, res []apply.RollbackResult) (failed int) {
 	for _, r := range res {
 		if r.Err != nil {
 			failed++
@@ -174,8 +174,8 @@ func WriteRollback(w io.Writer, res []apply.RollbackResult) (failed int) {
 	return failed
 }
 
-// WriteRollbackTally is a rollback's last line.
-func WriteRollbackTally(w io.Writer, runID, journalPath string, hosts, failed int) {
+// writeRollbackTally is a rollback's last line.
+func writeRollbackTally(w io.Writer, runID, journalPath string, hosts, failed int) {
 	fmt.Fprintf(w, "run %s: %d host(s) rolled back, %d failed; journal %s\n", runID, hosts-failed, failed, journalPath)
 }
 

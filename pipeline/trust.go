@@ -28,7 +28,7 @@ func Trust(ctx context.Context, c Console, f Fleet, j TrustJob) error {
 	if err != nil {
 		return err
 	}
-	ctx, stop := Interruptible(ctx)
+	ctx, stop := interruptible(ctx)
 	defer stop()
 	runner, err := f.connect(c, hosts, &j.Options.Concurrency)
 	if err != nil {
@@ -38,7 +38,7 @@ func Trust(ctx context.Context, c Console, f Fleet, j TrustJob) error {
 	entries := trust.Fetch(ctx, hosts, runner, j.Options)
 	trust.Write(c.Stdout, entries)
 	if ctx.Err() != nil {
-		return Fail(Interrupted, "interrupted: nothing was written")
+		return fail(Interrupted, "interrupted: nothing was written")
 	}
 	stop() // nothing is written before the answer
 	return recordKeys(c, entries, runner.HostKeys, j.Yes)
@@ -54,7 +54,7 @@ func recordKeys(c Console, entries []trust.Entry, hk *transport.HostKeys, yes bo
 			return err
 		}
 		if !ok {
-			return Fail(Findings, "nothing was written (%d new keys not confirmed)", n)
+			return fail(Findings, "nothing was written (%d new keys not confirmed)", n)
 		}
 		entries = trust.Record(entries, hk)
 		fmt.Fprintf(c.Stdout, "\nrecorded %d of %d new keys\n", trust.Count(entries, trust.Recorded), n)
@@ -63,7 +63,7 @@ func recordKeys(c Console, entries []trust.Entry, hk *transport.HostKeys, yes bo
 		fmt.Fprintf(c.Stderr, "kaudit: error: %s\n", msg)
 	}
 	if bad := trust.Untrusted(entries); bad > 0 {
-		return Fail(Unaudited, "%d of %d host keys are not trusted (see above)", bad, len(entries))
+		return fail(Unaudited, "%d of %d host keys are not trusted (see above)", bad, len(entries))
 	}
 	return nil
 }

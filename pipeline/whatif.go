@@ -33,7 +33,7 @@ func WhatIf(r *report.Report, a whatif.Assume, base rules.Profile, hosts []inven
 	return whatif.EvaluatePlan(r, a, func(name string) whatif.Assume { return planned[name] }, func(name string) rules.Profile {
 		p, err := base.With(overrides[name])
 		if err != nil {
-			return base // Scan already rejected bad overrides (ProfileError)
+			return base // Audit already rejected bad overrides (ProfileError)
 		}
 		return p
 	})
@@ -56,4 +56,41 @@ func WriteWhatIf(w io.Writer, r *report.Report, a whatif.Assume, base rules.Prof
 	}
 	fmt.Fprintln(w)
 	return whatif.Write(w, "table", res)
+}
+
+// WhatIfJob is kaudit whatif: the what-if of a saved scan.
+type WhatIfJob struct {
+	Scan           string
+	Assume         whatif.Assume
+	Profile        string // a thresholds file ("" the default profile)
+	Format, Output string // a whatif.Formats name; a file instead of stdout
+	FailUnsafe     bool
+}
+
+// WhatIfFile evaluates and writes j's what-if. Its verdict with
+// FailUnsafe is Findings when a cluster is not safe to rolling-restart
+// after the upgrade.
+func WhatIfFile(c Console, j WhatIfJob) error {
+	if err := oneOf("format", j.Format, whatif.Formats()); err != nil {
+		return err
+	}
+	r, err := report.Load(j.Scan)
+	if err != nil {
+		return err
+	}
+	prof, err := LoadProfile(j.Profile)
+	if err != nil {
+		return err
+	}
+	w, err := whatif.Evaluate(r, j.Assume, func(string) rules.Profile { return prof })
+	if err != nil {
+		return err
+	}
+	if err := writeOutput(c.Stdout, j.Output, func(out io.Writer) error { return whatif.Write(out, j.Format, w) }); err != nil {
+		return err
+	}
+	if cluster, unsafe := w.UnsafeAfter(); j.FailUnsafe && unsafe {
+		return fail(Findings, "cluster %s is not safe to rolling-restart after the upgrade", cluster)
+	}
+	return nil
 }

@@ -6,7 +6,7 @@ import (
 )
 
 // spooledCopy is r with every audited host's facts moved into a spool, as
-// pipeline.Scan leaves them with Config.SpoolFacts.
+// pipeline.Audit leaves them with Config.SpoolFacts.
 func spooledCopy(t *testing.T, r *Report) *Report {
 	t.Helper()
 	sp, err := NewSpool(t.TempDir())

@@ -262,9 +262,9 @@ func backlogChange(of, nf *facts.Facts, host string) []diff.FactChange {
 // FleetPass runs the fleet rules (rules.EvaluateFleet: the client and
 // broker sides of each connection) over every audited host of r and puts
 // their findings into each audited host's. The scan runs it once every
-// host is gathered (pipeline.FleetPass); the what-if re-runs it on the
-// modelled facts, with the connections kept as observed (it does not
-// model reconnections).
+// host is gathered (FleetPassOn, from pipeline.Audit); the what-if and
+// kaudit merge re-run it, the what-if on the modelled facts with the
+// connections kept as observed (it does not model reconnections).
 func FleetPass(r *report.Report) {
 	fleet := make([]*facts.Facts, len(r.Hosts))
 	for i, h := range r.Hosts {

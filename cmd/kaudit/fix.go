@@ -57,7 +57,7 @@ func runFix(ctx context.Context, o fixOptions, args []string, e env) error {
 	if cfg.Cluster, err = o.cluster.source(); err != nil {
 		return err
 	}
-	return pipeline.FixFleet(ctx, e, o.conn.fleet(e, args[0], o.limit), cfg, o.quiet, o.job)
+	return pipeline.Fix(ctx, e, o.conn.fleet(e, args[0], o.limit), cfg, o.quiet, o.job)
 }
 
 // check checks fix's arguments and flags, and sets the rule selector.
@@ -65,7 +65,7 @@ func (o *fixOptions) check(args []string) error {
 	if len(args) != 1 {
 		return usageErr("fix needs exactly one INVENTORY argument")
 	}
-	sel, err := pipeline.Selector(o.rules)
+	sel, err := pipeline.ParseSelector(o.rules)
 	if err != nil {
 		return usageErr("--rules: %v (kaudit rules lists them)", err)
 	}

@@ -45,5 +45,5 @@ func runRollback(ctx context.Context, o rollbackOptions, args []string, e env) e
 	if len(args) != 1 {
 		return usageErr("rollback needs exactly one INVENTORY argument")
 	}
-	return pipeline.RollbackFleet(ctx, e, o.conn.fleet(e, args[0], o.limit), o.job)
+	return pipeline.Rollback(ctx, e, o.conn.fleet(e, args[0], o.limit), o.job)
 }

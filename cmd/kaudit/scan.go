@@ -78,5 +78,5 @@ func runScan(ctx context.Context, o scanOptions, args []string, e env) error {
 	case len(args) > 1 || j.Config.Cluster == nil:
 		return usageErr("scan needs exactly one INVENTORY argument (see inventory.example.yaml), or --bootstrap HOST:PORT to audit the cluster's brokers")
 	}
-	return pipeline.ScanFleet(ctx, e, o.conn.fleet(e, inv, o.limit), o.shard, j)
+	return pipeline.Scan(ctx, e, o.conn.fleet(e, inv, o.limit), o.shard, j)
 }

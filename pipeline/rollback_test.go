@@ -60,7 +60,7 @@ func TestRollbackFromHostsUntrustedManifest(t *testing.T) {
 			var stdout, stderr bytes.Buffer
 			c := Console{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr, Now: time.Now}
 			hosts := []inventory.Host{{Name: "broker-a", Address: "192.0.2.1", User: "root"}, {Name: "broker-b", Address: "192.0.2.2", User: "root"}}
-			err := RollbackRun(context.Background(), c, hosts, RollbackJob{RunID: run, JournalDir: t.TempDir(), FromHosts: true, Yes: true,
+			err := rollbackRun(context.Background(), c, hosts, RollbackJob{RunID: run, JournalDir: t.TempDir(), FromHosts: true, Yes: true,
 				Config: RollbackConfig{Runner: tc.hosts, Concurrency: 2, Timeout: 5 * time.Second, ConnectTimeout: time.Second}})
 			var f *Failure
 			if got := errors.As(err, &f) && f.Verdict == NotApplied; got != tc.verdict {
@@ -121,7 +121,7 @@ func TestListRuns(t *testing.T) {
 		{Host: "broker-a", Status: remediate.StatusVerified, Runtime: []remediate.RuntimeValue{{Key: "net.core.somaxconn", Before: "128", After: "4096", Changed: remediate.ChangedYes}}},
 		{Host: "broker-b", Status: remediate.StatusUnchanged, Runtime: []remediate.RuntimeValue{{Key: "net.core.somaxconn", Before: "128", After: "4096", Changed: remediate.ChangedNo}}},
 	}}
-	if err := j.Save(JournalPath(dir, run1)); err != nil {
+	if err := j.Save(journalPath(dir, run1)); err != nil {
 		t.Fatal(err)
 	}
 	started := time.Date(2026, 12, 1, 13, 0, 1, 0, time.UTC).Unix()
@@ -132,7 +132,7 @@ func TestListRuns(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	c := Console{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr, Now: time.Now}
 	inv := []inventory.Host{{Name: "broker-a", Address: "192.0.2.1", User: "root"}, {Name: "broker-b", Address: "192.0.2.2", User: "root"}}
-	err := ListRuns(context.Background(), c, inv, RollbackJob{List: true, JournalDir: dir,
+	err := listRuns(context.Background(), c, inv, RollbackJob{List: true, JournalDir: dir,
 		Config: RollbackConfig{Runner: hosts, Concurrency: 2, Timeout: 5 * time.Second, ConnectTimeout: time.Second}})
 	if err != nil {
 		t.Fatal(err)

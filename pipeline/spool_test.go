@@ -42,12 +42,12 @@ func TestScanSpoolFacts(t *testing.T) {
 	at := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
 	cfg := pipeline.Config{Concurrency: 4, Timeout: 20 * time.Second, ConnectTimeout: 5 * time.Second,
 		Profile: rules.DefaultProfile(), FailOn: rules.Medium, Now: func() time.Time { return at }}
-	held, err := pipeline.Scan(context.Background(), f.Hosts, cfg)
+	held, err := pipeline.Audit(context.Background(), f.Hosts, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg.SpoolFacts, cfg.SpoolDir = true, t.TempDir()
-	spooled, err := pipeline.Scan(context.Background(), f.Hosts, cfg)
+	spooled, err := pipeline.Audit(context.Background(), f.Hosts, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestScanSpoolFacts(t *testing.T) {
 func TestScanSpoolDirMissing(t *testing.T) {
 	hosts := []inventory.Host{{Name: "h1", Address: "192.0.2.1"}}
 	cfg := pipeline.Config{Profile: rules.DefaultProfile(), SpoolFacts: true, SpoolDir: "/nonexistent/kaudit-spool"}
-	if _, err := pipeline.Scan(context.Background(), hosts, cfg); err == nil || !regexp.MustCompile(`facts spool: .*/nonexistent/kaudit-spool.*hint: set TMPDIR`).MatchString(err.Error()) {
+	if _, err := pipeline.Audit(context.Background(), hosts, cfg); err == nil || !regexp.MustCompile(`facts spool: .*/nonexistent/kaudit-spool.*hint: set TMPDIR`).MatchString(err.Error()) {
 		t.Fatalf("err %v, want the spool's directory and a hint", err)
 	}
 }
@@ -130,7 +130,7 @@ func TestScanSpoolRetainsLittle(t *testing.T) {
 	var m0, m1 runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&m0)
-	r, err := pipeline.Scan(context.Background(), f.Hosts, cfg)
+	r, err := pipeline.Audit(context.Background(), f.Hosts, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

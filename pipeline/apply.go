@@ -1,0 +1,44 @@
+package pipeline
+
+import (
+	"context"
+	"time"
+
+	"github.com/kaudit/kaudit/audit/transport"
+	"github.com/kaudit/kaudit/remediate"
+	"github.com/kaudit/kaudit/remediate/apply"
+)
+
+// ApplyConfig is what Apply needs besides the plan.
+type ApplyConfig struct {
+	Runner         transport.Runner // nil: transport.NewSSH()
+	RunID          string           // remediate.NewRunID
+	JournalPath    string           // the run's local journal (written as the run goes)
+	Timeout        time.Duration
+	ConnectTimeout time.Duration
+	Batch          int // hosts changed at once after the canary
+	MaxFailures    int // start no batch once more hosts than this failed
+	Log            func(line string)
+	Now            func() time.Time // the journal's clock (nil: time.Now)
+}
+
+// Apply carries out fp on its hosts and returns the run's journal. A nil
+// journal means nothing was started (the error says why); a journal with
+// an error is a run that went wrong part way (the journal says where).
+func Apply(ctx context.Context, fp *FixPlan, cfg ApplyConfig) (*remediate.Journal, error) {
+	return apply.Apply(ctx, fp.Hosts, apply.Options{
+		Runner: cfg.Runner, RunID: cfg.RunID, Timeout: cfg.Timeout, ConnectTimeout: cfg.ConnectTimeout,
+		Batch: cfg.Batch, MaxFailures: cfg.MaxFailures, JournalPath: cfg.JournalPath, Log: cfg.Log, Now: cfg.Now,
+	})
+}
+
+// FailedHosts counts the hosts of a run that were not changed as planned.
+func FailedHosts(j *remediate.Journal) int {
+	n := 0
+	for _, hj := range j.Hosts {
+		if hj.Failed() {
+			n++
+		}
+	}
+	return n
+}

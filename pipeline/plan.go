@@ -1,0 +1,92 @@
+package pipeline
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/kaudit/kaudit/audit/inventory"
+	"github.com/kaudit/kaudit/remediate"
+	"github.com/kaudit/kaudit/remediate/apply"
+	"github.com/kaudit/kaudit/report"
+	"github.com/kaudit/kaudit/rules"
+)
+
+// FixPlan is the remediation of one scan: the plan of every audited host,
+// the hosts that have none, and what Apply will carry out or skip.
+type FixPlan struct {
+	Plans     []remediate.HostPlan // one per audited host, in report order
+	Unaudited []report.Host        // hosts of the report with an Error: no plan
+	Hosts     []apply.Host         // what Apply is given, one per plan
+	Skipped   []Skip               // changes of the plans that Apply will not make
+	Changes   int                  // changes Apply will make
+	Changing  int                  // hosts with at least one such change
+}
+
+// Skip is one planned change Apply will not make, and why.
+type Skip struct {
+	Host string
+	apply.Skipped
+}
+
+// UnknownRuleError is a rule ID the catalog does not have.
+type UnknownRuleError struct{ ID string }
+
+func (e *UnknownRuleError) Error() string { return fmt.Sprintf("no rule %q", e.ID) }
+
+// ParseSelector selects the fixes of the rules in a comma-separated list of
+// rule IDs (blanks around an ID ignored); an empty list selects every fix.
+func ParseSelector(list string) (remediate.Selector, error) {
+	var sel remediate.Selector
+	for _, id := range strings.Split(list, ",") {
+		id = strings.TrimSpace(id)
+		if id == "" {
+			continue
+		}
+		if _, ok := rules.Lookup(id); !ok {
+			return sel, &UnknownRuleError{ID: id}
+		}
+		sel.Rules = append(sel.Rules, id)
+	}
+	return sel, nil
+}
+
+// plans returns the fix plan of every audited host of r (in report order)
+// and the hosts that were not audited.
+func plans(r *report.Report, sel remediate.Selector) (plans []remediate.HostPlan, unaudited []report.Host) {
+	for _, h := range r.Hosts {
+		if h.Error != nil {
+			unaudited = append(unaudited, h)
+			continue
+		}
+		plans = append(plans, remediate.PlanHost(h.Name, h.Facts, h.Findings, sel))
+	}
+	return plans, unaudited
+}
+
+// PlanFix plans the fixes of r's audited hosts for Apply; inv supplies each
+// host's connection settings.
+func PlanFix(r *report.Report, inv []inventory.Host, sel remediate.Selector) *FixPlan {
+	fp := &FixPlan{}
+	fp.Plans, fp.Unaudited = plans(r, sel)
+	byName := map[string]inventory.Host{}
+	for _, h := range inv {
+		byName[h.Name] = h
+	}
+	byReport := map[string]*report.Host{}
+	for i := range r.Hosts {
+		byReport[r.Hosts[i].Name] = &r.Hosts[i]
+	}
+	for _, p := range fp.Plans {
+		rh := byReport[p.Host]
+		todo, skipped := apply.Split(p, rh.Findings)
+		for _, s := range skipped {
+			fp.Skipped = append(fp.Skipped, Skip{Host: p.Host, Skipped: s})
+		}
+		if len(todo) > 0 {
+			fp.Changes += len(todo)
+			fp.Changing++
+		}
+		fp.Hosts = append(fp.Hosts, apply.Host{Inv: byName[p.Host], Facts: rh.Facts, Findings: rh.Findings, Plan: p})
+	}
+	return fp
+}

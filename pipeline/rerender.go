@@ -1,0 +1,19 @@
+package pipeline
+
+import (
+	"github.com/kaudit/kaudit/report"
+)
+
+// Rerender is kaudit report, and merge, once the report is loaded (or
+// merged): judged at failOn (the scan's threshold unless given), waived,
+// summarized, emitted.
+func Rerender(c Console, r *report.Report, f OutputFlags, failOnSet bool) error {
+	o, err := f.Check(r.FailOnFor(f.FailOn, failOnSet), c.Stdout)
+	if err != nil {
+		return err
+	}
+	r.FailOn = string(o.FailOn)
+	waive(c, r, o.waivers)
+	report.Summarize(r)
+	return emit(c.Stdout, r, o)
+}
