@@ -232,7 +232,7 @@ func (k profileKey) setNode(p *Profile, n *yaml.Node) error {
 	switch k.kind {
 	case kindInt:
 		if n.Kind != yaml.ScalarNode || n.Tag != "!!int" {
-			return fmt.Errorf("want %s, got %s", k.kind, describeNode(n))
+			return fmt.Errorf("want %s, got %s", k.kind, located.DescribeNode(n))
 		}
 		var v int
 		if err := n.Decode(&v); err != nil {
@@ -241,34 +241,22 @@ func (k profileKey) setNode(p *Profile, n *yaml.Node) error {
 		return k.setInt(p, v)
 	case kindString:
 		if n.Kind != yaml.ScalarNode || (n.Tag != "!!str" && !(k.dyn && n.Tag == "!!int")) {
-			return fmt.Errorf("want %s, got %s", k.kind, describeNode(n))
+			return fmt.Errorf("want %s, got %s", k.kind, located.DescribeNode(n))
 		}
 		return k.setString(p, n.Value)
 	default:
 		if n.Kind != yaml.SequenceNode {
-			return fmt.Errorf("want %s, got %s", k.kind, describeNode(n))
+			return fmt.Errorf("want %s, got %s", k.kind, located.DescribeNode(n))
 		}
 		var vs []string
 		for _, c := range n.Content {
 			if c.Kind != yaml.ScalarNode || c.Tag != "!!str" {
-				return fmt.Errorf("want %s, got an item %s", k.kind, describeNode(c))
+				return fmt.Errorf("want %s, got %s in the list", k.kind, located.DescribeNode(c))
 			}
 			vs = append(vs, c.Value)
 		}
 		return k.setList(p, vs)
 	}
-}
-
-func describeNode(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.AliasNode:
-		return "an alias"
-	}
-	return fmt.Sprintf("%s %q", strings.TrimPrefix(n.Tag, "!!"), n.Value)
 }
 
 func (k profileKey) setAny(p *Profile, v any) error {

@@ -218,7 +218,7 @@ func (p *parser) top(root *yaml.Node) *yaml.Node {
 		return root
 	case yaml.MappingNode:
 	default:
-		p.add(root.Line, "", "expected waivers: followed by a list of entries, got %s", kindName(root))
+		p.add(root.Line, "", "expected waivers: followed by a list of entries, got %s", located.DescribeNode(root))
 		return nil
 	}
 	var list *yaml.Node
@@ -230,7 +230,7 @@ func (p *parser) top(root *yaml.Node) *yaml.Node {
 		case v.Kind == yaml.ScalarNode && v.Tag == "!!null":
 			list = &yaml.Node{Kind: yaml.SequenceNode}
 		case v.Kind != yaml.SequenceNode:
-			p.add(v.Line, "waivers", "expected a list of entries, got %s", kindName(v))
+			p.add(v.Line, "waivers", "expected a list of entries, got %s", located.DescribeNode(v))
 		default:
 			list = v
 		}
@@ -241,25 +241,10 @@ func (p *parser) top(root *yaml.Node) *yaml.Node {
 	return list
 }
 
-func kindName(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.AliasNode:
-		return "an alias"
-	}
-	if n.Tag == "!!null" {
-		return "nothing"
-	}
-	return fmt.Sprintf("%q", n.Value)
-}
-
 func (p *parser) entry(field string, n *yaml.Node) (Waiver, bool) {
 	w := Waiver{File: p.file, Line: n.Line}
 	if n.Kind != yaml.MappingNode {
-		p.add(n.Line, field, "expected a mapping with rule, hosts/groups, reason, owner, expires; got %s", kindName(n))
+		p.add(n.Line, field, "expected a mapping with rule, hosts/groups, reason, owner, expires; got %s", located.DescribeNode(n))
 		return w, false
 	}
 	before := len(p.errs)
@@ -326,7 +311,7 @@ func (p *parser) field(w *Waiver, f string, k, v *yaml.Node) {
 
 func (p *parser) str(field string, v *yaml.Node) (string, bool) {
 	if v.Kind != yaml.ScalarNode || v.Tag == "!!null" {
-		p.add(v.Line, field, "expected a string, got %s", kindName(v))
+		p.add(v.Line, field, "expected a string, got %s", located.DescribeNode(v))
 		return "", false
 	}
 	return v.Value, true
@@ -338,7 +323,7 @@ func (p *parser) list(field string, v *yaml.Node) []string {
 		return []string{v.Value}
 	}
 	if v.Kind != yaml.SequenceNode {
-		p.add(v.Line, field, "expected a list of strings, got %s", kindName(v))
+		p.add(v.Line, field, "expected a list of strings, got %s", located.DescribeNode(v))
 		return nil
 	}
 	if len(v.Content) == 0 {
@@ -347,7 +332,7 @@ func (p *parser) list(field string, v *yaml.Node) []string {
 	var out []string
 	for _, e := range v.Content {
 		if e.Kind != yaml.ScalarNode || e.Tag == "!!null" || e.Value == "" {
-			p.add(e.Line, field, "expected a string, got %s", kindName(e))
+			p.add(e.Line, field, "expected a string, got %s", located.DescribeNode(e))
 			continue
 		}
 		out = append(out, e.Value)

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kaudit/kaudit/internal/located"
 	"gopkg.in/yaml.v3"
 )
 
@@ -174,13 +175,13 @@ func (p *parser) yamlRoot(data []byte) (*yaml.Node, error) {
 	}
 	var root *yaml.Node
 	if len(doc.Content) > 0 {
-		root = resolve(doc.Content[0])
+		root = located.Resolve(doc.Content[0])
 	}
 	if isNull(root) {
 		return nil, p.empty(0)
 	}
 	if root.Kind != yaml.MappingNode {
-		p.c.add(root.Line, "", "an inventory is a mapping: defaults:, groups:, hosts: (kaudit) or all: (Ansible)", "expected a mapping at the top level, got %s", describe(root))
+		p.c.add(root.Line, "", "an inventory is a mapping: defaults:, groups:, hosts: (kaudit) or all: (Ansible)", "expected a mapping at the top level, got %s", located.DescribeNode(root))
 		return nil, p.c.err()
 	}
 	return root, nil
