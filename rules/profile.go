@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"regexp"
@@ -139,12 +140,19 @@ func (p Profile) clone() Profile {
 }
 
 // LoadProfile reads a profile file: it starts from DefaultProfile and
-// overrides the keys the file sets. An unknown key, a key set twice or a
-// value of the wrong type is an error naming file:line and the key.
+// overrides the keys the file sets. Every error is a *located.Error: a
+// file that cannot be read or is not YAML (with a hint saying what to
+// give), an unknown key, a key set twice or a value of the wrong type
+// (naming file:line and the key).
 func LoadProfile(path string) (Profile, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return Profile{}, fmt.Errorf("profile: %w", err)
+		why := err
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			why = pe.Err
+		}
+		return Profile{}, &located.Error{File: path, Msg: fmt.Sprintf("cannot read the thresholds file: %v", why), Hint: profileHint}
 	}
 	return parseProfile(path, data, DefaultProfile(), false)
 }
@@ -171,6 +179,9 @@ func (p Profile) With(overrides map[string]any) (Profile, error) {
 	return out, nil
 }
 
+// profileHint says what a thresholds file is.
+const profileHint = "give a YAML file of thresholds, keys as in rules/profile.default.yaml; kaudit explain RULE shows a rule's"
+
 var wordRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
 
 // parseProfile applies the keys of one YAML mapping onto base. The default
@@ -187,7 +198,7 @@ func parseProfile(name string, data []byte, base Profile, requireAll bool) (Prof
 			}
 			return out, nil
 		}
-		return out, fmt.Errorf("%s: %w", name, err)
+		return out, located.YAMLSyntax(name, data, err, profileHint)
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {

@@ -123,10 +123,13 @@ func Load(file string) (Waivers, error) {
 		if errors.As(err, &pe) {
 			why = pe.Err
 		}
-		return nil, &Error{File: file, Msg: fmt.Sprintf("cannot read the waiver file: %v (give the path of a YAML waiver file; docs/waivers.example.yaml shows the format)", why)}
+		return nil, &Error{File: file, Msg: fmt.Sprintf("cannot read the waiver file: %v", why), Hint: "give the path of a YAML waiver file; " + formatHint}
 	}
 	return Parse(file, data)
 }
+
+// formatHint says where the waiver file's format is shown.
+const formatHint = "docs/waivers.example.yaml shows the format"
 
 // MaxErrors is how many problems of one file Parse lists; the rest are
 // counted in a last line.
@@ -181,8 +184,7 @@ func decode(file string, data []byte) (*yaml.Node, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, &Error{File: file, Msg: "empty file (expected waivers: followed by a list of entries)"}
 		}
-		msg, line := yamlLine(strings.TrimPrefix(err.Error(), "yaml: "))
-		return nil, &Error{File: file, Line: line, Msg: msg + " (not valid YAML; docs/waivers.example.yaml shows the format)"}
+		return nil, located.YAMLSyntax(file, data, err, formatHint)
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
@@ -193,21 +195,6 @@ func decode(file string, data []byte) (*yaml.Node, error) {
 		root = root.Content[0]
 	}
 	return root, nil
-}
-
-// yamlLine takes the "line N: " yaml.v3 starts a syntax error with out
-// of msg, so that the error reads FILE:N: like every other.
-func yamlLine(msg string) (string, int) {
-	rest, ok := strings.CutPrefix(msg, "line ")
-	if !ok {
-		return msg, 0
-	}
-	num, tail, ok := strings.Cut(rest, ": ")
-	n, err := strconv.Atoi(num)
-	if !ok || err != nil || n <= 0 {
-		return msg, 0
-	}
-	return tail, n
 }
 
 // top is the list of entries under the file's one key, waivers: (a bare

@@ -88,8 +88,8 @@ func TestParseErrors(t *testing.T) {
 		{"scalar entry", "waivers:\n  - somaxconn\n", []string{"x.yaml:2: waivers[0]: expected a mapping"}},
 		{"not a list", "waivers: somaxconn\n", []string{"x.yaml:1: waivers: expected a list of entries"}},
 		{"empty file", "", []string{"x.yaml: empty file"}},
-		{"syntax", "waivers: [\n", []string{"x.yaml:1: did not find expected node content (not valid YAML; docs/waivers.example.yaml shows the format)"}},
-		{"syntax further down", "waivers:\n  - rule: somaxconn\n    hosts: [a\n    reason: r\n", []string{"x.yaml:2: did not find expected ',' or ']'"}},
+		{"syntax", "waivers: [\n", []string{"x.yaml:1: invalid YAML: did not find expected node content (hint: docs/waivers.example.yaml shows the format)"}},
+		{"syntax further down", "waivers:\n  - rule: somaxconn\n    hosts: [a\n    reason: r\n", []string{"x.yaml:2: invalid YAML: did not find expected ',' or ']'"}},
 		{"every problem at once", "waivers:\n  - rule: nope\n    hosts: [a]\n  - rule: somaxconn\n    reason: r\n    colour: red\n",
 			[]string{`x.yaml:2: waivers[0].rule: unknown rule "nope"`, "x.yaml:2: waivers[0]: reason is required", "x.yaml:4: waivers[1]: hosts or groups", "x.yaml:6: waivers[1].colour: unknown key"}},
 	}
@@ -263,7 +263,7 @@ func TestDocsExample(t *testing.T) {
 func TestLoadMissingFile(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "missing.yaml")
 	_, err := Load(p)
-	want := p + ": cannot read the waiver file: no such file or directory (give the path of a YAML waiver file; docs/waivers.example.yaml shows the format)"
+	want := p + ": cannot read the waiver file: no such file or directory (hint: give the path of a YAML waiver file; docs/waivers.example.yaml shows the format)"
 	if err == nil || err.Error() != want {
 		t.Errorf("err\n%v\nwant\n%s", err, want)
 	}

@@ -164,14 +164,14 @@ func (p *parser) yamlRoot(data []byte) (*yaml.Node, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, p.empty(0)
 		}
-		return nil, yamlError(p.c.file, data, err)
+		return nil, located.YAMLSyntax(p.c.file, data, err, "")
 	}
 	var extra yaml.Node
 	switch err := dec.Decode(&extra); {
 	case err == nil:
 		p.c.add(extra.Line, "", "keep the whole inventory in one YAML document", "more than one YAML document")
 	case !errors.Is(err, io.EOF):
-		return nil, yamlError(p.c.file, data, err)
+		return nil, located.YAMLSyntax(p.c.file, data, err, "")
 	}
 	var root *yaml.Node
 	if len(doc.Content) > 0 {

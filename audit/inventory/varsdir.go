@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/kaudit/kaudit/internal/located"
 	"gopkg.in/yaml.v3"
 )
 
@@ -133,7 +134,7 @@ func (p *parser) varsFile(path string, isGroup bool) *settings {
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		sub.c.keep(yamlError(path, data, err))
+		sub.c.keep(located.YAMLSyntax(path, data, err, ""))
 		return s
 	}
 	if len(doc.Content) == 0 || isNull(doc.Content[0]) {

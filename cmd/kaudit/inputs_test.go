@@ -56,9 +56,9 @@ func TestBadWaiversBeforeAnyHost(t *testing.T) {
 	bad := writeFile(t, "bad.yaml", "waivers:\n  - rule: somaxcon\n    hosts: [a]\n    reason: r\n")
 	syntax := writeFile(t, "syntax.yaml", "waivers:\n  - rule: somaxconn\n   hosts: [a\n")
 	wants := map[string]string{
-		missing: "kaudit: error: --waivers: " + missing + ": cannot read the waiver file: no such file or directory (give the path of a YAML waiver file; docs/waivers.example.yaml shows the format)\n",
+		missing: "kaudit: error: --waivers: " + missing + ": cannot read the waiver file: no such file or directory (hint: give the path of a YAML waiver file; docs/waivers.example.yaml shows the format)\n",
 		bad:     "kaudit: error: --waivers: " + bad + `:2: waivers[0].rule: unknown rule "somaxcon" (did you mean "somaxconn"?)` + "\n",
-		syntax:  "kaudit: error: --waivers: " + syntax + ":1: did not find expected '-' indicator (not valid YAML; docs/waivers.example.yaml shows the format)\n",
+		syntax:  "kaudit: error: --waivers: " + syntax + ":1: invalid YAML: did not find expected '-' indicator (hint: docs/waivers.example.yaml shows the format)\n",
 	}
 	for file, want := range wants {
 		for _, cmd := range []string{"scan", "probe"} {
@@ -196,9 +196,9 @@ func TestBadProfileBeforeAnyHost(t *testing.T) {
 	syntax := writeFile(t, "p.yaml", "somaxconn:\n  min: [\n")
 	const hint = "give a YAML file of thresholds, keys as in rules/profile.default.yaml; kaudit explain RULE shows a rule's)\n"
 	wants := map[string]string{
-		missing: "kaudit: error: --profile " + missing + ": cannot read the thresholds file: no such file or directory (" + hint,
-		dir:     "kaudit: error: --profile " + dir + ": cannot read the thresholds file: is a directory (" + hint,
-		syntax:  "kaudit: error: --profile " + syntax + ":2: did not find expected node content (not valid YAML; " + hint,
+		missing: "kaudit: error: --profile " + missing + ": cannot read the thresholds file: no such file or directory (hint: " + hint,
+		dir:     "kaudit: error: --profile " + dir + ": cannot read the thresholds file: is a directory (hint: " + hint,
+		syntax:  "kaudit: error: --profile " + syntax + ":2: invalid YAML: did not find expected node content (hint: " + hint,
 	}
 	for file, want := range wants {
 		for _, cmd := range []string{"scan", "probe", "fix"} {
