@@ -25,7 +25,7 @@ var hostName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.:-]{0,252}$`)
 func LoadMap(path string) (map[int32]string, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("--broker-map: %w (give a YAML file: %s)", err, mapHint)
+		return nil, located.Hint(fmt.Errorf("--broker-map: %w", err), "give a YAML file: "+mapHint)
 	}
 	return ParseMap(path, data)
 }

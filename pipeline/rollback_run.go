@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kaudit/kaudit/audit/inventory"
+	"github.com/kaudit/kaudit/internal/located"
 	"github.com/kaudit/kaudit/internal/termsafe"
 	"github.com/kaudit/kaudit/remediate"
 	"github.com/kaudit/kaudit/remediate/apply"
@@ -102,9 +103,9 @@ func loadRun(ctx context.Context, c Console, hosts []inventory.Host, j RollbackJ
 	}
 	switch {
 	case errors.Is(err, ErrJournalExists):
-		return nil, 0, fmt.Errorf("%s exists: roll back from it (drop --from-hosts)", j.Config.JournalPath)
+		return nil, 0, located.Hint(fmt.Errorf("%s exists", j.Config.JournalPath), "roll back from it (drop --from-hosts)")
 	case errors.Is(err, ErrNoJournal):
-		return nil, 0, fmt.Errorf("no journal for run %s in %s (set --journal-dir, or --from-hosts to rebuild it from the hosts)", j.RunID, j.JournalDir)
+		return nil, 0, located.Hint(fmt.Errorf("no journal for run %s in %s", j.RunID, j.JournalDir), "set --journal-dir, or --from-hosts to rebuild it from the hosts")
 	case errors.Is(err, ErrNoHostRead):
 		return nil, 0, Fail(NotApplied, "no host's manifest could be read and trusted: nothing rolled back")
 	case errors.Is(err, ErrNoHostHasRun):

@@ -143,7 +143,12 @@ type parser struct {
 }
 
 func (p *parser) add(line int, field, format string, args ...any) {
-	p.errs = append(p.errs, &Error{File: p.file, Line: line, Field: field, Msg: fmt.Sprintf(format, args...)})
+	p.addHint(line, field, "", format, args...)
+}
+
+// addHint is add with what to do about the problem.
+func (p *parser) addHint(line int, field, hint, format string, args ...any) {
+	p.errs = append(p.errs, &Error{File: p.file, Line: line, Field: field, Msg: fmt.Sprintf(format, args...), Hint: hint})
 }
 
 // Parse validates data read from file (the name is used in errors).
@@ -266,7 +271,7 @@ func (p *parser) field(w *Waiver, f string, k, v *yaml.Node) {
 	case "rule":
 		if s, ok := p.str(f, v); ok {
 			if _, known := rules.Lookup(s); !known {
-				p.add(v.Line, f, "unknown rule %q%s", s, didYouMean(s, ruleIDs()))
+				p.addHint(v.Line, f, didYouMean(s, ruleIDs()), "unknown rule %q", s)
 			}
 			w.Rule = s
 		}
@@ -292,7 +297,7 @@ func (p *parser) field(w *Waiver, f string, k, v *yaml.Node) {
 			w.Expires = t
 		}
 	default:
-		p.add(k.Line, f, "unknown key%s (known: %s)", didYouMean(k.Value, knownKeys), strings.Join(knownKeys, ", "))
+		p.addHint(k.Line, f, didYouMean(k.Value, knownKeys), "unknown key (known: %s)", strings.Join(knownKeys, ", "))
 	}
 }
 
@@ -335,10 +340,10 @@ func ruleIDs() []string {
 	return ids
 }
 
-// didYouMean returns ` (did you mean "x"?)` for the nearest known word.
+// didYouMean is the hint `did you mean "x"?` for the nearest known word.
 func didYouMean(s string, known []string) string {
 	if best := suggest.Closest(s, known); best != "" {
-		return fmt.Sprintf(" (did you mean %q?)", best)
+		return fmt.Sprintf("did you mean %q?", best)
 	}
 	return ""
 }

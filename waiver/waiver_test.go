@@ -63,7 +63,7 @@ func TestParseErrors(t *testing.T) {
 		want      []string
 	}{
 		{"unknown key", "waivers:\n  - rule: somaxconn\n    hosts: [a]\n    reason: r\n    expire: 2026-01-01\n",
-			[]string{`x.yaml:5: waivers[0].expire: unknown key (did you mean "expires"?)`}},
+			[]string{`x.yaml:5: waivers[0].expire: unknown key (known: rule, hosts, groups, reason, owner, expires) (hint: did you mean "expires"?)`}},
 		{"reason required", "waivers:\n  - rule: somaxconn\n    hosts: [a]\n",
 			[]string{"x.yaml:2: waivers[0]: reason is required"}},
 		{"empty reason", "waivers:\n  - rule: somaxconn\n    hosts: [a]\n    reason: ''\n",
@@ -73,7 +73,7 @@ func TestParseErrors(t *testing.T) {
 		{"impossible date", "waivers:\n  - rule: somaxconn\n    hosts: [a]\n    reason: r\n    expires: 2026-02-30\n",
 			[]string{`x.yaml:5: waivers[0].expires: expected a date YYYY-MM-DD`}},
 		{"unknown rule", "waivers:\n  - rule: somaxcon\n    hosts: [a]\n    reason: r\n",
-			[]string{`x.yaml:2: waivers[0].rule: unknown rule "somaxcon" (did you mean "somaxconn"?)`}},
+			[]string{`x.yaml:2: waivers[0].rule: unknown rule "somaxcon" (hint: did you mean "somaxconn"?)`}},
 		{"rule required", "waivers:\n  - hosts: [a]\n    reason: r\n",
 			[]string{"x.yaml:2: waivers[0]: rule is required"}},
 		{"no hosts or groups", "waivers:\n  - rule: somaxconn\n    reason: r\n",

@@ -87,8 +87,8 @@ func (p *parser) warnAddresses(h *rawHost) {
 			continue
 		}
 		if v.address.v != first.address.v {
-			p.c.warn(fmt.Sprintf("%s: host %s is defined twice with different addresses: %s at %s, %s at %s; Ansible uses the last one (%s), and so does kaudit (hint: remove or correct one of the two)",
-				first.addressAt, h.name, first.address.v, first.addressAt, v.address.v, v.addressAt, v.address.v))
+			p.c.warn(located.WithHint(fmt.Sprintf("%s: host %s is defined twice with different addresses: %s at %s, %s at %s; Ansible uses the last one (%s), and so does kaudit",
+				first.addressAt, h.name, first.address.v, first.addressAt, v.address.v, v.addressAt, v.address.v), "remove or correct one of the two"))
 			first = v
 		}
 	}

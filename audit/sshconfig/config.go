@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"sync"
 	"syscall"
+
+	"github.com/kaudit/kaudit/internal/located"
 )
 
 // SystemFile is OpenSSH's system-wide client configuration.
@@ -136,7 +138,7 @@ func checkPerm(path string) error {
 		return nil
 	}
 	if (st.Uid != 0 && int(st.Uid) != os.Getuid()) || fi.Mode().Perm()&0o022 != 0 {
-		return fmt.Errorf("ssh_config %s: bad owner or permissions (ssh refuses it too): make it owned by you and not writable by group or others (chmod go-w %s)", path, path)
+		return located.Hint(fmt.Errorf("ssh_config %s: bad owner or permissions (ssh refuses it too)", path), "make it owned by you and not writable by group or others: chmod go-w "+path)
 	}
 	return nil
 }

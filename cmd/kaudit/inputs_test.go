@@ -57,7 +57,7 @@ func TestBadWaiversBeforeAnyHost(t *testing.T) {
 	syntax := writeFile(t, "syntax.yaml", "waivers:\n  - rule: somaxconn\n   hosts: [a\n")
 	wants := map[string]string{
 		missing: "kaudit: error: --waivers: " + missing + ": cannot read the waiver file: no such file or directory (hint: give the path of a YAML waiver file; docs/waivers.example.yaml shows the format)\n",
-		bad:     "kaudit: error: --waivers: " + bad + `:2: waivers[0].rule: unknown rule "somaxcon" (did you mean "somaxconn"?)` + "\n",
+		bad:     "kaudit: error: --waivers: " + bad + `:2: waivers[0].rule: unknown rule "somaxcon" (hint: did you mean "somaxconn"?)` + "\n",
 		syntax:  "kaudit: error: --waivers: " + syntax + ":1: invalid YAML: did not find expected '-' indicator (hint: docs/waivers.example.yaml shows the format)\n",
 	}
 	for file, want := range wants {

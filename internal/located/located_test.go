@@ -61,3 +61,17 @@ func TestDescribeNode(t *testing.T) {
 		t.Errorf("nil: %q", got)
 	}
 }
+
+func TestHint(t *testing.T) {
+	base := errors.New("shard \"x\" is not K/N")
+	err := Hint(base, "write K/N")
+	if got, want := err.Error(), `shard "x" is not K/N (hint: write K/N)`; got != want {
+		t.Errorf("%q, want %q", got, want)
+	}
+	if !errors.Is(err, base) {
+		t.Error("Hint hides the error it wraps")
+	}
+	if Hint(nil, "x") != nil || WithHint("m", "") != "m" {
+		t.Error("nil error or empty hint changed")
+	}
+}
