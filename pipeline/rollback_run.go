@@ -81,7 +81,7 @@ func RollbackRun(ctx context.Context, c Console, hosts []inventory.Host, j Rollb
 	}
 	WriteRollbackTally(c.Stdout, j.RunID, j.Config.JournalPath, len(res)+unread, failed+unread)
 	if failed+unread > 0 {
-		return Fail(NotApplied, "%d host(s) could not be rolled back: re-run when they are reachable (a manifest that cannot be trusted: restore by hand)", failed+unread)
+		return &Failure{Verdict: NotApplied, Err: located.Hint(fmt.Errorf("%d host(s) could not be rolled back", failed+unread), "re-run when they are reachable (a manifest that cannot be trusted: restore by hand)")}
 	}
 	return nil
 }

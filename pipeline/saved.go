@@ -1,8 +1,10 @@
 package pipeline
 
 import (
+	"fmt"
 	"io"
 
+	"github.com/kaudit/kaudit/internal/located"
 	"github.com/kaudit/kaudit/report"
 	"github.com/kaudit/kaudit/report/diff"
 	"github.com/kaudit/kaudit/rules"
@@ -123,7 +125,7 @@ func CheckWaivers(c Console, file string, soon int) error {
 		return err
 	}
 	if expired := waiver.WriteCheck(c.Stdout, w, c.Now(), soon); expired > 0 {
-		return Fail(Findings, "%d waiver(s) expired: renew them with a new date or fix the findings", expired)
+		return &Failure{Verdict: Findings, Err: located.Hint(fmt.Errorf("%d waiver(s) expired", expired), "renew them with a new date or fix the findings")}
 	}
 	return nil
 }

@@ -255,12 +255,12 @@ func (p *parser) entry(field string, n *yaml.Node) (Waiver, bool) {
 		p.add(n.Line, field, "rule is required")
 	}
 	if strings.TrimSpace(w.Reason) == "" && !seen["reason"] {
-		p.add(n.Line, field, "reason is required: say why this finding is accepted")
+		p.addHint(n.Line, field, "say why this finding is accepted", "reason is required")
 	} else if strings.TrimSpace(w.Reason) == "" {
 		p.add(n.Line, field+".reason", "must not be empty")
 	}
 	if len(w.Hosts) == 0 && len(w.Groups) == 0 && !seen["hosts"] && !seen["groups"] {
-		p.add(n.Line, field, "hosts or groups is required (write hosts: [\"*\"] to waive a rule fleet-wide)")
+		p.addHint(n.Line, field, "write hosts: [\"*\"] to waive a rule fleet-wide", "hosts or groups is required")
 	}
 	return w, len(p.errs) == before
 }
