@@ -72,7 +72,9 @@ func (w Waiver) Expired(now time.Time) bool {
 // Expires is zero: check that first.
 func (w Waiver) DaysLeft(now time.Time) int {
 	today := time.Date(now.UTC().Year(), now.UTC().Month(), now.UTC().Day(), 0, 0, 0, 0, time.UTC)
-	return int(w.Expires.Sub(today).Hours() / 24)
+	// In Unix seconds, not a time.Duration: Sub saturates at 292 years,
+	// which made 2999-12-31 "expires in 106751d".
+	return int((w.Expires.Unix() - today.Unix()) / 86400)
 }
 
 // Matches reports whether w covers rule on a host with this name and groups.

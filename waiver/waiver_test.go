@@ -141,6 +141,10 @@ func TestExpiry(t *testing.T) {
 			t.Errorf("%s: %d days left, want %d", tc.now, got, tc.left)
 		}
 	}
+	far := Waiver{Expires: time.Date(2999, 12, 31, 0, 0, 0, 0, time.UTC)}
+	if got := far.DaysLeft(day("2026-12-01T08:00:00Z")); got != 355411 {
+		t.Errorf("2999-12-31: %d days left, want 355411 (not capped at time.Duration's 106751)", got)
+	}
 	if (Waiver{}).Expired(time.Now()) {
 		t.Error("a waiver without expires never expires")
 	}
