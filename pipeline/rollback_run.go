@@ -111,8 +111,8 @@ func loadRun(ctx context.Context, c Console, hosts []inventory.Host, j RollbackJ
 	case errors.Is(err, ErrNoHostHasRun):
 		// Every selected host was read and none has the run: a mistyped
 		// run ID, another inventory, or a run that changed no host.
-		return nil, 0, fmt.Errorf("no host of the inventory (%d read) has run %s in %s: nothing to roll back (check the run ID: kaudit runs INVENTORY lists the runs the hosts and the journal hold)",
-			len(hosts), j.RunID, apply.RunDir(j.RunID))
+		return nil, 0, located.Hint(fmt.Errorf("no host of the inventory (%d read) has run %s in %s: nothing to roll back",
+			len(hosts), j.RunID, apply.RunDir(j.RunID)), "check the run ID: kaudit rollback INVENTORY --list lists the runs the hosts and the journal hold")
 	case err != nil:
 		return nil, 0, err
 	case run.Rebuilt:

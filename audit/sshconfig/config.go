@@ -59,7 +59,7 @@ func Load(opt Options) (*Config, error) {
 	if opt.Home == "" || opt.LocalUser == "" {
 		u, err := user.Current()
 		if err != nil {
-			return nil, fmt.Errorf("ssh_config: cannot look up the current user: %v (set HOME and USER)", err)
+			return nil, located.Hint(fmt.Errorf("ssh_config: cannot look up the current user: %v", err), "set HOME and USER")
 		}
 		if opt.Home == "" {
 			opt.Home = u.HomeDir

@@ -224,7 +224,7 @@ func (v Verdict) asError(key ssh.PublicKey, files KnownHostsFiles) error {
 // acceptNew records an unknown host's key in the first user file.
 func (h *HostKeys) acceptNew(name string, files KnownHostsFiles, key ssh.PublicKey) error {
 	if len(files.User) == 0 {
-		return newErr(facts.KindHostKey, nil, "accept-new needs a user known_hosts file to write to (set known_hosts)")
+		return newErr(facts.KindHostKey, nil, "%s", located.WithHint("accept-new needs a user known_hosts file to write to", "set known_hosts"))
 	}
 	res, have, err := h.file(files.User[0]).record(name, key, files.Hash)
 	switch {
