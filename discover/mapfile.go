@@ -39,7 +39,7 @@ func ParseMap(name string, data []byte) (map[int32]string, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, &located.Error{File: name, Msg: "empty", Hint: mapHint}
 		}
-		return nil, &located.Error{File: name, Msg: "invalid YAML: " + err.Error(), Hint: mapHint}
+		return nil, located.YAMLSyntax(name, data, err, mapHint)
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
