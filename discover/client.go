@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/kaudit/kaudit/audit/parse"
+	"github.com/kaudit/kaudit/internal/located"
 	"github.com/twmb/franz-go/pkg/sasl"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
@@ -77,7 +78,7 @@ func (c ClientConfig) secret() (string, error) {
 	case c.password != "":
 		return c.password, nil
 	}
-	return "", errors.New("SASL needs a password: give --sasl-password-file FILE or --sasl-password-env VAR (never on the command line)")
+	return "", located.Hint(errors.New("SASL needs a password"), "give --sasl-password-file FILE or --sasl-password-env VAR (never on the command line)")
 }
 
 func (c ClientConfig) mechanism() (sasl.Mechanism, error) {

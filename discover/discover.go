@@ -16,6 +16,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl"
+
+	"github.com/kaudit/kaudit/internal/located"
 )
 
 // ConfigKeys are the broker settings kaudit reads from the running broker:
@@ -135,7 +137,7 @@ const defaultTimeout = 15 * time.Second
 // allow, each broker's running ConfigKeys.
 func Discover(ctx context.Context, o Options) (*Cluster, error) {
 	if len(o.Bootstrap) == 0 {
-		return nil, errors.New("no bootstrap server: give --bootstrap host:9092[,host:9092…]")
+		return nil, located.Hint(errors.New("no bootstrap server"), "give --bootstrap host:9092[,host:9092…]")
 	}
 	t := o.Timeout
 	if t <= 0 {

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/kaudit/kaudit/internal/located"
 )
 
 // ErrorKind says which step of reaching the cluster failed.
@@ -33,7 +35,7 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	return fmt.Sprintf("bootstrap %s: %v: %s", e.Bootstrap, e.Err, e.Hint)
+	return located.WithHint(fmt.Sprintf("bootstrap %s: %v", e.Bootstrap, e.Err), e.Hint)
 }
 
 func (e *Error) Unwrap() error { return e.Err }

@@ -25,7 +25,7 @@ var hostName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.:-]{0,252}$`)
 func LoadMap(path string) (map[int32]string, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("--broker-map: %w (give a YAML file: %s)", err, mapHint)
+		return nil, located.Hint(fmt.Errorf("--broker-map: %w", err), "give a YAML file: "+mapHint)
 	}
 	return ParseMap(path, data)
 }
@@ -39,7 +39,7 @@ func ParseMap(name string, data []byte) (map[int32]string, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, &located.Error{File: name, Msg: "empty", Hint: mapHint}
 		}
-		return nil, &located.Error{File: name, Msg: "invalid YAML: " + err.Error(), Hint: mapHint}
+		return nil, located.YAMLSyntax(name, data, err, mapHint)
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {

@@ -9,6 +9,7 @@ import (
 	"github.com/kaudit/kaudit/audit/sshconfig"
 	"github.com/kaudit/kaudit/audit/transport"
 	"github.com/kaudit/kaudit/internal/fanout"
+	"github.com/kaudit/kaudit/internal/located"
 	"github.com/kaudit/kaudit/internal/ui"
 )
 
@@ -50,7 +51,7 @@ func Connect(hosts []inventory.Host, c ConnectConfig) (*transport.SSH, error) {
 	if usesSSHConfig(hosts) || c.SSHConfig != "" {
 		cfg, err := sshconfig.Load(sshconfig.Options{File: c.SSHConfig, Warn: ssh.Warn})
 		if err != nil {
-			return nil, fmt.Errorf("%v (hint: fix the file, or set ssh_config: false in the inventory to ignore it)", err)
+			return nil, located.Hint(err, "fix the file, or set ssh_config: false in the inventory to ignore it")
 		}
 		ssh.Config = cfg
 	}

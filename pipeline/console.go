@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/kaudit/kaudit/internal/located"
 	"github.com/kaudit/kaudit/internal/ui"
 )
 
@@ -45,7 +46,7 @@ func (c Console) Ask(yes bool, question string, refusal error) (bool, error) {
 // on Stdout when the answer is no; without a terminal it refuses (a usage
 // error naming flagHint) unless yes.
 func (c Console) Confirm(yes bool, question, flagHint string) (bool, error) {
-	ok, err := c.Ask(yes, question, fmt.Errorf("%s: stdin is not a terminal, so kaudit cannot ask: add --yes to go ahead; nothing changed", flagHint))
+	ok, err := c.Ask(yes, question, located.Hint(fmt.Errorf("%s: stdin is not a terminal, so kaudit cannot ask; nothing changed", flagHint), "add --yes to go ahead"))
 	if err == nil && !ok {
 		fmt.Fprintln(c.Stdout, "not confirmed: nothing changed")
 	}

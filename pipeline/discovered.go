@@ -10,6 +10,7 @@ import (
 
 	"github.com/kaudit/kaudit/audit/inventory"
 	"github.com/kaudit/kaudit/discover"
+	"github.com/kaudit/kaudit/internal/located"
 )
 
 // advertisedName is an advertised host name kaudit takes as an SSH host
@@ -32,10 +33,10 @@ func discoveredInventory(cl *discover.Cluster, src *ClusterSource) (*inventory.I
 			name, from = b.Host, "advertised"
 		}
 		if !advertisedName.MatchString(name) {
-			return nil, fmt.Errorf("broker %d advertises the host %q, which is not a host name kaudit connects to: give an inventory, or a --broker-map naming its host", b.NodeID, name)
+			return nil, located.Hint(fmt.Errorf("broker %d advertises the host %q, which is not a host name kaudit connects to", b.NodeID, name), "give an inventory, or a --broker-map naming its host")
 		}
 		if other, dup := seen[name]; dup {
-			return nil, fmt.Errorf("brokers %d and %d are both %s (%s): a load balancer or NAT; give an inventory, or a --broker-map naming each broker's host", other, b.NodeID, name, from)
+			return nil, located.Hint(fmt.Errorf("brokers %d and %d are both %s (%s): a load balancer or NAT", other, b.NodeID, name, from), "give an inventory, or a --broker-map naming each broker's host")
 		}
 		seen[name] = b.NodeID
 		hosts[name] = map[string]any{"kafka": map[string]any{"port": b.Port}}

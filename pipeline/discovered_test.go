@@ -19,7 +19,7 @@ func TestDiscoveredInventory(t *testing.T) {
 	}{
 		{"advertised names", brokers, nil, map[string]int{"kafka-1.internal": 9093, "kafka-2.internal": 9092}, ""},
 		{"the map wins", brokers, map[int32]string{2: "k2"}, map[string]int{"kafka-1.internal": 9093, "k2": 9092}, ""},
-		{"one address for all", shared, nil, nil, "brokers 1 and 2 are both lb.internal (advertised): a load balancer or NAT; give an inventory, or a --broker-map naming each broker's host"},
+		{"one address for all", shared, nil, nil, "brokers 1 and 2 are both lb.internal (advertised): a load balancer or NAT (hint: give an inventory, or a --broker-map naming each broker's host)"},
 		{"the map tells them apart", shared, map[int32]string{1: "a", 2: "b"}, map[string]int{"a": 9092, "b": 9093}, ""},
 		{"a name that is no host", []discover.Broker{{NodeID: 3, Host: "-oProxyCommand=x", Port: 9092}}, nil, nil, `broker 3 advertises the host "-oProxyCommand=x", which is not a host name kaudit connects to`},
 		{"no brokers", nil, nil, nil, "cluster C listed no brokers: nothing to audit"},

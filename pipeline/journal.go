@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/kaudit/kaudit/internal/located"
 )
 
 // ErrNoHome is journalDir without a directory and without a home
@@ -23,7 +25,7 @@ func journalDir(dir string) (string, error) {
 		} else {
 			home, err := os.UserHomeDir()
 			if err != nil {
-				return "", fmt.Errorf("%w (%v): set --journal-dir", ErrNoHome, err)
+				return "", located.Hint(fmt.Errorf("%w (%v)", ErrNoHome, err), "set --journal-dir")
 			}
 			dir = filepath.Join(home, ".local", "state", "kaudit", "runs")
 		}

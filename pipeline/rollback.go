@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kaudit/kaudit/audit/inventory"
+	"github.com/kaudit/kaudit/internal/located"
 	"github.com/kaudit/kaudit/internal/termsafe"
 	"github.com/kaudit/kaudit/remediate"
 	"github.com/kaudit/kaudit/remediate/apply"
@@ -107,7 +108,7 @@ func rollbackRun(ctx context.Context, c Console, hosts []inventory.Host, j Rollb
 	}
 	writeRollbackTally(c.Stdout, j.RunID, j.Config.JournalPath, len(res)+unread, failed+unread)
 	if failed+unread > 0 {
-		return fail(NotApplied, "%d host(s) could not be rolled back: re-run when they are reachable (a manifest that cannot be trusted: restore by hand)", failed+unread)
+		return &Failure{Verdict: NotApplied, Err: located.Hint(fmt.Errorf("%d host(s) could not be rolled back", failed+unread), "re-run when they are reachable (a manifest that cannot be trusted: restore by hand)")}
 	}
 	return nil
 }
@@ -129,16 +130,16 @@ func loadRun(ctx context.Context, c Console, hosts []inventory.Host, j RollbackJ
 	}
 	switch {
 	case errors.Is(err, ErrJournalExists):
-		return nil, 0, fmt.Errorf("%s exists: roll back from it (drop --from-hosts)", j.Config.JournalPath)
+		return nil, 0, located.Hint(fmt.Errorf("%s exists", j.Config.JournalPath), "roll back from it (drop --from-hosts)")
 	case errors.Is(err, ErrNoJournal):
-		return nil, 0, fmt.Errorf("no journal for run %s in %s (set --journal-dir, or --from-hosts to rebuild it from the hosts)", j.RunID, j.JournalDir)
+		return nil, 0, located.Hint(fmt.Errorf("no journal for run %s in %s", j.RunID, j.JournalDir), "set --journal-dir, or --from-hosts to rebuild it from the hosts")
 	case errors.Is(err, ErrNoHostRead):
 		return nil, 0, fail(NotApplied, "no host's manifest could be read and trusted: nothing rolled back")
 	case errors.Is(err, ErrNoHostHasRun):
 		// Every selected host was read and none has the run: a mistyped
 		// run ID, another inventory, or a run that changed no host.
-		return nil, 0, fmt.Errorf("no host of the inventory (%d read) has run %s in %s: nothing to roll back (check the run ID: kaudit runs INVENTORY lists the runs the hosts and the journal hold)",
-			len(hosts), j.RunID, apply.RunDir(j.RunID))
+		return nil, 0, located.Hint(fmt.Errorf("no host of the inventory (%d read) has run %s in %s: nothing to roll back",
+			len(hosts), j.RunID, apply.RunDir(j.RunID)), "check the run ID: kaudit rollback INVENTORY --list lists the runs the hosts and the journal hold")
 	case err != nil:
 		return nil, 0, err
 	case run.Rebuilt:

@@ -2,10 +2,7 @@ package pipeline
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
-	"regexp"
 	"time"
 
 	"github.com/kaudit/kaudit/audit"
@@ -82,31 +79,19 @@ func profiles(hosts []inventory.Host, base rules.Profile) (map[string]rules.Prof
 }
 
 // LoadProfile is the thresholds file (rules.LoadProfile), or the default
-// profile when file is "". A file that cannot be read, or is not YAML, is
-// an error naming it (FILE:LINE for a syntax error) and saying what to
-// give; the CLI loads it before any host is contacted.
+// profile when file is "". Its errors are rules' *located.Error (FILE:LINE,
+// what is wrong, what to give), under "--profile"; the CLI loads it before
+// any host is contacted.
 func LoadProfile(file string) (rules.Profile, error) {
 	if file == "" {
 		return rules.DefaultProfile(), nil
 	}
 	p, err := rules.LoadProfile(file)
-	var pe *fs.PathError
-	switch {
-	case err == nil:
-		return p, nil
-	case errors.As(err, &pe):
-		return p, fmt.Errorf("--profile %s: cannot read the thresholds file: %v (%s)", file, pe.Err, profileHint)
+	if err != nil {
+		return p, fmt.Errorf("--profile %w", err)
 	}
-	if m := profileYAMLError.FindStringSubmatch(err.Error()); m != nil && m[1] == file {
-		return p, fmt.Errorf("--profile %s:%s: %s (not valid YAML; %s)", file, m[2], m[3], profileHint)
-	}
-	return p, fmt.Errorf("--profile %w", err)
+	return p, nil
 }
-
-const profileHint = "give a YAML file of thresholds, keys as in rules/profile.default.yaml; kaudit explain RULE shows a rule's"
-
-// profileYAMLError is how rules.LoadProfile words a YAML syntax error.
-var profileYAMLError = regexp.MustCompile(`^(.*): yaml: line (\d+): (.*)$`)
 
 // Scan is kaudit scan and probe: the hosts of f (of shard K/N, when
 // set: selectShard) scanned and reported as j says (scanReport); j's

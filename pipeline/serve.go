@@ -16,6 +16,7 @@ import (
 	"github.com/kaudit/kaudit/audit/inventory"
 	"github.com/kaudit/kaudit/audit/transport"
 	"github.com/kaudit/kaudit/internal/fanout"
+	"github.com/kaudit/kaudit/internal/located"
 	"github.com/kaudit/kaudit/serve"
 	"github.com/kaudit/kaudit/waiver"
 )
@@ -61,14 +62,14 @@ const DefaultListen = "127.0.0.1:9874"
 func (j ServeJob) Check() error {
 	switch {
 	case j.Interval < time.Second:
-		return fmt.Errorf("--interval %v: give at least 1s (e.g. 15m)", j.Interval)
+		return located.Hint(fmt.Errorf("--interval %v", j.Interval), "give at least 1s (e.g. 15m)")
 	case j.Jitter < 0 || j.Jitter > 0.5:
-		return fmt.Errorf("--jitter %v: give a fraction of --interval from 0 to 0.5", j.Jitter)
+		return located.Hint(fmt.Errorf("--jitter %v", j.Jitter), "give a fraction of --interval from 0 to 0.5")
 	case j.Fleet.Inventory == "" || j.Fleet.Inventory == "-":
 		return errors.New("serve needs an INVENTORY file (not stdin: it is read again on SIGHUP and when it changes)")
 	}
 	if _, _, err := net.SplitHostPort(j.Listen); err != nil {
-		return fmt.Errorf("--listen %q: give HOST:PORT (e.g. %s; :9874 listens on every address): %v", j.Listen, DefaultListen, err)
+		return located.Hint(fmt.Errorf("--listen %q: %v", j.Listen, err), "give HOST:PORT (e.g. "+DefaultListen+"; :9874 listens on every address)")
 	}
 	return serve.CheckWebConfig(j.WebConfigFile)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kaudit/kaudit/audit/transport"
 	"github.com/kaudit/kaudit/audit/trust"
+	"github.com/kaudit/kaudit/internal/located"
 )
 
 // TrustJob is how kaudit trust fetches and records keys.
@@ -49,7 +50,7 @@ func Trust(ctx context.Context, c Console, f Fleet, j TrustJob) error {
 func recordKeys(c Console, entries []trust.Entry, hk *transport.HostKeys, yes bool) error {
 	if n := trust.Pending(entries); n > 0 {
 		ok, err := c.Ask(yes, fmt.Sprintf("\nRecord these %d new host keys in known_hosts?", n),
-			fmt.Errorf("%d new host keys and no terminal to confirm on: nothing was written; check the fingerprints above and run again with --yes", n))
+			located.Hint(fmt.Errorf("%d new host keys and no terminal to confirm on: nothing was written", n), "check the fingerprints above and run again with --yes"))
 		if err != nil {
 			return err
 		}

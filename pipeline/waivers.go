@@ -3,6 +3,7 @@ package pipeline
 import (
 	"fmt"
 
+	"github.com/kaudit/kaudit/internal/located"
 	"github.com/kaudit/kaudit/report"
 	"github.com/kaudit/kaudit/waiver"
 )
@@ -42,7 +43,7 @@ func CheckWaivers(c Console, file string, soon int) error {
 		return err
 	}
 	if expired := waiver.WriteCheck(c.Stdout, w, c.Now(), soon); expired > 0 {
-		return fail(Findings, "%d waiver(s) expired: renew them with a new date or fix the findings", expired)
+		return &Failure{Verdict: Findings, Err: located.Hint(fmt.Errorf("%d waiver(s) expired", expired), "renew them with a new date or fix the findings")}
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/kaudit/kaudit/audit/facts"
+	"github.com/kaudit/kaudit/internal/located"
 )
 
 // Spool holds hosts' facts out of memory, as the JSON the report would
@@ -33,7 +34,7 @@ type SpooledFacts struct {
 func NewSpool(dir string) (*Spool, error) {
 	f, err := os.CreateTemp(dir, "kaudit-facts-*.json")
 	if err != nil {
-		return nil, fmt.Errorf("facts spool: %w (hint: set TMPDIR to a writable directory)", err)
+		return nil, located.Hint(fmt.Errorf("facts spool: %w", err), "set TMPDIR to a writable directory")
 	}
 	if err := os.Remove(f.Name()); err != nil {
 		f.Close()

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/kaudit/kaudit/internal/located"
 	"github.com/kaudit/kaudit/internal/shard"
 )
 
@@ -40,7 +41,7 @@ func MergeFiles(paths []string) (*Report, error) {
 // twice, a host in two reports.
 func Merge(srcs []Source) (*Report, error) {
 	if len(srcs) == 0 {
-		return nil, errors.New("nothing to merge (hint: kaudit merge shard-0.json shard-1.json … -o fleet.json)")
+		return nil, located.Hint(errors.New("nothing to merge"), "kaudit merge shard-0.json shard-1.json … -o fleet.json")
 	}
 	first := srcs[0].Report
 	out := &Report{SchemaVersion: first.SchemaVersion, ToolVersion: first.ToolVersion, StartedAt: first.StartedAt,
@@ -57,7 +58,7 @@ func Merge(srcs []Source) (*Report, error) {
 		out.Interrupted = out.Interrupted || r.Interrupted
 		for _, h := range r.Hosts {
 			if p, dup := owner[h.Name]; dup {
-				errs = append(errs, fmt.Errorf("%s: host %s is also in %s (hint: merge the shards of one scan, each once)", s.Path, h.Name, p))
+				errs = append(errs, located.Hint(fmt.Errorf("%s: host %s is also in %s", s.Path, h.Name, p), "merge the shards of one scan, each once"))
 				continue
 			}
 			owner[h.Name] = s.Path
@@ -78,7 +79,7 @@ func sameScan(path string, r, first *Report, firstPath string) []error {
 	var errs []error
 	diff := func(what, a, b string) {
 		if a != b {
-			errs = append(errs, fmt.Errorf("%s: %s %q, but %s has %q (hint: merge only the shards of one scan)", path, what, a, firstPath, b))
+			errs = append(errs, located.Hint(fmt.Errorf("%s: %s %q, but %s has %q", path, what, a, firstPath, b), "merge only the shards of one scan"))
 		}
 	}
 	diff("schema_version", fmt.Sprint(r.SchemaVersion), fmt.Sprint(first.SchemaVersion))
@@ -105,7 +106,7 @@ func checkShards(srcs []Source) []error {
 	seen := map[int]string{}
 	for _, s := range srcs {
 		if s.Report.Shard == "" {
-			errs = append(errs, fmt.Errorf("%s: not a shard, but the other reports are (hint: merge the shards of one scan)", s.Path))
+			errs = append(errs, located.Hint(fmt.Errorf("%s: not a shard, but the other reports are", s.Path), "merge the shards of one scan"))
 			continue
 		}
 		sh, err := shard.Parse(s.Report.Shard)
@@ -129,7 +130,7 @@ func checkShards(srcs []Source) []error {
 		}
 	}
 	if len(missing) > 0 {
-		errs = append(errs, fmt.Errorf("shard %s missing: the merged report would silently skip its hosts (hint: rerun it, then merge every shard)", strings.Join(missing, ", ")))
+		errs = append(errs, located.Hint(fmt.Errorf("shard %s missing: the merged report would silently skip its hosts", strings.Join(missing, ", ")), "rerun it, then merge every shard"))
 	}
 	return errs
 }

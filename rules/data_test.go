@@ -257,7 +257,7 @@ func TestLoadProfile(t *testing.T) {
 	}
 	bad := []struct{ name, body, want string }{
 		{"unknown.yaml", "somaxconn: 4096\nsomaxcon: 1\n", "unknown.yaml:2: unknown profile key \"somaxcon\""},
-		{"type.yaml", "\nsomaxconn: lots\n", "type.yaml:2: profile key \"somaxconn\": want a positive integer, got str \"lots\""},
+		{"type.yaml", "\nsomaxconn: lots\n", "type.yaml:2: profile key \"somaxconn\": want a positive integer, got the string \"lots\""},
 		{"neg.yaml", "nic_ring: -1\n", "neg.yaml:1: profile key \"nic_ring\""},
 		{"list.yaml", "offloads: gro\n", "list.yaml:1: profile key \"offloads\": want a list of strings"},
 		{"str.yaml", "default_qdisc: 3\n", "str.yaml:1: profile key \"default_qdisc\": want a string"},

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"regexp"
@@ -139,12 +140,19 @@ func (p Profile) clone() Profile {
 }
 
 // LoadProfile reads a profile file: it starts from DefaultProfile and
-// overrides the keys the file sets. An unknown key, a key set twice or a
-// value of the wrong type is an error naming file:line and the key.
+// overrides the keys the file sets. Every error is a *located.Error: a
+// file that cannot be read or is not YAML (with a hint saying what to
+// give), an unknown key, a key set twice or a value of the wrong type
+// (naming file:line and the key).
 func LoadProfile(path string) (Profile, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return Profile{}, fmt.Errorf("profile: %w", err)
+		why := err
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			why = pe.Err
+		}
+		return Profile{}, &located.Error{File: path, Msg: fmt.Sprintf("cannot read the thresholds file: %v", why), Hint: profileHint}
 	}
 	return parseProfile(path, data, DefaultProfile(), false)
 }
@@ -171,6 +179,9 @@ func (p Profile) With(overrides map[string]any) (Profile, error) {
 	return out, nil
 }
 
+// profileHint says what a thresholds file is.
+const profileHint = "give a YAML file of thresholds, keys as in rules/profile.default.yaml; kaudit explain RULE shows a rule's"
+
 var wordRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
 
 // parseProfile applies the keys of one YAML mapping onto base. The default
@@ -187,7 +198,7 @@ func parseProfile(name string, data []byte, base Profile, requireAll bool) (Prof
 			}
 			return out, nil
 		}
-		return out, fmt.Errorf("%s: %w", name, err)
+		return out, located.YAMLSyntax(name, data, err, profileHint)
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
@@ -232,7 +243,7 @@ func (k profileKey) setNode(p *Profile, n *yaml.Node) error {
 	switch k.kind {
 	case kindInt:
 		if n.Kind != yaml.ScalarNode || n.Tag != "!!int" {
-			return fmt.Errorf("want %s, got %s", k.kind, describeNode(n))
+			return fmt.Errorf("want %s, got %s", k.kind, located.DescribeNode(n))
 		}
 		var v int
 		if err := n.Decode(&v); err != nil {
@@ -241,34 +252,22 @@ func (k profileKey) setNode(p *Profile, n *yaml.Node) error {
 		return k.setInt(p, v)
 	case kindString:
 		if n.Kind != yaml.ScalarNode || (n.Tag != "!!str" && !(k.dyn && n.Tag == "!!int")) {
-			return fmt.Errorf("want %s, got %s", k.kind, describeNode(n))
+			return fmt.Errorf("want %s, got %s", k.kind, located.DescribeNode(n))
 		}
 		return k.setString(p, n.Value)
 	default:
 		if n.Kind != yaml.SequenceNode {
-			return fmt.Errorf("want %s, got %s", k.kind, describeNode(n))
+			return fmt.Errorf("want %s, got %s", k.kind, located.DescribeNode(n))
 		}
 		var vs []string
 		for _, c := range n.Content {
 			if c.Kind != yaml.ScalarNode || c.Tag != "!!str" {
-				return fmt.Errorf("want %s, got an item %s", k.kind, describeNode(c))
+				return fmt.Errorf("want %s, got %s in the list", k.kind, located.DescribeNode(c))
 			}
 			vs = append(vs, c.Value)
 		}
 		return k.setList(p, vs)
 	}
-}
-
-func describeNode(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.AliasNode:
-		return "an alias"
-	}
-	return fmt.Sprintf("%s %q", strings.TrimPrefix(n.Tag, "!!"), n.Value)
 }
 
 func (k profileKey) setAny(p *Profile, v any) error {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/kaudit/kaudit/audit/facts"
 	"github.com/kaudit/kaudit/internal/atomicfile"
+	"github.com/kaudit/kaudit/internal/located"
 	"github.com/kaudit/kaudit/report"
 )
 
@@ -249,10 +250,9 @@ func (s *Server) persist(p *published) error {
 // goVersion is the Go release kaudit was built with.
 var goVersion = runtime.Version()
 
-// statePermissionsHint is for a state directory kaudit cannot create.
-func statePermissionsHint(dir string) string {
-	return fmt.Sprintf("--state-dir %s: give a directory kaudit may write (systemd: StateDirectory=kaudit)", dir)
-}
+// statePermissionsHint is what to do about a state directory kaudit
+// cannot create or write.
+const statePermissionsHint = "give a directory kaudit may write (systemd: StateDirectory=kaudit)"
 
 // MakeStateDir creates dir (mode 0700) if needed.
 func MakeStateDir(dir string) error {
@@ -260,7 +260,7 @@ func MakeStateDir(dir string) error {
 		return nil
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("%s: %v", statePermissionsHint(dir), err)
+		return located.Hint(fmt.Errorf("--state-dir %s: %v", dir, err), statePermissionsHint)
 	}
 	return nil
 }

@@ -72,7 +72,9 @@ func (w Waiver) Expired(now time.Time) bool {
 // Expires is zero: check that first.
 func (w Waiver) DaysLeft(now time.Time) int {
 	today := time.Date(now.UTC().Year(), now.UTC().Month(), now.UTC().Day(), 0, 0, 0, 0, time.UTC)
-	return int(w.Expires.Sub(today).Hours() / 24)
+	// In Unix seconds, not a time.Duration: Sub saturates at 292 years,
+	// which made 2999-12-31 "expires in 106751d".
+	return int((w.Expires.Unix() - today.Unix()) / 86400)
 }
 
 // Matches reports whether w covers rule on a host with this name and groups.
@@ -123,10 +125,13 @@ func Load(file string) (Waivers, error) {
 		if errors.As(err, &pe) {
 			why = pe.Err
 		}
-		return nil, &Error{File: file, Msg: fmt.Sprintf("cannot read the waiver file: %v (give the path of a YAML waiver file; docs/waivers.example.yaml shows the format)", why)}
+		return nil, &Error{File: file, Msg: fmt.Sprintf("cannot read the waiver file: %v", why), Hint: "give the path of a YAML waiver file; " + formatHint}
 	}
 	return Parse(file, data)
 }
+
+// formatHint says where the waiver file's format is shown.
+const formatHint = "docs/waivers.example.yaml shows the format"
 
 // MaxErrors is how many problems of one file Parse lists; the rest are
 // counted in a last line.
@@ -140,7 +145,12 @@ type parser struct {
 }
 
 func (p *parser) add(line int, field, format string, args ...any) {
-	p.errs = append(p.errs, &Error{File: p.file, Line: line, Field: field, Msg: fmt.Sprintf(format, args...)})
+	p.addHint(line, field, "", format, args...)
+}
+
+// addHint is add with what to do about the problem.
+func (p *parser) addHint(line int, field, hint, format string, args ...any) {
+	p.errs = append(p.errs, &Error{File: p.file, Line: line, Field: field, Msg: fmt.Sprintf(format, args...), Hint: hint})
 }
 
 // Parse validates data read from file (the name is used in errors).
@@ -181,8 +191,7 @@ func decode(file string, data []byte) (*yaml.Node, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, &Error{File: file, Msg: "empty file (expected waivers: followed by a list of entries)"}
 		}
-		msg, line := yamlLine(strings.TrimPrefix(err.Error(), "yaml: "))
-		return nil, &Error{File: file, Line: line, Msg: msg + " (not valid YAML; docs/waivers.example.yaml shows the format)"}
+		return nil, located.YAMLSyntax(file, data, err, formatHint)
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
@@ -195,21 +204,6 @@ func decode(file string, data []byte) (*yaml.Node, error) {
 	return root, nil
 }
 
-// yamlLine takes the "line N: " yaml.v3 starts a syntax error with out
-// of msg, so that the error reads FILE:N: like every other.
-func yamlLine(msg string) (string, int) {
-	rest, ok := strings.CutPrefix(msg, "line ")
-	if !ok {
-		return msg, 0
-	}
-	num, tail, ok := strings.Cut(rest, ": ")
-	n, err := strconv.Atoi(num)
-	if !ok || err != nil || n <= 0 {
-		return msg, 0
-	}
-	return tail, n
-}
-
 // top is the list of entries under the file's one key, waivers: (a bare
 // list is accepted too); nil, with the problems added, when there is none.
 func (p *parser) top(root *yaml.Node) *yaml.Node {
@@ -218,7 +212,7 @@ func (p *parser) top(root *yaml.Node) *yaml.Node {
 		return root
 	case yaml.MappingNode:
 	default:
-		p.add(root.Line, "", "expected waivers: followed by a list of entries, got %s", kindName(root))
+		p.add(root.Line, "", "expected waivers: followed by a list of entries, got %s", located.DescribeNode(root))
 		return nil
 	}
 	var list *yaml.Node
@@ -230,7 +224,7 @@ func (p *parser) top(root *yaml.Node) *yaml.Node {
 		case v.Kind == yaml.ScalarNode && v.Tag == "!!null":
 			list = &yaml.Node{Kind: yaml.SequenceNode}
 		case v.Kind != yaml.SequenceNode:
-			p.add(v.Line, "waivers", "expected a list of entries, got %s", kindName(v))
+			p.add(v.Line, "waivers", "expected a list of entries, got %s", located.DescribeNode(v))
 		default:
 			list = v
 		}
@@ -241,25 +235,10 @@ func (p *parser) top(root *yaml.Node) *yaml.Node {
 	return list
 }
 
-func kindName(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.AliasNode:
-		return "an alias"
-	}
-	if n.Tag == "!!null" {
-		return "nothing"
-	}
-	return fmt.Sprintf("%q", n.Value)
-}
-
 func (p *parser) entry(field string, n *yaml.Node) (Waiver, bool) {
 	w := Waiver{File: p.file, Line: n.Line}
 	if n.Kind != yaml.MappingNode {
-		p.add(n.Line, field, "expected a mapping with rule, hosts/groups, reason, owner, expires; got %s", kindName(n))
+		p.add(n.Line, field, "expected a mapping with rule, hosts/groups, reason, owner, expires; got %s", located.DescribeNode(n))
 		return w, false
 	}
 	before := len(p.errs)
@@ -278,12 +257,12 @@ func (p *parser) entry(field string, n *yaml.Node) (Waiver, bool) {
 		p.add(n.Line, field, "rule is required")
 	}
 	if strings.TrimSpace(w.Reason) == "" && !seen["reason"] {
-		p.add(n.Line, field, "reason is required: say why this finding is accepted")
+		p.addHint(n.Line, field, "say why this finding is accepted", "reason is required")
 	} else if strings.TrimSpace(w.Reason) == "" {
 		p.add(n.Line, field+".reason", "must not be empty")
 	}
 	if len(w.Hosts) == 0 && len(w.Groups) == 0 && !seen["hosts"] && !seen["groups"] {
-		p.add(n.Line, field, "hosts or groups is required (write hosts: [\"*\"] to waive a rule fleet-wide)")
+		p.addHint(n.Line, field, "write hosts: [\"*\"] to waive a rule fleet-wide", "hosts or groups is required")
 	}
 	return w, len(p.errs) == before
 }
@@ -294,7 +273,7 @@ func (p *parser) field(w *Waiver, f string, k, v *yaml.Node) {
 	case "rule":
 		if s, ok := p.str(f, v); ok {
 			if _, known := rules.Lookup(s); !known {
-				p.add(v.Line, f, "unknown rule %q%s", s, didYouMean(s, ruleIDs()))
+				p.addHint(v.Line, f, didYouMean(s, ruleIDs()), "unknown rule %q", s)
 			}
 			w.Rule = s
 		}
@@ -320,13 +299,13 @@ func (p *parser) field(w *Waiver, f string, k, v *yaml.Node) {
 			w.Expires = t
 		}
 	default:
-		p.add(k.Line, f, "unknown key%s (known: %s)", didYouMean(k.Value, knownKeys), strings.Join(knownKeys, ", "))
+		p.addHint(k.Line, f, didYouMean(k.Value, knownKeys), "unknown key (known: %s)", strings.Join(knownKeys, ", "))
 	}
 }
 
 func (p *parser) str(field string, v *yaml.Node) (string, bool) {
 	if v.Kind != yaml.ScalarNode || v.Tag == "!!null" {
-		p.add(v.Line, field, "expected a string, got %s", kindName(v))
+		p.add(v.Line, field, "expected a string, got %s", located.DescribeNode(v))
 		return "", false
 	}
 	return v.Value, true
@@ -338,7 +317,7 @@ func (p *parser) list(field string, v *yaml.Node) []string {
 		return []string{v.Value}
 	}
 	if v.Kind != yaml.SequenceNode {
-		p.add(v.Line, field, "expected a list of strings, got %s", kindName(v))
+		p.add(v.Line, field, "expected a list of strings, got %s", located.DescribeNode(v))
 		return nil
 	}
 	if len(v.Content) == 0 {
@@ -347,7 +326,7 @@ func (p *parser) list(field string, v *yaml.Node) []string {
 	var out []string
 	for _, e := range v.Content {
 		if e.Kind != yaml.ScalarNode || e.Tag == "!!null" || e.Value == "" {
-			p.add(e.Line, field, "expected a string, got %s", kindName(e))
+			p.add(e.Line, field, "expected a string, got %s", located.DescribeNode(e))
 			continue
 		}
 		out = append(out, e.Value)
@@ -363,10 +342,10 @@ func ruleIDs() []string {
 	return ids
 }
 
-// didYouMean returns ` (did you mean "x"?)` for the nearest known word.
+// didYouMean is the hint `did you mean "x"?` for the nearest known word.
 func didYouMean(s string, known []string) string {
 	if best := suggest.Closest(s, known); best != "" {
-		return fmt.Sprintf(" (did you mean %q?)", best)
+		return fmt.Sprintf("did you mean %q?", best)
 	}
 	return ""
 }

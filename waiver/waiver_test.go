@@ -63,7 +63,7 @@ func TestParseErrors(t *testing.T) {
 		want      []string
 	}{
 		{"unknown key", "waivers:\n  - rule: somaxconn\n    hosts: [a]\n    reason: r\n    expire: 2026-01-01\n",
-			[]string{`x.yaml:5: waivers[0].expire: unknown key (did you mean "expires"?)`}},
+			[]string{`x.yaml:5: waivers[0].expire: unknown key (known: rule, hosts, groups, reason, owner, expires) (hint: did you mean "expires"?)`}},
 		{"reason required", "waivers:\n  - rule: somaxconn\n    hosts: [a]\n",
 			[]string{"x.yaml:2: waivers[0]: reason is required"}},
 		{"empty reason", "waivers:\n  - rule: somaxconn\n    hosts: [a]\n    reason: ''\n",
@@ -73,7 +73,7 @@ func TestParseErrors(t *testing.T) {
 		{"impossible date", "waivers:\n  - rule: somaxconn\n    hosts: [a]\n    reason: r\n    expires: 2026-02-30\n",
 			[]string{`x.yaml:5: waivers[0].expires: expected a date YYYY-MM-DD`}},
 		{"unknown rule", "waivers:\n  - rule: somaxcon\n    hosts: [a]\n    reason: r\n",
-			[]string{`x.yaml:2: waivers[0].rule: unknown rule "somaxcon" (did you mean "somaxconn"?)`}},
+			[]string{`x.yaml:2: waivers[0].rule: unknown rule "somaxcon" (hint: did you mean "somaxconn"?)`}},
 		{"rule required", "waivers:\n  - hosts: [a]\n    reason: r\n",
 			[]string{"x.yaml:2: waivers[0]: rule is required"}},
 		{"no hosts or groups", "waivers:\n  - rule: somaxconn\n    reason: r\n",
@@ -88,8 +88,8 @@ func TestParseErrors(t *testing.T) {
 		{"scalar entry", "waivers:\n  - somaxconn\n", []string{"x.yaml:2: waivers[0]: expected a mapping"}},
 		{"not a list", "waivers: somaxconn\n", []string{"x.yaml:1: waivers: expected a list of entries"}},
 		{"empty file", "", []string{"x.yaml: empty file"}},
-		{"syntax", "waivers: [\n", []string{"x.yaml:1: did not find expected node content (not valid YAML; docs/waivers.example.yaml shows the format)"}},
-		{"syntax further down", "waivers:\n  - rule: somaxconn\n    hosts: [a\n    reason: r\n", []string{"x.yaml:2: did not find expected ',' or ']'"}},
+		{"syntax", "waivers: [\n", []string{"x.yaml:1: invalid YAML: did not find expected node content (hint: docs/waivers.example.yaml shows the format)"}},
+		{"syntax further down", "waivers:\n  - rule: somaxconn\n    hosts: [a\n    reason: r\n", []string{"x.yaml:2: invalid YAML: did not find expected ',' or ']'"}},
 		{"every problem at once", "waivers:\n  - rule: nope\n    hosts: [a]\n  - rule: somaxconn\n    reason: r\n    colour: red\n",
 			[]string{`x.yaml:2: waivers[0].rule: unknown rule "nope"`, "x.yaml:2: waivers[0]: reason is required", "x.yaml:4: waivers[1]: hosts or groups", "x.yaml:6: waivers[1].colour: unknown key"}},
 	}
@@ -140,6 +140,10 @@ func TestExpiry(t *testing.T) {
 		if got := w.DaysLeft(now); got != tc.left {
 			t.Errorf("%s: %d days left, want %d", tc.now, got, tc.left)
 		}
+	}
+	far := Waiver{Expires: time.Date(2999, 12, 31, 0, 0, 0, 0, time.UTC)}
+	if got := far.DaysLeft(day("2026-12-01T08:00:00Z")); got != 355411 {
+		t.Errorf("2999-12-31: %d days left, want 355411 (not capped at time.Duration's 106751)", got)
 	}
 	if (Waiver{}).Expired(time.Now()) {
 		t.Error("a waiver without expires never expires")
@@ -263,7 +267,7 @@ func TestDocsExample(t *testing.T) {
 func TestLoadMissingFile(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "missing.yaml")
 	_, err := Load(p)
-	want := p + ": cannot read the waiver file: no such file or directory (give the path of a YAML waiver file; docs/waivers.example.yaml shows the format)"
+	want := p + ": cannot read the waiver file: no such file or directory (hint: give the path of a YAML waiver file; docs/waivers.example.yaml shows the format)"
 	if err == nil || err.Error() != want {
 		t.Errorf("err\n%v\nwant\n%s", err, want)
 	}

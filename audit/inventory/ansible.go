@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/kaudit/kaudit/internal/located"
 	"gopkg.in/yaml.v3"
 )
 
@@ -156,7 +157,7 @@ func (l *ansibleLoader) group(name string, k, n *yaml.Node, field, parent string
 	if isNull(n) {
 		return
 	}
-	body := resolve(n)
+	body := located.Resolve(n)
 	if body.Kind != yaml.MappingNode {
 		p.wrongType(n, field, "a group (a mapping with hosts, vars or children)", "")
 		return
@@ -252,7 +253,7 @@ func (l *ansibleLoader) hostEntry(name string, h entry, hf string) {
 // {"__ansible_vault": ...} as ansible-inventory --list prints one it could
 // not decrypt.
 func isVaulted(n *yaml.Node) bool {
-	n = resolve(n)
+	n = located.Resolve(n)
 	if n == nil {
 		return false
 	}

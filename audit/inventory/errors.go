@@ -4,10 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"regexp"
 	"sort"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/kaudit/kaudit/internal/located"
@@ -162,21 +160,4 @@ func thousands(n int) string {
 		s = s[:i] + "," + s[i:]
 	}
 	return s
-}
-
-var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
-
-// yamlError turns a yaml.v3 syntax error into an *Error with its line.
-func yamlError(file string, data []byte, err error) *Error {
-	msg := err.Error()
-	e := &Error{File: file, Msg: "invalid YAML: " + strings.TrimPrefix(msg, "yaml: "),
-		Hint: "check the indentation and quoting around that line"}
-	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
-		e.Line, _ = strconv.Atoi(m[1])
-		e.Msg = "invalid YAML: " + m[2]
-		if lines := strings.Split(string(data), "\n"); e.Line <= len(lines) && strings.Contains(lines[e.Line-1], "\t") {
-			e.Hint = "YAML indentation must use spaces, not tabs"
-		}
-	}
-	return e
 }

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/kaudit/kaudit/internal/located"
 	"gopkg.in/yaml.v3"
 )
 
@@ -25,10 +26,7 @@ import (
 // "quoted" strings, True/False, and lists or mappings in flow form
 // (['eth0', 'eth1'], {'somaxconn': 8192}); anything else is a string.
 
-var (
-	iniSectionRE     = regexp.MustCompile(`^\[([^\]]*)\]\s*$`)
-	yamlLinePrefixRE = regexp.MustCompile(`^line \d+: `)
-)
+var iniSectionRE = regexp.MustCompile(`^\[([^\]]*)\]\s*$`)
 
 // iniState is the section an INI line belongs to.
 type iniState struct {
@@ -192,7 +190,8 @@ func iniValue(v string, n int) (*yaml.Node, error) {
 	case strings.HasPrefix(v, "[") || strings.HasPrefix(v, "{"):
 		var doc yaml.Node
 		if err := yaml.Unmarshal([]byte(v), &doc); err != nil {
-			return nil, errors.New(yamlLinePrefixRE.ReplaceAllString(strings.TrimPrefix(err.Error(), "yaml: "), ""))
+			_, msg := located.YAMLLine(err)
+			return nil, errors.New(msg)
 		}
 		if len(doc.Content) != 1 {
 			return str(v), nil

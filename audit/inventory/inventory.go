@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kaudit/kaudit/internal/located"
 	"gopkg.in/yaml.v3"
 )
 
@@ -163,24 +164,24 @@ func (p *parser) yamlRoot(data []byte) (*yaml.Node, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, p.empty(0)
 		}
-		return nil, yamlError(p.c.file, data, err)
+		return nil, located.YAMLSyntax(p.c.file, data, err, "")
 	}
 	var extra yaml.Node
 	switch err := dec.Decode(&extra); {
 	case err == nil:
 		p.c.add(extra.Line, "", "keep the whole inventory in one YAML document", "more than one YAML document")
 	case !errors.Is(err, io.EOF):
-		return nil, yamlError(p.c.file, data, err)
+		return nil, located.YAMLSyntax(p.c.file, data, err, "")
 	}
 	var root *yaml.Node
 	if len(doc.Content) > 0 {
-		root = resolve(doc.Content[0])
+		root = located.Resolve(doc.Content[0])
 	}
 	if isNull(root) {
 		return nil, p.empty(0)
 	}
 	if root.Kind != yaml.MappingNode {
-		p.c.add(root.Line, "", "an inventory is a mapping: defaults:, groups:, hosts: (kaudit) or all: (Ansible)", "expected a mapping at the top level, got %s", describe(root))
+		p.c.add(root.Line, "", "an inventory is a mapping: defaults:, groups:, hosts: (kaudit) or all: (Ansible)", "expected a mapping at the top level, got %s", located.DescribeNode(root))
 		return nil, p.c.err()
 	}
 	return root, nil

@@ -1,6 +1,7 @@
 package inventory
 
 import (
+	"github.com/kaudit/kaudit/internal/located"
 	"gopkg.in/yaml.v3"
 )
 
@@ -219,7 +220,7 @@ func (l *kauditLoader) group(ge entry) {
 	if isNull(ge.value) {
 		return
 	}
-	if resolve(ge.value).Kind != yaml.MappingNode {
+	if located.Resolve(ge.value).Kind != yaml.MappingNode {
 		p.wrongType(ge.value, gf, "a group (a mapping with vars, hosts or children)", "")
 		return
 	}
@@ -246,7 +247,7 @@ func (l *kauditLoader) children(parent string, n *yaml.Node, field string) {
 	if isNull(n) {
 		return
 	}
-	list := resolve(n)
+	list := located.Resolve(n)
 	if list.Kind != yaml.SequenceNode {
 		p.wrongType(n, field, "a list of group names", "")
 		return

@@ -1,6 +1,7 @@
 package inventory
 
 import (
+	"github.com/kaudit/kaudit/internal/located"
 	"gopkg.in/yaml.v3"
 )
 
@@ -21,9 +22,9 @@ func isAnsibleList(root *yaml.Node) bool {
 		if root.Content[i].Value == "_meta" {
 			return true
 		}
-		if v := resolve(root.Content[i+1]); v != nil && v.Kind == yaml.MappingNode {
+		if v := located.Resolve(root.Content[i+1]); v != nil && v.Kind == yaml.MappingNode {
 			for j := 0; j+1 < len(v.Content); j += 2 {
-				if v.Content[j].Value == "hosts" && resolve(v.Content[j+1]).Kind == yaml.SequenceNode {
+				if v.Content[j].Value == "hosts" && located.Resolve(v.Content[j+1]).Kind == yaml.SequenceNode {
 					return true
 				}
 			}
@@ -69,7 +70,7 @@ func (p *parser) listGroup(g *graph, e entry, addHost func(string, int, string))
 	if isNull(e.value) {
 		return
 	}
-	if resolve(e.value).Kind != yaml.MappingNode {
+	if located.Resolve(e.value).Kind != yaml.MappingNode {
 		p.wrongType(e.value, e.key, "a group (a mapping with hosts, vars or children)", "")
 		return
 	}
@@ -77,7 +78,7 @@ func (p *parser) listGroup(g *graph, e entry, addHost func(string, int, string))
 		f := join(e.key, k.key)
 		switch k.key {
 		case "hosts", "children":
-			list := resolve(k.value)
+			list := located.Resolve(k.value)
 			if isNull(list) {
 				continue
 			}
@@ -118,7 +119,7 @@ func (p *parser) listHostVars(meta *yaml.Node, hosts *hostTable, g *graph, addHo
 	if isNull(meta) {
 		return
 	}
-	if resolve(meta).Kind != yaml.MappingNode {
+	if located.Resolve(meta).Kind != yaml.MappingNode {
 		p.wrongType(meta, "_meta", "a mapping with hostvars", "")
 		return
 	}
@@ -129,7 +130,7 @@ func (p *parser) listHostVars(meta *yaml.Node, hosts *hostTable, g *graph, addHo
 		if isNull(e.value) {
 			continue
 		}
-		if resolve(e.value).Kind != yaml.MappingNode {
+		if located.Resolve(e.value).Kind != yaml.MappingNode {
 			p.wrongType(e.value, "_meta.hostvars", "a mapping of host name to variables", "")
 			continue
 		}

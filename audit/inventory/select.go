@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"path"
 	"strings"
+
+	"github.com/kaudit/kaudit/internal/located"
 )
 
 // Select returns the hosts matching limit, in inventory order.
@@ -37,7 +39,7 @@ func (inv *Inventory) Select(limit string) ([]Host, error) {
 			anyInclude = true
 		}
 		if term == "" || strings.HasPrefix(term, "&") {
-			errs = append(errs, fmt.Errorf("limit: unsupported term %q (hint: use NAME, GLOB or !NAME, separated by commas)", strings.TrimSpace(raw)))
+			errs = append(errs, located.Hint(fmt.Errorf("limit: unsupported term %q", strings.TrimSpace(raw)), "use NAME, GLOB or !NAME, separated by commas"))
 			continue
 		}
 		matched, err := inv.match(term)
@@ -49,7 +51,7 @@ func (inv *Inventory) Select(limit string) ([]Host, error) {
 			if _, isGroup := inv.Groups[term]; isGroup {
 				errs = append(errs, fmt.Errorf("limit: group %q has no hosts", term))
 			} else {
-				errs = append(errs, fmt.Errorf("limit: %q matches no host or group in %s (hint: check the spelling; globs use * and ?)", term, inv.Path))
+				errs = append(errs, located.Hint(fmt.Errorf("limit: %q matches no host or group in %s", term, inv.Path), "check the spelling; globs use * and ?"))
 			}
 			continue
 		}

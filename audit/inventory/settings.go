@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kaudit/kaudit/internal/located"
 	"gopkg.in/yaml.v3"
 )
 
@@ -189,7 +190,7 @@ func knownHostsOr(o opt[[]string]) []string {
 
 // str accepts a non-null scalar that is not a boolean.
 func (p *parser) str(n *yaml.Node, field string) (string, bool) {
-	n = resolve(n)
+	n = located.Resolve(n)
 	if n == nil || n.Kind != yaml.ScalarNode || n.ShortTag() == "!!null" || n.ShortTag() == "!!bool" {
 		p.wrongType(n, field, "a string", "")
 		return "", false
@@ -198,7 +199,7 @@ func (p *parser) str(n *yaml.Node, field string) (string, bool) {
 }
 
 func (p *parser) wrongType(n *yaml.Node, field, want, hint string) {
-	p.c.add(line(n), field, hint, "expected %s, got %s", want, describe(n))
+	p.c.add(line(n), field, hint, "expected %s, got %s", want, located.DescribeNode(n))
 }
 
 func line(n *yaml.Node) int {
@@ -210,7 +211,7 @@ func line(n *yaml.Node) int {
 
 // integer accepts an integer; in Ansible mode also a string of digits.
 func (p *parser) integer(n *yaml.Node, field string) (int, bool) {
-	n = resolve(n)
+	n = located.Resolve(n)
 	if n != nil && n.Kind == yaml.ScalarNode {
 		if n.ShortTag() == "!!int" {
 			var v int
@@ -233,7 +234,7 @@ func (p *parser) integer(n *yaml.Node, field string) (int, bool) {
 
 // boolean accepts true/false; in Ansible mode also yes/no, on/off, 1/0.
 func (p *parser) boolean(n *yaml.Node, field string) (bool, bool) {
-	n = resolve(n)
+	n = located.Resolve(n)
 	if n != nil && n.Kind == yaml.ScalarNode {
 		if n.ShortTag() == "!!bool" {
 			var v bool
@@ -256,7 +257,7 @@ func (p *parser) boolean(n *yaml.Node, field string) (bool, bool) {
 
 // strList accepts a list of strings, or a single string as a one-item list.
 func (p *parser) strList(n *yaml.Node, field string) ([]string, bool) {
-	n = resolve(n)
+	n = located.Resolve(n)
 	if n != nil && n.Kind == yaml.ScalarNode && n.ShortTag() == "!!str" {
 		return []string{n.Value}, true
 	}
@@ -276,7 +277,7 @@ func (p *parser) strList(n *yaml.Node, field string) ([]string, bool) {
 
 // duration accepts a Go duration string ("30s", "1m30s") or whole seconds.
 func (p *parser) duration(n *yaml.Node, field string) (time.Duration, bool) {
-	n = resolve(n)
+	n = located.Resolve(n)
 	const hint = `use a duration such as "5s", "30s" or "2m" (a bare number means seconds)`
 	if n == nil || n.Kind != yaml.ScalarNode || n.ShortTag() == "!!null" || n.ShortTag() == "!!bool" {
 		p.wrongType(n, field, "a duration", hint)
@@ -339,14 +340,14 @@ func (p *parser) setIdentityFiles(s *settings, n *yaml.Node, field string) {
 	if !ok {
 		return
 	}
-	elems := []*yaml.Node{resolve(n)}
+	elems := []*yaml.Node{located.Resolve(n)}
 	if elems[0].Kind == yaml.SequenceNode {
 		elems = elems[0].Content
 	}
 	out := make([]string, 0, len(list))
 	for i, f := range list {
 		el, ef := elems[i], field
-		if resolve(n).Kind == yaml.SequenceNode {
+		if located.Resolve(n).Kind == yaml.SequenceNode {
 			ef = index(field, i)
 		}
 		path, good := p.localPath(el, ef, f)
@@ -380,7 +381,7 @@ func (p *parser) setKnownHosts(s *settings, n *yaml.Node, field string) {
 	}
 	out := make([]string, 0, len(list))
 	for i, f := range list {
-		el, ef := resolve(n), field
+		el, ef := located.Resolve(n), field
 		if el.Kind == yaml.SequenceNode {
 			el, ef = el.Content[i], index(field, i)
 		}
@@ -451,9 +452,9 @@ func (p *parser) setProxyJump(s *settings, n *yaml.Node, field string) {
 }
 
 func (p *parser) setBecome(s *settings, n *yaml.Node, field string) {
-	rn := resolve(n)
+	rn := located.Resolve(n)
 	if rn != nil && rn.ShortTag() == "!!bool" {
-		p.c.add(line(n), field, `write become: sudo (or "" for none)`, "expected \"sudo\" or \"\", got %s", describe(n))
+		p.c.add(line(n), field, `write become: sudo (or "" for none)`, "expected \"sudo\" or \"\", got %s", located.DescribeNode(n))
 		return
 	}
 	v, ok := p.str(n, field)
@@ -510,7 +511,7 @@ func (p *parser) setAssumeKafka(s *settings, n *yaml.Node, field string) {
 }
 
 func (p *parser) setInterfaces(s *settings, n *yaml.Node, field string) {
-	rn := resolve(n)
+	rn := located.Resolve(n)
 	if rn != nil && rn.Kind == yaml.ScalarNode && rn.Value == "auto" {
 		s.interfaces.set(nil)
 		return
@@ -537,7 +538,7 @@ func (p *parser) setInterfaces(s *settings, n *yaml.Node, field string) {
 }
 
 func (p *parser) setProfile(s *settings, n *yaml.Node, field string) {
-	rn := resolve(n)
+	rn := located.Resolve(n)
 	if isNull(rn) {
 		return
 	}
@@ -553,7 +554,7 @@ func (p *parser) setProfile(s *settings, n *yaml.Node, field string) {
 // profileValue converts a profile node to plain values: map[string]any,
 // []any, string, int, float64, bool or nil. Keys must be strings.
 func (p *parser) profileValue(n *yaml.Node, field string, depth int) any {
-	n = resolve(n)
+	n = located.Resolve(n)
 	if n == nil || depth > 20 {
 		p.c.add(line(n), field, "keep profile values flat: numbers, strings, lists or small mappings", "profile nested too deeply")
 		return nil
@@ -563,7 +564,7 @@ func (p *parser) profileValue(n *yaml.Node, field string, depth int) any {
 		m := map[string]any{}
 		for _, e := range p.entries(n, field) {
 			if e.kNode.ShortTag() != "!!str" {
-				p.c.add(e.kNode.Line, field, "profile keys are threshold names such as somaxconn", "profile key must be a name, got %s", describe(e.kNode))
+				p.c.add(e.kNode.Line, field, "profile keys are threshold names such as somaxconn", "profile key must be a name, got %s", located.DescribeNode(e.kNode))
 				continue
 			}
 			m[e.key] = p.profileValue(e.value, join(field, e.key), depth+1)
@@ -578,7 +579,7 @@ func (p *parser) profileValue(n *yaml.Node, field string, depth int) any {
 	}
 	var v any
 	if err := n.Decode(&v); err != nil {
-		p.c.add(n.Line, field, "", "invalid value %s", describe(n))
+		p.c.add(n.Line, field, "", "invalid value %s", located.DescribeNode(n))
 		return nil
 	}
 	return v

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/kaudit/kaudit/internal/located"
 	"gopkg.in/yaml.v3"
 )
 
@@ -86,8 +87,8 @@ func (p *parser) warnAddresses(h *rawHost) {
 			continue
 		}
 		if v.address.v != first.address.v {
-			p.c.warn(fmt.Sprintf("%s: host %s is defined twice with different addresses: %s at %s, %s at %s; Ansible uses the last one (%s), and so does kaudit (hint: remove or correct one of the two)",
-				first.addressAt, h.name, first.address.v, first.addressAt, v.address.v, v.addressAt, v.address.v))
+			p.c.warn(located.WithHint(fmt.Sprintf("%s: host %s is defined twice with different addresses: %s at %s, %s at %s; Ansible uses the last one (%s), and so does kaudit",
+				first.addressAt, h.name, first.address.v, first.addressAt, v.address.v, v.addressAt, v.address.v), "remove or correct one of the two"))
 			first = v
 		}
 	}
@@ -133,7 +134,7 @@ func (p *parser) varsFile(path string, isGroup bool) *settings {
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		sub.c.keep(yamlError(path, data, err))
+		sub.c.keep(located.YAMLSyntax(path, data, err, ""))
 		return s
 	}
 	if len(doc.Content) == 0 || isNull(doc.Content[0]) {

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kaudit/kaudit/internal/located"
 	"gopkg.in/yaml.v3"
 )
 
@@ -15,19 +16,8 @@ type entry struct {
 	value *yaml.Node
 }
 
-// resolve follows aliases (*anchor) to the node they name.
-func resolve(n *yaml.Node) *yaml.Node {
-	for i := 0; n != nil && n.Kind == yaml.AliasNode; i++ {
-		if i == 100 {
-			return nil
-		}
-		n = n.Alias
-	}
-	return n
-}
-
 func isNull(n *yaml.Node) bool {
-	n = resolve(n)
+	n = located.Resolve(n)
 	return n == nil || (n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null")
 }
 
@@ -37,7 +27,7 @@ func (p *parser) mapping(n *yaml.Node, field, want, hint string) []entry {
 	if isNull(n) {
 		return nil
 	}
-	if resolve(n).Kind != yaml.MappingNode {
+	if located.Resolve(n).Kind != yaml.MappingNode {
 		p.wrongType(n, field, want, hint)
 		return nil
 	}
@@ -52,7 +42,7 @@ func (p *parser) entries(n *yaml.Node, field string) []entry {
 }
 
 func (p *parser) mergedEntries(n *yaml.Node, field string, visiting map[*yaml.Node]bool) []entry {
-	n = resolve(n)
+	n = located.Resolve(n)
 	if n == nil || n.Kind != yaml.MappingNode {
 		return nil
 	}
@@ -67,13 +57,13 @@ func (p *parser) mergedEntries(n *yaml.Node, field string, visiting map[*yaml.No
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		if k.Kind == yaml.ScalarNode && k.Value == "<<" && k.ShortTag() == "!!merge" {
-			srcs := []*yaml.Node{resolve(v)}
+			srcs := []*yaml.Node{located.Resolve(v)}
 			if srcs[0] != nil && srcs[0].Kind == yaml.SequenceNode {
 				srcs = srcs[0].Content
 			}
 			for _, s := range srcs {
-				if s = resolve(s); s == nil || s.Kind != yaml.MappingNode {
-					p.c.add(k.Line, field, "a merge key (<<) takes an alias of a mapping, like <<: *defaults", "invalid merge key: expected a mapping, got %s", describe(s))
+				if s = located.Resolve(s); s == nil || s.Kind != yaml.MappingNode {
+					p.c.add(k.Line, field, "a merge key (<<) takes an alias of a mapping, like <<: *defaults", "invalid merge key: expected a mapping, got %s", located.DescribeNode(s))
 					continue
 				}
 				merged = append(merged, p.mergedEntries(s, field, visiting)...)
@@ -81,7 +71,7 @@ func (p *parser) mergedEntries(n *yaml.Node, field string, visiting map[*yaml.No
 			continue
 		}
 		if k.Kind != yaml.ScalarNode {
-			p.c.add(k.Line, field, "", "keys must be plain strings, got %s", describe(k))
+			p.c.add(k.Line, field, "", "keys must be plain strings, got %s", located.DescribeNode(k))
 			continue
 		}
 		if line, dup := first[k.Value]; dup {
@@ -106,37 +96,6 @@ func (p *parser) mergedEntries(n *yaml.Node, field string, visiting map[*yaml.No
 		}
 	}
 	return append(out, own...)
-}
-
-// describe names a node's type (and short value) for "expected X, got Y".
-func describe(n *yaml.Node) string {
-	n = resolve(n)
-	if n == nil {
-		return "nothing"
-	}
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.DocumentNode:
-		return "a document"
-	}
-	v := n.Value
-	if len(v) > 40 {
-		v = v[:40] + "..."
-	}
-	switch n.ShortTag() {
-	case "!!null":
-		return "null"
-	case "!!bool":
-		return "the boolean " + v
-	case "!!int":
-		return "the integer " + v
-	case "!!float":
-		return "the number " + v
-	}
-	return fmt.Sprintf("the string %q", v)
 }
 
 // join builds a dotted field path.

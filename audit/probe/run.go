@@ -9,6 +9,7 @@ import (
 
 	"github.com/kaudit/kaudit/audit/facts"
 	"github.com/kaudit/kaudit/audit/transport"
+	"github.com/kaudit/kaudit/internal/located"
 	"github.com/kaudit/kaudit/internal/remote"
 )
 
@@ -109,7 +110,7 @@ func run(ctx context.Context, r transport.Runner, t transport.Target, k facts.Ke
 		p.Release = k.Release // the script stopped before printing it (needs root)
 	}
 	if p.State == facts.ProbeNeedsRoot {
-		p.Reason = NeedsRoot + ": " + p.Reason + " (hint: set become: sudo with passwordless sudo for /bin/sh, or log in as root)"
+		p.Reason = located.WithHint(NeedsRoot+": "+p.Reason, "set become: sudo with passwordless sudo for /bin/sh, or log in as root")
 	}
 	return p
 }

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"sync"
 	"syscall"
+
+	"github.com/kaudit/kaudit/internal/located"
 )
 
 // SystemFile is OpenSSH's system-wide client configuration.
@@ -57,7 +59,7 @@ func Load(opt Options) (*Config, error) {
 	if opt.Home == "" || opt.LocalUser == "" {
 		u, err := user.Current()
 		if err != nil {
-			return nil, fmt.Errorf("ssh_config: cannot look up the current user: %v (set HOME and USER)", err)
+			return nil, located.Hint(fmt.Errorf("ssh_config: cannot look up the current user: %v", err), "set HOME and USER")
 		}
 		if opt.Home == "" {
 			opt.Home = u.HomeDir
@@ -136,7 +138,7 @@ func checkPerm(path string) error {
 		return nil
 	}
 	if (st.Uid != 0 && int(st.Uid) != os.Getuid()) || fi.Mode().Perm()&0o022 != 0 {
-		return fmt.Errorf("ssh_config %s: bad owner or permissions (ssh refuses it too): make it owned by you and not writable by group or others (chmod go-w %s)", path, path)
+		return located.Hint(fmt.Errorf("ssh_config %s: bad owner or permissions (ssh refuses it too)", path), "make it owned by you and not writable by group or others: chmod go-w "+path)
 	}
 	return nil
 }

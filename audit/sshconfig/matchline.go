@@ -3,6 +3,8 @@ package sshconfig
 import (
 	"fmt"
 	"strings"
+
+	"github.com/kaudit/kaudit/internal/located"
 )
 
 // match evaluates a Match line as OpenSSH's match_cfg_line does: every
@@ -57,8 +59,8 @@ func (st *state) match(d directive) (bool, error) {
 var evaluated = setOf("host", "originalhost", "user", "localuser")
 
 func (st *state) unsupported(d directive, crit string) {
-	st.c.warn("match:"+d.where()+":"+crit, fmt.Sprintf(
-		"ssh_config %s: Match %s is not evaluated by kaudit: that block does not apply (use Host or Match host/user instead)", d.where(), crit))
+	st.c.warn("match:"+d.where()+":"+crit, located.WithHint(fmt.Sprintf(
+		"ssh_config %s: Match %s is not evaluated by kaudit: that block does not apply", d.where(), crit), "use Host or Match host/user instead"))
 }
 
 func allAlone(args []string, i int) bool {

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/crypto/ssh/agent"
 
 	"github.com/kaudit/kaudit/audit/facts"
+	"github.com/kaudit/kaudit/internal/located"
 )
 
 // identity is one parsed identity file. pub is known even for an encrypted
@@ -148,7 +149,7 @@ func (c *SSH) authMethods(ep endpoint) ([]ssh.AuthMethod, error) {
 	certs := c.certificates(ep)
 	ag := c.agentFor(ep.agent)
 	if ag == nil && !usable {
-		return nil, newErr(facts.KindAuth, nil, "no credentials for %s: no ssh-agent (SSH_AUTH_SOCK, IdentityAgent) and no readable unencrypted identity file (set identity_files in the inventory or IdentityFile in ssh_config)", ep.label)
+		return nil, newErr(facts.KindAuth, nil, "%s", located.WithHint(fmt.Sprintf("no credentials for %s: no ssh-agent (SSH_AUTH_SOCK, IdentityAgent) and no readable unencrypted identity file", ep.label), "set identity_files in the inventory or IdentityFile in ssh_config"))
 	}
 	return []ssh.AuthMethod{ssh.PublicKeysCallback(func() ([]ssh.Signer, error) {
 		var held []ssh.Signer

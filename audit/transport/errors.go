@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/kaudit/kaudit/audit/facts"
+	"github.com/kaudit/kaudit/internal/located"
 	"io"
 	"net"
 	"os"
@@ -78,7 +79,7 @@ func classify(err error, phase string) *Error {
 	case errors.Is(err, context.Canceled):
 		return newErr(facts.KindTimeout, err, "interrupted before this host finished")
 	case strings.Contains(msg, "unable to authenticate"), strings.Contains(msg, "no supported methods remain"):
-		return newErr(facts.KindAuth, err, "authentication refused: %s (check the user, ssh-agent keys or identity_files)", trimSSH(msg))
+		return newErr(facts.KindAuth, err, "%s", located.WithHint("authentication refused: "+trimSSH(msg), "check the user, ssh-agent keys or identity_files"))
 	}
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/kaudit/kaudit/audit/facts"
+	"github.com/kaudit/kaudit/internal/located"
 )
 
 // Host-key policies.
@@ -207,13 +208,13 @@ func (v Verdict) asError(key ssh.PublicKey, files KnownHostsFiles) error {
 	case KeyRevoked:
 		return newErr(facts.KindHostKey, nil, "host key %s %s of %s is marked @revoked in known_hosts (%s): do not connect; ask who revoked it", key.Type(), fp, v.Name, strings.Join(v.Where, ", "))
 	case KeyBadCert:
-		return newErr(facts.KindHostKey, v.Err, "host certificate of %s (%s) is not valid: %v; renew it (ssh-keygen -s CA -h -n NAME) or check the clock", v.Name, fp, v.Err)
+		return newErr(facts.KindHostKey, v.Err, "%s", located.WithHint(fmt.Sprintf("host certificate of %s (%s) is not valid: %v", v.Name, fp, v.Err), "renew it (ssh-keygen -s CA -h -n NAME) or check the clock"))
 	case KeyFileError:
 		return newErr(facts.KindHostKey, v.Err, "%v", v.Err)
 	case KeyChanged:
-		return newErr(facts.KindHostKey, nil,
-			"HOST KEY CHANGED for %s: server offered %s %s, known_hosts has a different key at %s; if the host was rebuilt, remove that line (ssh-keygen -R %s) and verify the new fingerprint out of band",
-			v.Name, key.Type(), fp, strings.Join(v.Where, ", "), ShellName(v.Name))
+		return newErr(facts.KindHostKey, nil, "%s", located.WithHint(
+			fmt.Sprintf("HOST KEY CHANGED for %s: server offered %s %s, known_hosts has a different key at %s", v.Name, key.Type(), fp, strings.Join(v.Where, ", ")),
+			"if the host was rebuilt, remove that line (ssh-keygen -R "+ShellName(v.Name)+") and verify the new fingerprint out of band"))
 	}
 	return newErr(facts.KindHostKey, nil,
 		"unknown host key for %s: %s %s is not in %s; verify the fingerprint, then record it (kaudit trust INVENTORY) or set host_key_policy: accept-new",
@@ -223,7 +224,7 @@ func (v Verdict) asError(key ssh.PublicKey, files KnownHostsFiles) error {
 // acceptNew records an unknown host's key in the first user file.
 func (h *HostKeys) acceptNew(name string, files KnownHostsFiles, key ssh.PublicKey) error {
 	if len(files.User) == 0 {
-		return newErr(facts.KindHostKey, nil, "accept-new needs a user known_hosts file to write to (set known_hosts)")
+		return newErr(facts.KindHostKey, nil, "%s", located.WithHint("accept-new needs a user known_hosts file to write to", "set known_hosts"))
 	}
 	res, have, err := h.file(files.User[0]).record(name, key, files.Hash)
 	switch {

@@ -5,6 +5,8 @@ import (
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/kaudit/kaudit/internal/located"
 )
 
 // KnownHostsProblem is a known_hosts file that no host key can be checked
@@ -40,15 +42,15 @@ func CheckKnownHostsPath(p string) error {
 	case os.IsNotExist(err):
 		return nil
 	case err != nil:
-		return fmt.Errorf("known_hosts %s: cannot be read: %v (give known_hosts the path of a readable file, e.g. ~/.ssh/known_hosts)", p, unwrapPath(err))
+		return located.Hint(fmt.Errorf("known_hosts %s: cannot be read: %v", p, unwrapPath(err)), "give known_hosts the path of a readable file, e.g. ~/.ssh/known_hosts")
 	case fi.IsDir():
-		return fmt.Errorf("known_hosts %s: is a directory, not a file (give known_hosts the path of a file in it, e.g. %s/known_hosts)", p, strings.TrimRight(p, "/"))
+		return located.Hint(fmt.Errorf("known_hosts %s: is a directory, not a file", p), "give known_hosts the path of a file in it, e.g. "+strings.TrimRight(p, "/")+"/known_hosts")
 	case !fi.Mode().IsRegular():
-		return fmt.Errorf("known_hosts %s: is not a regular file (give known_hosts the path of a file, e.g. ~/.ssh/known_hosts)", p)
+		return located.Hint(fmt.Errorf("known_hosts %s: is not a regular file", p), "give known_hosts the path of a file, e.g. ~/.ssh/known_hosts")
 	}
 	fh, err := os.Open(p)
 	if err != nil {
-		return fmt.Errorf("known_hosts %s: cannot be read: %v (check its permissions, or give known_hosts another file)", p, unwrapPath(err))
+		return located.Hint(fmt.Errorf("known_hosts %s: cannot be read: %v", p, unwrapPath(err)), "check its permissions, or give known_hosts another file")
 	}
 	return fh.Close()
 }

@@ -17,9 +17,9 @@ func TestCheckKnownHostsPath(t *testing.T) {
 		{"file", file, ""},
 		{"missing", filepath.Join(dir, "none"), ""},
 		{"unexpanded ~", "~/.ssh/known_hosts", ""},
-		{"directory", dir, "known_hosts " + dir + ": is a directory, not a file (give known_hosts the path of a file in it, e.g. " + dir + "/known_hosts)"},
-		{"under a file", file + "/x", "known_hosts " + file + "/x: cannot be read: not a directory (give known_hosts the path of a readable file, e.g. ~/.ssh/known_hosts)"},
-		{"device", "/dev/null", "known_hosts /dev/null: is not a regular file (give known_hosts the path of a file, e.g. ~/.ssh/known_hosts)"},
+		{"directory", dir, "known_hosts " + dir + ": is a directory, not a file (hint: give known_hosts the path of a file in it, e.g. " + dir + "/known_hosts)"},
+		{"under a file", file + "/x", "known_hosts " + file + "/x: cannot be read: not a directory (hint: give known_hosts the path of a readable file, e.g. ~/.ssh/known_hosts)"},
+		{"device", "/dev/null", "known_hosts /dev/null: is not a regular file (hint: give known_hosts the path of a file, e.g. ~/.ssh/known_hosts)"},
 	}
 	for _, tc := range cases {
 		err := CheckKnownHostsPath(tc.path)

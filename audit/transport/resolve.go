@@ -12,6 +12,7 @@ import (
 
 	"github.com/kaudit/kaudit/audit/facts"
 	"github.com/kaudit/kaudit/audit/sshconfig"
+	"github.com/kaudit/kaudit/internal/located"
 )
 
 // endpoint is one SSH server kaudit authenticates to (a target or one of
@@ -69,7 +70,7 @@ func (c *SSH) target(t Target) (*sshconfig.Config, endpoint, string, error) {
 	jump := t.ProxyJump
 	if cfg != nil && !t.Given.ProxyJump {
 		if h.ProxyCommand != "" {
-			return nil, ep, "", newErr(facts.KindUnreachable, nil, "ssh_config %s sets ProxyCommand for %s: kaudit runs no local commands; use ProxyJump instead (ProxyCommand 'ssh -W %%h:%%p HOP' is ProxyJump HOP)", h.Where["proxycommand"], t.Name)
+			return nil, ep, "", newErr(facts.KindUnreachable, nil, "%s", located.WithHint(fmt.Sprintf("ssh_config %s sets ProxyCommand for %s: kaudit runs no local commands", h.Where["proxycommand"], t.Name), "use ProxyJump instead; ProxyCommand 'ssh -W %h:%p HOP' is ProxyJump HOP"))
 		}
 		jump = h.ProxyJump
 	}
@@ -118,7 +119,7 @@ func jumpChain(cfg *sshconfig.Config, spec string, t Target, depth int) ([]endpo
 			return nil, err
 		}
 		if h != nil && h.ProxyCommand != "" && !(i == 0 && h.ProxyJump != "") {
-			return nil, newErr(facts.KindUnreachable, nil, "ssh_config %s sets ProxyCommand for jump host %s: kaudit runs no local commands; use ProxyJump instead", h.Where["proxycommand"], hop)
+			return nil, newErr(facts.KindUnreachable, nil, "%s", located.WithHint(fmt.Sprintf("ssh_config %s sets ProxyCommand for jump host %s: kaudit runs no local commands", h.Where["proxycommand"], hop), "use ProxyJump instead"))
 		}
 		if i == 0 && h != nil && h.ProxyJump != "" {
 			pre, err := jumpChain(cfg, h.ProxyJump, t, depth+1)

@@ -2,6 +2,7 @@ package trust
 
 import (
 	"fmt"
+	"github.com/kaudit/kaudit/internal/located"
 	"github.com/kaudit/kaudit/internal/termsafe"
 	"io"
 	"strings"
@@ -56,8 +57,9 @@ func ChangedWarnings(entries []Entry) []string {
 		if e.Status != Changed {
 			continue
 		}
-		out = append(out, fmt.Sprintf("HOST KEY CHANGED for %s (%s): it now offers %s %s, known_hosts has another key at %s; NOT overwritten: find out why (rebuilt host, or someone in the middle), then remove the old line (ssh-keygen -R %s) and run kaudit trust again",
-			e.Host, e.Name, e.KeyType(), e.Fingerprint(), strings.Join(e.Where, ", "), transport.ShellName(e.Name)))
+		out = append(out, located.WithHint(fmt.Sprintf("HOST KEY CHANGED for %s (%s): it now offers %s %s, known_hosts has another key at %s; NOT overwritten",
+			e.Host, e.Name, e.KeyType(), e.Fingerprint(), strings.Join(e.Where, ", ")),
+			"find out why (rebuilt host, or someone in the middle), then remove the old line (ssh-keygen -R "+transport.ShellName(e.Name)+") and run kaudit trust again"))
 	}
 	return out
 }

@@ -26,6 +26,8 @@ import (
 	"os/signal"
 	"path/filepath"
 	"syscall"
+
+	"github.com/kaudit/kaudit/internal/located"
 )
 
 func main() {
@@ -58,7 +60,7 @@ func run(n int, out string, port int) error {
 		return err
 	}
 	if need := uint64(n) + 256; limit < need {
-		return fmt.Errorf("open-file limit %d is below the %d this fleet needs (hint: ulimit -Hn; run as root or lower -hosts)", limit, need)
+		return located.Hint(fmt.Errorf("open-file limit %d is below the %d this fleet needs", limit, need), "ulimit -Hn; run as root or lower -hosts")
 	}
 	f, err := startFleet(out, n, port)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/kaudit/kaudit/discover"
+	"github.com/kaudit/kaudit/internal/located"
 	"github.com/kaudit/kaudit/pipeline"
 )
 
@@ -42,7 +43,7 @@ func (o *clusterOpts) flags() []cli.Flag {
 func (o clusterOpts) source() (*pipeline.ClusterSource, error) {
 	if o.bootstrap == "" {
 		if o.brokerMap != "" {
-			return nil, usageErr("--broker-map maps the brokers of --bootstrap: give --bootstrap HOST:PORT too")
+			return nil, located.Hint(usageErr("--broker-map maps the brokers of --bootstrap"), "give --bootstrap HOST:PORT too")
 		}
 		return nil, nil
 	}

@@ -14,7 +14,7 @@ func diffCommand(e env) *cli.Command {
 	j := &pipeline.DiffJob{}
 	return &cli.Command{
 		Name:        "diff",
-		Usage:       "compare two JSON scans: newly failing / passing / still failing, hosts added / removed, facts changed",
+		Usage:       "compare two JSON scans: newly failing / passing / still failing, hosts added / removed, fact changes",
 		ArgsUsage:   "OLD.json NEW.json",
 		Description: help("diff"),
 		Flags: []cli.Flag{

@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/kaudit/kaudit/internal/located"
 	"github.com/kaudit/kaudit/internal/termui"
 	"github.com/kaudit/kaudit/pipeline"
 	"github.com/kaudit/kaudit/rules"
@@ -23,7 +24,7 @@ func explainCommand(e env) *cli.Command {
 
 func runExplain(_ context.Context, args []string, e env) error {
 	if len(args) != 1 {
-		return usageErr("explain needs one RULE-ID (kaudit rules lists them)")
+		return located.Hint(usageErr("explain needs one RULE-ID"), "kaudit rules lists them")
 	}
 	r, ok := rules.Lookup(args[0])
 	if !ok {

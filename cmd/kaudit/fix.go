@@ -5,6 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/kaudit/kaudit/internal/located"
 	"github.com/kaudit/kaudit/internal/termui"
 	"github.com/kaudit/kaudit/pipeline"
 	"github.com/kaudit/kaudit/rules"
@@ -67,7 +68,7 @@ func (o *fixOptions) check(args []string) error {
 	}
 	sel, err := pipeline.ParseSelector(o.rules)
 	if err != nil {
-		return usageErr("--rules: %v (kaudit rules lists them)", err)
+		return located.Hint(usageErr("--rules: %v", err), "kaudit rules lists them")
 	}
 	o.job.Selector.Rules = sel.Rules
 	return o.job.Check()

@@ -25,19 +25,13 @@ func TestFixRefusedApplyWritesNoJournal(t *testing.T) {
 	}
 }
 
+// TestRollbackUsage: rollback of a journalled run that changed nothing,
+// and of one with backups but no terminal and no --yes. The usage errors
+// (no inventory, no or a bad --run, no journal) are in
+// testdata/script/rollback.txtar.
 func TestRollbackUsage(t *testing.T) {
 	inv := writeInventory(t, []*simhost.Host{compliant()})
 	jdir := t.TempDir()
-	for _, args := range [][]string{
-		{"rollback", inv},
-		{"rollback", inv, "--run", "../../etc"},
-		{"rollback", inv, "--run", "20260101T000000Z-00000001", "--journal-dir", jdir}, // no such journal
-		{"rollback", "--run", "20260101T000000Z-00000001", "--journal-dir", jdir},      // no inventory
-	} {
-		if code, _, errOut := runCLI(t, args...); code != ExitUsage {
-			t.Errorf("%v: exit %d, want %d (%s)", args, code, ExitUsage, errOut)
-		}
-	}
 	// A run that changed nothing: nothing to roll back, no confirmation needed.
 	j := &remediate.Journal{RunID: "20260101T000000Z-00000002", StartedAt: time.Now(),
 		Hosts: []remediate.HostJournal{{Host: compliant().Name, Status: remediate.StatusUnchanged, Changes: []remediate.Change{}}}}

@@ -56,9 +56,9 @@ func TestBadWaiversBeforeAnyHost(t *testing.T) {
 	bad := writeFile(t, "bad.yaml", "waivers:\n  - rule: somaxcon\n    hosts: [a]\n    reason: r\n")
 	syntax := writeFile(t, "syntax.yaml", "waivers:\n  - rule: somaxconn\n   hosts: [a\n")
 	wants := map[string]string{
-		missing: "kaudit: error: --waivers: " + missing + ": cannot read the waiver file: no such file or directory (give the path of a YAML waiver file; docs/waivers.example.yaml shows the format)\n",
-		bad:     "kaudit: error: --waivers: " + bad + `:2: waivers[0].rule: unknown rule "somaxcon" (did you mean "somaxconn"?)` + "\n",
-		syntax:  "kaudit: error: --waivers: " + syntax + ":1: did not find expected '-' indicator (not valid YAML; docs/waivers.example.yaml shows the format)\n",
+		missing: "kaudit: error: --waivers: " + missing + ": cannot read the waiver file: no such file or directory (hint: give the path of a YAML waiver file; docs/waivers.example.yaml shows the format)\n",
+		bad:     "kaudit: error: --waivers: " + bad + `:2: waivers[0].rule: unknown rule "somaxcon" (hint: did you mean "somaxconn"?)` + "\n",
+		syntax:  "kaudit: error: --waivers: " + syntax + ":1: invalid YAML: did not find expected '-' indicator (hint: docs/waivers.example.yaml shows the format)\n",
 	}
 	for file, want := range wants {
 		for _, cmd := range []string{"scan", "probe"} {
@@ -93,8 +93,8 @@ func TestKnownHostsNotAFile(t *testing.T) {
 	dir := t.TempDir()
 	plain := writeFile(t, "plain", "")
 	cases := []struct{ name, kh, want string }{
-		{"directory", dir, "kaudit: error: %s:9: host kafka-bookworm-03: known_hosts " + dir + ": is a directory, not a file (give known_hosts the path of a file in it, e.g. " + dir + "/known_hosts); no host was contacted\n"},
-		{"under a file", plain + "/known_hosts", "kaudit: error: %s:9: host kafka-bookworm-03: known_hosts " + plain + "/known_hosts: cannot be read: not a directory (give known_hosts the path of a readable file, e.g. ~/.ssh/known_hosts); no host was contacted\n"},
+		{"directory", dir, "kaudit: error: %s:9: host kafka-bookworm-03: known_hosts " + dir + ": is a directory, not a file (hint: give known_hosts the path of a file in it, e.g. " + dir + "/known_hosts); no host was contacted\n"},
+		{"under a file", plain + "/known_hosts", "kaudit: error: %s:9: host kafka-bookworm-03: known_hosts " + plain + "/known_hosts: cannot be read: not a directory (hint: give known_hosts the path of a readable file, e.g. ~/.ssh/known_hosts); no host was contacted\n"},
 		{"malformed", writeFile(t, "kh", "127.0.0.1 ssh-ed25519 AAAA!!!\n"), "kaudit: error: %s:9: host kafka-bookworm-03: known_hosts "},
 	}
 	for _, tc := range cases {
@@ -196,9 +196,9 @@ func TestBadProfileBeforeAnyHost(t *testing.T) {
 	syntax := writeFile(t, "p.yaml", "somaxconn:\n  min: [\n")
 	const hint = "give a YAML file of thresholds, keys as in rules/profile.default.yaml; kaudit explain RULE shows a rule's)\n"
 	wants := map[string]string{
-		missing: "kaudit: error: --profile " + missing + ": cannot read the thresholds file: no such file or directory (" + hint,
-		dir:     "kaudit: error: --profile " + dir + ": cannot read the thresholds file: is a directory (" + hint,
-		syntax:  "kaudit: error: --profile " + syntax + ":2: did not find expected node content (not valid YAML; " + hint,
+		missing: "kaudit: error: --profile " + missing + ": cannot read the thresholds file: no such file or directory (hint: " + hint,
+		dir:     "kaudit: error: --profile " + dir + ": cannot read the thresholds file: is a directory (hint: " + hint,
+		syntax:  "kaudit: error: --profile " + syntax + ":2: invalid YAML: did not find expected node content (hint: " + hint,
 	}
 	for file, want := range wants {
 		for _, cmd := range []string{"scan", "probe", "fix"} {
@@ -227,7 +227,7 @@ func TestKnownHostsDirectoryFromSSHConfig(t *testing.T) {
 	conf := writeFile(t, "ssh_config", fmt.Sprintf("Host *\n  UserKnownHostsFile %s\n  GlobalKnownHostsFile none\n", khDir))
 	inv := writeFile(t, "inventory.yaml", fmt.Sprintf("defaults:\n  user: kafka\n  use_agent: false\n  identity_files: [%q]\nhosts:\n  b1: {address: 127.0.0.1, port: %d}\n", f.KeyFile, f.Hosts[0].Port))
 	code, out, errOut := runCLI(t, "scan", inv, "--ssh-config", conf)
-	want := "kaudit: error: " + inv + ":6: host b1: known_hosts " + khDir + ": is a directory, not a file (give known_hosts the path of a file in it, e.g. " + khDir +
+	want := "kaudit: error: " + inv + ":6: host b1: known_hosts " + khDir + ": is a directory, not a file (hint: give known_hosts the path of a file in it, e.g. " + khDir +
 		"/known_hosts) (the file is named by ssh_config: UserKnownHostsFile or GlobalKnownHostsFile); no host was contacted\n"
 	if code != ExitUsage || errOut != want || out != "" {
 		t.Errorf("exit %d, stdout %q, stderr\n%s\nwant\n%s", code, out, errOut, want)

@@ -17,6 +17,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/kaudit/kaudit/internal/argv"
+	"github.com/kaudit/kaudit/internal/located"
 	"github.com/kaudit/kaudit/internal/suggest"
 	"github.com/kaudit/kaudit/internal/termsafe"
 	"github.com/kaudit/kaudit/pipeline"
@@ -138,11 +139,11 @@ func commandLine(app *cli.App, args []string) ([]string, error) {
 		}
 		names = append(names, c.Name)
 	}
-	hint := ""
+	hint := "kaudit --help lists the commands"
 	if s := suggest.Closest(args[1], names); s != "" {
-		hint = " (did you mean " + s + "?)"
+		hint = "did you mean " + s + "? " + hint
 	}
-	return nil, usageErr("unknown command %q%s: kaudit --help lists the commands", args[1], hint)
+	return nil, located.Hint(usageErr("unknown command %q", args[1]), hint)
 }
 
 // exitCode is the one place an error becomes an exit code (and its

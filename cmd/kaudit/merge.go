@@ -5,6 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/kaudit/kaudit/internal/located"
 	"github.com/kaudit/kaudit/pipeline"
 )
 
@@ -26,7 +27,7 @@ func mergeCommand(e env) *cli.Command {
 
 func runMerge(_ context.Context, o reportOptions, args []string, e env) error {
 	if len(args) < 1 {
-		return usageErr("merge needs the JSON reports of the shards (kaudit merge shard-0.json shard-1.json … -o fleet.json)")
+		return located.Hint(usageErr("merge needs the JSON reports of the shards"), "kaudit merge shard-0.json shard-1.json … -o fleet.json")
 	}
 	return pipeline.Merge(e, args, o.output.f, o.failOnSet) // the fleet rules see the hosts of every shard
 }

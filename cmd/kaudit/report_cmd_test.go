@@ -74,50 +74,8 @@ func TestReportJSONRoundTrip(t *testing.T) {
 	}
 }
 
-func TestReportExitCodes(t *testing.T) {
-	dir := t.TempDir()
-	waiveAll := filepath.Join(dir, "all.yaml")
-	var b strings.Builder
-	b.WriteString("waivers:\n")
-	for _, rule := range []string{"kernel-synack-wscale", "kafka-backlog-hardcoded", "somaxconn", "tcp-timestamps"} {
-		b.WriteString("  - rule: " + rule + "\n    hosts: ['*']\n    reason: test\n")
-	}
-	if err := os.WriteFile(waiveAll, []byte(b.String()), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	// Waive only the critical and high ones on kafka-a1 in new.json: medium remains.
-	waiveHigh := filepath.Join(dir, "high.yaml")
-	os.WriteFile(waiveHigh, []byte("waivers:\n  - rule: kernel-synack-wscale\n    hosts: [kafka-a1]\n    reason: r\n  - rule: tcp-timestamps\n    hosts: [kafka-a1]\n    reason: r\n"), 0o600) //nolint:errcheck
-	bad := filepath.Join(dir, "bad.json")
-	os.WriteFile(bad, []byte(`{"schema_version": 9}`), 0o600) //nolint:errcheck
-
-	for _, tc := range []struct {
-		name string
-		args []string
-		code int
-	}{
-		{"fails at high", []string{reportFixture}, ExitFindings},
-		{"fail-on from the report (high)", []string{diffNew}, ExitFindings},
-		{"explicit fail-on critical", []string{diffNew, "--fail-on", "critical"}, ExitFindings},
-		{"waived below threshold", []string{diffNew, "--waivers", waiveHigh}, ExitOK},
-		{"waived, medium at fail-on medium", []string{diffNew, "--waivers", waiveHigh, "--fail-on", "medium"}, ExitFindings},
-		{"all waived, one host unreachable", []string{diffOld, "--waivers", waiveAll}, ExitUnaudited},
-		{"no argument", nil, ExitUsage},
-		{"two arguments", []string{diffOld, diffNew}, ExitUsage},
-		{"missing file", []string{filepath.Join(dir, "nope.json")}, ExitUsage},
-		{"other schema", []string{bad}, ExitUsage},
-		{"bad format", []string{diffOld, "-f", "pdf"}, ExitUsage},
-		{"bad fail-on", []string{diffOld, "--fail-on", "severe"}, ExitUsage},
-		{"bad waivers", []string{diffOld, "--waivers", bad}, ExitUsage},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			code, _, stderr := runCLI(t, append([]string{"report", "--no-color"}, tc.args...)...)
-			if code != tc.code {
-				t.Errorf("exit %d, want %d (stderr %s)", code, tc.code, stderr)
-			}
-		})
-	}
-}
+// The exit codes of kaudit report (the bar, --fail-on, waivers, an
+// unaudited host) and its usage errors are in testdata/script/report.txtar.
 
 func TestReportInterruptedScanKeeps130(t *testing.T) {
 	r, err := report.Load(diffNew)

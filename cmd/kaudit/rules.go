@@ -6,6 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/kaudit/kaudit/internal/located"
 	"github.com/kaudit/kaudit/internal/termui"
 	"github.com/kaudit/kaudit/pipeline"
 )
@@ -20,7 +21,7 @@ func rulesCommand(e env) *cli.Command {
 
 func runRules(_ context.Context, args []string, e env) error {
 	if len(args) > 0 {
-		return usageErr("rules takes no arguments (kaudit explain %s explains one rule)", args[0])
+		return located.Hint(usageErr("rules takes no arguments"), "kaudit explain "+args[0]+" explains one rule")
 	}
 	out, _ := e.Stdout.(*os.File)
 	pipeline.WriteCatalog(e.Stdout, termui.Width(0, os.Getenv, out)) // $COLUMNS, the terminal's, else 100

@@ -5,6 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/kaudit/kaudit/internal/located"
 	"github.com/kaudit/kaudit/pipeline"
 )
 
@@ -76,7 +77,7 @@ func runScan(ctx context.Context, o scanOptions, args []string, e env) error {
 	case len(args) == 1:
 		inv = args[0]
 	case len(args) > 1 || j.Config.Cluster == nil:
-		return usageErr("scan needs exactly one INVENTORY argument (see inventory.example.yaml), or --bootstrap HOST:PORT to audit the cluster's brokers")
+		return located.Hint(usageErr("scan needs exactly one INVENTORY argument, or --bootstrap HOST:PORT to audit the cluster's brokers"), "see inventory.example.yaml")
 	}
 	return pipeline.Scan(ctx, e, o.conn.fleet(e, inv, o.limit), o.shard, j)
 }

@@ -58,6 +58,8 @@ func TestScripts(t *testing.T) {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"simfleet": cmdSimfleet,
 			"exit":     cmdExit,
+			"date":     cmdDate,
+			"expand":   cmdExpand,
 		},
 	})
 }
@@ -72,6 +74,29 @@ func cmdExit(ts *testscript.TestScript, neg bool, args []string) {
 	if got := string(b); got != args[0] {
 		ts.Fatalf("kaudit exited %s, want %s", got, args[0])
 	}
+}
+
+// date NAME DAYS sets $NAME to the UTC date DAYS days from today
+// (YYYY-MM-DD), for waiver files that expire relative to the run.
+func cmdDate(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: date NAME DAYS")
+	}
+	days, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	ts.Setenv(args[0], time.Now().UTC().AddDate(0, 0, days).Format("2006-01-02"))
+}
+
+// expand FILE replaces $NAME and ${NAME} in the script's FILE with the
+// script's environment.
+func cmdExpand(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: expand FILE")
+	}
+	p := ts.MkAbs(args[0])
+	b, err := os.ReadFile(p)
+	ts.Check(err)
+	ts.Check(os.WriteFile(p, []byte(os.Expand(string(b), ts.Getenv)), 0o600))
 }
 
 // simfleet HOST... [down=NAME...] serves the named hosts of the simulated

@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/kaudit/kaudit/internal/located"
 	"github.com/kaudit/kaudit/pipeline"
 	"github.com/kaudit/kaudit/rules"
 )
@@ -60,7 +61,7 @@ func defaultStateDir() string {
 
 func runServe(ctx context.Context, o serveOptions, args []string, e env) error {
 	if len(args) != 1 {
-		return usageErr("serve needs exactly one INVENTORY argument (see inventory.example.yaml)")
+		return located.Hint(usageErr("serve needs exactly one INVENTORY argument"), "see inventory.example.yaml")
 	}
 	j := o.job
 	var err error

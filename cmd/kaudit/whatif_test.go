@@ -16,46 +16,10 @@ import (
 	"github.com/kaudit/kaudit/pipeline"
 	"github.com/kaudit/kaudit/report"
 	"github.com/kaudit/kaudit/rules"
-	"github.com/kaudit/kaudit/whatif"
 )
 
-func TestWhatifCommand(t *testing.T) {
-	code, out, stderr := runCLI(t, "whatif", reportFixture, "--assume-kernel", "6.1.0", "--assume-kafka", "3.6.1")
-	if code != ExitOK {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	for _, want := range []string{"What if: kernel 6.1.0, Kafka 3.6.1", "The upgrade would fix (", "kernel-synack-wscale", "fail → pass", "Safe to rolling-restart?"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q:\n%s", want, out)
-		}
-	}
-	// The fixture has an unreachable host: no cluster it is in can be called safe.
-	code, _, stderr = runCLI(t, "whatif", reportFixture, "--assume-kernel", "6.1.0", "--fail-unsafe")
-	if code != ExitFindings || !strings.Contains(stderr, "not safe to rolling-restart") {
-		t.Errorf("--fail-unsafe: exit %d %s", code, stderr)
-	}
-	p := filepath.Join(t.TempDir(), "w.json")
-	if code, stdout, stderr := runCLI(t, "whatif", reportFixture, "--assume-kafka", "3.6.1", "-f", "json", "-o", p); code != ExitOK || stdout != "" {
-		t.Fatalf("exit %d %q %s", code, stdout, stderr)
-	}
-	data, _ := os.ReadFile(p)
-	var w whatif.Result
-	if err := json.Unmarshal(data, &w); err != nil || w.Assume.Kafka != "3.6.1" || len(w.Clusters) == 0 {
-		t.Errorf("json: %v %+v", err, w)
-	}
-	for _, args := range [][]string{
-		{"whatif", reportFixture},
-		{"whatif", "--assume-kernel", "6.1.0"},
-		{"whatif", reportFixture, "--assume-kernel", "latest"},
-		{"whatif", reportFixture, "--assume-kafka", "three"},
-		{"whatif", reportFixture, "--assume-kafka", "3.6.1", "-f", "html"},
-		{"whatif", "/nonexistent.json", "--assume-kafka", "3.6.1"},
-	} {
-		if code, _, _ := runCLI(t, args...); code != ExitUsage {
-			t.Errorf("%q: exit %d, want %d", args, code, ExitUsage)
-		}
-	}
-}
+// kaudit whatif's output, --fail-unsafe, -f json -o and usage errors are
+// in testdata/script/whatif.txtar.
 
 // emitWhatIf is what scan calls: it prints on stderr and leaves the report alone.
 func TestEmitWhatIfHook(t *testing.T) {

@@ -1,7 +1,11 @@
 // Package located is the one error type for a problem at a place in a
 // file a user wrote (an inventory, a waiver file, a profile): it names the
 // file, the line, the field, what is wrong and, when the user can fix it,
-// what to do, rendered "FILE:LINE: FIELD: MSG (hint: HINT)".
+// what to do, rendered "FILE:LINE: FIELD: MSG (hint: HINT)". It is also
+// the home of the one hint syntax, "MSG (hint: WHAT TO DO)", for every
+// user-facing message (Hint, WithHint), of the one reader of yaml.v3's
+// syntax errors (YAMLSyntax) and of the one YAML-node describer for
+// "expected X, got Y" (DescribeNode).
 package located
 
 import (
@@ -33,10 +37,5 @@ func (e *Error) Error() string {
 		b.WriteString(": ")
 	}
 	b.WriteString(e.Msg)
-	if e.Hint != "" {
-		b.WriteString(" (hint: ")
-		b.WriteString(e.Hint)
-		b.WriteString(")")
-	}
-	return b.String()
+	return WithHint(b.String(), e.Hint)
 }

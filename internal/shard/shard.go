@@ -8,6 +8,8 @@ import (
 	"hash/fnv"
 	"strconv"
 	"strings"
+
+	"github.com/kaudit/kaudit/internal/located"
 )
 
 // Shard is part K of a fleet split N ways (0 <= K < N), for running one
@@ -27,11 +29,11 @@ func Parse(s string) (Shard, error) {
 	n, errN := strconv.Atoi(ns)
 	switch {
 	case !ok || errK != nil || errN != nil:
-		return Shard{}, fmt.Errorf("shard %q is not K/N (hint: %s)", s, hint)
+		return Shard{}, located.Hint(fmt.Errorf("shard %q is not K/N", s), hint)
 	case n < 1:
-		return Shard{}, fmt.Errorf("shard %q: N must be at least 1 (hint: %s)", s, hint)
+		return Shard{}, located.Hint(fmt.Errorf("shard %q: N must be at least 1", s), hint)
 	case k < 0 || k >= n:
-		return Shard{}, fmt.Errorf("shard %q: K must be between 0 and %d (hint: %s)", s, n-1, hint)
+		return Shard{}, located.Hint(fmt.Errorf("shard %q: K must be between 0 and %d", s, n-1), hint)
 	}
 	return Shard{K: k, N: n}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/kaudit/kaudit/internal/located"
 	"github.com/kaudit/kaudit/internal/remote"
 	"github.com/kaudit/kaudit/remediate"
 )
@@ -189,7 +190,7 @@ func restore(ctx context.Context, h Host, opt Options, rec *journal, why string)
 	if err != nil {
 		rec.update(name, func(j *remediate.HostJournal) {
 			j.Status = remediate.StatusFailed
-			j.Error = why + "; restoring FAILED: " + err.Error() + " (retry with kaudit rollback --run " + rec.j.RunID + ")"
+			j.Error = located.WithHint(why+"; restoring FAILED: "+err.Error(), "retry with kaudit rollback --run "+rec.j.RunID)
 		})
 		rec.logf("%s: restoring failed: %v", name, err)
 		return false

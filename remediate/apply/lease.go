@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kaudit/kaudit/audit/inventory"
+	"github.com/kaudit/kaudit/internal/located"
 	"github.com/kaudit/kaudit/internal/remote"
 )
 
@@ -102,8 +103,9 @@ func (e *HeldError) Error() string {
 	if e.Restore {
 		what = "nothing restored here"
 	}
-	return fmt.Sprintf("%s is being changed by run %s (%s, since %s): %s; re-run when it is done (its lease expires at %s)",
-		e.Host, e.RunID, e.Operator, e.Started.UTC().Format("15:04:05 UTC"), what, e.Expires.UTC().Format("15:04:05 UTC"))
+	return located.WithHint(fmt.Sprintf("%s is being changed by run %s (%s, since %s): %s",
+		e.Host, e.RunID, e.Operator, e.Started.UTC().Format("15:04:05 UTC"), what),
+		"re-run when it is done (its lease expires at "+e.Expires.UTC().Format("15:04:05 UTC")+")")
 }
 
 // goneHere reports whether the holder's kaudit ran on this machine as

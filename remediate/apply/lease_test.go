@@ -81,7 +81,7 @@ func TestLeaseHeldAndStale(t *testing.T) {
 		t.Fatal(err)
 	}
 	hj := j.Host("h1")
-	want := "h1 is being changed by run 20260101T000000Z-0000000a (alice@laptop, since " + time.Unix(now-5, 0).UTC().Format("15:04:05") + " UTC): nothing changed here; re-run when it is done"
+	want := "h1 is being changed by run 20260101T000000Z-0000000a (alice@laptop, since " + time.Unix(now-5, 0).UTC().Format("15:04:05") + " UTC): nothing changed here (hint: re-run when it is done"
 	if hj.Status != remediate.StatusUnchanged || !strings.HasPrefix(hj.Error, want) || hj.Owns() {
 		t.Errorf("held: %s %q, want %q", hj.Status, hj.Error, want)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kaudit/kaudit/audit/inventory"
 	"github.com/kaudit/kaudit/internal/fanout"
+	"github.com/kaudit/kaudit/internal/located"
 	"github.com/kaudit/kaudit/internal/remote"
 	"github.com/kaudit/kaudit/remediate"
 )
@@ -228,14 +229,14 @@ func keptItems(runID string, hj remediate.HostJournal) map[string]func(string) s
 	for i, bk := range hj.Backups {
 		m["restore-file-"+strconv.Itoa(i)] = func(cur string) string {
 			if cur == "gone" {
-				return fmt.Sprintf("%s was removed since run %s: left as it is (%s)", bk.Path, runID, again)
+				return located.WithHint(fmt.Sprintf("%s was removed since run %s: left as it is", bk.Path, runID), again)
 			}
-			return fmt.Sprintf("%s changed since run %s (sha256 %s, kaudit wrote %s): left as it is; merge by hand, or %s", bk.Path, runID, short(cur), short(bk.Written), again)
+			return located.WithHint(fmt.Sprintf("%s changed since run %s (sha256 %s, kaudit wrote %s): left as it is", bk.Path, runID, short(cur), short(bk.Written)), "merge by hand, or "+again)
 		}
 	}
 	for i, r := range hj.Runtime {
 		m["restore-"+runtimeStep(r.Kind, i)] = func(cur string) string {
-			return fmt.Sprintf("%s is %s, not the %s run %s set: left as it is (was %s before the run; %s)", r.Key, cur, r.After, runID, r.Before, again)
+			return located.WithHint(fmt.Sprintf("%s is %s, not the %s run %s set: left as it is (was %s before the run)", r.Key, cur, r.After, runID, r.Before), again)
 		}
 	}
 	return m

@@ -333,7 +333,7 @@ func writeText(out io.Writer, d *Diff, md bool) error {
 	for _, f := range d.Facts {
 		facts = append(facts, []string{f.Host, f.Fact, orDash(f.Old), orDash(f.New)})
 	}
-	t.section("Facts changed", []string{"HOST", "FACT", "OLD", "NEW"}, facts)
+	t.section("Fact changes", []string{"HOST", "FACT", "OLD", "NEW"}, facts)
 	for _, s := range d.Scores {
 		scores = append(scores, []string{s.Host, fmt.Sprint(s.Old), fmt.Sprint(s.New), fmt.Sprintf("%+d", s.New-s.Old)})
 	}
