@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -102,12 +103,8 @@ func TestScanFleetDiscovered(t *testing.T) {
 	defer k.Close()
 	f := startFleet(t, []*simhost.Host{simhost.DemoFleet()[0]})
 	dir := t.TempDir()
-	sshConfig := filepath.Join(dir, "ssh_config")
 	// kfake advertises 127.0.0.1: that is the host name ssh_config matches.
-	cfgText := fmt.Sprintf("Host 127.0.0.1\n  Port %d\n  User kafka\n  IdentityFile %s\n  UserKnownHostsFile %s\n  IdentityAgent none\n", f.Hosts[0].Port, f.KeyFile, f.KnownHosts)
-	if err := os.WriteFile(sshConfig, []byte(cfgText), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	sshConfig := aliasSSHConfig(t, f, map[string]int{"127.0.0.1": 0})
 	out := filepath.Join(dir, "report.json")
 	var stderr lockedBuffer
 	c := pipeline.Console{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: &stderr, Now: time.Now}
@@ -146,4 +143,140 @@ func TestScanFleetDiscovered(t *testing.T) {
 	if r.Inventory != "brokers of "+bs[0] || r.Cluster.ID != "NoInventory" || len(r.Cluster.Brokers) != 1 || r.Cluster.Brokers[0].Host != "127.0.0.1" {
 		t.Errorf("report %+v", r)
 	}
+}
+
+// aliasSSHConfig writes an ssh_config naming hosts of f by aliases
+// (alias → index in f.Hosts), as a fleet without an inventory reaches them.
+func aliasSSHConfig(t *testing.T, f *simhost.Fleet, aliases map[string]int) string {
+	t.Helper()
+	var b strings.Builder
+	for alias, i := range aliases {
+		fmt.Fprintf(&b, "Host %s\n  HostName 127.0.0.1\n  Port %d\n  User kafka\n  IdentityFile %s\n  UserKnownHostsFile %s\n  IdentityAgent none\n", alias, f.Hosts[i].Port, f.KeyFile, f.KnownHosts)
+	}
+	p := filepath.Join(t.TempDir(), "ssh_config")
+	if err := os.WriteFile(p, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// kfakeSource is the ClusterSource of kfake cluster k, its brokers named
+// by the map file mapFile ("" none).
+func kfakeSource(k *kfake.Cluster, mapFile string) *pipeline.ClusterSource {
+	bs := k.ListenAddrs()
+	return &pipeline.ClusterSource{Bootstrap: bs, MapFile: mapFile, Options: &discover.Options{Bootstrap: bs, Timeout: 10 * time.Second}}
+}
+
+// TestFixFleetDiscovered: fix --bootstrap without an inventory plans for
+// the cluster's brokers, each host named by the map file and reached
+// through ssh_config.
+func TestFixFleetDiscovered(t *testing.T) {
+	k, err := kfake.NewCluster(kfake.NumBrokers(2), kfake.ClusterID("FixNoInventory"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close()
+	f := startFleet(t, simhost.DemoFleet()[:2])
+	conf := aliasSSHConfig(t, f, map[string]int{"broker-a": 0, "broker-b": 1})
+	mapFile := filepath.Join(t.TempDir(), "map.yaml")
+	if err := os.WriteFile(mapFile, []byte("0: broker-a\n1: broker-b\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	src := kfakeSource(k, mapFile)
+	if src.Map, err = discover.LoadMap(mapFile); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr lockedBuffer
+	c := pipeline.Console{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr, Now: time.Now}
+	cfg := pipeline.Config{Concurrency: 2, Timeout: audit.DefaultTimeout, ConnectTimeout: 5 * time.Second, FailOn: rules.High, Cluster: src}
+	j := pipeline.FixJob{Config: pipeline.ApplyConfig{Batch: 1}}
+	if err := pipeline.FixFleet(context.Background(), c, pipeline.Fleet{Connect: pipeline.ConnectConfig{SSHConfig: conf}}, cfg, true, j); err != nil {
+		t.Fatalf("FixFleet: %v\n%s", err, stderr.String())
+	}
+	for _, h := range []string{"broker-a", "broker-b"} {
+		if !strings.Contains(stdout.String(), h) {
+			t.Errorf("the plan has no host %s:\n%s", h, stdout.String())
+		}
+	}
+}
+
+// TestServeDiscovered: serve --bootstrap without an inventory asks the
+// cluster before every scan: a broker added is scanned at the next one,
+// a broker removed is gone from it, and a reload reads the map file again.
+func TestServeDiscovered(t *testing.T) {
+	k, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.ClusterID("ServeNoInventory"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close()
+	f := startFleet(t, simhost.DemoFleet()[:2])
+	conf := aliasSSHConfig(t, f, map[string]int{"broker-a": 0, "broker-b": 1, "broker-b2": 1})
+	dir := t.TempDir()
+	mapFile := filepath.Join(dir, "map.yaml")
+	writeMap := func(m string) {
+		if err := os.WriteFile(mapFile, []byte(m), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeMap("0: broker-a\n1: broker-b\n")
+	var stderr lockedBuffer
+	c := pipeline.Console{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: &stderr, Now: time.Now}
+	addrc := make(chan net.Addr, 1)
+	reload := make(chan struct{}, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	j := pipeline.ServeJob{Fleet: pipeline.Fleet{Connect: pipeline.ConnectConfig{SSHConfig: conf}}, Interval: time.Second, Listen: "127.0.0.1:0",
+		StateDir: filepath.Join(dir, "state"), Reload: reload, WatchEvery: -1,
+		Listening: func(a net.Addr) { addrc <- a }, Version: "test"}
+	j.Config = pipeline.Config{Concurrency: 2, Timeout: audit.DefaultTimeout, ConnectTimeout: 5 * time.Second, FailOn: rules.High, Cluster: kfakeSource(k, mapFile)}
+	go func() { done <- pipeline.Serve(ctx, c, j) }()
+	var addr string
+	select {
+	case a := <-addrc:
+		addr = a.String()
+	case err := <-done:
+		t.Fatalf("Serve: %v\n%s", err, stderr.String())
+	}
+	served := func(want ...string) func() bool {
+		return func() bool {
+			resp, err := http.Get("http://" + addr + "/report.json")
+			if err != nil {
+				return false
+			}
+			defer resp.Body.Close()
+			var r struct {
+				Hosts []struct {
+					Name  string `json:"name"`
+					Error any    `json:"error"`
+				} `json:"hosts"`
+			}
+			if json.NewDecoder(resp.Body).Decode(&r) != nil || len(r.Hosts) != len(want) {
+				return false
+			}
+			for i, h := range r.Hosts {
+				if h.Name != want[i] || h.Error != nil {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	waitFor(t, "broker-a served", served("broker-a"))
+	id, _, err := k.AddNode(1, 0)
+	if err != nil || id != 1 {
+		t.Fatalf("AddNode: %d %v", id, err)
+	}
+	waitFor(t, "the added broker served", served("broker-a", "broker-b"))
+	if !strings.Contains(stderr.String(), "kaudit serve: the cluster's brokers changed: 2 hosts\n") {
+		t.Errorf("the log does not say the brokers changed:\n%s", stderr.String())
+	}
+	writeMap("0: broker-a\n1: broker-b2\n")
+	reload <- struct{}{}
+	waitFor(t, "the map file read again", served("broker-a", "broker-b2"))
+	if err := k.RemoveNode(1); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the removed broker gone", served("broker-a"))
+	stopServe(t, cancel, done)
 }

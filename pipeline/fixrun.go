@@ -17,8 +17,11 @@ type FixJob struct {
 	Apply, Yes bool        // Yes: do not ask before applying
 	Config     ApplyConfig // Runner, timeouts, Batch, MaxFailures; RunID, JournalPath and Log are set here
 	JournalDir string      // with Apply: where the journal goes (FixFleet makes it from the --journal-dir flag)
-	Inventory  string      // the inventory's path, for the undo line
-	Width      int         // columns the plan is laid out for
+	// Rollback is the arguments of kaudit rollback that select the run's
+	// hosts, for the undo line (FixFleet sets them: the inventory, or the
+	// cluster flags and --ssh-config, and --journal-dir when given).
+	Rollback []string
+	Width    int // columns the plan is laid out for
 }
 
 // Check validates the apply's fan-out as the person asked for it.
@@ -72,7 +75,7 @@ func applyFix(ctx context.Context, c Console, r *report.Report, fp *FixPlan, j F
 	}
 	WriteRun(c.Stdout, jr)
 	if jr.ChangedAnything() {
-		WriteUndo(c.Stdout, cfg, j.Inventory)
+		WriteUndo(c.Stdout, cfg, j.Rollback)
 	} else {
 		fmt.Fprintf(c.Stdout, "journal: %s\nrun %s changed no host: nothing to undo\n", cfg.JournalPath, cfg.RunID)
 	}

@@ -59,17 +59,21 @@ func ScanFleet(ctx context.Context, c Console, f Fleet, shard string, j ReportJo
 	return err
 }
 
-// FixFleet is kaudit fix: the hosts of f scanned with cfg (a progress bar
+// FixFleet is kaudit fix: the hosts of f (without an inventory, the
+// brokers of cfg.Cluster: loadOrDiscover) scanned with cfg (a progress bar
 // unless quiet), then Fix. With j.Apply the journal directory
 // (JournalDir of j.JournalDir, the --journal-dir flag) is made before
 // connecting anywhere: an apply without one would be refused later.
 func FixFleet(ctx context.Context, c Console, f Fleet, cfg Config, quiet bool, j FixJob) error {
-	inv, hosts, err := f.load(c)
+	inv, hosts, err := f.loadOrDiscover(ctx, c, cfg.Cluster)
 	if err != nil {
 		return err
 	}
-	cfg.ClientsGroup, j.Inventory = ClientsGroup(cfg.ClientsGroup, inv), f.Inventory
+	cfg.ClientsGroup, j.Rollback = ClientsGroup(cfg.ClientsGroup, inv), f.rollbackTarget(cfg.Cluster)
 	if j.Apply {
+		if j.JournalDir != "" {
+			j.Rollback = append(j.Rollback, "--journal-dir", j.JournalDir)
+		}
 		if j.JournalDir, err = JournalDir(j.JournalDir); err != nil {
 			return err
 		}
@@ -94,8 +98,9 @@ func FixFleet(ctx context.Context, c Console, f Fleet, cfg Config, quiet bool, j
 
 // RollbackFleet is kaudit rollback: j checked, its journal directory
 // made (JournalDir of j.JournalDir, the --journal-dir flag), then
-// RollbackRun on the hosts of f.
-func RollbackFleet(ctx context.Context, c Console, f Fleet, j RollbackJob) error {
+// RollbackRun on the hosts of f (without an inventory, the brokers of
+// src, as fix found them: loadOrDiscover).
+func RollbackFleet(ctx context.Context, c Console, f Fleet, src *ClusterSource, j RollbackJob) error {
 	if err := j.Check(); err != nil {
 		return err
 	}
@@ -103,7 +108,7 @@ func RollbackFleet(ctx context.Context, c Console, f Fleet, j RollbackJob) error
 	if j.JournalDir, err = JournalDir(j.JournalDir); err != nil {
 		return err
 	}
-	_, hosts, err := f.load(c)
+	_, hosts, err := f.loadOrDiscover(ctx, c, src)
 	if err != nil {
 		return err
 	}

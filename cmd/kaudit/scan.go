@@ -71,12 +71,9 @@ func runScan(ctx context.Context, o scanOptions, args []string, e env) error {
 	if j.Config.Cluster, err = o.cluster.source(); err != nil {
 		return err
 	}
-	inv := ""
-	switch {
-	case len(args) == 1:
-		inv = args[0]
-	case len(args) > 1 || j.Config.Cluster == nil:
-		return usageErr("scan needs exactly one INVENTORY argument (see inventory.example.yaml), or --bootstrap HOST:PORT to audit the cluster's brokers")
+	inv, err := inventoryArg("scan", args, j.Config.Cluster, "to audit the cluster's brokers")
+	if err != nil {
+		return err
 	}
 	return pipeline.ScanFleet(ctx, e, o.conn.fleet(e, inv, o.limit), o.shard, j)
 }
