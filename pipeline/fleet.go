@@ -5,6 +5,7 @@ import (
 
 	"github.com/kaudit/kaudit/audit/inventory"
 	"github.com/kaudit/kaudit/audit/transport"
+	"github.com/kaudit/kaudit/internal/termsafe"
 )
 
 // Fleet is the hosts a command works on: those of the inventory file
@@ -54,6 +55,9 @@ func ScanFleet(ctx context.Context, c Console, f Fleet, shard string, j ReportJo
 	j.Config.Runner = runner
 	r, err := ScanReport(ctx, c, j)
 	if r != nil {
+		if rc := r.Cluster; rc != nil && rc.ConfigsError != "" {
+			c.Warnf("cluster %s: the running brokers' settings could not be read (%s): the rules judge the files read over SSH", termsafe.Line(rc.ID), termsafe.Line(rc.ConfigsError))
+		}
 		r.Close()
 	}
 	return err
