@@ -64,32 +64,52 @@ func TestServeBootstrapFailure(t *testing.T) {
 	dir := t.TempDir()
 	inv := filepath.Join(dir, "inventory.yaml")
 	serveInventory(t, inv, f, 1)
-	var stderr lockedBuffer
-	c := pipeline.Console{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: &stderr, Now: time.Now}
-	addrc := make(chan net.Addr, 1)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan error, 1)
-	j := pipeline.ServeJob{Fleet: pipeline.Fleet{Inventory: inv}, Interval: time.Hour, Listen: "127.0.0.1:0",
-		StateDir: filepath.Join(dir, "state"), Reload: make(chan struct{}), WatchEvery: time.Hour,
-		Listening: func(a net.Addr) { addrc <- a }, Version: "test"}
+	j := pipeline.ServeJob{Fleet: pipeline.Fleet{Inventory: inv}, Interval: time.Hour, Reload: make(chan struct{}), WatchEvery: time.Hour}
 	j.Config = pipeline.Config{Concurrency: 1, Timeout: audit.DefaultTimeout, ConnectTimeout: 5 * time.Second, FailOn: rules.High,
 		Cluster: &pipeline.ClusterSource{Bootstrap: []string{closed}, Options: &discover.Options{Bootstrap: []string{closed}, Timeout: 2 * time.Second}}}
-	go func() { done <- pipeline.Serve(ctx, c, j) }()
-	var addr string
-	select {
-	case a := <-addrc:
-		addr = a.String()
-	case err := <-done:
-		t.Fatalf("Serve: %v\n%s", err, stderr.String())
-	}
+	addr, stderr, stop := startServe(t, dir, j)
 	waitFor(t, "failed cycle", func() bool {
 		return strings.Contains(scrapeServe(t, addr), `kaudit_scans_total{result="error"} 1`+"\n")
 	})
 	if !strings.Contains(stderr.String(), "scan could not run") || !strings.Contains(stderr.String(), closed) {
 		t.Errorf("the log does not name the bootstrap failure:\n%s", stderr.String())
 	}
-	stopServe(t, cancel, done)
+	stop()
+}
+
+// startServe runs Serve with j (listening on a free loopback port, its
+// state in dir) until stop, which checks that it returns; addr is where
+// it listens, stderr its log.
+func startServe(t *testing.T, dir string, j pipeline.ServeJob) (addr string, stderr *lockedBuffer, stop func()) {
+	t.Helper()
+	stderr = &lockedBuffer{}
+	c := pipeline.Console{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: stderr, Now: time.Now}
+	addrc := make(chan net.Addr, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	done := make(chan error, 1)
+	j.Listen, j.StateDir, j.Version = "127.0.0.1:0", filepath.Join(dir, "state"), "test"
+	j.Listening = func(a net.Addr) { addrc <- a }
+	go func() { done <- pipeline.Serve(ctx, c, j) }()
+	select {
+	case a := <-addrc:
+		addr = a.String()
+	case err := <-done:
+		t.Fatalf("Serve: %v\n%s", err, stderr.String())
+	}
+	return addr, stderr, func() { stopServe(t, cancel, done) }
+}
+
+// kfakeCluster is a kfake cluster of n brokers with cluster id id,
+// closed when the test ends.
+func kfakeCluster(t *testing.T, n int, id string) *kfake.Cluster {
+	t.Helper()
+	k, err := kfake.NewCluster(kfake.NumBrokers(n), kfake.ClusterID(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(k.Close)
+	return k
 }
 
 // TestScanFleetDiscovered: scan --bootstrap without an inventory audits
@@ -171,11 +191,7 @@ func kfakeSource(k *kfake.Cluster, mapFile string) *pipeline.ClusterSource {
 // the cluster's brokers, each host named by the map file and reached
 // through ssh_config.
 func TestFixFleetDiscovered(t *testing.T) {
-	k, err := kfake.NewCluster(kfake.NumBrokers(2), kfake.ClusterID("FixNoInventory"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer k.Close()
+	k := kfakeCluster(t, 2, "FixNoInventory")
 	f := startFleet(t, simhost.DemoFleet()[:2])
 	conf := aliasSSHConfig(t, f, map[string]int{"broker-a": 0, "broker-b": 1})
 	mapFile := filepath.Join(t.TempDir(), "map.yaml")
@@ -183,6 +199,7 @@ func TestFixFleetDiscovered(t *testing.T) {
 		t.Fatal(err)
 	}
 	src := kfakeSource(k, mapFile)
+	var err error
 	if src.Map, err = discover.LoadMap(mapFile); err != nil {
 		t.Fatal(err)
 	}
@@ -204,11 +221,7 @@ func TestFixFleetDiscovered(t *testing.T) {
 // cluster before every scan: a broker added is scanned at the next one,
 // a broker removed is gone from it, and a reload reads the map file again.
 func TestServeDiscovered(t *testing.T) {
-	k, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.ClusterID("ServeNoInventory"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer k.Close()
+	k := kfakeCluster(t, 1, "ServeNoInventory")
 	f := startFleet(t, simhost.DemoFleet()[:2])
 	conf := aliasSSHConfig(t, f, map[string]int{"broker-a": 0, "broker-b": 1, "broker-b2": 1})
 	dir := t.TempDir()
@@ -219,25 +232,10 @@ func TestServeDiscovered(t *testing.T) {
 		}
 	}
 	writeMap("0: broker-a\n1: broker-b\n")
-	var stderr lockedBuffer
-	c := pipeline.Console{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: &stderr, Now: time.Now}
-	addrc := make(chan net.Addr, 1)
 	reload := make(chan struct{}, 1)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan error, 1)
-	j := pipeline.ServeJob{Fleet: pipeline.Fleet{Connect: pipeline.ConnectConfig{SSHConfig: conf}}, Interval: time.Second, Listen: "127.0.0.1:0",
-		StateDir: filepath.Join(dir, "state"), Reload: reload, WatchEvery: -1,
-		Listening: func(a net.Addr) { addrc <- a }, Version: "test"}
+	j := pipeline.ServeJob{Fleet: pipeline.Fleet{Connect: pipeline.ConnectConfig{SSHConfig: conf}}, Interval: time.Second, Reload: reload, WatchEvery: -1}
 	j.Config = pipeline.Config{Concurrency: 2, Timeout: audit.DefaultTimeout, ConnectTimeout: 5 * time.Second, FailOn: rules.High, Cluster: kfakeSource(k, mapFile)}
-	go func() { done <- pipeline.Serve(ctx, c, j) }()
-	var addr string
-	select {
-	case a := <-addrc:
-		addr = a.String()
-	case err := <-done:
-		t.Fatalf("Serve: %v\n%s", err, stderr.String())
-	}
+	addr, stderr, stop := startServe(t, dir, j)
 	served := func(want ...string) func() bool {
 		return func() bool {
 			resp, err := http.Get("http://" + addr + "/report.json")
@@ -278,5 +276,5 @@ func TestServeDiscovered(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "the removed broker gone", served("broker-a"))
-	stopServe(t, cancel, done)
+	stop()
 }
