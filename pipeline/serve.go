@@ -45,8 +45,9 @@ type ServeJob struct {
 	KeepConnections bool
 
 	// Reload receives a value when the inventory, profile, waivers and
-	// broker map are to be read again, then a scan run (SIGHUP: HangUps). The files are
-	// also checked for a change every WatchEvery (0: 5 s; < 0: never).
+	// broker map are to be read again, then a scan run (SIGHUP: HangUps).
+	// The files are also checked for a change every WatchEvery (0: 5 s;
+	// < 0: never).
 	Reload     <-chan struct{}
 	WatchEvery time.Duration
 	// Listening, when set, is called with the address once it is bound.
