@@ -201,6 +201,14 @@ func TestBootstrapClients(t *testing.T) {
 			t.Fatalf("exit %d, no undo line\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
 		}
 		t.Logf("%s", undo)
+		backlog := func(h *testfleet.Host) string {
+			return strings.TrimSpace(h.Exec(t, "grep", "^socket.listen.backlog.size=", h.KafkaConfig))
+		}
+		for _, h := range hosts {
+			if b := backlog(h); b == "socket.listen.backlog.size=2048" {
+				t.Errorf("%s: the apply left %s", h.Spec.Name, b)
+			}
+		}
 		words := strings.Fields(undo)
 		if strings.ContainsAny(undo, `'"`) || words[0] != "kaudit" || words[1] != "rollback" || !strings.Contains(undo, " --bootstrap "+bootstrap+" ") || !strings.Contains(undo, " --ssh-config "+sshConfig+" ") {
 			t.Fatalf("undo line %q", undo)
@@ -209,9 +217,12 @@ func TestBootstrapClients(t *testing.T) {
 		if rb.Code != 0 {
 			t.Fatalf("%s: exit %d\nstdout:\n%s\nstderr:\n%s", undo, rb.Code, rb.Stdout, rb.Stderr)
 		}
-		for _, a := range addrs {
-			if !strings.Contains(rb.Stdout, a) {
+		for i, a := range addrs {
+			if !strings.Contains(rb.Stdout, a+": rolled back") {
 				t.Errorf("the rollback does not name %s:\n%s", a, rb.Stdout)
+			}
+			if b := backlog(hosts[i]); b != "socket.listen.backlog.size=2048" {
+				t.Errorf("%s after the rollback: %s", a, b)
 			}
 		}
 		t.Logf("rollback: exit %d in %v\n%s", rb.Code, rb.Dur.Round(time.Millisecond), rb.Stdout)
