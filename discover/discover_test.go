@@ -177,6 +177,7 @@ func TestDiscoverFailuresAreNamed(t *testing.T) {
 	k := scramCluster(t)
 	ca, srv := testCerts(t)
 	tk := newCluster(t, kfake.NumBrokers(1), kfake.TLS(srv))
+	stk := newCluster(t, kfake.NumBrokers(1), kfake.TLS(srv), kfake.EnableSASL(), kfake.Superuser("SCRAM-SHA-512", "admin", "admin-secret"))
 	closed, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -197,6 +198,7 @@ func TestDiscoverFailuresAreNamed(t *testing.T) {
 		want ErrorKind
 	}{
 		{"wrong password", Options{Bootstrap: k.ListenAddrs(), SASL: scram.Auth{User: "admin", Pass: "nope"}.AsSha512Mechanism()}, AuthFailed},
+		{"wrong password over TLS (SASL_SSL)", Options{Bootstrap: stk.ListenAddrs(), TLS: &tls.Config{ServerName: "kafka.test", RootCAs: pool}, SASL: scram.Auth{User: "admin", Pass: "nope"}.AsSha512Mechanism()}, AuthFailed},
 		{"nothing listens", Options{Bootstrap: []string{closedAddr}}, Unreachable},
 		{"a listener that never answers", Options{Bootstrap: []string{silent.Addr().String()}}, Unreachable},
 		{"TLS with a CA that did not sign the broker", Options{Bootstrap: tk.ListenAddrs(), TLS: &tls.Config{ServerName: "kafka.test", RootCAs: x509.NewCertPool()}}, TLSFailed},

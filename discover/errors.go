@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"strings"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
@@ -54,6 +55,8 @@ func explain(o Options, err error) error {
 		e.Kind, e.Hint = AuthFailed, "authentication failed: check the SASL mechanism (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512), the user name and the password file or variable"
 	case o.SASL != nil && o.TLS == nil && errors.Is(err, io.EOF):
 		e.Kind, e.Hint = AuthFailed, "the broker closed the connection during SASL authentication: check the user name, the password and the mechanism (and that the listener is SASL_PLAINTEXT, not SSL)"
+	case o.SASL != nil && o.TLS != nil && errors.Is(err, io.EOF) && tlsHandshakes(o):
+		e.Kind, e.Hint = AuthFailed, "the broker closed the connection during SASL authentication (the TLS handshake succeeds): check the user name, the password and the mechanism"
 	case errors.As(err, &certErr), errors.As(err, &unk), errors.As(err, &host):
 		e.Kind, e.Hint = TLSFailed, "the broker's TLS certificate was not accepted: check the CA file (--tls-ca) and the server name (--tls-server-name) against the certificate's names"
 	case errors.As(err, &recErr), strings.Contains(err.Error(), "tls:"):
@@ -64,4 +67,29 @@ func explain(o Options, err error) error {
 		e.Kind, e.Hint = Unreachable, "no broker answered: check the address and port, the firewall, and that the listener is the one clients use"
 	}
 	return e
+}
+
+// tlsHandshakes reports whether the first bootstrap server completes a
+// TLS handshake with o's settings (within 3 s): a connection closed after
+// it, under SASL_SSL, was closed by the SASL authentication.
+func tlsHandshakes(o Options) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	addr := o.Bootstrap[0]
+	dial := o.Dialer
+	if dial == nil {
+		dial = (&net.Dialer{}).DialContext
+	}
+	raw, err := dial(ctx, "tcp", addr)
+	if err != nil {
+		return false
+	}
+	defer raw.Close()
+	cfg := o.TLS.Clone()
+	if cfg.ServerName == "" {
+		if host, _, err := net.SplitHostPort(addr); err == nil {
+			cfg.ServerName = host
+		}
+	}
+	return tls.Client(raw, cfg).HandshakeContext(ctx) == nil
 }

@@ -23,8 +23,10 @@ type ClusterSource struct {
 	// TLS files are taken from it.
 	CommandConfig string
 	Client        discover.ClientConfig
-	// Map pins node ids to inventory host names (a map file).
-	Map map[int32]string
+	// Map pins node ids to inventory host names (a map file), read from
+	// MapFile (--broker-map; serve reads it again on each reload).
+	Map     map[int32]string
+	MapFile string
 	// Options, when set, replaces the connection settings (tests).
 	Options *discover.Options
 	// found is the answer the fleet was made from (no inventory): the

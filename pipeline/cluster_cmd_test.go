@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -63,32 +64,52 @@ func TestServeBootstrapFailure(t *testing.T) {
 	dir := t.TempDir()
 	inv := filepath.Join(dir, "inventory.yaml")
 	serveInventory(t, inv, f, 1)
-	var stderr lockedBuffer
-	c := pipeline.Console{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: &stderr, Now: time.Now}
-	addrc := make(chan net.Addr, 1)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan error, 1)
-	j := pipeline.ServeJob{Fleet: pipeline.Fleet{Inventory: inv}, Interval: time.Hour, Listen: "127.0.0.1:0",
-		StateDir: filepath.Join(dir, "state"), Reload: make(chan struct{}), WatchEvery: time.Hour,
-		Listening: func(a net.Addr) { addrc <- a }, Version: "test"}
+	j := pipeline.ServeJob{Fleet: pipeline.Fleet{Inventory: inv}, Interval: time.Hour, Reload: make(chan struct{}), WatchEvery: time.Hour}
 	j.Config = pipeline.Config{Concurrency: 1, Timeout: audit.DefaultTimeout, ConnectTimeout: 5 * time.Second, FailOn: rules.High,
 		Cluster: &pipeline.ClusterSource{Bootstrap: []string{closed}, Options: &discover.Options{Bootstrap: []string{closed}, Timeout: 2 * time.Second}}}
-	go func() { done <- pipeline.Serve(ctx, c, j) }()
-	var addr string
-	select {
-	case a := <-addrc:
-		addr = a.String()
-	case err := <-done:
-		t.Fatalf("Serve: %v\n%s", err, stderr.String())
-	}
+	addr, stderr, stop := startServe(t, dir, j)
 	waitFor(t, "failed cycle", func() bool {
 		return strings.Contains(scrapeServe(t, addr), `kaudit_scans_total{result="error"} 1`+"\n")
 	})
 	if !strings.Contains(stderr.String(), "scan could not run") || !strings.Contains(stderr.String(), closed) {
 		t.Errorf("the log does not name the bootstrap failure:\n%s", stderr.String())
 	}
-	stopServe(t, cancel, done)
+	stop()
+}
+
+// startServe runs Serve with j (listening on a free loopback port, its
+// state in dir) until stop, which checks that it returns; addr is where
+// it listens, stderr its log.
+func startServe(t *testing.T, dir string, j pipeline.ServeJob) (addr string, stderr *lockedBuffer, stop func()) {
+	t.Helper()
+	stderr = &lockedBuffer{}
+	c := pipeline.Console{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: stderr, Now: time.Now}
+	addrc := make(chan net.Addr, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	done := make(chan error, 1)
+	j.Listen, j.StateDir, j.Version = "127.0.0.1:0", filepath.Join(dir, "state"), "test"
+	j.Listening = func(a net.Addr) { addrc <- a }
+	go func() { done <- pipeline.Serve(ctx, c, j) }()
+	select {
+	case a := <-addrc:
+		addr = a.String()
+	case err := <-done:
+		t.Fatalf("Serve: %v\n%s", err, stderr.String())
+	}
+	return addr, stderr, func() { stopServe(t, cancel, done) }
+}
+
+// kfakeCluster is a kfake cluster of n brokers with cluster id id,
+// closed when the test ends.
+func kfakeCluster(t *testing.T, n int, id string) *kfake.Cluster {
+	t.Helper()
+	k, err := kfake.NewCluster(kfake.NumBrokers(n), kfake.ClusterID(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(k.Close)
+	return k
 }
 
 // TestScanDiscovered: scan --bootstrap without an inventory audits
@@ -102,12 +123,8 @@ func TestScanDiscovered(t *testing.T) {
 	defer k.Close()
 	f := startFleet(t, []*simhost.Host{simhost.DemoFleet()[0]})
 	dir := t.TempDir()
-	sshConfig := filepath.Join(dir, "ssh_config")
 	// kfake advertises 127.0.0.1: that is the host name ssh_config matches.
-	cfgText := fmt.Sprintf("Host 127.0.0.1\n  Port %d\n  User kafka\n  IdentityFile %s\n  UserKnownHostsFile %s\n  IdentityAgent none\n", f.Hosts[0].Port, f.KeyFile, f.KnownHosts)
-	if err := os.WriteFile(sshConfig, []byte(cfgText), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	sshConfig := aliasSSHConfig(t, f, map[string]int{"127.0.0.1": 0})
 	out := filepath.Join(dir, "report.json")
 	var stderr lockedBuffer
 	c := pipeline.Console{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: &stderr, Now: time.Now}
@@ -146,4 +163,118 @@ func TestScanDiscovered(t *testing.T) {
 	if r.Inventory != "brokers of "+bs[0] || r.Cluster.ID != "NoInventory" || len(r.Cluster.Brokers) != 1 || r.Cluster.Brokers[0].Host != "127.0.0.1" {
 		t.Errorf("report %+v", r)
 	}
+}
+
+// aliasSSHConfig writes an ssh_config naming hosts of f by aliases
+// (alias → index in f.Hosts), as a fleet without an inventory reaches them.
+func aliasSSHConfig(t *testing.T, f *simhost.Fleet, aliases map[string]int) string {
+	t.Helper()
+	var b strings.Builder
+	for alias, i := range aliases {
+		fmt.Fprintf(&b, "Host %s\n  HostName 127.0.0.1\n  Port %d\n  User kafka\n  IdentityFile %s\n  UserKnownHostsFile %s\n  IdentityAgent none\n", alias, f.Hosts[i].Port, f.KeyFile, f.KnownHosts)
+	}
+	p := filepath.Join(t.TempDir(), "ssh_config")
+	if err := os.WriteFile(p, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// kfakeSource is the ClusterSource of kfake cluster k, its brokers named
+// by the map file mapFile ("" none).
+func kfakeSource(k *kfake.Cluster, mapFile string) *pipeline.ClusterSource {
+	bs := k.ListenAddrs()
+	return &pipeline.ClusterSource{Bootstrap: bs, MapFile: mapFile, Options: &discover.Options{Bootstrap: bs, Timeout: 10 * time.Second}}
+}
+
+// TestFixFleetDiscovered: fix --bootstrap without an inventory plans for
+// the cluster's brokers, each host named by the map file and reached
+// through ssh_config.
+func TestFixFleetDiscovered(t *testing.T) {
+	k := kfakeCluster(t, 2, "FixNoInventory")
+	f := startFleet(t, simhost.DemoFleet()[:2])
+	conf := aliasSSHConfig(t, f, map[string]int{"broker-a": 0, "broker-b": 1})
+	mapFile := filepath.Join(t.TempDir(), "map.yaml")
+	if err := os.WriteFile(mapFile, []byte("0: broker-a\n1: broker-b\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	src := kfakeSource(k, mapFile)
+	var err error
+	if src.Map, err = discover.LoadMap(mapFile); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr lockedBuffer
+	c := pipeline.Console{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr, Now: time.Now}
+	cfg := pipeline.Config{Concurrency: 2, Timeout: audit.DefaultTimeout, ConnectTimeout: 5 * time.Second, FailOn: rules.High, Cluster: src}
+	j := pipeline.FixJob{Config: pipeline.ApplyConfig{Batch: 1}}
+	if err := pipeline.Fix(context.Background(), c, pipeline.Fleet{Connect: pipeline.ConnectConfig{SSHConfig: conf}}, cfg, true, j); err != nil {
+		t.Fatalf("Fix: %v\n%s", err, stderr.String())
+	}
+	for _, h := range []string{"broker-a", "broker-b"} {
+		if !strings.Contains(stdout.String(), h) {
+			t.Errorf("the plan has no host %s:\n%s", h, stdout.String())
+		}
+	}
+}
+
+// TestServeDiscovered: serve --bootstrap without an inventory asks the
+// cluster before every scan: a broker added is scanned at the next one,
+// a broker removed is gone from it, and a reload reads the map file again.
+func TestServeDiscovered(t *testing.T) {
+	k := kfakeCluster(t, 1, "ServeNoInventory")
+	f := startFleet(t, simhost.DemoFleet()[:2])
+	conf := aliasSSHConfig(t, f, map[string]int{"broker-a": 0, "broker-b": 1, "broker-b2": 1})
+	dir := t.TempDir()
+	mapFile := filepath.Join(dir, "map.yaml")
+	writeMap := func(m string) {
+		if err := os.WriteFile(mapFile, []byte(m), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeMap("0: broker-a\n1: broker-b\n")
+	reload := make(chan struct{}, 1)
+	j := pipeline.ServeJob{Fleet: pipeline.Fleet{Connect: pipeline.ConnectConfig{SSHConfig: conf}}, Interval: time.Second, Reload: reload, WatchEvery: -1}
+	j.Config = pipeline.Config{Concurrency: 2, Timeout: audit.DefaultTimeout, ConnectTimeout: 5 * time.Second, FailOn: rules.High, Cluster: kfakeSource(k, mapFile)}
+	addr, stderr, stop := startServe(t, dir, j)
+	served := func(want ...string) func() bool {
+		return func() bool {
+			resp, err := http.Get("http://" + addr + "/report.json")
+			if err != nil {
+				return false
+			}
+			defer resp.Body.Close()
+			var r struct {
+				Hosts []struct {
+					Name  string `json:"name"`
+					Error any    `json:"error"`
+				} `json:"hosts"`
+			}
+			if json.NewDecoder(resp.Body).Decode(&r) != nil || len(r.Hosts) != len(want) {
+				return false
+			}
+			for i, h := range r.Hosts {
+				if h.Name != want[i] || h.Error != nil {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	waitFor(t, "broker-a served", served("broker-a"))
+	id, _, err := k.AddNode(1, 0)
+	if err != nil || id != 1 {
+		t.Fatalf("AddNode: %d %v", id, err)
+	}
+	waitFor(t, "the added broker served", served("broker-a", "broker-b"))
+	if !strings.Contains(stderr.String(), "kaudit serve: the cluster's brokers changed: 2 hosts\n") {
+		t.Errorf("the log does not say the brokers changed:\n%s", stderr.String())
+	}
+	writeMap("0: broker-a\n1: broker-b2\n")
+	reload <- struct{}{}
+	waitFor(t, "the map file read again", served("broker-a", "broker-b2"))
+	if err := k.RemoveNode(1); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the removed broker gone", served("broker-a"))
+	stop()
 }

@@ -79,3 +79,53 @@ func (f Fleet) loadOrDiscover(ctx context.Context, c Console, src *ClusterSource
 	}
 	return inv, hosts, nil
 }
+
+// reread is a copy of s for a new load of the fleet (serve's start and
+// each reload): its map file read again, no answer kept. A nil s is nil.
+func (s *ClusterSource) reread() (*ClusterSource, error) {
+	if s == nil {
+		return nil, nil
+	}
+	n := *s
+	n.found = nil
+	if n.MapFile != "" {
+		m, err := discover.LoadMap(n.MapFile)
+		if err != nil {
+			return nil, err
+		}
+		n.Map = m
+	}
+	return &n, nil
+}
+
+// rollbackTarget is the arguments of kaudit rollback that select the
+// hosts f is: its inventory, or without one the same cluster asked the
+// same way (--bootstrap and the client flags; secrets only by the file
+// or variable that holds them), and the ssh_config f connects through.
+func (f Fleet) rollbackTarget(src *ClusterSource) []string {
+	var args []string
+	add := func(flag, v string) {
+		if v != "" {
+			args = append(args, flag, v)
+		}
+	}
+	if f.Inventory != "" || src == nil {
+		args = append(args, f.Inventory)
+	} else {
+		c := src.Client
+		add("--bootstrap", strings.Join(src.Bootstrap, ","))
+		add("--command-config", src.CommandConfig)
+		add("--broker-map", src.MapFile)
+		add("--security-protocol", c.Protocol)
+		add("--sasl-mechanism", c.Mechanism)
+		add("--sasl-user", c.User)
+		add("--sasl-password-file", c.PasswordFile)
+		add("--sasl-password-env", c.PasswordEnv)
+		add("--tls-ca", c.CAFile)
+		add("--tls-cert", c.CertFile)
+		add("--tls-key", c.KeyFile)
+		add("--tls-server-name", c.ServerName)
+	}
+	add("--ssh-config", f.Connect.SSHConfig)
+	return args
+}

@@ -57,3 +57,30 @@ func TestDiscoveredInventory(t *testing.T) {
 		})
 	}
 }
+
+// TestUndoLine: the undo line names what selects the same hosts: the
+// inventory, or the cluster asked the same way (secrets by file or
+// variable only), the ssh_config and the journal directory given.
+func TestUndoLine(t *testing.T) {
+	src := &ClusterSource{Bootstrap: []string{"k1:9093", "k2:9093"}, MapFile: "my map.yaml",
+		Client: discover.ClientConfig{Protocol: "SASL_SSL", Mechanism: "SCRAM-SHA-512", User: "audit", PasswordFile: "pw", CAFile: "ca.pem"}}
+	for _, tt := range []struct {
+		name  string
+		fleet Fleet
+		src   *ClusterSource
+		want  string
+	}{
+		{"inventory", Fleet{Inventory: "inv.yaml"}, nil, "undo: kaudit rollback inv.yaml --run R1\n"},
+		{"inventory and bootstrap", Fleet{Inventory: "inv.yaml"}, src, "undo: kaudit rollback inv.yaml --run R1\n"},
+		{"the cluster", Fleet{Connect: ConnectConfig{SSHConfig: "/etc/kaudit/ssh_config"}}, src,
+			"undo: kaudit rollback --bootstrap 'k1:9093,k2:9093' --broker-map 'my map.yaml' --security-protocol SASL_SSL --sasl-mechanism SCRAM-SHA-512 --sasl-user audit --sasl-password-file pw --tls-ca ca.pem --ssh-config /etc/kaudit/ssh_config --run R1\n"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var b strings.Builder
+			writeUndo(&b, ApplyConfig{JournalPath: "j.json", RunID: "R1"}, tt.fleet.rollbackTarget(tt.src))
+			if got := strings.TrimPrefix(b.String(), "journal: j.json\n"); got != tt.want {
+				t.Errorf("got  %q\nwant %q", got, tt.want)
+			}
+		})
+	}
+}

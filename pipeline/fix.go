@@ -17,8 +17,11 @@ type FixJob struct {
 	Apply, Yes bool        // Yes: do not ask before applying
 	Config     ApplyConfig // Runner, timeouts, Batch, MaxFailures; RunID, JournalPath and Log are set here
 	JournalDir string      // with Apply: where the journal goes (Fix makes it from the --journal-dir flag)
-	Inventory  string      // the inventory's path, for the undo line
-	Width      int         // columns the plan is laid out for
+	// Rollback is the arguments of kaudit rollback that select the run's
+	// hosts, for the undo line (Fix sets them: the inventory, or the
+	// cluster flags and --ssh-config, and --journal-dir when given).
+	Rollback []string
+	Width    int // columns the plan is laid out for
 }
 
 // Check validates the apply's fan-out as the person asked for it.
@@ -32,17 +35,21 @@ func (j FixJob) Check() error {
 	return nil
 }
 
-// Fix is kaudit fix: the hosts of f scanned with cfg (a progress bar
+// Fix is kaudit fix: the hosts of f (without an inventory, the brokers
+// of cfg.Cluster: loadOrDiscover) scanned with cfg (a progress bar
 // unless quiet), then fixReport. With j.Apply the journal directory
 // (journalDir of j.JournalDir, the --journal-dir flag) is made before
 // connecting anywhere: an apply without one would be refused later.
 func Fix(ctx context.Context, c Console, f Fleet, cfg Config, quiet bool, j FixJob) error {
-	inv, hosts, err := f.load(c)
+	inv, hosts, err := f.loadOrDiscover(ctx, c, cfg.Cluster)
 	if err != nil {
 		return err
 	}
-	cfg.ClientsGroup, j.Inventory = clientsGroup(cfg.ClientsGroup, inv), f.Inventory
+	cfg.ClientsGroup, j.Rollback = clientsGroup(cfg.ClientsGroup, inv), f.rollbackTarget(cfg.Cluster)
 	if j.Apply {
+		if j.JournalDir != "" {
+			j.Rollback = append(j.Rollback, "--journal-dir", j.JournalDir)
+		}
 		if j.JournalDir, err = journalDir(j.JournalDir); err != nil {
 			return err
 		}
@@ -105,7 +112,7 @@ func applyFix(ctx context.Context, c Console, r *report.Report, fp *FixPlan, j F
 	}
 	writeRun(c.Stdout, jr)
 	if jr.ChangedAnything() {
-		writeUndo(c.Stdout, cfg, j.Inventory)
+		writeUndo(c.Stdout, cfg, j.Rollback)
 	} else {
 		fmt.Fprintf(c.Stdout, "journal: %s\nrun %s changed no host: nothing to undo\n", cfg.JournalPath, cfg.RunID)
 	}

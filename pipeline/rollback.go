@@ -45,8 +45,9 @@ func (j RollbackJob) Check() error {
 
 // Rollback is kaudit rollback: j checked, its journal directory
 // made (journalDir of j.JournalDir, the --journal-dir flag), then
-// rollbackRun on the hosts of f.
-func Rollback(ctx context.Context, c Console, f Fleet, j RollbackJob) error {
+// rollbackRun on the hosts of f (without an inventory, the brokers of
+// src, as fix found them: loadOrDiscover).
+func Rollback(ctx context.Context, c Console, f Fleet, src *ClusterSource, j RollbackJob) error {
 	if err := j.Check(); err != nil {
 		return err
 	}
@@ -54,7 +55,7 @@ func Rollback(ctx context.Context, c Console, f Fleet, j RollbackJob) error {
 	if j.JournalDir, err = journalDir(j.JournalDir); err != nil {
 		return err
 	}
-	_, hosts, err := f.load(c)
+	_, hosts, err := f.loadOrDiscover(ctx, c, src)
 	if err != nil {
 		return err
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/kaudit/kaudit/audit/transport"
 	"github.com/kaudit/kaudit/internal/fanout"
 	"github.com/kaudit/kaudit/internal/located"
+	"github.com/kaudit/kaudit/report"
 	"github.com/kaudit/kaudit/serve"
 	"github.com/kaudit/kaudit/waiver"
 )
@@ -24,8 +25,10 @@ import (
 // ServeJob is kaudit serve: the fleet scanned every Interval, the last
 // report served over HTTP (package serve).
 type ServeJob struct {
+	// Fleet is the hosts scanned; without an inventory, the brokers of
+	// Config.Cluster, asked again before every scan.
 	Fleet       Fleet
-	Config      Config // the scans' fan-out; its Profile is reloaded from ProfileFile
+	Config      Config // the scans' fan-out; its Profile is reloaded from ProfileFile, its Cluster's map from its MapFile
 	ProfileFile string // --profile ("" the default thresholds)
 	Waivers     string // --waivers ("" none)
 
@@ -42,9 +45,10 @@ type ServeJob struct {
 	// when the open-file limit allows one per host besides the fan-out.
 	KeepConnections bool
 
-	// Reload receives a value when the inventory, profile and waivers are
-	// to be read again, then a scan run (SIGHUP: HangUps). The files are
-	// also checked for a change every WatchEvery (0: 5 s; < 0: never).
+	// Reload receives a value when the inventory, profile, waivers and
+	// broker map are to be read again, then a scan run (SIGHUP: HangUps).
+	// The files are also checked for a change every WatchEvery (0: 5 s;
+	// < 0: never).
 	Reload     <-chan struct{}
 	WatchEvery time.Duration
 	// Listening, when set, is called with the address once it is bound.
@@ -65,8 +69,8 @@ func (j ServeJob) Check() error {
 		return located.Hint(fmt.Errorf("--interval %v", j.Interval), "give at least 1s (e.g. 15m)")
 	case j.Jitter < 0 || j.Jitter > 0.5:
 		return located.Hint(fmt.Errorf("--jitter %v", j.Jitter), "give a fraction of --interval from 0 to 0.5")
-	case j.Fleet.Inventory == "" || j.Fleet.Inventory == "-":
-		return errors.New("serve needs an INVENTORY file (not stdin: it is read again on SIGHUP and when it changes)")
+	case j.Fleet.Inventory == "-" || (j.Fleet.Inventory == "" && j.Config.Cluster == nil):
+		return located.Hint(errors.New("serve needs an INVENTORY file (not stdin: it is read again on SIGHUP and when it changes)"), "give an inventory file, or --bootstrap HOST:PORT")
 	}
 	if _, _, err := net.SplitHostPort(j.Listen); err != nil {
 		return located.Hint(fmt.Errorf("--listen %q: %v", j.Listen, err), "give HOST:PORT (e.g. "+DefaultListen+"; :9874 listens on every address)")
@@ -97,8 +101,13 @@ func HangUps(ctx context.Context) <-chan struct{} {
 	return out
 }
 
-// served is what a load of the inventory, profile and waivers gives.
+// served is what a load of the inventory (or the cluster's brokers),
+// profile and waivers gives.
 type served struct {
+	inventory string // the report's: the file, or "brokers of BOOTSTRAP"
+	// fresh: hosts are the cluster's answer of this load, not yet scanned
+	// (without an inventory, every later scan asks the cluster again).
+	fresh   bool
 	hosts   []inventory.Host
 	cfg     Config
 	waivers waiver.Waivers
@@ -128,7 +137,7 @@ func Serve(ctx context.Context, c Console, j ServeJob) error {
 	if err := serve.MakeStateDir(j.StateDir); err != nil {
 		return err
 	}
-	cur, err := loadServed(c, j)
+	cur, err := loadServed(ctx, c, j)
 	if err != nil {
 		return err
 	}
@@ -189,12 +198,12 @@ func Serve(ctx context.Context, c Console, j ServeJob) error {
 			if fileStamp(j) == cur.stamp {
 				continue
 			}
-			fmt.Fprintln(c.Stderr, "kaudit serve: the inventory, profile or waiver file changed")
+			fmt.Fprintln(c.Stderr, "kaudit serve: the inventory, profile, waiver or broker map file changed")
 			reload = true
 		case <-timer.C:
 		}
 		if reload {
-			next, err := loadServed(c, j)
+			next, err := loadServed(ctx, c, j)
 			srv.SetReload(err == nil)
 			if err != nil {
 				c.Warnf("reload failed, still scanning the previous inventory: %v", err)
@@ -221,11 +230,16 @@ func Serve(ctx context.Context, c Console, j ServeJob) error {
 	}
 }
 
-// serveScan runs one scan and hands its report to srv.
+// serveScan runs one scan and hands its report to srv; without an
+// inventory the cluster is asked for its brokers first (rediscover).
 func serveScan(ctx context.Context, c Console, j ServeJob, cur *served, srv *serve.Server) {
 	srv.ScanStarted()
 	start := time.Now()
-	r, err := Audit(ctx, cur.hosts, cur.cfg)
+	err := cur.rediscover(ctx, c, j)
+	var r *report.Report
+	if err == nil {
+		r, err = Audit(ctx, cur.hosts, cur.cfg)
+	}
 	switch {
 	case err != nil:
 		c.Warnf("scan could not run: %v", err)
@@ -235,7 +249,7 @@ func serveScan(ctx context.Context, c Console, j ServeJob, cur *served, srv *ser
 		_ = srv.ScanDone(r, serve.Interrupted)
 		r.Close()
 	default:
-		r.Inventory = j.Fleet.Inventory
+		r.Inventory = cur.inventory
 		waive(c, r, cur.waivers)
 		s := r.Summary
 		fmt.Fprintf(c.Stderr, "kaudit serve: scan done in %v: %d hosts, %d audited, %d not, fleet score %d\n",
@@ -246,45 +260,109 @@ func serveScan(ctx context.Context, c Console, j ServeJob, cur *served, srv *ser
 	}
 }
 
-// loadServed reads the inventory (--limit applied), profile and waivers,
-// and connects (known_hosts checked).
-func loadServed(c Console, j ServeJob) (*served, error) {
+// loadServed reads the inventory (--limit applied) or asks the cluster
+// for its brokers, reads the profile, waivers and broker map, and
+// connects (known_hosts checked).
+func loadServed(ctx context.Context, c Console, j ServeJob) (*served, error) {
 	s := &served{stamp: fileStamp(j), cfg: j.Config}
-	inv, hosts, err := j.Fleet.load(c)
+	var err error
+	if s.cfg.Cluster, err = j.Config.Cluster.reread(); err != nil {
+		return nil, err
+	}
+	inv, hosts, err := j.Fleet.loadOrDiscover(ctx, c, s.cfg.Cluster)
 	if err != nil {
 		return nil, err
 	}
-	s.hosts = hosts
+	s.inventory, s.fresh = inv.Path, j.Fleet.Inventory == ""
 	s.cfg.ClientsGroup = clientsGroup(j.Config.ClientsGroup, inv)
 	if s.cfg.Profile, err = LoadProfile(j.ProfileFile); err != nil {
-		return nil, err
-	}
-	if _, err := profiles(hosts, s.cfg.Profile); err != nil {
 		return nil, err
 	}
 	if s.waivers, err = loadWaivers(j.Waivers); err != nil {
 		return nil, err
 	}
-	if s.runner, err = j.Fleet.connect(c, hosts, &s.cfg.Concurrency); err != nil {
+	if err := s.connect(c, j, hosts); err != nil {
 		return nil, err
+	}
+	s.cfg.SpoolFacts = false // served reports are rendered to HTML too: facts in memory
+	return s, nil
+}
+
+// connect makes s scan hosts: their profiles resolved, a runner for them
+// (the previous one closed), their connections kept between scans when
+// j asks and the open-file limit allows.
+func (s *served) connect(c Console, j ServeJob, hosts []inventory.Host) error {
+	if _, err := profiles(hosts, s.cfg.Profile); err != nil {
+		return err
+	}
+	runner, err := j.Fleet.connect(c, hosts, &s.cfg.Concurrency)
+	if err != nil {
+		return err
 	}
 	if j.KeepConnections {
 		need := len(hosts) + s.cfg.Concurrency
 		if fit, _ := fanout.FitOpenFiles(need); fit < need {
 			c.Warnf("SSH connections are not kept between scans: %d hosts and a fan-out of %d need more open files than the limit allows (raise it: ulimit -n, LimitNOFILE=, the container's nofile)", len(hosts), s.cfg.Concurrency)
 		} else {
-			s.runner.KeepConnections = true
+			runner.KeepConnections = true
 		}
 	}
-	s.cfg.Runner = s.runner
-	s.cfg.SpoolFacts = false // served reports are rendered to HTML too: facts in memory
-	return s, nil
+	s.close()
+	s.hosts, s.runner, s.cfg.Runner = hosts, runner, runner
+	return nil
+}
+
+// rediscover readies s for a scan without an inventory: unless its hosts
+// are the cluster's answer of this load, the cluster is asked again, the
+// scan given that answer, and when its brokers are not the hosts s scans
+// they are connected to instead (a broker added or removed shows up at
+// the next scan). With an inventory it does nothing: the scan asks the
+// cluster itself.
+func (s *served) rediscover(ctx context.Context, c Console, j ServeJob) error {
+	if j.Fleet.Inventory != "" || s.fresh {
+		s.fresh = false
+		return nil
+	}
+	src := *s.cfg.Cluster
+	src.found = nil
+	_, hosts, err := j.Fleet.loadOrDiscover(ctx, c, &src)
+	if err != nil {
+		return err
+	}
+	s.cfg.Cluster = &src
+	if sameHosts(hosts, s.hosts) {
+		return nil
+	}
+	if err := s.connect(c, j, hosts); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.Stderr, "kaudit serve: the cluster's brokers changed: %d hosts\n", len(hosts))
+	return nil
+}
+
+// sameHosts reports whether a and b are the same hosts with the same
+// Kafka ports.
+func sameHosts(a, b []inventory.Host) bool {
+	ports := map[string]int{}
+	for _, h := range a {
+		ports[h.Name] = h.KafkaPort
+	}
+	for _, h := range b {
+		if p, ok := ports[h.Name]; !ok || p != h.KafkaPort {
+			return false
+		}
+	}
+	return len(a) == len(b)
 }
 
 // fileStamp is the size and modification time of the files a reload reads.
 func fileStamp(j ServeJob) string {
 	out := ""
-	for _, f := range []string{j.Fleet.Inventory, j.ProfileFile, j.Waivers} {
+	files := []string{j.Fleet.Inventory, j.ProfileFile, j.Waivers}
+	if j.Config.Cluster != nil {
+		files = append(files, j.Config.Cluster.MapFile)
+	}
+	for _, f := range files {
 		if f == "" {
 			continue
 		}

@@ -3,7 +3,9 @@ package pipeline
 import (
 	"fmt"
 	"io"
+	"strings"
 
+	"github.com/kaudit/kaudit/internal/remote"
 	"github.com/kaudit/kaudit/internal/termsafe"
 	"github.com/kaudit/kaudit/internal/termui"
 
@@ -94,10 +96,15 @@ func writeApplying(w io.Writer, fp *FixPlan, cfg ApplyConfig) {
 	fmt.Fprintf(w, "run %s: applying %s (journal %s)\n", cfg.RunID, fp.What(), cfg.JournalPath)
 }
 
-// writeUndo is where run cfg's journal is and how to undo the run on
-// the hosts of inventory.
-func writeUndo(w io.Writer, cfg ApplyConfig, inventory string) {
-	fmt.Fprintf(w, "journal: %s\nundo: kaudit rollback %s --run %s\n", cfg.JournalPath, inventory, cfg.RunID)
+// writeUndo is where run cfg's journal is and the command that undoes
+// the run: kaudit rollback with target, the arguments that select the
+// run's hosts (FixJob.Rollback), each word quoted for a shell.
+func writeUndo(w io.Writer, cfg ApplyConfig, target []string) {
+	words := make([]string, len(target))
+	for i, a := range target {
+		words[i] = remote.QuoteWord(a)
+	}
+	fmt.Fprintf(w, "journal: %s\nundo: kaudit rollback %s --run %s\n", cfg.JournalPath, strings.Join(words, " "), cfg.RunID)
 }
 
 // writeRun writes one block per host of a run (status, each change

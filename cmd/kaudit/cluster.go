@@ -21,7 +21,7 @@ type clusterOpts struct {
 func (o *clusterOpts) flags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "bootstrap", Destination: &o.bootstrap,
-			Usage: "ask the Kafka cluster at `HOST:PORT[,HOST:PORT…]` for its brokers and their running settings, and cross-check them with the inventory (report: cluster)"},
+			Usage: "ask the Kafka cluster at `HOST:PORT[,HOST:PORT…]` for its brokers and their running settings, and cross-check them with the inventory (report: cluster); without an INVENTORY its brokers are the hosts, reached through ssh_config by their advertised names"},
 		&cli.StringFlag{Name: "command-config", Destination: &o.commandConfig,
 			Usage: "Kafka client settings `FILE` (client.properties, as the Kafka CLI's --command-config): security.protocol, sasl.mechanism, sasl.jaas.config, PEM ssl.truststore/keystore"},
 		&cli.StringFlag{Name: "broker-map", Destination: &o.brokerMap,
@@ -53,7 +53,7 @@ func (o clusterOpts) source() (*pipeline.ClusterSource, error) {
 			bs = append(bs, b)
 		}
 	}
-	src := &pipeline.ClusterSource{Bootstrap: bs, CommandConfig: o.commandConfig, Client: o.c}
+	src := &pipeline.ClusterSource{Bootstrap: bs, CommandConfig: o.commandConfig, Client: o.c, MapFile: o.brokerMap}
 	if o.brokerMap != "" {
 		var err error
 		if src.Map, err = discover.LoadMap(o.brokerMap); err != nil {
@@ -61,4 +61,19 @@ func (o clusterOpts) source() (*pipeline.ClusterSource, error) {
 		}
 	}
 	return src, nil
+}
+
+// inventoryArg is the INVENTORY argument of command cmd, "" when there is
+// none and src (--bootstrap) makes the cluster's brokers the fleet; what
+// says what --bootstrap alone does, for the usage error.
+func inventoryArg(cmd string, args []string, src *pipeline.ClusterSource, what string) (string, error) {
+	switch {
+	case len(args) == 1 && src != nil && cmd == "rollback":
+		return "", located.Hint(usageErr("rollback takes INVENTORY or --bootstrap, not both"), "give what fix was given (its undo line says)")
+	case len(args) == 1:
+		return args[0], nil
+	case len(args) > 1 || src == nil:
+		return "", located.Hint(usageErr("%s needs exactly one INVENTORY argument, or --bootstrap HOST:PORT %s", cmd, what), "see inventory.example.yaml")
+	}
+	return "", nil
 }

@@ -29,7 +29,7 @@ func fixCommand(e env) *cli.Command {
 	return &cli.Command{
 		Name:        "fix",
 		Usage:       "scan, then print the remediation plan per host; --apply carries it out",
-		ArgsUsage:   "INVENTORY",
+		ArgsUsage:   "[INVENTORY]",
 		Description: help("fix"),
 		Flags: flags(limitFlag(&o.limit, scanLimitUsage), o.fanout.flags(), []cli.Flag{
 			&cli.StringFlag{Name: "rules", Usage: "only plan fixes for these comma-separated rule `IDS`", Destination: &o.rules},
@@ -45,7 +45,15 @@ func fixCommand(e env) *cli.Command {
 }
 
 func runFix(ctx context.Context, o fixOptions, args []string, e env) error {
-	if err := o.check(args); err != nil {
+	src, err := o.cluster.source()
+	if err != nil {
+		return err
+	}
+	inv, err := inventoryArg("fix", args, src, "to plan for the cluster's brokers")
+	if err != nil {
+		return err
+	}
+	if err := o.check(); err != nil {
 		return err
 	}
 	cfg, err := o.fanout.config(rules.High) // the plan is printed, not a report
@@ -55,17 +63,12 @@ func runFix(ctx context.Context, o fixOptions, args []string, e env) error {
 	if o.job.Width, _, err = o.layout.DecideFor(e.Stdout, true); err != nil {
 		return err
 	}
-	if cfg.Cluster, err = o.cluster.source(); err != nil {
-		return err
-	}
-	return pipeline.Fix(ctx, e, o.conn.fleet(e, args[0], o.limit), cfg, o.quiet, o.job)
+	cfg.Cluster = src
+	return pipeline.Fix(ctx, e, o.conn.fleet(e, inv, o.limit), cfg, o.quiet, o.job)
 }
 
-// check checks fix's arguments and flags, and sets the rule selector.
-func (o *fixOptions) check(args []string) error {
-	if len(args) != 1 {
-		return usageErr("fix needs exactly one INVENTORY argument")
-	}
+// check checks fix's flags, and sets the rule selector.
+func (o *fixOptions) check() error {
 	sel, err := pipeline.ParseSelector(o.rules)
 	if err != nil {
 		return located.Hint(usageErr("--rules: %v", err), "kaudit rules lists them")

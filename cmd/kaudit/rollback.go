@@ -12,9 +12,10 @@ import (
 // rollbackOptions are the flags of kaudit rollback, bound to the
 // library's fields but for --limit and --ssh-config.
 type rollbackOptions struct {
-	limit string
-	conn  connectOpts
-	job   pipeline.RollbackJob
+	limit   string
+	conn    connectOpts
+	cluster clusterOpts // without an inventory: the brokers fix found
+	job     pipeline.RollbackJob
 }
 
 func rollbackCommand(e env) *cli.Command {
@@ -23,7 +24,7 @@ func rollbackCommand(e env) *cli.Command {
 	return &cli.Command{
 		Name:        "rollback",
 		Usage:       "undo a fix --apply run on every host it changed, from the backups kept on the hosts",
-		ArgsUsage:   "INVENTORY",
+		ArgsUsage:   "[INVENTORY]",
 		Description: help("rollback"),
 		Flags: flags([]cli.Flag{
 			&cli.StringFlag{Name: "run", Usage: "the `RUN-ID` printed by fix --apply", Destination: &j.RunID},
@@ -36,14 +37,19 @@ func rollbackCommand(e env) *cli.Command {
 			&cli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Value: pipeline.DefaultRollbackConcurrency, Usage: "hosts restored at once", Destination: &j.Config.Concurrency},
 			&cli.DurationFlag{Name: "timeout", Value: pipeline.DefaultRollbackTimeout, Usage: "per-host deadline", Destination: &j.Config.Timeout},
 			&cli.DurationFlag{Name: "connect-timeout", Value: transport.DefaultConnectTimeout, Usage: "per-host TCP connect + SSH handshake deadline", Destination: &j.Config.ConnectTimeout},
-		}, o.conn.flags(false)),
+		}, o.conn.flags(false), o.cluster.flags()),
 		Action: func(c *cli.Context) error { return runRollback(c.Context, *o, c.Args().Slice(), e) },
 	}
 }
 
 func runRollback(ctx context.Context, o rollbackOptions, args []string, e env) error {
-	if len(args) != 1 {
-		return usageErr("rollback needs exactly one INVENTORY argument")
+	src, err := o.cluster.source()
+	if err != nil {
+		return err
 	}
-	return pipeline.Rollback(ctx, e, o.conn.fleet(e, args[0], o.limit), o.job)
+	inv, err := inventoryArg("rollback", args, src, "and the client flags fix was given (its undo line has them)")
+	if err != nil {
+		return err
+	}
+	return pipeline.Rollback(ctx, e, o.conn.fleet(e, inv, o.limit), src, o.job)
 }

@@ -5,7 +5,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/kaudit/kaudit/internal/located"
 	"github.com/kaudit/kaudit/pipeline"
 )
 
@@ -72,12 +71,9 @@ func runScan(ctx context.Context, o scanOptions, args []string, e env) error {
 	if j.Config.Cluster, err = o.cluster.source(); err != nil {
 		return err
 	}
-	inv := ""
-	switch {
-	case len(args) == 1:
-		inv = args[0]
-	case len(args) > 1 || j.Config.Cluster == nil:
-		return located.Hint(usageErr("scan needs exactly one INVENTORY argument, or --bootstrap HOST:PORT to audit the cluster's brokers"), "see inventory.example.yaml")
+	inv, err := inventoryArg("scan", args, j.Config.Cluster, "to audit the cluster's brokers")
+	if err != nil {
+		return err
 	}
 	return pipeline.Scan(ctx, e, o.conn.fleet(e, inv, o.limit), o.shard, j)
 }

@@ -7,7 +7,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/kaudit/kaudit/internal/located"
 	"github.com/kaudit/kaudit/pipeline"
 	"github.com/kaudit/kaudit/rules"
 )
@@ -27,8 +26,8 @@ func serveCommand(e env) *cli.Command {
 	j := &o.job
 	return &cli.Command{
 		Name:        "serve",
-		Usage:       "scan an inventory continuously and serve the last report as Prometheus metrics, JSON and HTML",
-		ArgsUsage:   "INVENTORY",
+		Usage:       "scan an inventory (or the brokers of --bootstrap) continuously and serve the last report as Prometheus metrics, JSON and HTML",
+		ArgsUsage:   "[INVENTORY]",
 		Description: help("serve"),
 		Flags: flags(limitFlag(&o.limit, scanLimitUsage), []cli.Flag{
 			&cli.DurationFlag{Name: "interval", Value: pipeline.DefaultInterval, Usage: "start a scan every `DURATION` (one at a time: a scan longer than this delays the next)", Destination: &j.Interval},
@@ -60,19 +59,21 @@ func defaultStateDir() string {
 }
 
 func runServe(ctx context.Context, o serveOptions, args []string, e env) error {
-	if len(args) != 1 {
-		return located.Hint(usageErr("serve needs exactly one INVENTORY argument"), "see inventory.example.yaml")
+	src, err := o.cluster.source()
+	if err != nil {
+		return err
+	}
+	inv, err := inventoryArg("serve", args, src, "to serve the cluster's brokers (asked again at every scan)")
+	if err != nil {
+		return err
 	}
 	j := o.job
-	var err error
 	if j.Config, err = o.fanout.config(rules.High); err != nil {
 		return err
 	}
-	if j.Config.Cluster, err = o.cluster.source(); err != nil {
-		return err
-	}
+	j.Config.Cluster = src
 	j.ProfileFile, j.Waivers, j.Version = o.fanout.profile, o.waivers, toolVersion()
-	j.Fleet = o.conn.fleet(e, args[0], o.limit)
+	j.Fleet = o.conn.fleet(e, inv, o.limit)
 	j.Reload = pipeline.HangUps(ctx)
 	return pipeline.Serve(ctx, e, j)
 }

@@ -620,11 +620,16 @@ func (h *Host) prepare() error {
 		return err
 	}
 	var pw []string
+	privsep := false // sshd's privilege separation user
 	for _, line := range strings.Split(strings.TrimRight(string(passwd), "\n"), "\n") {
 		if strings.HasPrefix(line, "root:") {
 			line = "root:x:0:0:root:" + h.Home + ":/bin/sh"
 		}
+		privsep = privsep || strings.HasPrefix(line, "sshd:")
 		pw = append(pw, line)
+	}
+	if !privsep { // a machine whose sshd was not installed by its package
+		pw = append(pw, "sshd:x:1999:65534::/run/sshd:/usr/sbin/nologin")
 	}
 	for i, u := range h.Spec.Users {
 		shell := u.Shell

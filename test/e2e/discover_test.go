@@ -45,6 +45,25 @@ func listenIn(netns, addr string) (net.Listener, error) {
 	return ln, lerr
 }
 
+// kfakeIn starts a kfake cluster of one broker per host, each listening
+// inside its host's namespace on the host's address, port 9093, and
+// advertised as it; closed when the test ends.
+func kfakeIn(t *testing.T, hosts []*testfleet.Host, opts ...kfake.Opt) *kfake.Cluster {
+	t.Helper()
+	next := 0
+	k, err := kfake.NewCluster(append([]kfake.Opt{kfake.NumBrokers(len(hosts)),
+		kfake.ListenFn(func(network, _ string) (net.Listener, error) {
+			h := hosts[next]
+			next++
+			return listenIn(h.NS, net.JoinHostPort(h.Addr, "9093"))
+		})}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(k.Close)
+	return k
+}
+
 // metaProps is meta.properties as a KRaft broker writes it.
 func metaProps(cluster string, node int) string {
 	return fmt.Sprintf("#\n#Tue Dec 01 23:00:00 UTC 2026\nnode.id=%d\ndirectory.id=J8aAPcfLQt2bqs1JT_rMgQ\nversion=1\ncluster.id=%s\n", node, cluster)
@@ -75,18 +94,7 @@ func TestScanBootstrap(t *testing.T) {
 	}
 	f := testfleet.Start(t, specs)
 	hosts := f.Hosts
-	next := 0
-	k, err := kfake.NewCluster(kfake.NumBrokers(3), kfake.ClusterID(cluster),
-		kfake.BrokerConfigs(map[string]string{"socket.listen.backlog.size": "50"}),
-		kfake.ListenFn(func(network, _ string) (net.Listener, error) {
-			h := hosts[next]
-			next++
-			return listenIn("kft-"+h.Spec.Name, net.JoinHostPort(h.Addr, "9093"))
-		}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer k.Close()
+	kfakeIn(t, hosts[:3], kfake.ClusterID(cluster), kfake.BrokerConfigs(map[string]string{"socket.listen.backlog.size": "50"}))
 
 	inv := writeInventory(t, f, entry(hosts[0]), entry(hosts[1]), entry(hosts[3]))
 	r := scan(t, runOpts{}, inv, "--bootstrap", hosts[0].Addr+":9093")
