@@ -3,6 +3,7 @@ package discover
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/kaudit/kaudit/audit/facts"
@@ -42,10 +43,11 @@ type ProblemKind string
 
 // The problems Map reports; each is a catalog rule id.
 const (
-	BrokerUnaudited  ProblemKind = "broker-unaudited"     // a broker of the cluster that no audited host is
-	HostNotABroker   ProblemKind = "host-not-a-broker"    // an inventory broker host that is no broker of this cluster
-	MetaContradicts  ProblemKind = "broker-meta-mismatch" // a host's meta.properties contradicts its mapping
-	AdvertisedShared ProblemKind = "advertised-shared"    // the brokers advertise one address: a load balancer or NAT
+	BrokerUnaudited  ProblemKind = "broker-unaudited"        // a broker of the cluster that no audited host is
+	HostNotABroker   ProblemKind = "host-not-a-broker"       // an inventory broker host that is no broker of this cluster
+	MetaContradicts  ProblemKind = "broker-meta-mismatch"    // a host's meta.properties contradicts its mapping
+	AdvertisedShared ProblemKind = "advertised-shared"       // the brokers advertise one address: a load balancer or NAT
+	PortUnbound      ProblemKind = "advertised-port-unbound" // no socket on the broker's host listens on its advertised port: NAT or a port forward
 )
 
 // Problem is one finding of the cross-check.
@@ -80,6 +82,8 @@ func Map(c *Cluster, hosts []Host, explicit map[int32]string) ([]Mapping, []Prob
 		if m.Proof == Contradicted {
 			probs = append(probs, Problem{Kind: MetaContradicts, NodeID: b.NodeID, Host: h.Name,
 				Message: fmt.Sprintf("host %s was matched to broker %d (%s, by %s) but %s", h.Name, b.NodeID, b.Addr(), by, m.Detail)})
+		} else if p, ok := portUnbound(b, h); ok && m.Proof == Proven {
+			probs = append(probs, p)
 		}
 		maps = append(maps, m)
 	}
@@ -190,6 +194,43 @@ func shared(c *Cluster) (Problem, bool) {
 		}
 	}
 	return Problem{Kind: AdvertisedShared, NodeID: -1, Message: fmt.Sprintf("all %d brokers of cluster %s advertise the host %s: a load balancer or NAT in front of them; the advertised names do not say which host is which broker, so only meta.properties or a map file can", len(c.Brokers), c.ID, c.Brokers[0].Host)}, true
+}
+
+// portUnbound reports a broker whose host, as its listening sockets were
+// read, listens on no socket at the broker's advertised port: the clients
+// reach it through a NAT or a port forward, and what kaudit judged on the
+// host's own ports is not the path they take. Nothing is claimed when the
+// host's listeners were not read.
+func portUnbound(b Broker, h *Host) (Problem, bool) {
+	f := h.Facts
+	if f == nil || f.Listeners == nil {
+		return Problem{}, false
+	}
+	if _, bad := f.Sections[facts.SecListeners]; bad && len(f.Listeners) == 0 {
+		return Problem{}, false
+	}
+	seen := map[int]bool{}
+	var ports []int
+	for _, l := range f.Listeners {
+		if l.Port == int(b.Port) {
+			return Problem{}, false
+		}
+		if !seen[l.Port] {
+			seen[l.Port] = true
+			ports = append(ports, l.Port)
+		}
+	}
+	sort.Ints(ports)
+	on := "no TCP port at all"
+	if len(ports) > 0 {
+		words := make([]string, len(ports))
+		for i, p := range ports {
+			words[i] = strconv.Itoa(p)
+		}
+		on = "only " + strings.Join(words, ", ")
+	}
+	return Problem{Kind: PortUnbound, NodeID: b.NodeID, Host: h.Name,
+		Message: fmt.Sprintf("broker %d advertises %s, but no socket on host %s listens on port %d (it listens on %s): clients reach it through a NAT or a port forward, which kaudit does not audit", b.NodeID, b.Addr(), h.Name, b.Port, on)}, true
 }
 
 func orNone(s string) string {

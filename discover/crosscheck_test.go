@@ -88,3 +88,35 @@ func TestMapExplicitAndShared(t *testing.T) {
 		t.Errorf("problems %+v", probs)
 	}
 }
+
+// A proven broker whose host listens on another port than the advertised
+// one is reported (a NAT or port forward); a host whose listeners were not
+// read, or that listens on the port, is not.
+func TestMapPortUnbound(t *testing.T) {
+	c := &Cluster{ID: "Xy3", Brokers: []Broker{
+		{NodeID: 1, Host: "k1", Port: 19092},
+		{NodeID: 2, Host: "k2", Port: 9092},
+		{NodeID: 3, Host: "k3", Port: 19092},
+		{NodeID: 4, Host: "k4", Port: 19092},
+	}}
+	listening := func(id int, ports ...int) *facts.Facts {
+		f := brokerFacts(kraft("Xy3", id))
+		f.Listeners = []facts.Listener{}
+		for _, p := range ports {
+			f.Listeners = append(f.Listeners, facts.Listener{Addr: "0.0.0.0", Port: p})
+		}
+		return f
+	}
+	unread := listening(4)
+	unread.Sections = map[string]facts.SectionStatus{facts.SecListeners: {State: facts.SectionError}}
+	hosts := []Host{{Name: "k1", Facts: listening(1, 22, 9092, 9093)}, {Name: "k2", Facts: listening(2, 9092)},
+		{Name: "k3", Facts: brokerFacts(kraft("Xy3", 3))}, {Name: "k4", Facts: unread}}
+	_, probs := Map(c, hosts, nil)
+	if len(probs) != 1 || probs[0].Kind != PortUnbound || probs[0].NodeID != 1 || probs[0].Host != "k1" {
+		t.Fatalf("problems %+v, want one advertised-port-unbound for broker 1 on k1", probs)
+	}
+	want := "broker 1 advertises k1:19092, but no socket on host k1 listens on port 19092 (it listens on only 22, 9092, 9093): clients reach it through a NAT or a port forward, which kaudit does not audit"
+	if probs[0].Message != want {
+		t.Errorf("message %q\nwant    %q", probs[0].Message, want)
+	}
+}

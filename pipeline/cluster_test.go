@@ -21,7 +21,8 @@ import (
 // entry (its severity lives there).
 func TestClusterRulesAreMapKinds(t *testing.T) {
 	kinds := map[string]bool{string(discover.BrokerUnaudited): true, string(discover.HostNotABroker): true,
-		string(discover.MetaContradicts): true, string(discover.AdvertisedShared): true, rules.RuleBrokerVersionMismatch: true}
+		string(discover.MetaContradicts): true, string(discover.AdvertisedShared): true, string(discover.PortUnbound): true,
+		rules.RuleBrokerVersionMismatch: true}
 	cat := rules.ClusterCatalog()
 	if len(cat) != len(kinds) {
 		t.Errorf("%d cluster rules in the catalog, %d kinds", len(cat), len(kinds))
