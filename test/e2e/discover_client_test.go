@@ -112,7 +112,7 @@ func TestBootstrapClients(t *testing.T) {
 	})
 	t.Run("wrong password", func(t *testing.T) {
 		r := scan(t, runOpts{}, inv, client("admin", secret("wrong.pw", "nope-"+adminPass))...)
-		want := "the broker closed the connection during SASL authentication (the TLS handshake succeeds): check the user name, the password and the mechanism\n"
+		want := " (hint: the broker closed the connection during SASL authentication (the TLS handshake succeeds): check the user name, the password and the mechanism)\n"
 		if r.Code != 2 || r.Report != nil || !strings.HasPrefix(r.Stderr, "kaudit: error: bootstrap "+bootstrap+": ") || !strings.HasSuffix(r.Stderr, want) {
 			t.Errorf("exit %d, report %v, stderr:\n%s", r.Code, r.Report != nil, r.Stderr)
 		} else {
