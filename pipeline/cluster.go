@@ -190,10 +190,16 @@ func warnCluster(c Console, rc *report.Cluster) {
 	if rc == nil {
 		return
 	}
-	if rc.ConfigsError != "" {
-		c.Warnf("cluster %s: the running brokers' settings could not be read (%s): the plan is from server.properties", termsafe.Line(rc.ID), termsafe.Line(rc.ConfigsError))
-	}
+	warnConfigs(c, rc, "the plan is from server.properties")
 	for _, p := range rc.Problems {
 		c.Warnf("cluster %s: %s (%s): %s", termsafe.Line(rc.ID), p.Rule, p.Severity, termsafe.Line(p.Message))
+	}
+}
+
+// warnConfigs says, when the running brokers' settings could not be read
+// (no DESCRIBE_CONFIGS), what the command used instead (then).
+func warnConfigs(c Console, rc *report.Cluster, then string) {
+	if rc != nil && rc.ConfigsError != "" {
+		c.Warnf("cluster %s: the running brokers' settings could not be read (%s): %s", termsafe.Line(rc.ID), termsafe.Line(rc.ConfigsError), then)
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/kaudit/kaudit/audit/inventory"
 	"github.com/kaudit/kaudit/audit/probe"
 	"github.com/kaudit/kaudit/audit/transport"
-	"github.com/kaudit/kaudit/internal/termsafe"
 	"github.com/kaudit/kaudit/internal/termui"
 	"github.com/kaudit/kaudit/report"
 	"github.com/kaudit/kaudit/rules"
@@ -117,9 +116,7 @@ func Scan(ctx context.Context, c Console, f Fleet, shard string, j ReportJob) er
 	j.Config.Runner = runner
 	r, err := scanReport(ctx, c, j)
 	if r != nil {
-		if rc := r.Cluster; rc != nil && rc.ConfigsError != "" {
-			c.Warnf("cluster %s: the running brokers' settings could not be read (%s): the rules judge the files read over SSH", termsafe.Line(rc.ID), termsafe.Line(rc.ConfigsError))
-		}
+		warnConfigs(c, r.Cluster, "the rules judge the files read over SSH")
 		r.Close()
 	}
 	return err
