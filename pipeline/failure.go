@@ -1,6 +1,10 @@
 package pipeline
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/kaudit/kaudit/internal/located"
+)
 
 // Failure is a command that ran to its end with a verdict other than
 // Pass: findings, unaudited hosts, an interruption, a host not changed as
@@ -24,4 +28,9 @@ func (f *Failure) Unwrap() error { return f.Err }
 // fail is a *Failure with verdict v and the message format.
 func fail(v Verdict, format string, args ...any) error {
 	return &Failure{Verdict: v, Err: fmt.Errorf(format, args...)}
+}
+
+// failHint is fail with what to do about it (located.Hint).
+func failHint(v Verdict, hint, format string, args ...any) error {
+	return &Failure{Verdict: v, Err: located.Hint(fmt.Errorf(format, args...), hint)}
 }

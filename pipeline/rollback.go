@@ -109,7 +109,7 @@ func rollbackRun(ctx context.Context, c Console, hosts []inventory.Host, j Rollb
 	}
 	writeRollbackTally(c.Stdout, j.RunID, j.Config.JournalPath, len(res)+unread, failed+unread)
 	if failed+unread > 0 {
-		return &Failure{Verdict: NotApplied, Err: located.Hint(fmt.Errorf("%d host(s) could not be rolled back", failed+unread), "re-run when they are reachable (a manifest that cannot be trusted: restore by hand)")}
+		return failHint(NotApplied, "re-run when they are reachable (a manifest that cannot be trusted: restore by hand)", "%d host(s) could not be rolled back", failed+unread)
 	}
 	return nil
 }

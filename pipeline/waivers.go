@@ -3,7 +3,6 @@ package pipeline
 import (
 	"fmt"
 
-	"github.com/kaudit/kaudit/internal/located"
 	"github.com/kaudit/kaudit/report"
 	"github.com/kaudit/kaudit/waiver"
 )
@@ -43,7 +42,7 @@ func CheckWaivers(c Console, file string, soon int) error {
 		return err
 	}
 	if expired := waiver.WriteCheck(c.Stdout, w, c.Now(), soon); expired > 0 {
-		return &Failure{Verdict: Findings, Err: located.Hint(fmt.Errorf("%d waiver(s) expired", expired), "renew them with a new date or fix the findings")}
+		return failHint(Findings, "renew them with a new date or fix the findings", "%d waiver(s) expired", expired)
 	}
 	return nil
 }

@@ -63,17 +63,19 @@ func (o clusterOpts) source() (*pipeline.ClusterSource, error) {
 	return src, nil
 }
 
-// inventoryArg is the INVENTORY argument of command cmd, "" when there is
-// none and src (--bootstrap) makes the cluster's brokers the fleet; what
-// says what --bootstrap alone does, for the usage error.
-func inventoryArg(cmd string, args []string, src *pipeline.ClusterSource, what string) (string, error) {
+// fleetArgs is what selects command cmd's hosts: its INVENTORY argument,
+// and the cluster of --bootstrap (nil without it). The inventory is ""
+// when there is none and --bootstrap makes the cluster's brokers the
+// fleet; what says what --bootstrap alone does, for the usage error.
+func (o clusterOpts) fleetArgs(cmd string, args []string, what string) (string, *pipeline.ClusterSource, error) {
+	src, err := o.source()
 	switch {
-	case len(args) == 1 && src != nil && cmd == "rollback":
-		return "", located.Hint(usageErr("rollback takes INVENTORY or --bootstrap, not both"), "give what fix was given (its undo line says)")
+	case err != nil:
+		return "", nil, err
 	case len(args) == 1:
-		return args[0], nil
+		return args[0], src, nil
 	case len(args) > 1 || src == nil:
-		return "", located.Hint(usageErr("%s needs exactly one INVENTORY argument, or --bootstrap HOST:PORT %s", cmd, what), "see inventory.example.yaml")
+		return "", nil, located.Hint(usageErr("%s needs exactly one INVENTORY argument, or --bootstrap HOST:PORT %s", cmd, what), "see inventory.example.yaml")
 	}
-	return "", nil
+	return "", src, nil
 }

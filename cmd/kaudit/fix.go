@@ -45,11 +45,7 @@ func fixCommand(e env) *cli.Command {
 }
 
 func runFix(ctx context.Context, o fixOptions, args []string, e env) error {
-	src, err := o.cluster.source()
-	if err != nil {
-		return err
-	}
-	inv, err := inventoryArg("fix", args, src, "to plan for the cluster's brokers")
+	inv, src, err := o.cluster.fleetArgs("fix", args, "to plan for the cluster's brokers")
 	if err != nil {
 		return err
 	}

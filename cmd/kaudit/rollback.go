@@ -6,6 +6,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/kaudit/kaudit/audit/transport"
+	"github.com/kaudit/kaudit/internal/located"
 	"github.com/kaudit/kaudit/pipeline"
 )
 
@@ -43,13 +44,12 @@ func rollbackCommand(e env) *cli.Command {
 }
 
 func runRollback(ctx context.Context, o rollbackOptions, args []string, e env) error {
-	src, err := o.cluster.source()
-	if err != nil {
+	inv, src, err := o.cluster.fleetArgs("rollback", args, "and the client flags fix was given (its undo line has them)")
+	switch {
+	case err != nil:
 		return err
-	}
-	inv, err := inventoryArg("rollback", args, src, "and the client flags fix was given (its undo line has them)")
-	if err != nil {
-		return err
+	case inv != "" && src != nil:
+		return located.Hint(usageErr("rollback takes INVENTORY or --bootstrap, not both"), "give what fix was given (its undo line says)")
 	}
 	return pipeline.Rollback(ctx, e, o.conn.fleet(e, inv, o.limit), src, o.job)
 }

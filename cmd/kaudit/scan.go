@@ -68,12 +68,10 @@ func runScan(ctx context.Context, o scanOptions, args []string, e env) error {
 	if j.Config.Probe, err = pipeline.ProbeFor(o.probe.on, o.probe.budget); err != nil {
 		return err
 	}
-	if j.Config.Cluster, err = o.cluster.source(); err != nil {
-		return err
-	}
-	inv, err := inventoryArg("scan", args, j.Config.Cluster, "to audit the cluster's brokers")
+	inv, src, err := o.cluster.fleetArgs("scan", args, "to audit the cluster's brokers")
 	if err != nil {
 		return err
 	}
+	j.Config.Cluster = src
 	return pipeline.Scan(ctx, e, o.conn.fleet(e, inv, o.limit), o.shard, j)
 }

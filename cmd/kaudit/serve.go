@@ -59,11 +59,7 @@ func defaultStateDir() string {
 }
 
 func runServe(ctx context.Context, o serveOptions, args []string, e env) error {
-	src, err := o.cluster.source()
-	if err != nil {
-		return err
-	}
-	inv, err := inventoryArg("serve", args, src, "to serve the cluster's brokers (asked again at every scan)")
+	inv, src, err := o.cluster.fleetArgs("serve", args, "to serve the cluster's brokers (asked again at every scan)")
 	if err != nil {
 		return err
 	}
