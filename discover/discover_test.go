@@ -10,10 +10,12 @@ import (
 	"crypto/x509/pkix"
 	"errors"
 	"fmt"
+	"io"
 	"math/big"
 	"net"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -178,12 +180,10 @@ func TestDiscoverFailuresAreNamed(t *testing.T) {
 	ca, srv := testCerts(t)
 	tk := newCluster(t, kfake.NumBrokers(1), kfake.TLS(srv))
 	stk := newCluster(t, kfake.NumBrokers(1), kfake.TLS(srv), kfake.EnableSASL(), kfake.Superuser("SCRAM-SHA-512", "admin", "admin-secret"))
-	closed, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closedAddr := closed.Addr().String()
-	closed.Close()
+	closedAddr := reservedPort(t)
+	sshLike := replier(t, "SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3\r\n")
+	httpLike := replier(t, "HTTP/1.1 400 Bad Request\r\n\r\n")
+	closer := sizeReader(t)
 	silent, err := net.Listen("tcp", "127.0.0.1:0") // accepts, never answers
 	if err != nil {
 		t.Fatal(err)
@@ -200,6 +200,12 @@ func TestDiscoverFailuresAreNamed(t *testing.T) {
 		{"wrong password", Options{Bootstrap: k.ListenAddrs(), SASL: scram.Auth{User: "admin", Pass: "nope"}.AsSha512Mechanism()}, AuthFailed},
 		{"wrong password over TLS (SASL_SSL)", Options{Bootstrap: stk.ListenAddrs(), TLS: &tls.Config{ServerName: "kafka.test", RootCAs: pool}, SASL: scram.Auth{User: "admin", Pass: "nope"}.AsSha512Mechanism()}, AuthFailed},
 		{"nothing listens", Options{Bootstrap: []string{closedAddr}}, Unreachable},
+		{"the SSH port", Options{Bootstrap: []string{sshLike}}, NotKafka},
+		{"an HTTP port", Options{Bootstrap: []string{httpLike}}, NotKafka},
+		{"plaintext to a TLS listener", Options{Bootstrap: tk.ListenAddrs()}, TLSFailed},
+		{"no SASL to a SASL listener", Options{Bootstrap: k.ListenAddrs()}, AuthFailed},
+		{"TLS to a plaintext listener", Options{Bootstrap: k.ListenAddrs(), TLS: &tls.Config{ServerName: "kafka.test", RootCAs: pool}}, TLSFailed},
+		{"TLS to a listener that closes at the ClientHello", Options{Bootstrap: []string{closer}, TLS: &tls.Config{ServerName: "kafka.test", RootCAs: pool}}, TLSFailed},
 		{"a listener that never answers", Options{Bootstrap: []string{silent.Addr().String()}}, Unreachable},
 		{"TLS with a CA that did not sign the broker", Options{Bootstrap: tk.ListenAddrs(), TLS: &tls.Config{ServerName: "kafka.test", RootCAs: x509.NewCertPool()}}, TLSFailed},
 		{"TLS with the wrong server name", Options{Bootstrap: tk.ListenAddrs(), TLS: &tls.Config{ServerName: "other.test", RootCAs: pool}}, TLSFailed},
@@ -212,6 +218,7 @@ func TestDiscoverFailuresAreNamed(t *testing.T) {
 			if !errors.As(err, &de) || de.Kind != tt.want {
 				t.Fatalf("error %v, want kind %s", err, tt.want)
 			}
+			t.Log(err)
 			if d := time.Since(start); d > 5*time.Second {
 				t.Errorf("took %v with a 3 s timeout", d)
 			}
@@ -223,6 +230,74 @@ func TestDiscoverFailuresAreNamed(t *testing.T) {
 			t.Fatalf("%v, %+v", err, c)
 		}
 	})
+}
+
+// reservedPort returns a loopback address where nothing listens and
+// nothing else can: a socket bound without SO_REUSEADDR and never put in
+// LISTEN holds the port (a connect gets RST), where a listener closed at
+// once frees it for the next test's server (ci-12: an sshd took it).
+func reservedPort(t *testing.T) string {
+	t.Helper()
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Close(fd) })
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	sa, err := syscall.Getsockname(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("127.0.0.1:%d", sa.(*syscall.SockaddrInet4).Port)
+}
+
+// replier listens on loopback and writes banner to each connection, as
+// sshd or a web server does, then closes it.
+func replier(t *testing.T, banner string) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte(banner))
+			time.Sleep(50 * time.Millisecond)
+			c.Close()
+		}
+	}()
+	return l.Addr().String()
+}
+
+// sizeReader listens on loopback as a real plaintext Kafka broker treats a
+// TLS ClientHello: it reads the four-byte size (0x16030100… is over 350 MB,
+// past socket.request.max.bytes) and closes the connection with the rest
+// unread, which resets it (kfake waits for the whole "request" instead).
+func sizeReader(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			io.ReadFull(c, make([]byte, 4))
+			c.Close()
+		}
+	}()
+	return l.Addr().String()
 }
 
 // testCerts makes a CA and a server certificate for kafka.test signed by it.

@@ -8,10 +8,14 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"regexp"
+	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/kaudit/kaudit/internal/located"
 )
@@ -24,6 +28,7 @@ const (
 	Unreachable ErrorKind = "unreachable"
 	TLSFailed   ErrorKind = "tls"
 	AuthFailed  ErrorKind = "auth"
+	NotKafka    ErrorKind = "not-kafka"
 	Failed      ErrorKind = "failed"
 )
 
@@ -49,8 +54,19 @@ func explain(o Options, err error) error {
 		unk     x509.UnknownAuthorityError
 		host    x509.HostnameError
 		opErr   *net.OpError
+		eof     *kgo.ErrFirstReadEOF
 	)
 	switch {
+	case errors.As(err, &eof) && o.TLS == nil && strings.Contains(eof.Error(), "requires TLS"):
+		e.Kind, e.Hint = TLSFailed, "the broker closed the connection at the first request: if this listener is SSL or SASL_SSL, give --tls-ca"
+	case errors.As(err, &eof) && o.SASL == nil && strings.Contains(eof.Error(), "SASL is required"):
+		e.Kind, e.Hint = AuthFailed, "the broker closed the connection after the first request: if this listener is SASL_PLAINTEXT or SASL_SSL, give --sasl-mechanism, --sasl-user and --sasl-password-file"
+	case o.TLS != nil && (errors.As(err, &eof) && strings.Contains(eof.Error(), "after a dial") || errors.Is(err, syscall.ECONNRESET)):
+		e.Kind, e.Hint = TLSFailed, "the broker closed the connection at the TLS handshake: is this listener PLAINTEXT or SASL_PLAINTEXT? drop --tls-ca"
+	case strings.Contains(err.Error(), "appear to be a tls alert record"):
+		e.Kind, e.Hint = TLSFailed, "this listener speaks TLS: give --tls-ca (security.protocol SSL or SASL_SSL)"
+	case foreignReply(err) != "":
+		e.Kind, e.Hint = NotKafka, fmt.Sprintf("the port answered %s, which is not Kafka: is this the broker's client listener (not its SSH, HTTP or JMX port)?", foreignReply(err))
 	case errors.Is(err, kerr.SaslAuthenticationFailed), errors.Is(err, kerr.IllegalSaslState), errors.Is(err, kerr.UnsupportedSaslMechanism):
 		e.Kind, e.Hint = AuthFailed, "authentication failed: check the SASL mechanism (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512), the user name and the password file or variable"
 	case o.SASL != nil && o.TLS == nil && errors.Is(err, io.EOF):
@@ -67,6 +83,31 @@ func explain(o Options, err error) error {
 		e.Kind, e.Hint = Unreachable, "no broker answered: check the address and port, the firewall, and that the listener is the one clients use"
 	}
 	return e
+}
+
+// largeSize matches franz-go's error for a reply whose first four bytes,
+// read as a Kafka size, exceed the read limit.
+var largeSize = regexp.MustCompile(`invalid large response size (\d+) >`)
+
+// foreignReply returns the first four bytes a non-Kafka server sent, quoted,
+// when franz-go read them as an impossible response size and they are
+// printable ASCII ("SSH-" from sshd, "HTTP" from a web server), or "".
+func foreignReply(err error) string {
+	m := largeSize.FindStringSubmatch(err.Error())
+	if m == nil {
+		return ""
+	}
+	n, perr := strconv.ParseUint(m[1], 10, 32)
+	if perr != nil {
+		return ""
+	}
+	b := []byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)}
+	for _, c := range b {
+		if c < 0x20 || c > 0x7e {
+			return ""
+		}
+	}
+	return strconv.Quote(string(b))
 }
 
 // tlsHandshakes reports whether the first bootstrap server completes a
