@@ -8,7 +8,6 @@ import (
 	"net"
 	"sort"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -17,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl"
 
+	"github.com/kaudit/kaudit/internal/fanout"
 	"github.com/kaudit/kaudit/internal/located"
 )
 
@@ -170,19 +170,19 @@ func Discover(ctx context.Context, o Options) (*Cluster, error) {
 	return c, nil
 }
 
+// apiVersionsAtOnce bounds the brokers asked at once: a broker that does
+// not answer holds one of them until the deadline, the rest go on.
+const apiVersionsAtOnce = 64
+
 // readAPIVersions asks each broker which requests it accepts, at which
-// versions (ApiVersions, the first request every client sends), all at
-// once: a broker that does not answer costs the others nothing.
+// versions (ApiVersions, the first request every client sends), through
+// the one fan-out; an error is kept on the broker, never fatal.
 func readAPIVersions(ctx context.Context, cl *kgo.Client, c *Cluster) {
-	var wg sync.WaitGroup
-	for i := range c.Brokers {
-		wg.Add(1)
-		go func(b *Broker) {
-			defer wg.Done()
-			b.APIVersions, b.APIVersionsError = apiVersions(ctx, cl.Broker(int(b.NodeID)))
-		}(&c.Brokers[i])
-	}
-	wg.Wait()
+	fanout.Run(ctx, len(c.Brokers), fanout.Options{Limit: apiVersionsAtOnce}, func(i int) bool {
+		b := &c.Brokers[i]
+		b.APIVersions, b.APIVersionsError = apiVersions(ctx, cl.Broker(int(b.NodeID)))
+		return b.APIVersionsError == ""
+	})
 }
 
 func apiVersions(ctx context.Context, b *kgo.Broker) (map[int16]int16, string) {

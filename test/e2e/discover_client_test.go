@@ -213,6 +213,15 @@ func TestBootstrapClients(t *testing.T) {
 		if strings.ContainsAny(undo, `'"`) || words[0] != "kaudit" || words[1] != "rollback" || !strings.Contains(undo, " --bootstrap "+bootstrap+" ") || !strings.Contains(undo, " --ssh-config "+sshConfig+" ") {
 			t.Fatalf("undo line %q", undo)
 		}
+		target := words[2 : len(words)-2] // without rollback and --run RUN-ID
+		run := words[len(words)-1]
+		ls := runKaudit(t, runOpts{}, append([]string{"rollback", "--list"}, target...)...)
+		for _, a := range addrs {
+			if !listed(ls.Stdout, run, a) {
+				t.Errorf("rollback --list --bootstrap: no line for run %s on %s (exit %d)\nstdout:\n%s\nstderr:\n%s", run, a, ls.Code, ls.Stdout, ls.Stderr)
+			}
+		}
+		t.Logf("rollback --list: exit %d\n%s", ls.Code, ls.Stdout)
 		rb := runKaudit(t, runOpts{}, append(words[1:], "--yes")...)
 		if rb.Code != 0 {
 			t.Fatalf("%s: exit %d\nstdout:\n%s\nstderr:\n%s", undo, rb.Code, rb.Stdout, rb.Stderr)
@@ -226,8 +235,30 @@ func TestBootstrapClients(t *testing.T) {
 			}
 		}
 		t.Logf("rollback: exit %d in %v\n%s", rb.Code, rb.Dur.Round(time.Millisecond), rb.Stdout)
-		noSecret(t, result{Stdout: r.Stdout + rb.Stdout, Stderr: r.Stderr + rb.Stderr})
+		// The journal lost: the run rebuilt from the manifests on the
+		// brokers the cluster names, which the rollback above undid.
+		fh := runKaudit(t, runOpts{}, append(words[1:], "--yes", "--from-hosts", "--journal-dir", t.TempDir())...)
+		t.Logf("rollback --from-hosts: exit %d\n%s%s", fh.Code, fh.Stdout, fh.Stderr)
+		if fh.Code != 0 || !strings.Contains(fh.Stdout, "nothing to roll back") {
+			t.Errorf("rollback --from-hosts --bootstrap after the rollback: exit %d\nstdout:\n%s\nstderr:\n%s", fh.Code, fh.Stdout, fh.Stderr)
+		}
+		noSecret(t, result{Stdout: r.Stdout + ls.Stdout + rb.Stdout + fh.Stdout, Stderr: r.Stderr + ls.Stderr + rb.Stderr + fh.Stderr})
 	})
+}
+
+// listed reports whether rollback --list's output names run and has a
+// line for host whose backups are on the host (the run column is on the
+// run's first line only).
+func listed(out, run, host string) bool {
+	if !strings.Contains(out, run) {
+		return false
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, host) && strings.HasSuffix(l, "backups") {
+			return true
+		}
+	}
+	return false
 }
 
 // brokerCerts makes a CA and a server certificate signed by it carrying

@@ -145,3 +145,41 @@ func TestScanBootstrap(t *testing.T) {
 		t.Errorf("broker-version-mismatch: %q", m)
 	}
 }
+
+// TestScanBootstrapNAT: the cluster's one broker advertises an address
+// that is a NAT box's (knat), not the broker host's (kn0): clients reach it
+// through knat. The inventory lists kn0 only; its meta.properties proves it
+// is broker 0, and no socket on kn0 listens on the advertised port, so
+// kaudit reports advertised-port-unbound instead of guessing.
+func TestScanBootstrapNAT(t *testing.T) {
+	requireEnv(t)
+	const cluster = "E2EnatCluster000000001"
+	f := testfleet.Start(t, []testfleet.HostSpec{
+		{Name: "kn0", Sysctls: base(), Kafka: &testfleet.BrokerSpec{Version: "3.6.1", Properties: map[string]string{"log.dirs": "/var/lib/kafka-data"}},
+			Files: map[string]string{"/var/lib/kafka-data/meta.properties": metaProps(cluster, 0)}},
+		{Name: "knat", Sysctls: base()},
+	})
+	kn0, knat := f.Hosts[0], f.Hosts[1]
+	kfakeIn(t, []*testfleet.Host{knat}, kfake.ClusterID(cluster))
+
+	r := scan(t, runOpts{}, writeInventory(t, f, entry(kn0)), "--bootstrap", knat.Addr+":9093")
+	c := r.Report.Cluster
+	if c == nil || len(c.Brokers) != 1 {
+		t.Fatalf("cluster %+v\nstderr:\n%s", c, r.Stderr)
+	}
+	if b := c.Brokers[0]; b.Host != "kn0" || b.By != "meta.properties" || b.Proof != "proven" {
+		t.Errorf("broker 0: %+v, want kn0 by meta.properties, proven", b)
+	}
+	var got []string
+	for _, p := range c.Problems {
+		got = append(got, p.Rule)
+		t.Logf("%s %s: %s", p.Severity, p.Rule, p.Message)
+	}
+	want := fmt.Sprintf("broker 0 advertises %s:9093, but no socket on host kn0 listens on port 9093 (it listens on only ", knat.Addr)
+	if len(c.Problems) != 1 || c.Problems[0].Rule != "advertised-port-unbound" || !strings.Contains(c.Problems[0].Message, want) {
+		t.Errorf("problems %v, want one advertised-port-unbound: %q", got, want)
+	}
+	if len(r.Report.Hosts) != 1 || r.host(t, "kn0").Error != nil {
+		t.Errorf("want kn0 alone, audited: %d hosts\nstderr:\n%s", len(r.Report.Hosts), r.Stderr)
+	}
+}
