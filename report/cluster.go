@@ -75,4 +75,24 @@ type ClusterProblem struct {
 	NodeID   int32  `json:"node_id"`
 	Host     string `json:"host,omitempty"`
 	Message  string `json:"message"`
+	// Waived is what the waiver that accepts this finding says ("by
+	// FILE:LINE, until DATE, owner O: REASON"); "" when none does.
+	// A waived finding no longer counts toward --fail-on.
+	Waived string `json:"waived,omitempty"`
+}
+
+// waivedBy is "; waived by …" for a waived finding, or "".
+func waivedBy(p ClusterProblem) string {
+	if p.Waived == "" {
+		return ""
+	}
+	return "; waived " + p.Waived
+}
+
+// Label is the finding's severity, or "waived (was SEVERITY)".
+func (p ClusterProblem) Label() string {
+	if p.Waived != "" {
+		return "waived (was " + p.Severity + ")"
+	}
+	return p.Severity
 }

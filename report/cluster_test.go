@@ -21,6 +21,8 @@ func clusterFixture() *Cluster {
 			{Rule: "broker-unaudited", Severity: "high", NodeID: 7, Message: "broker 7 (kafka-7.internal:9092) is in cluster Xy3cluster but in no inventory: nothing about it was checked"},
 			{Rule: "broker-version-mismatch", Severity: "high", NodeID: 1, Host: "kafka-a1", Message: "broker 1 speaks Produce v11 (Kafka ≥ 3.8) but the jars on kafka-a1 say Apache Kafka 3.6.1 (/opt/kafka/libs/kafka_2.13-3.6.1.jar): kaudit judged another installation than the running one"},
 			{Rule: "host-not-a-broker", Severity: "medium", NodeID: -1, Host: "evil", Message: "host \x1b[31m<b>evil</b> is in the broker group but runs no Kafka broker"},
+			{Rule: "advertised-shared", Severity: "medium", NodeID: -1, Message: "all 2 brokers of cluster Xy3cluster advertise the host nlb.internal",
+				Waived: "by w.yaml:4, no expiry: behind the NLB by design"},
 		}}
 }
 
@@ -31,18 +33,21 @@ func TestClusterInEveryFormat(t *testing.T) {
 	r := loadFixture(t)
 	r.Cluster = clusterFixture()
 	want := map[string][]string{
-		"json": {`"broker-unaudited"`, `"proof": "proven"`, `"source": "default"`, `"kafka_at_least": "3.8"`, `"kafka_evidence": "Produce v11, first in 3.8"`,
+		"json": {`"waived": "by w.yaml:4, no expiry: behind the NLB by design"`, `"broker-unaudited"`, `"proof": "proven"`, `"source": "default"`, `"kafka_at_least": "3.8"`, `"kafka_evidence": "Produce v11, first in 3.8"`,
 			`"kafka_evidence": "ApiVersions failed: i/o timeout"`, `"controller_quorum": {`, `"leader": 3001`},
 		"table": {"controller quorum: leader 3001; voters 3000 (CONTROLLER=ctl-0:9093), 3001", "broker 1 kafka-a1.internal:9092 → kafka-a1 (by name, proven); Kafka ≥ 3.8 (Produce v11, first in 3.8)", "socket.listen.backlog.size=50 (default)", "high broker-unaudited: broker 7 (kafka-7.internal:9092) is in cluster Xy3cluster but in no inventory",
-			"broker 7 kafka-7.internal:9092 → no audited host; Kafka version not proven: ApiVersions failed: i/o timeout", "high broker-version-mismatch: broker 1 speaks Produce v11 (Kafka ≥ 3.8) but the jars on kafka-a1 say Apache Kafka 3.6.1"},
+			"broker 7 kafka-7.internal:9092 → no audited host; Kafka version not proven: ApiVersions failed: i/o timeout", "high broker-version-mismatch: broker 1 speaks Produce v11 (Kafka ≥ 3.8) but the jars on kafka-a1 say Apache Kafka 3.6.1",
+			"waived (was medium) advertised-shared: all 2 brokers of cluster Xy3cluster advertise the host nlb.internal; waived by w.yaml:4, no expiry: behind the NLB by design"},
 		"markdown": {"## Cluster", "controller quorum: leader 3001; voters 3000 (CONTROLLER=ctl-0:9093), 3001", "| 1 | kafka-a1.internal:9092 | kafka-a1 | proven (by name)", "| Kafka ≥ 3.8 (Produce v11, first in 3.8) |", "socket.listen.backlog.size=50 (default)", "- **high** `broker-unaudited`: broker 7",
-			"- **high** `broker-version-mismatch`: broker 1 speaks Produce v11"},
+			"- **high** `broker-version-mismatch`: broker 1 speaks Produce v11", "- **waived (was medium)** `advertised-shared`: all 2 brokers of cluster Xy3cluster advertise the host nlb.internal; waived by w.yaml:4, no expiry: behind the NLB by design"},
 		"html": {`<section id="cluster">`, "<p>controller quorum: leader 3001; voters 3000 (CONTROLLER=ctl-0:9093), 3001</p>", "<td>kafka-a1</td>", "<td>Kafka ≥ 3.8 (Produce v11, first in 3.8)</td>", "socket.listen.backlog.size=50 (default)", "<code>broker-unaudited</code>: broker 7",
-			"<code>broker-version-mismatch</code>: broker 1 speaks"},
-		"junit": {`name="controller_quorum" value="controller quorum: leader 3001; voters 3000 (CONTROLLER=ctl-0:9093), 3001"`, `name="broker-unaudited"`, `type="high"`, "kafka-a1 (by name, proven)", "Kafka ≥ 3.8 (Produce v11, first in 3.8)", `name="broker-version-mismatch"`},
+			"<code>broker-version-mismatch</code>: broker 1 speaks", `<span class="status-waived">waived (was medium)</span> <code>advertised-shared</code>: all 2 brokers of cluster Xy3cluster advertise the host nlb.internal <em>waived by w.yaml:4, no expiry: behind the NLB by design</em>`},
+		"junit": {`name="controller_quorum" value="controller quorum: leader 3001; voters 3000 (CONTROLLER=ctl-0:9093), 3001"`, `name="broker-unaudited"`, `type="high"`, "kafka-a1 (by name, proven)", "Kafka ≥ 3.8 (Produce v11, first in 3.8)", `name="broker-version-mismatch"`,
+			`<skipped message="waived by w.yaml:4, no expiry: behind the NLB by design (all 2 brokers of cluster Xy3cluster advertise the host nlb.internal)"`},
 		"prometheus": {`kaudit_cluster_broker{cluster="Xy3cluster",node_id="1",advertised="kafka-a1.internal:9092",host="kafka-a1",proof="proven",kafka_at_least="3.8"} 1`,
 			`kaudit_cluster_broker{cluster="Xy3cluster",node_id="7",advertised="kafka-7.internal:9092",host="",proof="",kafka_at_least=""} 1`,
-			`kaudit_cluster_problems{cluster="Xy3cluster",rule="broker-unaudited",severity="high"} 1`, `kaudit_cluster_problems{cluster="Xy3cluster",rule="broker-version-mismatch",severity="high"} 1`},
+			`kaudit_cluster_problems{cluster="Xy3cluster",rule="broker-unaudited",severity="high"} 1`, `kaudit_cluster_problems{cluster="Xy3cluster",rule="broker-version-mismatch",severity="high"} 1`,
+			`kaudit_cluster_problems_waived{cluster="Xy3cluster",rule="advertised-shared",severity="medium"} 1`},
 	}
 	for _, f := range Formats() {
 		ws, ok := want[f]

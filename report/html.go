@@ -81,7 +81,7 @@ func htmlClusterOf(c *Cluster) *htmlCluster {
 			Kafka: termsafe.Line(orDash(clusterKafkaLine(b))), Configs: termsafe.Line(orDash(clusterConfigLine(b)))})
 	}
 	for _, p := range c.Problems {
-		p.Rule, p.Severity, p.Host, p.Message = termsafe.Line(p.Rule), termsafe.Line(p.Severity), termsafe.Line(p.Host), termsafe.Line(p.Message)
+		p.Rule, p.Severity, p.Host, p.Message, p.Waived = termsafe.Line(p.Rule), termsafe.Line(p.Severity), termsafe.Line(p.Host), termsafe.Line(p.Message), termsafe.Line(p.Waived)
 		v.Problems = append(v.Problems, p)
 	}
 	return v

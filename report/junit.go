@@ -204,9 +204,15 @@ func junitCluster(c *Cluster) (junitSuite, bool) {
 	}
 	for _, p := range c.Problems {
 		msg := termsafe.Line(p.Message)
-		s.Cases = append(s.Cases, junitTestCase{Name: termsafe.Line(p.Rule), ClassName: class, Time: "0",
-			Failure: &junitProblem{Type: termsafe.Line(p.Severity), Message: msg, Text: msg}})
-		s.Failures++
+		tc := junitTestCase{Name: termsafe.Line(p.Rule), ClassName: class, Time: "0"}
+		if p.Waived != "" {
+			tc.Skipped = &junitSkipped{Message: "waived " + termsafe.Line(p.Waived) + " (" + msg + ")"}
+			s.Skipped++
+		} else {
+			tc.Failure = &junitProblem{Type: termsafe.Line(p.Severity), Message: msg, Text: msg}
+			s.Failures++
+		}
+		s.Cases = append(s.Cases, tc)
 	}
 	s.Tests = len(s.Cases)
 	return s, true

@@ -280,7 +280,7 @@ func mdCluster(b *strings.Builder, r *Report) {
 	}
 	b.WriteString("\n")
 	for _, p := range c.Problems {
-		fmt.Fprintf(b, "- **%s** %s: %s\n", mdText(p.Severity), mdCode(p.Rule), mdText(p.Message))
+		fmt.Fprintf(b, "- **%s** %s: %s\n", mdText(p.Label()), mdCode(p.Rule), mdText(p.Message+waivedBy(p)))
 	}
 	if len(c.Problems) > 0 {
 		b.WriteString("\n")

@@ -375,17 +375,30 @@ func promClusterFamilies(p *PromWriter, c *Cluster) {
 	for _, b := range c.Brokers {
 		p.Sample("kaudit_cluster_broker", 1, "cluster", c.ID, "node_id", strconv.Itoa(int(b.NodeID)), "advertised", b.Advertised, "host", b.Host, "proof", b.Proof, "kafka_at_least", b.KafkaAtLeast)
 	}
-	p.Family("kaudit_cluster_problems", "gauge", "Cluster-level findings (broker-unaudited, host-not-a-broker, broker-meta-mismatch, advertised-shared, broker-version-mismatch) by rule and severity.")
+	promClusterProblems(p, c, "kaudit_cluster_problems", "Cluster-level findings (broker-unaudited, host-not-a-broker, broker-meta-mismatch, advertised-shared, broker-version-mismatch, advertised-port-unbound) no waiver accepts, by rule and severity.", false)
+	promClusterProblems(p, c, "kaudit_cluster_problems_waived", "Cluster-level findings a waiver accepts, by rule and severity (the severity they had).", true)
+}
+
+// promClusterProblems is the family name counting c's cluster findings
+// by rule and severity, the waived ones or the others.
+func promClusterProblems(p *PromWriter, c *Cluster, name, help string, waived bool) {
 	counts := map[[2]string]int{}
 	var order [][2]string
 	for _, pr := range c.Problems {
+		if (pr.Waived != "") != waived {
+			continue
+		}
 		k := [2]string{pr.Rule, pr.Severity}
 		if counts[k] == 0 {
 			order = append(order, k)
 		}
 		counts[k]++
 	}
+	if len(order) == 0 && waived {
+		return
+	}
+	p.Family(name, "gauge", help)
 	for _, k := range order {
-		p.Sample("kaudit_cluster_problems", float64(counts[k]), "cluster", c.ID, "rule", k[0], "severity", k[1])
+		p.Sample(name, float64(counts[k]), "cluster", c.ID, "rule", k[0], "severity", k[1])
 	}
 }

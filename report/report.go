@@ -206,14 +206,14 @@ func (r *Report) FailOnFor(flag string, set bool) string {
 
 // WorstFailure is the highest severity among failing findings, the
 // cluster-level ones (scan --bootstrap: a broker nobody audited fails the
-// run as a host's finding would) included; "" if none.
+// run as a host's finding would) included unless waived; "" if none.
 func (r *Report) WorstFailure() rules.Severity {
 	worst := r.Worst(rules.Fail)
 	if r.Cluster == nil {
 		return worst
 	}
 	for _, p := range r.Cluster.Problems {
-		if s, ok := rules.ParseSeverity(p.Severity); ok && s.Rank() > worst.Rank() {
+		if s, ok := rules.ParseSeverity(p.Severity); ok && p.Waived == "" && s.Rank() > worst.Rank() {
 			worst = s
 		}
 	}

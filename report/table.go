@@ -261,6 +261,6 @@ func (t *termReport) cluster(c *Cluster) {
 		t.prose(safe(line), 6, nil)
 	}
 	for _, p := range c.Problems {
-		t.prose(safe(p.Severity+" "+p.Rule+": "+p.Message), 4, nil)
+		t.prose(safe(p.Label()+" "+p.Rule+": "+p.Message+waivedBy(p)), 4, nil)
 	}
 }

@@ -7,12 +7,12 @@ import (
 	"time"
 )
 
-// WriteCheck lists ws as a table (where, state, rule, hosts/groups, owner,
+// WriteCheck lists ws as a table (where, state, rule, hosts/@groups/brokers, owner,
 // expiry, reason) judged at now, flags those expiring within soon days,
 // and returns how many have expired.
 func WriteCheck(w io.Writer, ws Waivers, now time.Time, soon int) (expired int) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "WHERE\tSTATE\tRULE\tHOSTS/GROUPS\tOWNER\tEXPIRES\tREASON")
+	fmt.Fprintln(tw, "WHERE\tSTATE\tRULE\tCOVERS\tOWNER\tEXPIRES\tREASON")
 	for _, wv := range ws {
 		if wv.Expired(now) {
 			expired++
@@ -41,6 +41,9 @@ func checkRow(wv Waiver, t time.Time, soon int) string {
 	}
 	for _, g := range wv.Groups {
 		on += "@" + g + " "
+	}
+	for _, b := range wv.Brokers {
+		on += "broker " + b + " "
 	}
 	exp := "-"
 	if !wv.Expires.IsZero() {

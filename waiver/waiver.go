@@ -13,6 +13,9 @@
 //	    reason: kernel upgrade is CHG-1234, cookies monitored   # required
 //	    owner: platform-team
 //	    expires: 2027-01-31              # YYYY-MM-DD, valid through that day (UTC)
+//	  - rule: broker-unaudited           # a cluster rule (scan --bootstrap)
+//	    brokers: [7]                     # node IDs, or "*" (cluster.go)
+//	    reason: broker 7 is the streams team's, audited by them
 //
 // A top-level list of entries (without "waivers:") is accepted too.
 package waiver
@@ -49,6 +52,7 @@ type Waiver struct {
 	Rule    string    `json:"rule"`
 	Hosts   []string  `json:"hosts,omitempty"`
 	Groups  []string  `json:"groups,omitempty"`
+	Brokers []string  `json:"brokers,omitempty"` // node IDs or "*": cluster rules only
 	Reason  string    `json:"reason"`
 	Owner   string    `json:"owner,omitempty"`
 	Expires time.Time `json:"expires,omitzero"` // zero: never expires; else midnight UTC of the last valid day
@@ -97,7 +101,7 @@ func (w Waiver) Matches(rule, host string, groups []string) bool {
 	return false
 }
 
-// Label is a short description: "rule on hosts a*, groups g".
+// Label is a short description: "rule on hosts a*; groups g; brokers 7".
 func (w Waiver) Label() string {
 	var on []string
 	if len(w.Hosts) > 0 {
@@ -105,6 +109,9 @@ func (w Waiver) Label() string {
 	}
 	if len(w.Groups) > 0 {
 		on = append(on, "groups "+strings.Join(w.Groups, ","))
+	}
+	if len(w.Brokers) > 0 {
+		on = append(on, "brokers "+strings.Join(w.Brokers, ","))
 	}
 	return w.Rule + " on " + strings.Join(on, "; ")
 }
@@ -137,7 +144,7 @@ const formatHint = "docs/waivers.example.yaml shows the format"
 // counted in a last line.
 const MaxErrors = 20
 
-var knownKeys = []string{"rule", "hosts", "groups", "reason", "owner", "expires"}
+var knownKeys = []string{"rule", "hosts", "groups", "brokers", "reason", "owner", "expires"}
 
 type parser struct {
 	file string
@@ -261,8 +268,11 @@ func (p *parser) entry(field string, n *yaml.Node) (Waiver, bool) {
 	} else if strings.TrimSpace(w.Reason) == "" {
 		p.add(n.Line, field+".reason", "must not be empty")
 	}
-	if len(w.Hosts) == 0 && len(w.Groups) == 0 && !seen["hosts"] && !seen["groups"] {
-		p.addHint(n.Line, field, "write hosts: [\"*\"] to waive a rule fleet-wide", "hosts or groups is required")
+	if len(w.Hosts) == 0 && len(w.Groups) == 0 && len(w.Brokers) == 0 && !seen["hosts"] && !seen["groups"] && !seen["brokers"] {
+		p.addHint(n.Line, field, "write hosts: [\"*\"] to waive a rule fleet-wide, or brokers: [\"*\"] for a cluster rule", "hosts, groups or brokers is required")
+	}
+	if r, ok := rules.Lookup(w.Rule); ok && seen["brokers"] && r.Scope != rules.ScopeCluster {
+		p.addHint(n.Line, field+".brokers", "brokers are for the cluster rules that kaudit rules lists last; use hosts or groups", "%s is a host rule", w.Rule)
 	}
 	return w, len(p.errs) == before
 }
@@ -286,6 +296,13 @@ func (p *parser) field(w *Waiver, f string, k, v *yaml.Node) {
 		}
 	case "groups":
 		w.Groups = p.list(f, v)
+	case "brokers":
+		w.Brokers = p.list(f, v)
+		for _, b := range w.Brokers {
+			if _, err := strconv.ParseUint(b, 10, 31); err != nil && b != "*" {
+				p.add(v.Line, f, "expected node IDs (0, 7, …) or \"*\", got %q", b)
+			}
+		}
 	case "reason":
 		w.Reason, _ = p.str(f, v)
 	case "owner":
@@ -336,7 +353,7 @@ func (p *parser) list(field string, v *yaml.Node) []string {
 
 func ruleIDs() []string {
 	var ids []string
-	for _, r := range rules.Catalog() {
+	for _, r := range append(rules.Catalog(), rules.ClusterCatalog()...) {
 		ids = append(ids, r.ID)
 	}
 	return ids
@@ -361,7 +378,7 @@ func ApplyWaivers(r *report.Report, w Waivers, now time.Time) []string {
 		if !wv.Expired(now) {
 			continue
 		}
-		n := 0
+		n := len(clusterCovered(r, wv))
 		for _, h := range r.Hosts {
 			for _, f := range h.Findings {
 				if waivable(f.Status) && wv.Matches(f.Rule, h.Name, h.Groups) {
@@ -383,18 +400,25 @@ func ApplyWaivers(r *report.Report, w Waivers, now time.Time) []string {
 				if wv.Expired(now) || !wv.Matches(f.Rule, h.Name, h.Groups) {
 					continue
 				}
-				until := "no expiry"
-				if !wv.Expires.IsZero() {
-					until = "until " + wv.Expires.Format(DateLayout)
-				}
-				f.Evidence = append(f.Evidence, fmt.Sprintf("waived (was %s) by %s, %s%s: %s", f.Status, wv.Where(), until, ownerSuffix(wv), wv.Reason))
+				f.Evidence = append(f.Evidence, fmt.Sprintf("waived (was %s) %s", f.Status, wv.note()))
 				f.Status = Waived
 				break
 			}
 		}
 	}
+	waiveCluster(r, w, now)
 	report.Summarize(r)
 	return warnings
+}
+
+// note is "by FILE:LINE, until DATE, owner O: REASON", what a waived
+// finding's evidence says of the waiver.
+func (w Waiver) note() string {
+	until := "no expiry"
+	if !w.Expires.IsZero() {
+		until = "until " + w.Expires.Format(DateLayout)
+	}
+	return fmt.Sprintf("by %s, %s%s: %s", w.Where(), until, ownerSuffix(w), w.Reason)
 }
 
 func waivable(s rules.Status) bool { return s == rules.Fail || s == rules.Unknown }

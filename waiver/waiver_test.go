@@ -63,7 +63,7 @@ func TestParseErrors(t *testing.T) {
 		want      []string
 	}{
 		{"unknown key", "waivers:\n  - rule: somaxconn\n    hosts: [a]\n    reason: r\n    expire: 2026-01-01\n",
-			[]string{`x.yaml:5: waivers[0].expire: unknown key (known: rule, hosts, groups, reason, owner, expires) (hint: did you mean "expires"?)`}},
+			[]string{`x.yaml:5: waivers[0].expire: unknown key (known: rule, hosts, groups, brokers, reason, owner, expires) (hint: did you mean "expires"?)`}},
 		{"reason required", "waivers:\n  - rule: somaxconn\n    hosts: [a]\n",
 			[]string{"x.yaml:2: waivers[0]: reason is required"}},
 		{"empty reason", "waivers:\n  - rule: somaxconn\n    hosts: [a]\n    reason: ''\n",
@@ -77,7 +77,11 @@ func TestParseErrors(t *testing.T) {
 		{"rule required", "waivers:\n  - hosts: [a]\n    reason: r\n",
 			[]string{"x.yaml:2: waivers[0]: rule is required"}},
 		{"no hosts or groups", "waivers:\n  - rule: somaxconn\n    reason: r\n",
-			[]string{"x.yaml:2: waivers[0]: hosts or groups is required"}},
+			[]string{"x.yaml:2: waivers[0]: hosts, groups or brokers is required"}},
+		{"brokers on a host rule", "waivers:\n  - rule: somaxconn\n    brokers: [7]\n    reason: r\n",
+			[]string{`x.yaml:2: waivers[0].brokers: somaxconn is a host rule (hint: brokers are for the cluster rules that kaudit rules lists last`}},
+		{"broker not a node ID", "waivers:\n  - rule: broker-unaudited\n    brokers: [kafka-7]\n    reason: r\n",
+			[]string{`x.yaml:3: waivers[0].brokers: expected node IDs (0, 7, …) or "*", got "kafka-7"`}},
 		{"bad glob", "waivers:\n  - rule: somaxconn\n    hosts: ['kafka-[']\n    reason: r\n",
 			[]string{`x.yaml:3: waivers[0].hosts: bad glob "kafka-["`}},
 		{"hosts mapping", "waivers:\n  - rule: somaxconn\n    hosts: {a: 1}\n    reason: r\n",
@@ -91,7 +95,7 @@ func TestParseErrors(t *testing.T) {
 		{"syntax", "waivers: [\n", []string{"x.yaml:1: invalid YAML: did not find expected node content (hint: docs/waivers.example.yaml shows the format)"}},
 		{"syntax further down", "waivers:\n  - rule: somaxconn\n    hosts: [a\n    reason: r\n", []string{"x.yaml:2: invalid YAML: did not find expected ',' or ']'"}},
 		{"every problem at once", "waivers:\n  - rule: nope\n    hosts: [a]\n  - rule: somaxconn\n    reason: r\n    colour: red\n",
-			[]string{`x.yaml:2: waivers[0].rule: unknown rule "nope"`, "x.yaml:2: waivers[0]: reason is required", "x.yaml:4: waivers[1]: hosts or groups", "x.yaml:6: waivers[1].colour: unknown key"}},
+			[]string{`x.yaml:2: waivers[0].rule: unknown rule "nope"`, "x.yaml:2: waivers[0]: reason is required", "x.yaml:4: waivers[1]: hosts, groups or brokers", "x.yaml:6: waivers[1].colour: unknown key"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -253,13 +257,73 @@ func TestApplyWaivers(t *testing.T) {
 	}
 }
 
+// A cluster rule's findings (scan --bootstrap) are waived by node ID, by
+// the host they name (hosts or groups), or all at once with brokers "*";
+// a waived one no longer counts toward --fail-on.
+func TestApplyWaiversToTheCluster(t *testing.T) {
+	w, err := Parse("c.yaml", []byte(`waivers:
+  - rule: broker-unaudited
+    brokers: [7]
+    reason: broker 7 is the streams team's
+    owner: streams
+  - rule: host-not-a-broker
+    groups: [legacy]
+    reason: decommissioned in Q1
+  - rule: advertised-shared
+    brokers: ["*"]
+    reason: behind the NLB by design
+    expires: 2026-01-31
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := testReport()
+	r.Cluster = &report.Cluster{ID: "Xy3", Problems: []report.ClusterProblem{
+		{Rule: "broker-unaudited", Severity: "high", NodeID: 7, Message: "broker 7 …"},
+		{Rule: "broker-unaudited", Severity: "high", NodeID: 8, Message: "broker 8 …"},
+		{Rule: "host-not-a-broker", Severity: "medium", NodeID: -1, Host: "kafka-rhel8-04", Message: "host kafka-rhel8-04 …"},
+		{Rule: "advertised-shared", Severity: "medium", NodeID: -1, Message: "all 3 brokers …"},
+	}}
+	warns := ApplyWaivers(r, w, day("2026-06-01T10:00:00Z"))
+	if len(warns) != 1 || !strings.Contains(warns[0], "c.yaml:9: waiver for advertised-shared") || !strings.Contains(warns[0], ": 1 finding(s) it covers are not waived") {
+		t.Errorf("warnings %q", warns)
+	}
+	want := []string{
+		"by c.yaml:2, no expiry, owner streams: broker 7 is the streams team's",
+		"",
+		"by c.yaml:6, no expiry: decommissioned in Q1",
+		"", // expired
+	}
+	for i, p := range r.Cluster.Problems {
+		if p.Waived != want[i] {
+			t.Errorf("%s node %d host %q: waived %q, want %q", p.Rule, p.NodeID, p.Host, p.Waived, want[i])
+		}
+	}
+	if l := r.Cluster.Problems[0].Label(); l != "waived (was high)" {
+		t.Errorf("label %q", l)
+	}
+	// broker 8 is still unaudited: high, over the hosts' critical once
+	// that is waived too.
+	ApplyWaivers(r, Waivers{{Rule: "kernel-synack-wscale", Hosts: []string{"*"}, Reason: "r", File: "w2", Line: 1}}, day("2026-06-01T10:00:00Z"))
+	if got := r.WorstFailure(); got != rules.High {
+		t.Errorf("worst failure %s, want high (broker 8)", got)
+	}
+	ApplyWaivers(r, Waivers{{Rule: "broker-unaudited", Brokers: []string{"*"}, Reason: "r", File: "w3", Line: 1}}, day("2026-06-01T10:00:00Z"))
+	if got := r.WorstFailure(); got != rules.Medium {
+		t.Errorf("worst failure %s, want medium (somaxconn; every cluster finding but advertised-shared waived, and it is medium)", got)
+	}
+	if !strings.HasPrefix(r.Cluster.Problems[0].Waived, "by c.yaml:2") {
+		t.Errorf("re-applied: %q", r.Cluster.Problems[0].Waived)
+	}
+}
+
 // The example shipped in docs/ stays valid.
 func TestDocsExample(t *testing.T) {
 	w, err := Load("../docs/waivers.example.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(w) != 3 || w[0].Line != 12 || !w[2].Expires.IsZero() {
+	if len(w) != 4 || w[0].Line != 12 || !w[2].Expires.IsZero() || len(w[3].Brokers) != 1 || w[3].Brokers[0] != "7" {
 		t.Errorf("%+v", w)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -143,6 +144,32 @@ func TestScanBootstrap(t *testing.T) {
 	}
 	if m := got["broker-version-mismatch"]; !strings.Contains(m, "broker 0 speaks ApiVersions v5 (Kafka ≥ 4.4) but the jars on kd0 say Apache Kafka 3.6.1") || strings.Contains(m, "kd1") {
 		t.Errorf("broker-version-mismatch: %q", m)
+	}
+	if r.Code != 1 {
+		t.Errorf("exit %d, want 1 (high cluster findings)", r.Code)
+	}
+
+	// The same scan with every cluster finding waived, one way each: by
+	// node ID, by a host glob, by host, and "*".
+	waivers := filepath.Join(t.TempDir(), "waivers.yaml")
+	must(t, os.WriteFile(waivers, []byte(`waivers:
+  - {rule: broker-unaudited, brokers: [2], reason: the other team's broker}
+  - {rule: broker-meta-mismatch, hosts: ["kd?"], reason: being rebuilt}
+  - {rule: host-not-a-broker, hosts: [kdnb], reason: a spare}
+  - {rule: broker-version-mismatch, brokers: ["*"], reason: kfake speaks the newest table}
+`), 0o600))
+	w := scan(t, runOpts{}, inv, "--bootstrap", hosts[0].Addr+":9093", "--waivers", waivers)
+	if w.Report.Cluster == nil {
+		t.Fatalf("no cluster in the waived report\nstderr:\n%s", w.Stderr)
+	}
+	for _, p := range w.Report.Cluster.Problems {
+		t.Logf("%s %s: %s", p.Label(), p.Rule, p.Waived)
+		if p.Waived == "" {
+			t.Errorf("%s %s not waived: %s", p.Severity, p.Rule, p.Message)
+		}
+	}
+	if w.Code != 0 || len(w.Report.Cluster.Problems) != len(c.Problems) {
+		t.Errorf("waived: exit %d, %d problems (want exit 0, %d)\nstderr:\n%s", w.Code, len(w.Report.Cluster.Problems), len(c.Problems), w.Stderr)
 	}
 }
 

@@ -1,0 +1,78 @@
+package waiver
+
+import (
+	"path"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/kaudit/kaudit/report"
+)
+
+// A cluster rule's finding (scan --bootstrap: broker-unaudited,
+// host-not-a-broker, …) is about a broker, a host, or the cluster as a
+// whole (node ID -1, no host). A waiver covers it when the rule is the
+// same and brokers names its node ID (or is "*", which also covers the
+// cluster-wide ones), or hosts or groups match the host it names.
+
+// MatchesProblem reports whether w covers the cluster finding p; groups
+// are those of the report host p names (none when it names none).
+func (w Waiver) MatchesProblem(p report.ClusterProblem, groups []string) bool {
+	if w.Rule != p.Rule {
+		return false
+	}
+	id := strconv.Itoa(int(p.NodeID))
+	for _, b := range w.Brokers {
+		if b == "*" || (p.NodeID >= 0 && b == id) {
+			return true
+		}
+	}
+	if p.Host == "" {
+		return false
+	}
+	for _, h := range w.Hosts {
+		if ok, _ := path.Match(h, p.Host); ok {
+			return true
+		}
+	}
+	for _, g := range w.Groups {
+		if slices.Contains(groups, g) {
+			return true
+		}
+	}
+	return false
+}
+
+// clusterCovered is the indexes of r's cluster findings that wv covers
+// (and no waiver has yet).
+func clusterCovered(r *report.Report, wv Waiver) []int {
+	if r.Cluster == nil {
+		return nil
+	}
+	groups := map[string][]string{}
+	for _, h := range r.Hosts {
+		groups[h.Name] = h.Groups
+	}
+	var out []int
+	for i, p := range r.Cluster.Problems {
+		if p.Waived == "" && wv.MatchesProblem(p, groups[p.Host]) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// waiveCluster marks each cluster finding of r that an unexpired waiver
+// of w covers (the first in file order) with what the waiver says; a
+// waived one no longer counts toward --fail-on (Report.WorstFailure).
+func waiveCluster(r *report.Report, w Waivers, now time.Time) {
+	for _, wv := range w {
+		if wv.Expired(now) {
+			continue
+		}
+		for _, i := range clusterCovered(r, wv) {
+			p := &r.Cluster.Problems[i]
+			p.Waived = wv.note()
+		}
+	}
+}
