@@ -42,6 +42,14 @@ func (p *planner) feasible(c Change) (Change, *Infeasible) {
 		return c, &Infeasible{Host: p.host, Rule: c.Rule, Kind: c.Kind, Target: c.Target, To: c.To, Reason: reason, Instead: instead}
 	}
 	if c.Kind == KindSysctl {
+		if fs.ProcSysReadOnly {
+			return no("/proc/sys is mounted read-only here (a container)",
+				fmt.Sprintf("set %s = %s where this container's sysctls are given (its runtime's --sysctl or the pod's securityContext.sysctls for a per-namespace one; the node's /etc/sysctl.d otherwise)", c.Target, c.To))
+		}
+		if fs.Container != "" && rules.KernelWide(c.Target) {
+			return no(fmt.Sprintf("%s is kernel-wide and this host is a container (%s): writing it here would change the node's kernel for everything that runs on it", c.Target, fs.Container),
+				fmt.Sprintf("set it on the node that runs this container (%s = %s in its /etc/sysctl.d)", c.Target, c.To))
+		}
 		if why, ok := sysctlWritable(fs, c.Target); !ok {
 			if rules.HostWideOnly(c.Target) {
 				return no(fmt.Sprintf("%s is global: read-only in this host's network namespace (%s; a container?)", c.Target, why),

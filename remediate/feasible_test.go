@@ -122,3 +122,56 @@ func TestOverriderWarningOnlyWhenPersisted(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanInAContainer: a container shares its kernel with the node, so a
+// kernel-wide sysctl (vm.*) written in it changes the node and everything
+// on it: never planned there, even where /proc/sys lets root write it (a
+// privileged container), while a per-namespace net.* key still is. With
+// /proc/sys mounted read-only (Docker's default) no sysctl is planned. The
+// same host outside a container plans both.
+func TestPlanInAContainer(t *testing.T) {
+	fail := func(rule, key, value string) rules.Finding {
+		return rules.Finding{Rule: rule, Status: rules.Fail, Fix: &rules.Fix{
+			Summary: "set " + key, Sysctl: map[string]string{key: value}, Bounds: map[string]rules.Bound{key: {Dir: rules.AtMost}}}}
+	}
+	findings := []rules.Finding{fail("vm-swappiness", "vm.swappiness", "1"), fail("somaxconn", "net.core.somaxconn", "4096")}
+	rw := facts.Dir{Exists: true, Mode: "drwxr-xr-x", Writable: true, Mount: "/", FSType: "ext4"}
+	for _, tc := range []struct {
+		name      string
+		container string
+		procSysRO bool
+		planned   []string // sysctl keys planned
+		reason    string   // of the infeasible vm.swappiness
+	}{
+		{"a host", "", false, []string{"net.core.somaxconn", "vm.swappiness"}, ""},
+		{"a privileged container", "docker (/.dockerenv)", false, []string{"net.core.somaxconn"},
+			"vm.swappiness is kernel-wide and this host is a container (docker (/.dockerenv)): writing it here would change the node's kernel for everything that runs on it"},
+		{"docker's read-only /proc/sys", "docker (/.dockerenv)", true, nil, "/proc/sys is mounted read-only here (a container)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &facts.Facts{Sysctl: map[string]string{"vm.swappiness": "60", "net.core.somaxconn": "128"}, Persisted: map[string]facts.PersistedSysctl{},
+				Feasibility: &facts.Feasibility{SysctlModes: map[string]string{"vm.swappiness": "-rw-r--r--", "net.core.somaxconn": "-rw-r--r--"},
+					Dirs: map[string]facts.Dir{"/etc": rw, "/etc/sysctl.d": rw}, Container: tc.container, ProcSysReadOnly: tc.procSysRO}}
+			p := PlanHost("h", f, findings, Selector{})
+			var got []string
+			for _, c := range p.Changes {
+				got = append(got, c.Target)
+			}
+			if strings.Join(got, ",") != strings.Join(tc.planned, ",") {
+				t.Errorf("planned %v, want %v (infeasible %+v)", got, tc.planned, p.Infeasible)
+			}
+			var reason string
+			for _, no := range p.Infeasible {
+				if no.Target == "vm.swappiness" {
+					reason = no.Reason
+					if !strings.Contains(no.Instead, "vm.swappiness = 1") {
+						t.Errorf("instead %q does not say what to set where", no.Instead)
+					}
+				}
+			}
+			if reason != tc.reason {
+				t.Errorf("vm.swappiness: %q, want %q", reason, tc.reason)
+			}
+		})
+	}
+}

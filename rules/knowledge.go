@@ -141,6 +141,15 @@ func HostWideOnly(key string) bool {
 	return false
 }
 
+// KernelWide reports whether a sysctl has one value for the whole kernel,
+// in no namespace: every key outside net.* (vm.*, fs.*, kernel.*), as
+// the kernel documentation's sysctl pages describe them
+// (Documentation/admin-guide/sysctl/vm.rst: "the operation of the virtual
+// memory (VM) subsystem"). net.* keys are per network namespace (or, the
+// HostWideOnly ones, of the initial one). In a container, which shares
+// the node's kernel, writing a kernel-wide key changes the node.
+func KernelWide(key string) bool { return !strings.HasPrefix(key, "net.") }
+
 // javaSupport is ops.html "Java Version" of the Apache Kafka release the
 // broker runs (akMinor: 307 for 3.7): which Java feature releases it
 // supports and which it has deprecated for the broker.

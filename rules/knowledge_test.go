@@ -199,3 +199,14 @@ func TestHostWideOnly(t *testing.T) {
 		}
 	}
 }
+
+func TestKernelWide(t *testing.T) {
+	for key, want := range map[string]bool{
+		"vm.swappiness": true, "vm.max_map_count": true, "vm.dirty_ratio": true, "fs.file-max": true, "kernel.pid_max": true,
+		"net.core.somaxconn": false, "net.core.rmem_max": false, "net.ipv4.tcp_rmem": false,
+	} {
+		if got := KernelWide(key); got != want {
+			t.Errorf("KernelWide(%s) = %v, want %v", key, got, want)
+		}
+	}
+}

@@ -395,6 +395,14 @@ type Feasibility struct {
 	// SELinux is "enforcing", "permissive" (/sys/fs/selinux/enforce), or
 	// "" when there is no selinuxfs.
 	SELinux string `json:"selinux,omitempty"`
+	// Container is the first sign that this host is a container, sharing
+	// its kernel with the node that runs it: "docker (/.dockerenv)",
+	// "podman (/run/.containerenv)", "KIND (/run/systemd/container)",
+	// "kubernetes (/var/run/secrets/kubernetes.io)"; "" when none was seen.
+	Container string `json:"container,omitempty"`
+	// ProcSysReadOnly: /proc/sys is on a read-only mount (a container
+	// runtime's default), so no sysctl can be written whatever its mode.
+	ProcSysReadOnly bool `json:"proc_sys_read_only,omitempty"`
 	// Chcon: the chcon tool is present (SELinux contexts can be copied).
 	Chcon bool `json:"chcon,omitempty"`
 	// Kernel is what the running kernel offers and can load (the gather's

@@ -408,6 +408,13 @@ b feasibility
 ls -ldn "$@" /proc/self/ns/net /proc/1/ns/net 2>/dev/null | FD=$FD awk -v keys="$SYSCTLS" -v mounts="$mounts" "$FEAS_AWK"
 if [ -r /sys/fs/selinux/enforce ]; then rv /sys/fs/selinux/enforce; printf 'selinux %s\n' "$v"; fi
 have chcon && echo 'tool chcon'
+# Signs of a container, which shares its kernel with the node: a kernel-wide
+# sysctl (vm.*, fs.*, kernel.*) written here is the node's. Files only, as
+# systemd-detect-virt reads them; nothing is run.
+if [ -r /run/systemd/container ]; then rv /run/systemd/container; printf 'container %s /run/systemd/container\n' "${v%%"$NL"*}"; fi
+[ -e /run/.containerenv ] && echo 'container podman /run/.containerenv'
+[ -e /.dockerenv ] && echo 'container docker /.dockerenv'
+[ -d /var/run/secrets/kubernetes.io ] && echo 'container kubernetes /var/run/secrets/kubernetes.io'
 e feasibility
 
 # What the running kernel has and can load, read only (nothing is

@@ -10,12 +10,17 @@ import (
 var (
 	rePermString = regexp.MustCompile(`^[-dlcbps][-rwxsStT]{9}$`)
 	reSysctlKey  = regexp.MustCompile(`^[a-z0-9_]+(\.[a-z0-9_-]+)+$`)
+	// reContainer is "KIND FILE" of a container line, KIND a word such as
+	// systemd's container types (docker, podman, lxc, systemd-nspawn) and
+	// FILE one of the files the gather reads.
+	reContainer = regexp.MustCompile(`^([a-z0-9][a-z0-9_.-]{0,31}) (/run/systemd/container|/run/\.containerenv|/\.dockerenv|/var/run/secrets/kubernetes\.io)$`)
 )
 
 // Feasibility parses the gather script's feasibility section: "mode KEY
 // PERMS", "netns-self LINK", "netns-init LINK", "dir yes|no|absent|notdir
 // PERMS|- PATH", "mount ro|rw FSTYPE MOUNTPOINT" (as /proc/mounts escapes
-// it), "selinux 0|1", "tool chcon". Lines it does not know are ignored;
+// it), "selinux 0|1", "tool chcon", "container KIND FILE" (the first one
+// counts). Lines it does not know are ignored;
 // a malformed permission string is dropped (the entry stays unknown). Each
 // directory's mount is the longest mount point that contains it, the last
 // such line winning (a later mount hides an earlier one).
@@ -44,7 +49,14 @@ func Feasibility(body string) *facts.Feasibility {
 			f.SELinux = map[string]string{"1": "enforcing", "0": "permissive"}[strings.TrimSpace(rest)]
 		case "tool":
 			f.Chcon = f.Chcon || strings.TrimSpace(rest) == "chcon"
+		case "container":
+			if m := reContainer.FindStringSubmatch(strings.TrimSpace(rest)); m != nil && f.Container == "" {
+				f.Container = m[1] + " (" + m[2] + ")"
+			}
 		}
+	}
+	if m := mountOf(mounts, "/proc/sys"); m != nil && m[0] == "ro" {
+		f.ProcSysReadOnly = true
 	}
 	switch {
 	case self == "" || init == "":

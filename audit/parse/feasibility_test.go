@@ -90,3 +90,42 @@ func TestFeasibilityLines(t *testing.T) {
 		t.Errorf("dir on a read-only mount with a space: %+v", d)
 	}
 }
+
+// TestFeasibilityContainer: a host that is a container, which shares its
+// kernel with the node. The file is the gather's section on a privileged
+// Docker container (Debian 12: /.dockerenv, /proc/sys writable, so a
+// vm.* write would reach the node's kernel); the lines are the other
+// runtimes' signs and Docker's default /proc/sys, which moby mounts
+// read-only (oci/defaults.go ReadonlyPaths: /proc/bus, /proc/fs, /proc/irq,
+// /proc/sys, /proc/sysrq-trigger).
+func TestFeasibilityContainer(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("testdata", "feasibility/debian12-docker-privileged.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, body, container string
+		procSysRO             bool
+	}{
+		{"privileged docker (captured)", string(raw), "docker (/.dockerenv)", false},
+		{"docker's default /proc/sys", "mount rw proc /proc\nmount ro proc /proc/sys\nmount rw binfmt_misc /proc/sys/fs/binfmt_misc\ncontainer docker /.dockerenv\n", "docker (/.dockerenv)", true},
+		{"a mount under /proc/sys is not /proc/sys", "mount rw proc /proc\nmount ro binfmt_misc /proc/sys/fs/binfmt_misc\n", "", false},
+		{"systemd's container file, first sign wins", "container systemd-nspawn /run/systemd/container\ncontainer docker /.dockerenv\n", "systemd-nspawn (/run/systemd/container)", false},
+		{"podman", "container podman /run/.containerenv\n", "podman (/run/.containerenv)", false},
+		{"kubernetes", "container kubernetes /var/run/secrets/kubernetes.io\n", "kubernetes (/var/run/secrets/kubernetes.io)", false},
+		{"hostile kind", "container \x1b[31mevil /run/systemd/container\ncontainer lxc;reboot /run/systemd/container\n", "", false},
+		{"a file the gather never reads", "container docker /etc/passwd\n", "", false},
+		{"an empty container file", "container  /run/systemd/container\n", "", false},
+		{"a plain host", "mount rw proc /proc\nmount rw ext4 /\n", "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := Feasibility(tc.body)
+			if f.Container != tc.container || f.ProcSysReadOnly != tc.procSysRO {
+				t.Errorf("container %q, /proc/sys read-only %v; want %q, %v", f.Container, f.ProcSysReadOnly, tc.container, tc.procSysRO)
+			}
+		})
+	}
+	if f := Feasibility(string(raw)); f.SysctlModes["vm.swappiness"] != "-rw-r--r--" {
+		t.Errorf("vm.swappiness mode %q: the captured container can write it", f.SysctlModes["vm.swappiness"])
+	}
+}

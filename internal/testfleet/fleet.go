@@ -11,7 +11,8 @@
 //   - a private mount, PID and UTS namespace (unshare) in which /etc, /usr,
 //     /var, /opt and /root are overlayfs mounts whose upper dirs live in the
 //     fleet's temp dir (so anything a test or an SSH session writes there
-//     stays in the temp dir), /run and /tmp are private tmpfs, /proc belongs
+//     stays in the temp dir), /run and /tmp are private tmpfs (with
+//     /run/systemd/container saying "kft": a container), /proc belongs
 //     to the host's PID namespace (ps/pgrep see only this host's processes);
 //   - a real OpenSSH sshd with its own ed25519 host key and config, and
 //     optionally a fake Kafka broker (a Go program posing as "java ...
@@ -908,6 +909,11 @@ func (h *Host) prepare() error {
 	s.WriteString("set -eu\n")
 	s.WriteString("mount -t tmpfs -o mode=0755,size=64m kft-run /run\n")
 	s.WriteString("mkdir -p /run/sshd /run/lock /run/.kft && chmod 0755 /run/sshd && chmod 1777 /run/lock\n")
+	// A host is a container of this machine (its kernel is this machine's):
+	// say so as systemd's container interface asks a container manager to,
+	// so that kaudit never plans a kernel-wide sysctl (vm.*) here, which
+	// would change this machine's.
+	s.WriteString("mkdir -p /run/systemd && echo kft > /run/systemd/container\n")
 	// The fleet dir usually lives in /tmp: keep it reachable across the private /tmp.
 	fmt.Fprintf(&s, "mount --bind %s /run/.kft\n", q(f.Dir))
 	s.WriteString("mount -t tmpfs -o mode=1777,size=256m kft-tmp /tmp\n")
