@@ -4,9 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/kaudit/kaudit/internal/located"
 )
 
 func init() { Register("json", renderJSON) }
@@ -101,18 +104,26 @@ func (e *hostEncoder) encode(h *Host) ([]byte, error) {
 	return out, nil
 }
 
+// loadHint says which file Load reads.
+const loadHint = "give a JSON report written by kaudit scan -f json -o FILE"
+
 // Load reads a JSON report written by `kaudit scan --format json`.
 func Load(path string) (*Report, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		why := err
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			why = pe.Err
+		}
+		return nil, located.Hint(fmt.Errorf("%s: cannot read the report: %w", path, why), loadHint)
 	}
 	var r Report
 	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("%s: not a kaudit JSON report: %w", path, err)
+		return nil, located.Hint(fmt.Errorf("%s: not a kaudit JSON report: %w", path, err), loadHint)
 	}
 	if r.SchemaVersion != SchemaVersion {
-		return nil, fmt.Errorf("%s: report schema_version %d, this kaudit reads %d", path, r.SchemaVersion, SchemaVersion)
+		return nil, located.Hint(fmt.Errorf("%s: report schema_version %d, this kaudit reads %d", path, r.SchemaVersion, SchemaVersion), "re-run the scan with this kaudit, or read the report with the kaudit that wrote it")
 	}
 	return &r, nil
 }
