@@ -298,8 +298,10 @@ func (p *parser) field(w *Waiver, f string, k, v *yaml.Node) {
 		w.Groups = p.list(f, v)
 	case "brokers":
 		w.Brokers = p.list(f, v)
-		for _, b := range w.Brokers {
-			if _, err := strconv.ParseUint(b, 10, 31); err != nil && b != "*" {
+		for i, b := range w.Brokers {
+			if n, err := strconv.ParseUint(b, 10, 31); err == nil {
+				w.Brokers[i] = strconv.FormatUint(n, 10) // 07 is node 7
+			} else if b != "*" {
 				p.add(v.Line, f, "expected node IDs (0, 7, …) or \"*\", got %q", b)
 			}
 		}

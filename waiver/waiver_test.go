@@ -263,7 +263,7 @@ func TestApplyWaivers(t *testing.T) {
 func TestApplyWaiversToTheCluster(t *testing.T) {
 	w, err := Parse("c.yaml", []byte(`waivers:
   - rule: broker-unaudited
-    brokers: [7]
+    brokers: ["07"]
     reason: broker 7 is the streams team's
     owner: streams
   - rule: host-not-a-broker
