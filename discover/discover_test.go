@@ -253,9 +253,9 @@ func reservedPort(t *testing.T) string {
 	return fmt.Sprintf("127.0.0.1:%d", sa.(*syscall.SockaddrInet4).Port)
 }
 
-// replier listens on loopback and writes banner to each connection, as
-// sshd or a web server does, then closes it.
-func replier(t *testing.T, banner string) string {
+// serveEach listens on loopback and hands each connection to fn, which
+// closes it; the address is returned, the listener closed with the test.
+func serveEach(t *testing.T, fn func(net.Conn)) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -268,36 +268,32 @@ func replier(t *testing.T, banner string) string {
 			if err != nil {
 				return
 			}
-			c.Write([]byte(banner))
-			time.Sleep(50 * time.Millisecond)
-			c.Close()
+			fn(c)
 		}
 	}()
 	return l.Addr().String()
 }
 
-// sizeReader listens on loopback as a real plaintext Kafka broker treats a
-// TLS ClientHello: it reads the four-byte size (0x16030100… is over 350 MB,
-// past socket.request.max.bytes) and closes the connection with the rest
-// unread, which resets it (kfake waits for the whole "request" instead).
+// replier writes banner to each connection, as sshd or a web server
+// does, then closes it.
+func replier(t *testing.T, banner string) string {
+	return serveEach(t, func(c net.Conn) {
+		c.Write([]byte(banner))
+		time.Sleep(50 * time.Millisecond)
+		c.Close()
+	})
+}
+
+// sizeReader treats each connection as a real plaintext Kafka broker
+// treats a TLS ClientHello: it reads the four-byte size (0x16030100… is
+// over 350 MB, past socket.request.max.bytes) and closes the connection
+// with the rest unread, which resets it (kfake waits for the whole
+// "request" instead).
 func sizeReader(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			io.ReadFull(c, make([]byte, 4))
-			c.Close()
-		}
-	}()
-	return l.Addr().String()
+	return serveEach(t, func(c net.Conn) {
+		io.ReadFull(c, make([]byte, 4))
+		c.Close()
+	})
 }
 
 // testCerts makes a CA and a server certificate for kafka.test signed by it.
