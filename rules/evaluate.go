@@ -83,6 +83,7 @@ func (s *Set) Evaluate(f *facts.Facts, p Profile) []Finding {
 			fd = Finding{Status: Error, Reason: "no evaluator for rule " + r.ID + " (kaudit bug)"}
 		default:
 			fd = safeEval(fn, &evalCtx{f: f, p: p, rule: r, set: s})
+			onTheNode(&fd, f)
 		}
 		fd.Rule = r.ID
 		if fd.Title == "" {

@@ -210,3 +210,33 @@ func TestKernelWide(t *testing.T) {
 		}
 	}
 }
+
+// A container's kernel-wide sysctl is the node's: the fix says where to
+// set it; a per-namespace key and a host that is no container are left as
+// they were.
+func TestFixOnTheNode(t *testing.T) {
+	fix := func() *Fix {
+		return &Fix{Summary: "set it", Sysctl: map[string]string{"vm.swappiness": "1", "net.core.somaxconn": "4096"}}
+	}
+	for _, tc := range []struct {
+		name      string
+		container string
+		sysctl    map[string]string
+		want      string
+	}{
+		{"container", "docker (/.dockerenv)", nil, "set it; on the node that runs this container (docker (/.dockerenv)): vm.swappiness is the node kernel's, not the container's"},
+		{"container, net.* only", "docker (/.dockerenv)", map[string]string{"net.core.somaxconn": "4096"}, "set it"},
+		{"a host", "", nil, "set it"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fd := Finding{Status: Fail, Fix: fix()}
+			if tc.sysctl != nil {
+				fd.Fix.Sysctl = tc.sysctl
+			}
+			onTheNode(&fd, &facts.Facts{Feasibility: &facts.Feasibility{Container: tc.container}})
+			if fd.Fix.Summary != tc.want {
+				t.Errorf("summary %q, want %q", fd.Fix.Summary, tc.want)
+			}
+		})
+	}
+}

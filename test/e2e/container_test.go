@@ -15,7 +15,8 @@ import (
 // shares this machine's kernel, and says so in /run/systemd/container as
 // a container manager does). vm.swappiness fails there (this machine's
 // value), but fix never plans it: writing it would change this machine's
-// kernel. The per-namespace somaxconn beside it is applied.
+// kernel, and the scan's finding says to set it on the node. The
+// per-namespace somaxconn beside it is applied.
 func TestFixInAContainer(t *testing.T) {
 	requireEnv(t)
 	before, err := os.ReadFile("/proc/sys/vm/swappiness")
@@ -28,8 +29,12 @@ func TestFixInAContainer(t *testing.T) {
 	inv := writeInventory(t, f, entry(h))
 
 	r := scan(t, runOpts{}, inv)
-	if fd := finding(r.host(t, "ctr"), "vm-swappiness"); fd == nil || fd.Status != rules.Fail {
+	fd := finding(r.host(t, "ctr"), "vm-swappiness")
+	if fd == nil || fd.Status != rules.Fail {
 		t.Fatalf("vm-swappiness on ctr: %+v", fd)
+	}
+	if fd.Fix == nil || !strings.Contains(fd.Fix.Summary, "on the node that runs this container (kft (/run/systemd/container)): vm.swappiness is the node kernel's") {
+		t.Errorf("the finding's fix does not say it is the node's: %+v", fd.Fix)
 	}
 	fix := runKaudit(t, runOpts{}, "fix", inv, "--rules", "vm-swappiness"+",somaxconn", "--apply", "--yes", "--journal-dir", t.TempDir(), "--timeout", "30s")
 	t.Logf("fix --apply: exit %d\n%s", fix.Code, fix.Stdout)
