@@ -147,7 +147,10 @@ func HostWideOnly(key string) bool {
 // (Documentation/admin-guide/sysctl/vm.rst: "the operation of the virtual
 // memory (VM) subsystem"). net.* keys are per network namespace (or, the
 // HostWideOnly ones, of the initial one). In a container, which shares
-// the node's kernel, writing a kernel-wide key changes the node.
+// the node's kernel, writing a kernel-wide key changes the node. A few
+// kernel.* and fs.* keys belong to a UTS or IPC namespace instead
+// (kernel.hostname, fs.mqueue.*); counting them kernel-wide only refuses
+// more, and no rule asks for one.
 func KernelWide(key string) bool { return !strings.HasPrefix(key, "net.") }
 
 // javaSupport is ops.html "Java Version" of the Apache Kafka release the
