@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/kaudit/kaudit/audit/inventory"
 	"github.com/kaudit/kaudit/audit/probe"
 	"github.com/kaudit/kaudit/audit/transport"
+	"github.com/kaudit/kaudit/internal/located"
 	"github.com/kaudit/kaudit/internal/termui"
 	"github.com/kaudit/kaudit/report"
 	"github.com/kaudit/kaudit/rules"
@@ -97,6 +99,9 @@ func LoadProfile(file string) (rules.Profile, error) {
 // set: selectShard) scanned and reported as j says (scanReport); j's
 // hosts, inventory and shard are set here.
 func Scan(ctx context.Context, c Console, f Fleet, shard string, j ReportJob) error {
+	if shard != "" && j.Config.Cluster != nil {
+		return errShardedCluster
+	}
 	if err := j.Output.loadWaivers(); err != nil {
 		return err
 	}
@@ -121,6 +126,11 @@ func Scan(ctx context.Context, c Console, f Fleet, shard string, j ReportJob) er
 	}
 	return err
 }
+
+// errShardedCluster refuses scan --shard with --bootstrap: each shard
+// would judge the cluster against its own hosts alone.
+var errShardedCluster = located.Hint(errors.New("--shard and --bootstrap cannot be combined: a shard audits only its own hosts, so every broker of another shard would read as unaudited, and kaudit merge could not join the shards' cluster sections"),
+	"scan with --bootstrap unsharded (the cluster is asked once; --concurrency bounds the SSH fan-out), or shard without --bootstrap")
 
 // ReportJob is a scan that prints a report (kaudit scan, probe, demo).
 type ReportJob struct {

@@ -56,6 +56,9 @@ func Merge(srcs []Source) (*Report, error) {
 		}
 		out.DurationMS = max(out.DurationMS, r.DurationMS)
 		out.Interrupted = out.Interrupted || r.Interrupted
+		if r.Cluster != nil {
+			errs = append(errs, located.Hint(fmt.Errorf("%s: has a cluster section (scan --bootstrap), which a merge would drop", s.Path), "merge the shards of one scan without --bootstrap"))
+		}
 		for _, h := range r.Hosts {
 			if p, dup := owner[h.Name]; dup {
 				errs = append(errs, located.Hint(fmt.Errorf("%s: host %s is also in %s", s.Path, h.Name, p), "merge the shards of one scan, each once"))

@@ -48,12 +48,18 @@ func TestMergeRefuses(t *testing.T) {
 	t0 := time.Now()
 	other := shardReport("1/2", t0, 1, "b")
 	other.ToolVersion, other.FailOn = "2.0", "low"
+	withCluster := shardReport("", t0, 1, "k")
+	withCluster.Cluster = clusterFixture()
 	for _, tc := range []struct {
 		name string
 		srcs []Source
 		want []string
 	}{
 		{"none", nil, []string{"nothing to merge"}},
+		// The cluster section judges the brokers against this report's
+		// hosts alone; merged, it would be dropped (and its findings with
+		// it: a wrong pass).
+		{"a cluster section", []Source{{"a", shardReport("", t0, 1, "a")}, {"k", withCluster}}, []string{"k: has a cluster section (scan --bootstrap), which a merge would drop (hint: merge the shards of one scan without --bootstrap)"}},
 		{"missing shard", []Source{{"a", shardReport("0/3", t0, 1, "a")}, {"c", shardReport("2/3", t0, 1, "c")}}, []string{"shard 1/3 missing"}},
 		{"shard twice", []Source{{"a", shardReport("0/2", t0, 1, "a")}, {"a2", shardReport("0/2", t0, 1, "b")}}, []string{"a2: shard 0/2 again (already in a)", "shard 1/2 missing"}},
 		{"mixed N", []Source{{"a", shardReport("0/2", t0, 1, "a")}, {"b", shardReport("1/3", t0, 1, "b")}}, []string{"b: shard 1/3, but the others are split 2 ways"}},
