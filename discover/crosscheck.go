@@ -10,11 +10,14 @@ import (
 )
 
 // Host is an inventory host of the broker group, with its gathered facts
-// (nil when it was not audited).
+// (nil when it was not audited). A LeftOut host is in the inventory but
+// not in this run (--limit): a broker matched to it is named, never
+// proven, and is no broker-unaudited; the host itself is not judged.
 type Host struct {
 	Name    string
 	Address string
 	Facts   *facts.Facts
+	LeftOut bool
 }
 
 // Proof says whether a mapping was proven by the host's meta.properties.
@@ -25,6 +28,7 @@ const (
 	Proven       Proof = "proven"       // every readable meta.properties names this cluster and node
 	Contradicted Proof = "contradicted" // a meta.properties names another cluster or node
 	Unproven     Proof = "unproven"     // no meta.properties could be read: the match is the name's word only
+	LeftOut      Proof = "left-out"     // matched to an inventory host this run does not audit (--limit)
 )
 
 // Mapping is one broker matched to an SSH host.
@@ -78,6 +82,11 @@ func Map(c *Cluster, hosts []Host, explicit map[int32]string) ([]Mapping, []Prob
 		}
 		used[h.Name] = true
 		m := Mapping{NodeID: b.NodeID, Advertised: b.Addr(), Host: h.Name, By: by}
+		if h.LeftOut {
+			m.Proof, m.Detail = LeftOut, "an inventory host this run does not audit (--limit): nothing about the broker was checked"
+			maps = append(maps, m)
+			continue
+		}
 		m.Proof, m.Detail = prove(c.ID, b.NodeID, h.Facts)
 		if m.Proof == Contradicted {
 			probs = append(probs, Problem{Kind: MetaContradicts, NodeID: b.NodeID, Host: h.Name,
@@ -88,7 +97,7 @@ func Map(c *Cluster, hosts []Host, explicit map[int32]string) ([]Mapping, []Prob
 		maps = append(maps, m)
 	}
 	for _, h := range hosts {
-		if !used[h.Name] {
+		if !used[h.Name] && !h.LeftOut {
 			probs = append(probs, notABroker(c.ID, h))
 		}
 	}

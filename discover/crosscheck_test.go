@@ -120,3 +120,39 @@ func TestMapPortUnbound(t *testing.T) {
 		t.Errorf("message %q\nwant    %q", probs[0].Message, want)
 	}
 }
+
+// A host left out of this run (--limit) is still the inventory's: the
+// broker it is is named, never called "in no inventory" nor proven, and
+// the host is not judged a non-broker. A broker no inventory host is
+// stays unaudited.
+func TestMapLeftOut(t *testing.T) {
+	c := &Cluster{ID: "Xy3", Brokers: []Broker{
+		{NodeID: 1, Host: "kafka-1", Port: 9092},
+		{NodeID: 2, Host: "kafka-2", Port: 9092},
+		{NodeID: 3, Host: "10.0.0.3", Port: 9092},
+		{NodeID: 9, Host: "kafka-9", Port: 9092},
+	}}
+	hosts := []Host{
+		{Name: "kafka-1", Facts: brokerFacts(kraft("Xy3", 1))},
+		{Name: "kafka-2", LeftOut: true},
+		{Name: "b3", Address: "10.0.0.3", LeftOut: true},
+		{Name: "spare", LeftOut: true},
+	}
+	maps, probs := Map(c, hosts, nil)
+	got := map[int32]string{}
+	for _, m := range maps {
+		got[m.NodeID] = m.Host + " " + m.By + " " + string(m.Proof)
+	}
+	want := map[int32]string{1: "kafka-1 name proven", 2: "kafka-2 name left-out", 3: "b3 address left-out"}
+	if len(got) != len(want) {
+		t.Errorf("mappings %v, want %v", got, want)
+	}
+	for id, w := range want {
+		if got[id] != w {
+			t.Errorf("broker %d: %q, want %q", id, got[id], w)
+		}
+	}
+	if len(probs) != 1 || probs[0].Kind != BrokerUnaudited || probs[0].NodeID != 9 {
+		t.Errorf("problems %+v, want broker 9 unaudited alone", probs)
+	}
+}

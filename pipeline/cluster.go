@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/kaudit/kaudit/audit/facts"
+	"github.com/kaudit/kaudit/audit/inventory"
 	"github.com/kaudit/kaudit/discover"
 	"github.com/kaudit/kaudit/internal/termsafe"
 	"github.com/kaudit/kaudit/report"
@@ -32,6 +33,9 @@ type ClusterSource struct {
 	// found is the answer the fleet was made from (no inventory): the
 	// scan reuses it rather than ask again.
 	found *discover.Cluster
+	// leftOut are the inventory's hosts this run does not audit (--limit):
+	// a broker that is one of them is not "in no inventory" (leaveOut).
+	leftOut []inventory.Host
 }
 
 // Discover asks the cluster for its brokers.
@@ -83,6 +87,9 @@ func clusterReport(cl *discover.Cluster, src *ClusterSource, hosts []report.Host
 			continue
 		}
 		dh = append(dh, discover.Host{Name: h.Name, Address: h.Address, Facts: f})
+	}
+	for _, h := range src.leftOut {
+		dh = append(dh, discover.Host{Name: h.Name, Address: h.Address, LeftOut: true})
 	}
 	return clusterOf(cl, src.Bootstrap, dh, src.Map)
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/kaudit/kaudit/discover"
 	"github.com/kaudit/kaudit/internal/simhost"
 	"github.com/kaudit/kaudit/pipeline"
+	"github.com/kaudit/kaudit/report"
 	"github.com/kaudit/kaudit/rules"
 )
 
@@ -277,4 +278,46 @@ func TestServeDiscovered(t *testing.T) {
 	}
 	waitFor(t, "the removed broker gone", served("broker-a"))
 	stop()
+}
+
+// TestScanDiscoveredLimited: scan --bootstrap --limit audits the brokers
+// the limit selects; a broker it leaves out is named with its host and
+// "left out", never "in no inventory": no broker-unaudited for it.
+func TestScanDiscoveredLimited(t *testing.T) {
+	k := kfakeCluster(t, 2, "LimitedScan")
+	f := startFleet(t, simhost.DemoFleet()[:2])
+	conf := aliasSSHConfig(t, f, map[string]int{"broker-a": 0, "broker-b": 1})
+	mapFile := filepath.Join(t.TempDir(), "map.yaml")
+	if err := os.WriteFile(mapFile, []byte("0: broker-a\n1: broker-b\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	src := kfakeSource(k, mapFile)
+	var err error
+	if src.Map, err = discover.LoadMap(mapFile); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "report.json")
+	var stderr lockedBuffer
+	c := pipeline.Console{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: &stderr, Now: time.Now}
+	o, err := pipeline.OutputFlags{Format: "json", Path: out, FailOn: "critical"}.Check("critical", io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := pipeline.ReportJob{Output: o, Config: pipeline.Config{Concurrency: 1, Timeout: audit.DefaultTimeout, ConnectTimeout: 5 * time.Second, FailOn: rules.Critical, Cluster: src}}
+	err = pipeline.Scan(context.Background(), c, pipeline.Fleet{Connect: pipeline.ConnectConfig{SSHConfig: conf}, Limit: "broker-a"}, "", j)
+	r, lerr := report.Load(out)
+	if lerr != nil {
+		t.Fatalf("Scan: %v; %v\n%s", err, lerr, stderr.String())
+	}
+	if len(r.Hosts) != 1 || r.Hosts[0].Name != "broker-a" || r.Cluster == nil || len(r.Cluster.Brokers) != 2 {
+		t.Fatalf("hosts %d, cluster %+v\n%s", len(r.Hosts), r.Cluster, stderr.String())
+	}
+	if b := r.Cluster.Brokers[1]; b.Host != "broker-b" || b.By != "map" || b.Proof != report.ProofLeftOut {
+		t.Errorf("broker 1: %+v, want broker-b by map, left out", b)
+	}
+	for _, p := range r.Cluster.Problems {
+		if p.Rule == "broker-unaudited" {
+			t.Errorf("a broker left out by --limit is called unaudited: %s", p.Message)
+		}
+	}
 }

@@ -172,8 +172,8 @@ func TestClusterReportMapFile(t *testing.T) {
 }
 
 func TestProofProvenSpelling(t *testing.T) {
-	if report.ProofProven != string(discover.Proven) {
-		t.Errorf("report.ProofProven %q, discover.Proven %q", report.ProofProven, discover.Proven)
+	if report.ProofProven != string(discover.Proven) || report.ProofLeftOut != string(discover.LeftOut) {
+		t.Errorf("report.ProofProven %q, discover.Proven %q; report.ProofLeftOut %q, discover.LeftOut %q", report.ProofProven, discover.Proven, report.ProofLeftOut, discover.LeftOut)
 	}
 }
 

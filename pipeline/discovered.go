@@ -62,7 +62,11 @@ func discoveredInventory(cl *discover.Cluster, src *ClusterSource) (*inventory.I
 // scan reuses its answer.
 func (f Fleet) loadOrDiscover(ctx context.Context, c Console, src *ClusterSource) (*inventory.Inventory, []inventory.Host, error) {
 	if f.Inventory != "" || src == nil {
-		return f.load(c)
+		inv, hosts, err := f.load(c)
+		if err == nil {
+			err = src.leaveOut(inv, hosts)
+		}
+		return inv, hosts, err
 	}
 	cl, err := src.Discover(ctx)
 	if err != nil {
@@ -74,10 +78,36 @@ func (f Fleet) loadOrDiscover(ctx context.Context, c Console, src *ClusterSource
 		return nil, nil, err
 	}
 	hosts, err := inv.Select(f.Limit)
+	if err == nil {
+		err = src.leaveOut(inv, hosts)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
 	return inv, hosts, nil
+}
+
+// leaveOut records in s the hosts of inv that selected (--limit) leaves
+// out; nothing for a nil s.
+func (s *ClusterSource) leaveOut(inv *inventory.Inventory, selected []inventory.Host) error {
+	if s == nil {
+		return nil
+	}
+	all, err := inv.Select("")
+	if err != nil {
+		return err
+	}
+	in := map[string]bool{}
+	for _, h := range selected {
+		in[h.Name] = true
+	}
+	s.leftOut = nil
+	for _, h := range all {
+		if !in[h.Name] {
+			s.leftOut = append(s.leftOut, h)
+		}
+	}
+	return nil
 }
 
 // reread is a copy of s for a new load of the fleet (serve's start and

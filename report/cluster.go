@@ -47,6 +47,10 @@ type ClusterBroker struct {
 // import; pipeline's TestProofProvenSpelling keeps them equal).
 const ProofProven = "proven"
 
+// ProofLeftOut is ClusterBroker.Proof of a broker matched to an inventory
+// host this run does not audit (--limit): nothing about it was checked.
+const ProofLeftOut = "left-out"
+
 // ClusterConfig is a running broker's setting and where it comes from
 // (static, dynamic, dynamic-default, default).
 type ClusterConfig struct {

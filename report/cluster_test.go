@@ -16,6 +16,7 @@ func clusterFixture() *Cluster {
 				Configs:      map[string]ClusterConfig{"socket.listen.backlog.size": {Value: "50", Source: "default"}},
 				KafkaAtLeast: "3.8", KafkaEvidence: "Produce v11, first in 3.8"},
 			{NodeID: 7, Advertised: "kafka-7.internal:9092", KafkaEvidence: "ApiVersions failed: i/o timeout"},
+			{NodeID: 8, Advertised: "kafka-8.internal:9092", Host: "kafka-8", By: "name", Proof: ProofLeftOut},
 		},
 		Problems: []ClusterProblem{
 			{Rule: "broker-unaudited", Severity: "high", NodeID: 7, Message: "broker 7 (kafka-7.internal:9092) is in cluster Xy3cluster but in no inventory: nothing about it was checked"},
@@ -36,7 +37,8 @@ func TestClusterInEveryFormat(t *testing.T) {
 		"json": {`"waived": "by w.yaml:4, no expiry: behind the NLB by design"`, `"broker-unaudited"`, `"proof": "proven"`, `"source": "default"`, `"kafka_at_least": "3.8"`, `"kafka_evidence": "Produce v11, first in 3.8"`,
 			`"kafka_evidence": "ApiVersions failed: i/o timeout"`, `"controller_quorum": {`, `"leader": 3001`},
 		"table": {"controller quorum: leader 3001; voters 3000 (CONTROLLER=ctl-0:9093), 3001", "broker 1 kafka-a1.internal:9092 → kafka-a1 (by name, proven); Kafka ≥ 3.8 (Produce v11, first in 3.8)", "socket.listen.backlog.size=50 (default)", "high broker-unaudited: broker 7 (kafka-7.internal:9092) is in cluster Xy3cluster but in no inventory",
-			"broker 7 kafka-7.internal:9092 → no audited host; Kafka version not proven: ApiVersions failed: i/o timeout", "high broker-version-mismatch: broker 1 speaks Produce v11 (Kafka ≥ 3.8) but the jars on kafka-a1 say Apache Kafka 3.6.1",
+			"broker 7 kafka-7.internal:9092 → no audited host; Kafka version not proven: ApiVersions failed: i/o timeout",
+			"broker 8 kafka-8.internal:9092 → kafka-8 (by name; left out of this run by --limit: not audited)", "high broker-version-mismatch: broker 1 speaks Produce v11 (Kafka ≥ 3.8) but the jars on kafka-a1 say Apache Kafka 3.6.1",
 			"waived (was medium) advertised-shared: all 2 brokers of cluster Xy3cluster advertise the host nlb.internal; waived by w.yaml:4, no expiry: behind the NLB by design"},
 		"markdown": {"## Cluster", "controller quorum: leader 3001; voters 3000 (CONTROLLER=ctl-0:9093), 3001", "| 1 | kafka-a1.internal:9092 | kafka-a1 | proven (by name)", "| Kafka ≥ 3.8 (Produce v11, first in 3.8) |", "socket.listen.backlog.size=50 (default)", "- **high** `broker-unaudited`: broker 7",
 			"- **high** `broker-version-mismatch`: broker 1 speaks Produce v11", "- **waived (was medium)** `advertised-shared`: all 2 brokers of cluster Xy3cluster advertise the host nlb.internal; waived by w.yaml:4, no expiry: behind the NLB by design"},

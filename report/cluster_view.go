@@ -13,6 +13,9 @@ func clusterBrokerLine(b ClusterBroker) string {
 	if b.Host == "" {
 		return s + " → no audited host"
 	}
+	if b.Proof == ProofLeftOut {
+		return fmt.Sprintf("%s → %s (by %s; left out of this run by --limit: not audited)", s, b.Host, b.By)
+	}
 	return fmt.Sprintf("%s → %s (by %s, %s)", s, b.Host, b.By, b.Proof)
 }
 

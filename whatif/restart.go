@@ -117,6 +117,9 @@ func clusterMembers(rc *report.Cluster) (map[string]string, map[string][]string)
 		case b.Host == "":
 			unaudited[clusterPrefix+rc.ID] = append(unaudited[clusterPrefix+rc.ID],
 				fmt.Sprintf("broker %d (%s): in no inventory, not audited", b.NodeID, b.Advertised))
+		case b.Proof == report.ProofLeftOut:
+			unaudited[clusterPrefix+rc.ID] = append(unaudited[clusterPrefix+rc.ID],
+				fmt.Sprintf("broker %d (%s): host %s, left out of this run (--limit), not audited", b.NodeID, b.Advertised, b.Host))
 		case b.Proof == report.ProofProven:
 			proven[b.Host] = rc.ID
 		}

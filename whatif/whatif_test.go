@@ -401,7 +401,8 @@ func TestRestartVerdictByClusterID(t *testing.T) {
 	m.Facts.Kafka.LogDirs = []facts.LogDir{{Path: "/d", Meta: &facts.MetaProperties{ClusterID: "Meta1", NodeID: 3}}}
 	g := host("g", "west", "6.1.0-13-amd64", "3.6.1", "apache", "4096", "4096")
 	r := &report.Report{SchemaVersion: 1, Hosts: []report.Host{a, b, m, g}, Cluster: &report.Cluster{ID: "Xy3", Brokers: []report.ClusterBroker{
-		{NodeID: 1, Host: "a", Proof: "proven"}, {NodeID: 2, Host: "b", Proof: "proven"}, {NodeID: 7, Advertised: "kafka-7:9092"}}}}
+		{NodeID: 1, Host: "a", Proof: "proven"}, {NodeID: 2, Host: "b", Proof: "proven"}, {NodeID: 7, Advertised: "kafka-7:9092"},
+		{NodeID: 8, Advertised: "kafka-8:9092", Host: "kafka-8", By: "name", Proof: report.ProofLeftOut}}}}
 	report.Summarize(r)
 	w, err := Evaluate(r, Assume{Kafka: "3.7.0"}, nil)
 	if err != nil {
@@ -421,6 +422,9 @@ func TestRestartVerdictByClusterID(t *testing.T) {
 		}
 		if v.SafeNow || v.SafeAfter || !slices.Contains(v.BlockersNow, "broker 7 (kafka-7:9092): in no inventory, not audited") {
 			t.Errorf("an unaudited broker does not block: %+v", v)
+		}
+		if !slices.Contains(v.BlockersNow, "broker 8 (kafka-8:9092): host kafka-8, left out of this run (--limit), not audited") {
+			t.Errorf("a broker left out by --limit does not block: %+v", v.BlockersNow)
 		}
 	}
 }
