@@ -194,16 +194,7 @@ func kfakeSource(k *kfake.Cluster, mapFile string) *pipeline.ClusterSource {
 func TestFixFleetDiscovered(t *testing.T) {
 	k := kfakeCluster(t, 2, "FixNoInventory")
 	f := startFleet(t, simhost.DemoFleet()[:2])
-	conf := aliasSSHConfig(t, f, map[string]int{"broker-a": 0, "broker-b": 1})
-	mapFile := filepath.Join(t.TempDir(), "map.yaml")
-	if err := os.WriteFile(mapFile, []byte("0: broker-a\n1: broker-b\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	src := kfakeSource(k, mapFile)
-	var err error
-	if src.Map, err = discover.LoadMap(mapFile); err != nil {
-		t.Fatal(err)
-	}
+	conf, src := twoMappedBrokers(t, k, f)
 	var stdout, stderr lockedBuffer
 	c := pipeline.Console{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr, Now: time.Now}
 	cfg := pipeline.Config{Concurrency: 2, Timeout: audit.DefaultTimeout, ConnectTimeout: 5 * time.Second, FailOn: rules.High, Cluster: src}
@@ -216,6 +207,24 @@ func TestFixFleetDiscovered(t *testing.T) {
 			t.Errorf("the plan has no host %s:\n%s", h, stdout.String())
 		}
 	}
+}
+
+// twoMappedBrokers is the ssh_config naming f's first two hosts broker-a
+// and broker-b, and the ClusterSource of kfake cluster k with a map file
+// pinning its brokers 0 and 1 to them.
+func twoMappedBrokers(t *testing.T, k *kfake.Cluster, f *simhost.Fleet) (string, *pipeline.ClusterSource) {
+	t.Helper()
+	conf := aliasSSHConfig(t, f, map[string]int{"broker-a": 0, "broker-b": 1})
+	mapFile := filepath.Join(t.TempDir(), "map.yaml")
+	if err := os.WriteFile(mapFile, []byte("0: broker-a\n1: broker-b\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	src := kfakeSource(k, mapFile)
+	var err error
+	if src.Map, err = discover.LoadMap(mapFile); err != nil {
+		t.Fatal(err)
+	}
+	return conf, src
 }
 
 // TestServeDiscovered: serve --bootstrap without an inventory asks the
@@ -286,16 +295,7 @@ func TestServeDiscovered(t *testing.T) {
 func TestScanDiscoveredLimited(t *testing.T) {
 	k := kfakeCluster(t, 2, "LimitedScan")
 	f := startFleet(t, simhost.DemoFleet()[:2])
-	conf := aliasSSHConfig(t, f, map[string]int{"broker-a": 0, "broker-b": 1})
-	mapFile := filepath.Join(t.TempDir(), "map.yaml")
-	if err := os.WriteFile(mapFile, []byte("0: broker-a\n1: broker-b\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	src := kfakeSource(k, mapFile)
-	var err error
-	if src.Map, err = discover.LoadMap(mapFile); err != nil {
-		t.Fatal(err)
-	}
+	conf, src := twoMappedBrokers(t, k, f)
 	out := filepath.Join(t.TempDir(), "report.json")
 	var stderr lockedBuffer
 	c := pipeline.Console{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: &stderr, Now: time.Now}
