@@ -56,6 +56,7 @@ func explain(o Options, err error) error {
 		opErr   *net.OpError
 		eof     *kgo.ErrFirstReadEOF
 	)
+	reply := foreignReply(err)
 	switch {
 	case errors.As(err, &eof) && o.TLS == nil && strings.Contains(eof.Error(), "requires TLS"):
 		e.Kind, e.Hint = TLSFailed, "the broker closed the connection at the first request: if this listener is SSL or SASL_SSL, give --tls-ca"
@@ -65,8 +66,8 @@ func explain(o Options, err error) error {
 		e.Kind, e.Hint = TLSFailed, "the broker closed the connection at the TLS handshake: is this listener PLAINTEXT or SASL_PLAINTEXT? drop --tls-ca"
 	case strings.Contains(err.Error(), "appear to be a tls alert record"):
 		e.Kind, e.Hint = TLSFailed, "this listener speaks TLS: give --tls-ca (security.protocol SSL or SASL_SSL)"
-	case foreignReply(err) != "":
-		e.Kind, e.Hint = NotKafka, fmt.Sprintf("the port answered %s, which is not Kafka: is this the broker's client listener (not its SSH, HTTP or JMX port)?", foreignReply(err))
+	case reply != "":
+		e.Kind, e.Hint = NotKafka, fmt.Sprintf("the port answered %s, which is not Kafka: is this the broker's client listener (not its SSH, HTTP or JMX port)?", reply)
 	case errors.Is(err, kerr.SaslAuthenticationFailed), errors.Is(err, kerr.IllegalSaslState), errors.Is(err, kerr.UnsupportedSaslMechanism):
 		e.Kind, e.Hint = AuthFailed, "authentication failed: check the SASL mechanism (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512), the user name and the password file or variable"
 	case o.SASL != nil && o.TLS == nil && errors.Is(err, io.EOF):

@@ -43,36 +43,50 @@ func (w Waiver) MatchesProblem(p report.ClusterProblem, groups []string) bool {
 	return false
 }
 
-// clusterCovered is the indexes of r's cluster findings that wv covers
-// (and no waiver has yet).
-func clusterCovered(r *report.Report, wv Waiver) []int {
+// clusterCovered counts r's cluster findings that wv covers and no
+// waiver has yet (what an expired wv would have waived).
+func clusterCovered(r *report.Report, wv Waiver) int {
 	if r.Cluster == nil {
-		return nil
+		return 0
 	}
-	groups := map[string][]string{}
+	groups := hostGroups(r)
+	n := 0
+	for _, p := range r.Cluster.Problems {
+		if p.Waived == "" && wv.MatchesProblem(p, groups[p.Host]) {
+			n++
+		}
+	}
+	return n
+}
+
+// waiveCluster marks each cluster finding of r with what the first
+// unexpired waiver of w that covers it says (file order, as for a host's
+// findings); a waived one no longer counts toward --fail-on
+// (Report.WorstFailure). One already waived is left as it is.
+func waiveCluster(r *report.Report, w Waivers, now time.Time) {
+	if r.Cluster == nil {
+		return
+	}
+	groups := hostGroups(r)
+	for i := range r.Cluster.Problems {
+		p := &r.Cluster.Problems[i]
+		if p.Waived != "" {
+			continue
+		}
+		for _, wv := range w {
+			if !wv.Expired(now) && wv.MatchesProblem(*p, groups[p.Host]) {
+				p.Waived = wv.note()
+				break
+			}
+		}
+	}
+}
+
+// hostGroups is each report host's groups, by name.
+func hostGroups(r *report.Report) map[string][]string {
+	groups := make(map[string][]string, len(r.Hosts))
 	for _, h := range r.Hosts {
 		groups[h.Name] = h.Groups
 	}
-	var out []int
-	for i, p := range r.Cluster.Problems {
-		if p.Waived == "" && wv.MatchesProblem(p, groups[p.Host]) {
-			out = append(out, i)
-		}
-	}
-	return out
-}
-
-// waiveCluster marks each cluster finding of r that an unexpired waiver
-// of w covers (the first in file order) with what the waiver says; a
-// waived one no longer counts toward --fail-on (Report.WorstFailure).
-func waiveCluster(r *report.Report, w Waivers, now time.Time) {
-	for _, wv := range w {
-		if wv.Expired(now) {
-			continue
-		}
-		for _, i := range clusterCovered(r, wv) {
-			p := &r.Cluster.Problems[i]
-			p.Waived = wv.note()
-		}
-	}
+	return groups
 }

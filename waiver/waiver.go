@@ -380,7 +380,7 @@ func ApplyWaivers(r *report.Report, w Waivers, now time.Time) []string {
 		if !wv.Expired(now) {
 			continue
 		}
-		n := len(clusterCovered(r, wv))
+		n := clusterCovered(r, wv)
 		for _, h := range r.Hosts {
 			for _, f := range h.Findings {
 				if waivable(f.Status) && wv.Matches(f.Rule, h.Name, h.Groups) {
