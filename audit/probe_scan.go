@@ -22,4 +22,5 @@ func probeHost(parent context.Context, h inventory.Host, f *facts.Facts, opt Opt
 		rcvbuf = f.Kafka.Properties["socket.receive.buffer.bytes"]
 	}
 	f.Probe = probe.Run(parent, opt.Runner, Target(h, opt.ConnectTimeout), f.Kernel, rcvbuf, *opt.Probe)
+	opt.Probes.Stamp(f.Probe, f)
 }

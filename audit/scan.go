@@ -44,6 +44,11 @@ type Options struct {
 	// consumers, gathered with the client profile (DefaultClientsGroup
 	// when ""): their connections to the other hosts' Kafka ports.
 	ClientsGroup string
+	// Probes, when set, keeps each probe's verdict on kaudit's side and
+	// gives a host without a probe in this run the one recorded for its
+	// boot (probe.Records.Settle); ProbesErr is told what it could not do.
+	Probes    *probe.Records
+	ProbesErr func(error)
 }
 
 // DefaultClientsGroup is the inventory group of client hosts.
@@ -180,8 +185,12 @@ func scanHost(parent context.Context, h inventory.Host, opt Options, clientPorts
 		return res
 	}
 	res.Facts = f
+	f.HostKey = out.HostKey
 	if f.Role != facts.RoleClient { // the probe tests a broker's kernel, not a producer's
 		probeHost(parent, h, f, opt)
+		if err := opt.Probes.Settle(f); err != nil && opt.ProbesErr != nil {
+			opt.ProbesErr(err)
+		}
 	}
 	return res
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/kaudit/kaudit/audit/probe"
 	"github.com/kaudit/kaudit/audit/transport"
 	"github.com/kaudit/kaudit/remediate"
 	"github.com/kaudit/kaudit/remediate/apply"
@@ -20,6 +21,7 @@ type ApplyConfig struct {
 	MaxFailures    int // start no batch once more hosts than this failed
 	Log            func(line string)
 	Now            func() time.Time // the journal's clock (nil: time.Now)
+	Probes         *probe.Records   // the probe verdicts the verify's re-gather uses (nil: none)
 }
 
 // Apply carries out fp on its hosts and returns the run's journal. A nil
@@ -29,6 +31,7 @@ func Apply(ctx context.Context, fp *FixPlan, cfg ApplyConfig) (*remediate.Journa
 	return apply.Apply(ctx, fp.Hosts, apply.Options{
 		Runner: cfg.Runner, RunID: cfg.RunID, Timeout: cfg.Timeout, ConnectTimeout: cfg.ConnectTimeout,
 		Batch: cfg.Batch, MaxFailures: cfg.MaxFailures, JournalPath: cfg.JournalPath, Log: cfg.Log, Now: cfg.Now,
+		Probes: cfg.Probes,
 	})
 }
 

@@ -50,6 +50,8 @@ func Audit(ctx context.Context, hosts []inventory.Host, cfg Config) (*report.Rep
 		Progress:       cfg.Progress,
 		Finish:         sink.finish,
 		ClientsGroup:   cfg.ClientsGroup,
+		Probes:         cfg.ProbeRecords,
+		ProbesErr:      cfg.ProbeRecordsErr,
 	})
 	r := &report.Report{
 		SchemaVersion: report.SchemaVersion,

@@ -23,6 +23,7 @@ func Demo(ctx context.Context, c Console, j ReportJob) error {
 		return err
 	}
 	j.Config.Probe = &probe.Options{Budget: 2 * time.Second}
+	j.Config.ProbeRecords = nil // the simulated hosts' keys are new each run: nothing to keep
 	dir, err := os.MkdirTemp("", "kaudit-demo-")
 	if err != nil {
 		return err

@@ -66,6 +66,7 @@ func Fix(ctx context.Context, c Console, f Fleet, cfg Config, quiet bool, j FixJ
 	}
 	warnCluster(c, r.Cluster)
 	j.Config.Runner, j.Config.Timeout, j.Config.ConnectTimeout = cfg.Runner, cfg.Timeout, cfg.ConnectTimeout
+	j.Config.Probes = cfg.ProbeRecords
 	if j.Apply {
 		j.Config.Batch = fitWarned(c, j.Config.Batch)
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/kaudit/kaudit/audit/probe"
 	"github.com/kaudit/kaudit/internal/located"
 )
 
@@ -20,20 +21,50 @@ var ErrNoHome = errors.New("cannot find the home directory for the run journal")
 // directory the error (ErrNoHome) says to set --journal-dir.
 func journalDir(dir string) (string, error) {
 	if dir == "" {
-		if x := os.Getenv("XDG_STATE_HOME"); x != "" && filepath.IsAbs(x) {
-			dir = filepath.Join(x, "kaudit", "runs")
-		} else {
-			home, err := os.UserHomeDir()
-			if err != nil {
-				return "", located.Hint(fmt.Errorf("%w (%v)", ErrNoHome, err), "set --journal-dir")
-			}
-			dir = filepath.Join(home, ".local", "state", "kaudit", "runs")
+		var err error
+		if dir, err = stateDir("runs"); err != nil {
+			return "", located.Hint(fmt.Errorf("%w (%v)", ErrNoHome, err), "set --journal-dir")
 		}
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", fmt.Errorf("journal directory: %v", err)
 	}
 	return dir, nil
+}
+
+// stateDir is kaudit's state directory sub: $XDG_STATE_HOME/kaudit/sub
+// (an absolute XDG_STATE_HOME only), else ~/.local/state/kaudit/sub.
+func stateDir(sub string) (string, error) {
+	if x := os.Getenv("XDG_STATE_HOME"); x != "" && filepath.IsAbs(x) {
+		return filepath.Join(x, "kaudit", sub), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(home, ".local", "state", "kaudit", sub), nil
+}
+
+// ProbeRecordsOff is the --probe-records value that keeps no probe verdicts.
+const ProbeRecordsOff = "off"
+
+// ProbeRecordsAt is where the probe's verdicts are kept (probe.Records):
+// dir, or when empty kaudit's state directory's probes
+// (~/.local/state/kaudit/probes); nil for ProbeRecordsOff, or when there
+// is no home directory for the default. Nothing is created until a probe
+// is recorded.
+func ProbeRecordsAt(dir string) *probe.Records {
+	switch dir {
+	case ProbeRecordsOff:
+		return nil
+	case "":
+		d, err := stateDir("probes")
+		if err != nil {
+			return nil
+		}
+		dir = d
+	}
+	return &probe.Records{Dir: dir}
 }
 
 // journalPath is the journal of run runID in dir.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/kaudit/kaudit/audit"
@@ -46,6 +47,12 @@ type Config struct {
 	// spool. A host whose facts cannot be written keeps them in memory.
 	SpoolFacts bool
 	SpoolDir   string
+	// ProbeRecords, when set, keeps each probe's verdict for the host's
+	// boot and gives the hosts without a probe in this run theirs
+	// (probe.Records; ProbeRecordsAt); ProbeRecordsErr is told what it could
+	// not read or write (nil: nothing is said).
+	ProbeRecords    *probe.Records
+	ProbeRecordsErr func(error)
 	// Cluster, when set (scan --bootstrap), asks the Kafka cluster for
 	// its brokers before any host is contacted and cross-checks them with
 	// the audited hosts (report.Cluster).
@@ -182,6 +189,12 @@ func auditOnTerminal(ctx context.Context, c Console, hosts []inventory.Host, cfg
 	}
 	ctx, stop := interruptible(ctx)
 	defer stop()
+	if cfg.ProbeRecords != nil && cfg.ProbeRecordsErr == nil {
+		var once sync.Once
+		cfg.ProbeRecordsErr = func(err error) {
+			once.Do(func() { c.Warnf("%v: probe verdicts are neither kept nor used in this run", err) })
+		}
+	}
 	bar := termui.StartBar(c.Stderr, len(hosts), quiet)
 	cfg.Progress = func(res audit.Result) { bar.Done(res.Err != nil) }
 	r, err := Audit(ctx, hosts, cfg)

@@ -127,6 +127,40 @@ func writeRun(w io.Writer, j *remediate.Journal) {
 		}
 	}
 	fmt.Fprintf(w, "%s changed and verified, %d of them %s a broker restart (kaudit never restarts a broker)\n", countOf(verified, "host", "hosts"), restart, map[bool]string{true: "needs", false: "need"}[restart == 1])
+	writeResidual(w, j)
+}
+
+// writeResidual says, after the tally, on which verified hosts the talk's
+// failure is still possible and on which only the kernel is left: values
+// that read back are not the risk gone (remediate.Residual).
+func writeResidual(w io.Writer, j *remediate.Journal) {
+	var open, closed, pending []string
+	for _, hj := range j.Hosts {
+		r := hj.Residual
+		switch {
+		case r == nil || !r.KernelOpen:
+			continue
+		case r.CookiePathOpen:
+			open = append(open, termsafe.Line(hj.Host))
+		default:
+			closed = append(closed, termsafe.Line(hj.Host))
+		}
+		if r.RestartPending {
+			pending = append(pending, termsafe.Line(hj.Host))
+		}
+	}
+	if len(open) > 0 {
+		fmt.Fprintf(w, "still exposed: the SYN-cookie path is open on a kernel without commit 909172a on %s (%s): the talk's failure remains possible there; turn cookies off (net.ipv4.tcp_syncookies=0, kaudit explain kernel-synack-wscale) or upgrade the kernel\n",
+			countOf(len(open), "host", "hosts"), strings.Join(open, ", "))
+	}
+	if len(closed) > 0 {
+		fmt.Fprintf(w, "kernel still affected on %s (%s): the SYN-cookie path is closed (tcp_syncookies=0), the kernel upgrade is still open\n",
+			countOf(len(closed), "host", "hosts"), strings.Join(closed, ", "))
+	}
+	if len(pending) > 0 && len(open)+len(closed) > 0 {
+		fmt.Fprintf(w, "listen backlog pending a broker restart on %s (%s): until then a reconnect storm beyond the old backlog drops SYNs\n",
+			countOf(len(pending), "host", "hosts"), strings.Join(pending, ", "))
+	}
 }
 
 func writeHostRun(w io.Writer, hj remediate.HostJournal) {

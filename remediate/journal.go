@@ -8,9 +8,12 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"strings"
 	"time"
 
+	"github.com/kaudit/kaudit/audit/facts"
 	"github.com/kaudit/kaudit/internal/atomicfile"
+	"github.com/kaudit/kaudit/rules"
 )
 
 // JournalVersion is the version of the journal's JSON shape.
@@ -55,6 +58,50 @@ type HostJournal struct {
 	// NoOp: the host already was as planned when read, so nothing was
 	// changed (Status unchanged) and that is no failure. Error then says so.
 	NoOp bool `json:"no_op,omitempty"`
+	// Residual is what the verify's re-gather says remains of the talk's
+	// failure on the host (nil: the host did not reach verified).
+	Residual *Residual `json:"residual,omitempty"`
+}
+
+// Residual is the SYN-cookie failure's state on a host after a verified
+// run: kernel-synack-wscale evaluated again on the facts gathered after
+// the change, with the probe's verdict for this boot when kaudit has one.
+// Verified means the values read back; Residual says whether the risk is
+// gone.
+type Residual struct {
+	Kernel rules.Status `json:"kernel"` // kernel-synack-wscale after the run
+	Source rules.Source `json:"kernel_source,omitempty"`
+	// KernelOpen: the kernel lacks commit 909172a or may (status not pass):
+	// only a kernel upgrade closes it.
+	KernelOpen bool `json:"kernel_open"`
+	// CookiePathOpen: a connection can still be completed by a SYN cookie
+	// with the wrong window scale (the rule still fails: cookies on and
+	// SO_RCVBUF set, or unknown with cookies on).
+	CookiePathOpen bool `json:"cookie_path_open"`
+	// Syncookies is net.ipv4.tcp_syncookies as read after the run.
+	Syncookies string `json:"syncookies,omitempty"`
+	// RestartPending: the plan's backlog (or another Kafka) change is in
+	// the file but reaches the broker only when it restarts.
+	RestartPending bool   `json:"restart_pending,omitempty"`
+	Reason         string `json:"reason"` // the rule's reason after the run
+}
+
+// ResidualOf is the Residual of facts gathered after a run, given the
+// findings of the rules on them.
+func ResidualOf(f *facts.Facts, findings []rules.Finding, restartPending bool) *Residual {
+	r := &Residual{RestartPending: restartPending}
+	if f != nil {
+		r.Syncookies = f.Sysctl[rules.KeySyncookies]
+	}
+	for _, fd := range findings {
+		if fd.Rule != rules.RuleKernelSynackWscale {
+			continue
+		}
+		r.Kernel, r.Source, r.Reason = fd.Status, fd.Source, fd.Reason
+		r.KernelOpen = fd.Status != rules.Pass && fd.Status != rules.Skip
+		r.CookiePathOpen = r.KernelOpen && r.Syncookies != "0" && (fd.Status == rules.Fail || fd.Status == rules.Unknown)
+	}
+	return r
 }
 
 // Failed reports whether the host did not end as planned: restoring
@@ -240,4 +287,27 @@ func LoadJournal(path string) (*Journal, error) {
 		return nil, fmt.Errorf("journal %s: invalid run id %q", path, j.RunID)
 	}
 	return &j, nil
+}
+
+// Text says in one line what remains: the kernel, the cookie path, the
+// restart.
+func (r *Residual) Text() string {
+	if !r.KernelOpen {
+		return "kernel-synack-wscale " + string(r.Kernel) + " after the run: the failure is not possible here"
+	}
+	var b strings.Builder
+	b.WriteString("the kernel still lacks commit 909172a or may (kernel-synack-wscale " + string(r.Kernel))
+	if r.Source != "" && r.Source != rules.SourceNone {
+		b.WriteString(", by " + string(r.Source))
+	}
+	b.WriteString("): only a kernel upgrade closes it; ")
+	if r.CookiePathOpen {
+		b.WriteString("the SYN-cookie path is still OPEN (tcp_syncookies=" + r.Syncookies + "): the failure remains possible")
+	} else {
+		b.WriteString("the SYN-cookie path is closed (tcp_syncookies=" + r.Syncookies + ")")
+	}
+	if r.RestartPending {
+		b.WriteString("; the raised listen backlog is pending a broker restart")
+	}
+	return b.String()
 }

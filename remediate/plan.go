@@ -43,6 +43,10 @@ const (
 const (
 	SyncookiesTradeOff = "trade-off: SYNs are dropped instead of answered with cookies while the queue is full; clients retry after ~1 s. " +
 		"Works around the kernel bug (commit 909172a: the cookie path uses a different window scale than the SYN-ACK advertised) until the kernel is upgraded"
+	// SyncookiesDefaultNote is the note of tcp_syncookies=1 (undoing a
+	// forced 2): true for 1, which is not the bug's workaround.
+	SyncookiesDefaultNote = "1 is the kernel default: cookies only once the SYN queue is full, instead of for every SYN (2). " +
+		"On a kernel without commit 909172a a reconnect storm that overflows the queue still completes connections by cookie with the wrong window scale (see kernel-synack-wscale)"
 	RcvbufAlternative = "alternative (derived from the kernel code, not from the talk; not applied): set socket.receive.buffer.bytes=-1 in server.properties and restart the broker: " +
 		"Kafka then leaves SO_RCVBUF unset on the listener, which removes one precondition of the bug; the kernel autotunes the receive buffer instead"
 	somaxconnRestartNote = "the listener keeps the backlog it started with (min(backlog, somaxconn) is fixed when the socket starts listening): Kafka sees the new limit after its next restart"

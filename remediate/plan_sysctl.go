@@ -94,6 +94,9 @@ func (p *planner) sysctlChanges() []Change {
 func (p *planner) sysctlNotes(c *Change) []string {
 	switch c.Target {
 	case keySyncookies:
+		if c.To != "0" {
+			return []string{SyncookiesDefaultNote}
+		}
 		notes := []string{SyncookiesTradeOff}
 		if p.kernelStatus == string(rules.Unknown) {
 			notes = append(notes, "planned because the kernel could not be settled as fixed")

@@ -146,6 +146,9 @@ func (c *evalCtx) kernel() kernelAnalysis {
 			a.reason = c.notGathered(facts.SecKernel, "kernel release")
 		}
 		a = withProbe(a, c.f.Kernel, c.f.Probe)
+		if c.f.Probe == nil {
+			a = withEarlierProbe(a, c.f.Kernel, c.f.EarlierProbe)
+		}
 		c.k = &a
 	}
 	return *c.k

@@ -3,6 +3,7 @@ package rules
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/kaudit/kaudit/audit/facts"
 )
@@ -58,19 +59,22 @@ func withProbe(a kernelAnalysis, k facts.Kernel, p *facts.Probe) kernelAnalysis 
 	if m := probeMismatch(p); m != nil {
 		pair := fmt.Sprintf("%d vs %d (SO_RCVBUF %d; %s%s)", m.ClientSndWscale, m.ServerRcvWscale, m.RcvBuf, transferText(*m), against(p))
 		if a.status == KernelFixed {
-			a.reason = fmt.Sprintf("probe: kernel %s reads as fixed by %s (%s), but this kernel completes SYN-cookie connections with a window scale the client was not told: %s; it lacks commit %s (reverted, or a build without it)%s",
-				release, sourceName(a.source), a.reason, pair, kernels.Commit[:7], stopped)
+			a.reason = fmt.Sprintf("%s: kernel %s reads as fixed by %s (%s), but this kernel completes SYN-cookie connections with a window scale the client was not told: %s; it lacks commit %s (reverted, or a build without it)%s",
+				probeLabel(p), release, sourceName(a.source), a.reason, pair, kernels.Commit[:7], stopped)
 		} else {
-			a.reason = fmt.Sprintf("probe: with tcp_syncookies=2 this kernel completes SYN-cookie connections with a window scale the client was not told: %s; kernel %s lacks commit %s%s%s",
-				pair, release, kernels.Commit[:7], without(a), stopped)
+			a.reason = fmt.Sprintf("%s: with tcp_syncookies=2 this kernel completes SYN-cookie connections with a window scale the client was not told: %s; kernel %s lacks commit %s%s%s",
+				probeLabel(p), pair, release, kernels.Commit[:7], without(a), stopped)
 		}
 		a.status, a.source = KernelAffected, SourceProbe
 		return a
 	}
 	why := probeUnsettled(p)
+	if why != "" && p.Recorded {
+		why = probeLabel(p) + ": " + why
+	}
 	if why == "" {
-		a.reason = fmt.Sprintf("probe: with tcp_syncookies=2 in a throw-away network namespace, every connection completed by a SYN cookie used the window scale the client was told and its %d KiB flowed (%s): kernel %s handles cookie connections correctly%s",
-			p.Cases[0].Bytes>>10, probePairs(p), release, without(a))
+		a.reason = fmt.Sprintf("%s: with tcp_syncookies=2 in a throw-away network namespace, every connection completed by a SYN cookie used the window scale the client was told and its %d KiB flowed (%s): kernel %s handles cookie connections correctly%s",
+			probeLabel(p), p.Cases[0].Bytes>>10, probePairs(p), release, without(a))
 		a.status, a.source = KernelFixed, SourceProbe
 		return a
 	}
@@ -80,6 +84,60 @@ func withProbe(a kernelAnalysis, k facts.Kernel, p *facts.Probe) kernelAnalysis 
 	}
 	a.reason = fmt.Sprintf("%s; kernel %s reads as fixed by %s (%s), but a probe that ran on it and did not confirm the fix is not overruled by that", why, release, sourceName(a.source), a.reason)
 	a.status, a.source = KernelUnknown, ""
+	return a
+}
+
+// probeLabel names the probe whose result a reason gives: this run's, or
+// one kaudit recorded for this boot of the host (audit/probe.Records),
+// with when it ran and how old it was when read back.
+func probeLabel(p *facts.Probe) string {
+	if !p.Recorded {
+		return "probe"
+	}
+	return fmt.Sprintf("proven by probe at %s on this boot (boot id %s, %s before this gather; kaudit's record)",
+		p.At.UTC().Format("2006-01-02 15:04 UTC"), shortID(p.BootID), time.Duration(p.AgeS)*time.Second)
+}
+
+func shortID(id string) string {
+	if len(id) > 8 {
+		return id[:8] + "…"
+	}
+	return id
+}
+
+// withEarlierProbe weighs the last probe kaudit recorded for this host
+// when it ran on another boot or kernel (Facts.EarlierProbe): it no longer
+// decides, and the reason says the verdict is the version table's or
+// changelog's again, with how to settle this boot. One exception, for the
+// worst bug (a wrong "you are safe"): when that probe found the bug on
+// this same kernel release, a "fixed" read from the release is not
+// believed until this boot is probed: unknown.
+func withEarlierProbe(a kernelAnalysis, k facts.Kernel, p *facts.Probe) kernelAnalysis {
+	if p == nil {
+		return a
+	}
+	when := p.At.UTC().Format("2006-01-02 15:04 UTC")
+	same := p.Release == strings.TrimSpace(k.Release)
+	found := "the fix"
+	if probeMismatch(p) != nil {
+		found = "the bug"
+	}
+	on := "kernel " + p.Release
+	if same {
+		on = "an earlier boot of this kernel (boot id " + shortID(p.BootID) + ")"
+	}
+	if same && found == "the bug" && a.status == KernelFixed {
+		a.reason = fmt.Sprintf("kaudit's probe at %s found the bug on %s, and this boot was not probed: %s reads this release as fixed (%s), which a reboot into the same release does not make true; run kaudit probe to settle this boot",
+			when, on, sourceName(a.source), a.reason)
+		a.status, a.source = KernelUnknown, ""
+		return a
+	}
+	by := "does not come from a probe"
+	if a.source == SourceVersion || a.source == SourceChangelog {
+		by = "is " + sourceName(a.source) + "'s"
+	}
+	a.probeNote = fmt.Sprintf("stale probe record: kaudit's probe at %s found %s on %s; this boot was not probed, so the verdict above %s (run kaudit probe to settle this boot)",
+		when, found, on, by)
 	return a
 }
 

@@ -116,9 +116,9 @@ func evalReconnectStorm(c *evalCtx) Finding {
 }
 
 func (c *evalCtx) stormVerdict(fd Finding, w stormListener, cookies int, note string) Finding {
-	if cookies == 2 && w.clients > 0 {
+	if cookies == 2 { // whoever happens to be connected now: every client that connects gets a cookie
 		fd.Status = Fail
-		fd.Reason = fmt.Sprintf("tcp_syncookies=2: every SYN is answered with a cookie, so all %s clients that reconnect on %s after a restart or leader election get cookie connections (the path of the wscale bug, see kernel-synack-wscale)", thousands(w.clients), w.label)
+		fd.Reason = fmt.Sprintf("tcp_syncookies=2: every SYN is answered with a cookie, so every client that connects on %s (%s connected now, all of them again after a restart or leader election) gets a cookie connection (the path of the wscale bug, see kernel-synack-wscale)", w.label, thousands(w.clients))
 		fd.Fix = &Fix{Summary: "set net.ipv4.tcp_syncookies=1 (cookies only on overflow)", Sysctl: map[string]string{KeySyncookies: "1"}}
 		return fd
 	}

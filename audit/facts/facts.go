@@ -38,9 +38,19 @@ type Facts struct {
 	Evidence   Evidence `json:"evidence"`
 	// Feasibility is what this host lets kaudit change (nil: not gathered).
 	Feasibility *Feasibility `json:"feasibility,omitempty"`
-	// Probe is the SYN-cookie window-scale probe's outcome (kaudit scan
-	// --probe); nil when it was not asked for.
+	// Probe is the SYN-cookie window-scale probe's outcome: of this run
+	// (kaudit scan --probe, fix --probe), or one kaudit recorded for this
+	// boot of this host (Probe.Recorded set: audit/probe's Records); nil
+	// when there is neither.
 	Probe *Probe `json:"probe,omitempty"`
+	// EarlierProbe is the last probe kaudit recorded for this host when it
+	// ran on another boot or kernel (stale: it does not decide this boot's
+	// verdict, which the rules say).
+	EarlierProbe *Probe `json:"earlier_probe,omitempty"`
+	// HostKey is the SHA-256 fingerprint of the SSH host key this host's
+	// session was verified with ("local" for a local run; "" when the
+	// runner does not say): the identity a recorded probe is kept under.
+	HostKey string `json:"host_key,omitempty"`
 	// Sections maps a gather section name to its status when it was not
 	// fully successful: missing tool, permission denied, error text.
 	Sections map[string]SectionStatus `json:"sections,omitempty"`
@@ -89,10 +99,13 @@ type SectionStatus struct {
 
 // Kernel identifies the running kernel and distribution.
 type Kernel struct {
-	Release    string `json:"release"`                     // /proc/sys/kernel/osrelease, e.g. 5.4.0-150-generic
-	Version    string `json:"version,omitempty"`           // /proc/version (Debian puts the upstream sublevel there)
-	Signature  string `json:"version_signature,omitempty"` // /proc/version_signature (Ubuntu), e.g. "Ubuntu 5.4.0-150.167-generic 5.4.233"
-	Arch       string `json:"arch,omitempty"`
+	Release   string `json:"release"`                     // /proc/sys/kernel/osrelease, e.g. 5.4.0-150-generic
+	Version   string `json:"version,omitempty"`           // /proc/version (Debian puts the upstream sublevel there)
+	Signature string `json:"version_signature,omitempty"` // /proc/version_signature (Ubuntu), e.g. "Ubuntu 5.4.0-150.167-generic 5.4.233"
+	Arch      string `json:"arch,omitempty"`
+	// BootID is /proc/sys/kernel/random/boot_id: new on every boot, so a
+	// probe verdict kept for this boot (Probe.Recorded) is matched by it.
+	BootID     string `json:"boot_id,omitempty"`
 	Distro     string `json:"distro"`                   // os-release ID, e.g. ubuntu, centos, rhel, debian, amzn
 	DistroVer  string `json:"distro_version,omitempty"` // os-release VERSION_ID
 	DistroLike string `json:"distro_like,omitempty"`    // os-release ID_LIKE

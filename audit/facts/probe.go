@@ -1,5 +1,7 @@
 package facts
 
+import "time"
+
 // ProbeState is what happened to the SYN-cookie window-scale probe on one
 // host (audit/probe). ProbeOK: it finished and Cases hold every case. A
 // probe that stopped part way (timeout, error, host-changed) keeps in Cases
@@ -50,6 +52,19 @@ type Probe struct {
 	// Unshare says how the network namespace was made: "unshare(1)",
 	// "os.unshare" or "ctypes".
 	Unshare string `json:"unshare,omitempty"`
+	// BootID is the boot it ran on (Kernel.BootID when it ran), HostKey the
+	// host key of its session: with Release, what a recorded probe is
+	// matched by.
+	BootID  string `json:"boot_id,omitempty"`
+	HostKey string `json:"host_key,omitempty"`
+	// At is when it ran (UTC). Recorded says it did not run in this
+	// kaudit run but was read back from kaudit's own records
+	// (audit/probe.Records) for the same boot of the same host.
+	At       time.Time `json:"at,omitzero"`
+	Recorded bool      `json:"recorded,omitempty"`
+	// AgeS is, for a recorded probe, how old it was (seconds) when this
+	// gather read it back.
+	AgeS int64 `json:"age_s,omitempty"`
 }
 
 // ProbeCase is one listener / client pair of the probe: its handshake

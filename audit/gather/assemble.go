@@ -117,6 +117,7 @@ func (a *assembler) kernel(s remote.Section) {
 	k.Version = strings.TrimSpace(kv["version"])
 	k.Signature = strings.TrimSpace(kv["signature"])
 	k.Arch = strings.TrimSpace(kv["arch"])
+	k.BootID = parse.BootID(kv["boot_id"])
 	if strings.HasPrefix(k.Release, "!") {
 		a.note(facts.SecKernel, facts.SectionDenied, k.Release)
 		k.Release = ""

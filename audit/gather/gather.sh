@@ -43,6 +43,7 @@ why /proc/sys/kernel/osrelease; set -- "" "$M begin kernel" release= "$a"
 why /proc/version; set -- "$@" version= "$a"
 [ -r /proc/version_signature ] && set -- "$@" signature= /proc/version_signature
 if [ -r /proc/sys/kernel/arch ]; then set -- "$@" arch= /proc/sys/kernel/arch; else set -- "$@" "" "arch=$(uname -m 2>/dev/null)"; fi
+[ -r /proc/sys/kernel/random/boot_id ] && set -- "$@" boot_id= /proc/sys/kernel/random/boot_id
 set -- "$@" "" "$NL$M end kernel ok" "" "$M begin sysctl"
 for k in $SYSCTLS; do
 	sp "$k"

@@ -29,7 +29,7 @@ func (Local) Run(ctx context.Context, t Target, script []byte) (*Output, error) 
 	if stdout.overflowed() || stderr.overflowed() {
 		return nil, tooMuch()
 	}
-	out := &Output{Stdout: stdout.Bytes(), Stderr: stderr.Bytes()}
+	out := &Output{Stdout: stdout.Bytes(), Stderr: stderr.Bytes(), HostKey: LocalHostKey}
 	if ctx.Err() != nil {
 		return nil, classify(ctx.Err(), t.step())
 	}
@@ -41,3 +41,6 @@ func (Local) Run(ctx context.Context, t Target, script []byte) (*Output, error) 
 	}
 	return out, checkExit(t, out)
 }
+
+// LocalHostKey is Output.HostKey of a local run: the machine kaudit runs on.
+const LocalHostKey = "local"

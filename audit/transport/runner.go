@@ -54,6 +54,10 @@ type Output struct {
 	Stdout   []byte
 	Stderr   []byte
 	ExitCode int
+	// HostKey is the SHA-256 fingerprint of the host key the session's
+	// connection was verified with, "local" for a local run ("" when the
+	// runner cannot say).
+	HostKey string
 }
 
 // MaxOutput caps what kaudit reads from one host; a host printing more is

@@ -149,6 +149,9 @@ func (c *SSH) runOn(ctx context.Context, client *ssh.Client, ep endpoint, via *h
 	alive := startKeepalive(client, ep)
 	defer alive.stop()
 	out, err := runSession(ctx, client, t, script, c.BecomePassword)
+	if out != nil {
+		out.HostKey = hostKeyOf(client)
+	}
 	if err != nil && alive.dead.Load() {
 		return nil, newErr(facts.KindTimeout, err, "host stopped answering during the gather: %d keepalives unanswered (ServerAliveInterval %s, ServerAliveCountMax)", max(ep.aliveMax, 3), ep.alive)
 	}
@@ -199,10 +202,18 @@ func (c *SSH) connect(ctx context.Context, ep endpoint, via *hop) (*ssh.Client, 
 	dl, _ := cctx.Deadline()
 	_ = conn.SetDeadline(dl)        // TCP; a channel through a bastion has no deadlines:
 	stop := closeOnDone(cctx, conn) // closing it at the deadline covers both
+	verify := c.HostKeys.Callback(ep.hkName, ep.hkPort, ep.knownHosts, ep.policy)
+	var verified string
 	cfg := &ssh.ClientConfig{
-		User:              ep.user,
-		Auth:              auth,
-		HostKeyCallback:   c.HostKeys.Callback(ep.hkName, ep.hkPort, ep.knownHosts, ep.policy),
+		User: ep.user,
+		Auth: auth,
+		HostKeyCallback: func(name string, addr net.Addr, key ssh.PublicKey) error {
+			err := verify(name, addr, key)
+			if err == nil {
+				verified = ssh.FingerprintSHA256(plainKey(key))
+			}
+			return err
+		},
 		HostKeyAlgorithms: c.hostKeyAlgorithms(ep),
 		Timeout:           ep.timeout,
 		ClientVersion:     "SSH-2.0-kaudit",
@@ -221,7 +232,22 @@ func (c *SSH) connect(ctx context.Context, ep endpoint, via *hop) (*ssh.Client, 
 		return nil, classify(firstErr(ctx.Err(), err), "handshake")
 	}
 	_ = conn.SetDeadline(time.Time{})
-	return ssh.NewClient(sconn, chans, reqs), nil
+	return ssh.NewClient(verifiedConn{sconn, verified}, chans, reqs), nil
+}
+
+// verifiedConn is a client connection that remembers the fingerprint of
+// the host key it was verified with (Output.HostKey).
+type verifiedConn struct {
+	ssh.Conn
+	hostKey string
+}
+
+// hostKeyOf is the fingerprint client's connection was verified with.
+func hostKeyOf(client *ssh.Client) string {
+	if v, ok := client.Conn.(verifiedConn); ok {
+		return v.hostKey
+	}
+	return ""
 }
 
 func firstErr(errs ...error) error {

@@ -16,6 +16,7 @@ import (
 type fixOptions struct {
 	limit, rules string
 	fanout       fanoutOpts
+	probe        probeOpts
 	conn         connectOpts
 	cluster      clusterOpts
 	layout       termui.Layout // --width
@@ -39,7 +40,7 @@ func fixCommand(e env) *cli.Command {
 			&cli.IntFlag{Name: "max-failures", Value: 0, Usage: "with --apply: start no further batch once more than `N` hosts failed", Destination: &j.Config.MaxFailures},
 			&cli.StringFlag{Name: "journal-dir", Usage: "with --apply: where the run journal is written (default ~/.local/state/kaudit/runs)", Destination: &j.JournalDir},
 			&cli.BoolFlag{Name: "runtime-only-ok", Usage: "plan a change whose running value can be set but whose persistence cannot (no udev rules dir, read-only /etc/sysctl.d) as runtime only, instead of listing it as impossible on that host", Destination: &j.Selector.RuntimeOnlyOK},
-		}, o.conn.flags(true), o.cluster.flags(), layoutFlags(&o.layout, &o.quiet)),
+		}, o.probe.flags(true), o.conn.flags(true), o.cluster.flags(), layoutFlags(&o.layout, &o.quiet)),
 		Action: func(c *cli.Context) error { return runFix(c.Context, *o, c.Args().Slice(), e) },
 	}
 }
@@ -57,6 +58,9 @@ func runFix(ctx context.Context, o fixOptions, args []string, e env) error {
 		return err
 	}
 	if o.job.Width, _, err = o.layout.DecideFor(e.Stdout, true); err != nil {
+		return err
+	}
+	if cfg.Probe, err = pipeline.ProbeFor(o.probe.on, o.probe.budget); err != nil {
 		return err
 	}
 	cfg.Cluster = src

@@ -37,8 +37,9 @@ const scanLimitUsage = "only hosts matching `PATTERN`: comma-separated groups, h
 // fanoutOpts tune a scan's fan-out; the flags are bound to the scan's
 // pipeline.Config, --profile to the file it is loaded from.
 type fanoutOpts struct {
-	cfg     pipeline.Config
-	profile string
+	cfg          pipeline.Config
+	profile      string
+	probeRecords string
 }
 
 func (o *fanoutOpts) flags() []cli.Flag {
@@ -47,6 +48,7 @@ func (o *fanoutOpts) flags() []cli.Flag {
 		&cli.DurationFlag{Name: "timeout", Value: audit.DefaultTimeout, Usage: "per-host deadline, connect + gather (an inventory timeout wins)", Destination: &o.cfg.Timeout},
 		&cli.DurationFlag{Name: "connect-timeout", Value: transport.DefaultConnectTimeout, Usage: "per-host TCP connect + SSH handshake deadline", Destination: &o.cfg.ConnectTimeout},
 		&cli.StringFlag{Name: "profile", Usage: "threshold overrides from `FILE` (YAML; keys as in rules/profile.default.yaml, shown per rule by kaudit explain RULE)", Destination: &o.profile},
+		&cli.StringFlag{Name: "probe-records", Usage: "`DIR` where kaudit keeps each host's probe verdict for that boot and kernel, which later scans, fixes and serve of the same boot use (default ~/.local/state/kaudit/probes; \"" + pipeline.ProbeRecordsOff + "\": neither kept nor used)", Destination: &o.probeRecords},
 		&cli.StringFlag{Name: "clients-group", Usage: "inventory `GROUP` of producer/consumer hosts: gathered with the client profile, their connections matched with the brokers' (client-wscale-mismatch); default the inventory's clients_group:, else " + audit.DefaultClientsGroup, Destination: &o.cfg.ClientsGroup},
 	}
 }
@@ -58,6 +60,7 @@ func (o fanoutOpts) config(failOn rules.Severity) (pipeline.Config, error) {
 	if err := cfg.Check(); err != nil {
 		return cfg, err
 	}
+	cfg.ProbeRecords = pipeline.ProbeRecordsAt(o.probeRecords)
 	prof, err := pipeline.LoadProfile(o.profile)
 	cfg.Profile = prof
 	return cfg, err

@@ -60,6 +60,7 @@ import (
 	"github.com/kaudit/kaudit/audit"
 	"github.com/kaudit/kaudit/audit/facts"
 	"github.com/kaudit/kaudit/audit/inventory"
+	"github.com/kaudit/kaudit/audit/probe"
 	"github.com/kaudit/kaudit/audit/transport"
 	"github.com/kaudit/kaudit/internal/fanout"
 	"github.com/kaudit/kaudit/remediate"
@@ -108,6 +109,10 @@ type Options struct {
 	// Now is the clock the journal's times and a missing RunID are read
 	// from (nil: time.Now).
 	Now func() time.Time
+	// Probes gives the verify's re-gather the probe verdict kaudit keeps
+	// for the host's boot, so the residual risk (remediate.Residual) is
+	// judged as the probe proved it (nil: by the release alone).
+	Probes *probe.Records
 }
 
 func (o *Options) defaults() {

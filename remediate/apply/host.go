@@ -8,6 +8,7 @@ import (
 	"github.com/kaudit/kaudit/internal/located"
 	"github.com/kaudit/kaudit/internal/remote"
 	"github.com/kaudit/kaudit/remediate"
+	"github.com/kaudit/kaudit/rules"
 )
 
 // applyHost runs one host through read, apply, verify (and restore on
@@ -89,15 +90,24 @@ func applyHost(ctx context.Context, h Host, opt Options, rec *journal) bool {
 	}
 	rec.update(name, func(hj *remediate.HostJournal) { hj.Status = remediate.StatusApplied })
 
-	if err := verify(ctx, h, opt, changes); err != nil {
+	after, err := verify(ctx, h, opt, changes)
+	if err != nil {
 		return restore(ctx, h, opt, rec, "verification failed: "+err.Error())
 	}
-	rec.update(name, func(hj *remediate.HostJournal) { hj.Status = remediate.StatusVerified; hj.Error = "" })
+	res := remediate.ResidualOf(after, rules.Evaluate(after, rules.DefaultProfile()), h.Plan.RestartRequired())
+	rec.update(name, func(hj *remediate.HostJournal) {
+		hj.Status = remediate.StatusVerified
+		hj.Error = ""
+		hj.Residual = res
+	})
 	msg := fmt.Sprintf("%s: verified %d change(s)", name, len(changes))
 	if h.Plan.RestartRequired() {
 		msg += "; broker restart required for the Kafka changes to take effect (kaudit never restarts it)"
 	}
 	rec.logf("%s", msg)
+	if res.KernelOpen {
+		rec.logf("%s: %s", name, res.Text())
+	}
 	return true
 }
 

@@ -19,10 +19,10 @@ import (
 // the running sysctl value, the boot-time value (facts.Persisted: the
 // managed file wins, or a file the plan already warned would override it
 // at boot), and each property in its file (read again into memory).
-func verify(ctx context.Context, h Host, opt Options, changes []remediate.Change) error {
+func verify(ctx context.Context, h Host, opt Options, changes []remediate.Change) (*facts.Facts, error) {
 	f, err := regather(ctx, h, opt, changes)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var problems []string
 	propsByFile := map[string]map[string]string{}
@@ -53,14 +53,14 @@ func verify(ctx context.Context, h Host, opt Options, changes []remediate.Change
 	if len(propsByFile) > 0 {
 		ps, err := verifyProperties(ctx, opt, h.Inv, propsByFile)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		problems = append(problems, ps...)
 	}
 	if len(problems) > 0 {
-		return errors.New(strings.Join(problems, "; "))
+		return nil, errors.New(strings.Join(problems, "; "))
 	}
-	return nil
+	return f, nil
 }
 
 // regather gathers the host again, reading the planned sysctl keys too.
@@ -73,7 +73,7 @@ func regather(ctx context.Context, h Host, opt Options, changes []remediate.Chan
 	}
 	res := audit.Scan(ctx, []inventory.Host{h.Inv}, audit.Options{
 		Concurrency: 1, Timeout: opt.Timeout, ConnectTimeout: opt.ConnectTimeout,
-		SysctlKeys: keys, Runner: opt.Runner,
+		SysctlKeys: keys, Runner: opt.Runner, Probes: opt.Probes,
 	})
 	if len(res) != 1 {
 		return nil, errors.New("re-gather returned no result")
