@@ -188,7 +188,7 @@ func scanHost(parent context.Context, h inventory.Host, opt Options, clientPorts
 	f.HostKey = out.HostKey
 	if f.Role != facts.RoleClient { // the probe tests a broker's kernel, not a producer's
 		probeHost(parent, h, f, opt)
-		if err := opt.Probes.Settle(f); err != nil && opt.ProbesErr != nil {
+		if err := opt.Probes.Settle(h.Name, f); err != nil && opt.ProbesErr != nil {
 			opt.ProbesErr(err)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 
@@ -20,54 +21,82 @@ import (
 )
 
 // Records keeps the probe's verdicts on kaudit's side (never on the host),
-// one file per host key in Dir, so that a later scan, fix, serve or
-// what-if of the same boot of the same host decides the kernel's verdict
-// as the probe proved it (issue: a fix that planned on the version table a
-// minute after a probe proved the bug on that very boot).
+// so that a later scan, fix, serve or what-if of the same boot of the same
+// host decides the kernel's verdict as the probe proved it (a fix that
+// planned on the version table a minute after a probe proved the bug on
+// that very boot left the talk's failure in place).
 //
 // A record is used only for the host key it was made under, the kernel
 // release and the boot id (/proc/sys/kernel/random/boot_id) it ran on: a
-// reboot or another kernel makes it stale (Facts.EarlierProbe). A record
-// is the verdict of a host that might have been anyone's: Dir and its
-// files must belong to the user kaudit runs as and be writable by no one
-// else, or Records refuses them (a planted "fixed" would be a wrong "you
-// are safe").
+// reboot or another kernel makes it stale (Facts.EarlierProbe, chosen
+// among the records of the same inventory name). One file per host key
+// holds the last maxRecords probes under it (hosts cloned from one image
+// share a key; their boot ids differ). Dir and its files must belong to
+// the user kaudit runs as and be writable by no one else, or Records
+// refuses them: a planted "fixed" would be a wrong "you are safe".
 type Records struct {
 	Dir string
 	Now func() time.Time // nil: time.Now
+
+	mu sync.Mutex // one read-modify-write of a file at a time
 }
 
-// maxRecord bounds what is read back from one record file.
-const maxRecord = 1 << 20
+// record is one kept probe and the inventory name it was made for.
+type record struct {
+	Host  string       `json:"host"`
+	Probe *facts.Probe `json:"probe"`
+}
+
+type recordFile struct {
+	Records []record `json:"records"`
+}
+
+// maxRecord bounds what is read back from one record file, maxRecords
+// how many probes one file keeps.
+const (
+	maxRecord  = 1 << 20
+	maxRecords = 32
+)
 
 // Settle is called once per gathered host, after its probe (if any):
 // a probe of this run that ran is recorded; otherwise the record of this
-// host key is read back into f.Probe (same boot and kernel, Recorded set)
-// or f.EarlierProbe (another boot or kernel). A nil Records does nothing.
-// Its error is for a warning: the host's facts stay as gathered.
-func (r *Records) Settle(f *facts.Facts) error {
+// host key, release and boot is read back into f.Probe (Recorded set),
+// or the last one of this host on another boot or kernel into
+// f.EarlierProbe. A nil Records does nothing. Its error is for a warning:
+// the host's facts stay as gathered.
+func (r *Records) Settle(host string, f *facts.Facts) error {
 	if r == nil || f == nil || f.HostKey == "" {
 		return nil
 	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if f.Probe != nil && Ran(f.Probe) {
-		return r.remember(f.Probe)
+		return r.remember(host, f.Probe)
 	}
-	rec, err := r.read(f.HostKey)
-	if rec == nil || err != nil {
+	file, err := r.read(f.HostKey)
+	if err != nil {
 		return err
 	}
-	if rec.Release == f.Kernel.Release && rec.BootID != "" && rec.BootID == f.Kernel.BootID {
-		rec.Recorded = true
-		rec.AgeS = max(int64(r.now().Sub(rec.At)/time.Second), 0)
-		f.Probe = rec
-		return nil
+	for _, rec := range file.Records {
+		p := rec.Probe
+		if p.Release == f.Kernel.Release && p.BootID != "" && p.BootID == f.Kernel.BootID {
+			p.Recorded = true
+			p.AgeS = max(int64(r.now().Sub(p.At)/time.Second), 0)
+			f.Probe = p
+			return nil
+		}
 	}
-	f.EarlierProbe = rec
+	for _, rec := range file.Records { // newest first
+		if rec.Host == host {
+			f.EarlierProbe = rec.Probe
+			break
+		}
+	}
 	return nil
 }
 
 // Ran reports whether a probe measured anything worth keeping: every state
-// but those in which it never started.
+// but those in which it never started, on a known boot of a known host.
 func Ran(p *facts.Probe) bool {
 	switch p.State {
 	case facts.ProbeNeedsRoot, facts.ProbeNotPerNetns, facts.ProbeNoPython, facts.ProbeUnsupported, "":
@@ -101,56 +130,77 @@ func (r *Records) path(hostKey string) string {
 	return filepath.Join(r.Dir, hex.EncodeToString(sum[:16])+".json")
 }
 
-func (r *Records) remember(p *facts.Probe) error {
+// remember puts p first in its host key's file, replacing an older probe
+// of the same host and boot, keeping at most maxRecords.
+func (r *Records) remember(host string, p *facts.Probe) error {
 	if err := os.MkdirAll(r.Dir, 0o700); err != nil {
 		return fmt.Errorf("probe records: %v", err)
 	}
-	if err := private(r.Dir, true); err != nil {
+	file, err := r.read(p.HostKey)
+	if err != nil {
 		return err
 	}
 	rec := *p
-	rec.Recorded = false
+	rec.Recorded, rec.AgeS = false, 0
+	keep := []record{{Host: host, Probe: &rec}}
+	for _, o := range file.Records {
+		if (o.Host != host || o.Probe.BootID != p.BootID) && len(keep) < maxRecords {
+			keep = append(keep, o)
+		}
+	}
 	return atomicfile.Write(r.path(p.HostKey), 0o600, func(w io.Writer) error {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
-		return enc.Encode(rec)
+		return enc.Encode(recordFile{Records: keep})
 	})
 }
 
-// read is the record of hostKey, nil when there is none.
-func (r *Records) read(hostKey string) (*facts.Probe, error) {
+// read is the file of hostKey, empty when there is none.
+func (r *Records) read(hostKey string) (recordFile, error) {
+	var file recordFile
 	if err := private(r.Dir, true); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil
+			return file, nil
 		}
-		return nil, err
+		return file, err
 	}
 	path := r.path(hostKey)
 	fh, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return file, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("probe records: %v", err)
+		return file, fmt.Errorf("probe records: %v", err)
 	}
 	defer fh.Close()
 	if err := private(path, false); err != nil {
-		return nil, err
+		return file, err
 	}
 	b, err := io.ReadAll(io.LimitReader(fh, maxRecord+1))
 	if err != nil {
-		return nil, fmt.Errorf("probe records: %s: %v", path, err)
+		return file, fmt.Errorf("probe records: %s: %v", path, err)
 	}
 	if len(b) > maxRecord {
-		return nil, located.Hint(fmt.Errorf("probe records: %s is larger than %d bytes: not a record of kaudit's", path, maxRecord), "remove it")
+		return file, located.Hint(fmt.Errorf("probe records: %s is larger than %d bytes: not a record of kaudit's", path, maxRecord), "remove it")
 	}
-	var p facts.Probe
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&p); err != nil || p.HostKey != hostKey || !Ran(&p) {
-		return nil, located.Hint(fmt.Errorf("probe records: %s is not a probe record of this host", path), "remove it; kaudit probe records a new one")
+	if err := dec.Decode(&file); err != nil || !validFile(file, hostKey) {
+		return recordFile{}, located.Hint(fmt.Errorf("probe records: %s is not a probe record of kaudit's for this host key", path), "remove it; kaudit probe records a new one")
 	}
-	return &p, nil
+	return file, nil
+}
+
+func validFile(file recordFile, hostKey string) bool {
+	if len(file.Records) > maxRecords {
+		return false
+	}
+	for _, rec := range file.Records {
+		if rec.Probe == nil || rec.Probe.HostKey != hostKey || !Ran(rec.Probe) {
+			return false
+		}
+	}
+	return true
 }
 
 // private refuses a records directory or file that is not the running

@@ -12,6 +12,7 @@ type Host struct {
 	Release   string // /proc/sys/kernel/osrelease
 	Version   string // /proc/version
 	Signature string // /proc/version_signature (Ubuntu), "" if absent
+	BootID    string // /proc/sys/kernel/random/boot_id, "" if absent
 	OSRelease string // /etc/os-release
 	Sysctl    map[string]string
 	// SysctlFiles is the sysctl-files section body (@file/@link + N:line).
@@ -145,7 +146,7 @@ func (h *Host) sections(sysctlKeys string) []section {
 		conns = "total=0\n"
 	}
 	out := []section{
-		{"kernel", "ok", fmt.Sprintf("release=%s\nversion=%s\n%sarch=x86_64\n", h.Release, h.Version, sig)},
+		{"kernel", "ok", fmt.Sprintf("release=%s\nversion=%s\n%sarch=x86_64\n%s", h.Release, h.Version, sig, h.bootIDLine())},
 		{"os-release", "ok", h.OSRelease},
 		{"sysctl", "ok", h.sysctlBody(sysctlKeys)},
 	}
@@ -230,4 +231,11 @@ func ensureNL(s string) string {
 		return s + "\n"
 	}
 	return s
+}
+
+func (h *Host) bootIDLine() string {
+	if h.BootID == "" {
+		return ""
+	}
+	return "boot_id=" + h.BootID + "\n"
 }
