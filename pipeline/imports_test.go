@@ -40,7 +40,7 @@ var layers = map[string][]string{
 	"remediate":         {"audit/facts", "rules", "remediate/props", "remediate/sysctld", "internal/*"},
 	"remediate/props":   {"internal/*"},
 	"remediate/sysctld": {"audit/facts", "internal/*"},
-	"remediate/apply": {"audit", "audit/facts", "audit/gather", "audit/parse", "audit/inventory", "audit/transport",
+	"remediate/apply": {"audit", "audit/facts", "audit/gather", "audit/parse", "audit/inventory", "audit/probe", "audit/transport",
 		"rules", "remediate", "remediate/props", "remediate/sysctld", "internal/*"},
 	"waiver": {"report", "rules", "internal/*"},
 	// serve: kaudit serve's HTTP side; it renders reports, never scans.

@@ -185,7 +185,11 @@ const (
 	brokerJava   = "/usr/lib/jvm/java-17-openjdk-amd64/bin/java"
 )
 
-func installBroker(t *testing.T, g *Guest) {
+func installBroker(t *testing.T, g *Guest) { t.Helper(); installBrokerEnv(t, g, "") }
+
+// installBrokerEnv is installBroker with more KFT_* settings for the
+// broker's unit (KFT_KAFKA=1: it answers the Kafka protocol).
+func installBrokerEnv(t *testing.T, g *Guest, env string) {
 	t.Helper()
 	build(t)
 	bin, err := os.ReadFile(bins.broker)
@@ -202,12 +206,12 @@ func installBroker(t *testing.T, g *Guest) {
 Description=Apache Kafka (kaudit lab broker)
 After=network.target
 [Service]
-Environment=KFT_PORT=9092 KFT_BACKLOG=50 KFT_RCVBUF=102400 KFT_LOG=%[1]s/logs/server.log "KFT_VERSION=3.6.1"
+Environment=KFT_PORT=9092 KFT_BACKLOG=50 KFT_RCVBUF=102400 KFT_LOG=%[1]s/logs/server.log "KFT_VERSION=3.6.1" %[5]s
 ExecStart=%[2]s -Xmx1G -Xms1G -server -XX:+UseG1GC -Dkafka.logs.dir=%[1]s/logs -cp %[3]s kafka.Kafka %[4]s
 Restart=always
 [Install]
 WantedBy=multi-user.target
-`, brokerHome, brokerJava, cp, brokerConfig)
+`, brokerHome, brokerJava, cp, brokerConfig, env)
 	push(t, g, "/etc/systemd/system/kafka.service", []byte(unit), "0644")
 	slow(t, g, "mkdir -p /var/lib/kafka/data && systemctl daemon-reload && systemctl enable --now kafka.service >/dev/null 2>&1 && for i in $(seq 50); do ss -ltn | grep -q ':9092 ' && exit 0; sleep 0.2; done; echo broker did not listen; exit 1")
 }

@@ -32,6 +32,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
 )
 
 func main() {
@@ -160,6 +162,10 @@ func broker() {
 	tl := ln.(*net.TCPListener)
 	logLine("INFO Kafka version: %s (org.apache.kafka.common.utils.AppInfoParser)", version)
 	logLine("INFO [KafkaServer id=0] started (kafka.server.KafkaServer)")
+	if os.Getenv("KFT_KAFKA") == "1" {
+		serveKafka(tl, port, logLine)
+		return
+	}
 
 	var paused atomic.Bool
 	sigs := make(chan os.Signal, 8)
@@ -273,3 +279,33 @@ func fatal(format string, a ...any) {
 	fmt.Fprintf(os.Stderr, format+"\n", a...)
 	os.Exit(1)
 }
+
+// serveKafka answers the Kafka protocol on the broker's own listener
+// (KFT_KAFKA=1): franz-go's kfake, one broker advertised as
+// 127.0.0.1:port, topics created on first use, so that a real client
+// (librdkafka's kcat) produces to a socket made as Kafka makes it
+// (SO_RCVBUF before listen(), the backlog of KFT_BACKLOG). It returns
+// (the process exits) on SIGTERM or SIGINT.
+func serveKafka(ln *net.TCPListener, port int, logLine func(string, ...any)) {
+	adv := advertised{ln, &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port}}
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.AllowAutoTopicCreation(), kfake.DefaultNumPartitions(1),
+		kfake.ListenFn(func(string, string) (net.Listener, error) { return adv, nil }))
+	if err != nil {
+		logLine("ERROR [KafkaServer id=0] Fatal error during KafkaServer startup (kafka.server.KafkaServer)\n%v", err)
+		fatal("fakebroker: kfake: %v", err)
+	}
+	logLine("INFO [KafkaServer id=0] serving the Kafka protocol on 127.0.0.1:%d (kafka.server.KafkaServer)", port)
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	<-sigs
+	c.Close()
+	logLine("INFO [KafkaServer id=0] shut down completed (kafka.server.KafkaServer)")
+}
+
+// advertised is a listener whose address is the one to advertise.
+type advertised struct {
+	net.Listener
+	addr net.Addr
+}
+
+func (a advertised) Addr() net.Addr { return a.addr }
