@@ -97,3 +97,17 @@ func TestCookieDecision(t *testing.T) {
 		})
 	}
 }
+
+// A plan that leaves cookies on where the kernel is exposed says the
+// failure remains possible; one that turns them off does not.
+func TestCookiePathOpenWarned(t *testing.T) {
+	f := hostFacts() // Debian 4.19.0-12 (release only: unknown), cookies 1, SO_RCVBUF set
+	findings := rules.Evaluate(f, rules.DefaultProfile())
+	const warning = "the SYN-cookie path stays open after this plan"
+	if p := PlanHost("h", f, findings, Selector{Rules: []string{"somaxconn"}}); !hasText(p.Warnings, warning) {
+		t.Fatalf("--rules somaxconn: warnings %q, want %q", p.Warnings, warning)
+	}
+	if p := PlanHost("h", f, findings, Selector{}); hasText(p.Warnings, warning) || find(p, KindSysctl, keySyncookies) == nil {
+		t.Fatalf("every rule: warnings %q, changes %+v", p.Warnings, p.Changes)
+	}
+}

@@ -196,8 +196,22 @@ func PlanHost(host string, f *facts.Facts, findings []rules.Finding, sel Selecto
 			p.addBacklogParts(fd)
 		}
 	}
+	p.warnCookiePathOpen()
 	p.finish(&plan)
 	return plan
+}
+
+// warnCookiePathOpen says when the plan leaves the talk's failure
+// possible: kernel-synack-wscale fails or is unknown on a host exposed to
+// it (its fix asks for tcp_syncookies=0) and the plan does not turn
+// cookies off (its rule not selected).
+func (p *planner) warnCookiePathOpen() {
+	k, ok := p.byRule[ruleKernel]
+	if !ok || !p.kernelAffected || p.syncookiesOff || k.Fix == nil || k.Fix.Sysctl[keySyncookies] != "0" {
+		return
+	}
+	p.warn("the SYN-cookie path stays open after this plan: %s is %s and net.ipv4.tcp_syncookies stays %s (its fix is not selected); the talk's failure remains possible here until cookies are off or the kernel is upgraded",
+		ruleKernel, k.Status, p.f.Sysctl[keySyncookies])
 }
 
 func actionable(fd rules.Finding) bool {

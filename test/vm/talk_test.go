@@ -82,8 +82,9 @@ func TestTalkWithRealProducer(t *testing.T) {
 			// fix without --probe: the record of this boot decides.
 			plan := run(t, 10*time.Minute, "fix", inv, "--timeout", "5m", "--probe-records", records)
 			t.Logf("reverted plan (recorded probe):\n%s", plan.stdout)
-			if cookiesTo(plan.stdout) != "0" || !strings.Contains(plan.stdout, "net.core.somaxconn") {
-				t.Fatalf("fix after the probe: want tcp_syncookies → 0 and a raised somaxconn:\n%s", plan.stdout)
+			if cookiesTo(plan.stdout) != "0" || !regexp.MustCompile(`socket\.listen\.backlog\.size \(unset\)\s+→ 4096`).MatchString(plan.stdout) ||
+				!strings.Contains(plan.stdout, "net.ipv4.tcp_max_syn_backlog 128 → 8192") {
+				t.Fatalf("fix after the probe: want tcp_syncookies → 0 with the raised backlog (socket.listen.backlog.size, tcp_max_syn_backlog; somaxconn is 4096 already):\n%s", plan.stdout)
 			}
 			// fix --probe with no record (a fresh HOME): the same.
 			fresh := run(t, 10*time.Minute, "fix", inv, "--probe", "--timeout", "5m", "--probe-budget", "10s")
