@@ -128,20 +128,36 @@ func renderTable(w io.Writer, r *Report, opt Options) error {
 	}
 	t.parts(summaryParts(r, t.p), 4)
 
+	switch {
+	case r.Grouped() && !opt.Verbose:
+		t.grouped(r, opt)
+		t.cluster(r.Cluster)
+		t.more()
+	case r.Grouped():
+		t.grouped(r, opt)
+		t.hosts(r)
+		t.cluster(r.Cluster)
+		t.verbose(r)
+	default:
+		t.hosts(r)
+		t.cluster(r.Cluster)
+		if opt.Verbose {
+			t.verbose(r)
+		} else {
+			t.brief(r)
+		}
+	}
+	_, err := io.WriteString(w, t.b.String())
+	return err
+}
+
+// hosts writes the table of one row per host, and each error.
+func (t *termReport) hosts(r *Report) {
 	t.title("Hosts")
 	t.b.WriteString(hostsGrid(r, t.p).render(t.width, t.p))
 	for _, h := range errorHosts(r) {
 		t.prose(safe(h.Name)+": error "+safe(string(h.Error.Kind))+": "+safe(h.Error.Message), 4, t.p.red)
 	}
-
-	t.cluster(r.Cluster)
-	if opt.Verbose {
-		t.verbose(r)
-	} else {
-		t.brief(r)
-	}
-	_, err := io.WriteString(w, t.b.String())
-	return err
 }
 
 // summaryParts is the fleet summary, one part per fact.
