@@ -6,9 +6,10 @@ import (
 	"testing"
 )
 
-// demoReport is the demo fleet's scan (docs/demo/report.json, written by
-// docs/generate.sh): ten hosts, one unreachable, one producer.
-const demoReport = "../docs/demo/report.json"
+// demoReport is the demo fleet's scan: a copy of docs/demo/report.json
+// (docs/generate.sh) with its times zeroed; ten hosts, one unreachable,
+// one producer.
+const demoReport = "testdata/demo.json"
 
 // simulatedFleet is the report of bench/simfleet -hosts n: host i serves
 // the demo profile i%10 and is named as simfleet names it
@@ -28,11 +29,11 @@ func simulatedFleet(t testing.TB, n, clusters int) *Report {
 		h := demo.Hosts[i%len(demo.Hosts)]
 		h.Name = simName(i, h.Name)
 		h.Address = fmt.Sprintf("127.%d.%d.%d", 1+i/62500, i/250%250, 1+i%250)
-		if clusters > 0 && !strings.HasPrefix(h.Name, "sim-") || clusters > 0 && (len(h.Groups) == 0 || h.Groups[0] != "clients") {
+		switch {
+		case clusters == 0:
+			h.Groups = nil // simfleet's inventory has no groups
+		case len(h.Groups) == 0 || h.Groups[0] != "clients":
 			h.Groups = []string{fmt.Sprintf("prod-%d", 1+i*clusters/n)}
-		}
-		if clusters == 0 {
-			h.Groups = nil
 		}
 		r.Hosts[i] = h
 	}
