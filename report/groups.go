@@ -51,7 +51,7 @@ type Pattern struct {
 	ErrorKind facts.ErrorKind // not audited: why; "" for audited hosts
 	Worst     rules.Severity  // the worst failing severity, "" when none
 	Hosts     []int           // inventory order; Hosts[0] is the representative
-	Kernels   []string        // distinct kernel releases, sorted
+	Kernels   []string        // distinct kernel releases, sorted (none when not audited)
 	Kafkas    []string        // distinct Kafka versions, sorted
 }
 
@@ -157,8 +157,10 @@ func patterns(r *Report, hosts []int) []Pattern {
 			out = append(out, p)
 		}
 		out[k].Hosts = append(out[k].Hosts, i)
-		out[k].Kernels = addDistinct(out[k].Kernels, kernelRelease(r.Hosts[i].Facts))
-		out[k].Kafkas = addDistinct(out[k].Kafkas, kafkaVersion(r.Hosts[i].Facts))
+		if p.ErrorKind == "" {
+			out[k].Kernels = addDistinct(out[k].Kernels, kernelRelease(r.Hosts[i].Facts))
+			out[k].Kafkas = addDistinct(out[k].Kafkas, kafkaVersion(r.Hosts[i].Facts))
+		}
 	}
 	for k := range out {
 		sort.Strings(out[k].Kernels)
