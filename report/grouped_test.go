@@ -281,3 +281,31 @@ func TestHostClusters(t *testing.T) {
 		}
 	}
 }
+
+// Rendering 10,000 simulated hosts, each grouped format: time, allocations
+// and the bytes written (b.ReportMetric "bytes/op"). Compare runs with
+// benchstat; no timing is asserted.
+func BenchmarkGrouped10k(b *testing.B) {
+	r := simulatedFleet(b, 10000, 12)
+	for _, v := range []struct {
+		format string
+		opt    Options
+	}{{"table", Options{Width: 120}}, {"markdown", Options{}}, {"html", Options{}}} {
+		b.Run(v.format, func(b *testing.B) {
+			b.ReportAllocs()
+			var n int
+			for i := 0; i < b.N; i++ {
+				var cw countWriter
+				if err := Render(&cw, v.format, r, v.opt); err != nil {
+					b.Fatal(err)
+				}
+				n = int(cw)
+			}
+			b.ReportMetric(float64(n), "out-bytes")
+		})
+	}
+}
+
+type countWriter int
+
+func (c *countWriter) Write(p []byte) (int, error) { *c += countWriter(len(p)); return len(p), nil }
