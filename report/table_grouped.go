@@ -144,7 +144,7 @@ func (t *termReport) patterns(r *Report, g FleetGroups, all bool) {
 		t.prose(errorSummary(g.Errors), 4, t.p.red)
 	}
 	per := max(1, patternLines/max(1, len(g.Clusters))-1)
-	gr := &grid{cols: []column{{head: "CLUSTER", min: 8}, {head: "HOSTS", right: true}, {head: "PATTERN", min: 8},
+	gr := &grid{cols: []column{{head: "CLUSTER", min: 11}, {head: "HOSTS", right: true}, {head: "PATTERN", min: 8},
 		{head: "KERNEL", min: 8}, {head: "KAFKA", min: 5}, {head: "E.G.", min: 8}, {head: "RULES", min: 10}}}
 	var lists [][]string // with all: each row's hosts
 	for ci, c := range g.Clusters {
