@@ -1,6 +1,11 @@
 package report
 
-import "github.com/kaudit/kaudit/audit/facts"
+import (
+	"fmt"
+	"strings"
+
+	"github.com/kaudit/kaudit/audit/facts"
+)
 
 // The one answer to "which Kafka cluster is this host a broker of", shared
 // by the restart verdict (whatif) and the grouped report: the cluster
@@ -63,4 +68,35 @@ func MetaClusterID(f *facts.Facts) string {
 		id = d.Meta.ClusterID
 	}
 	return id
+}
+
+// ClusterCounts is how many of hosts each cluster has, clusters sorted by
+// name: "prod-1 40, prod-2 47"; clusters maps a host to its clusters
+// (HostClusters), a host it lacks counts as Ungrouped.
+func ClusterCounts(hosts []string, clusters map[string][]string) string {
+	counts := map[string]int{}
+	for _, h := range hosts {
+		cs := clusters[h]
+		if len(cs) == 0 {
+			cs = []string{Ungrouped}
+		}
+		for _, c := range cs {
+			counts[c]++
+		}
+	}
+	parts := make([]string, 0, len(counts))
+	for _, c := range sortedKeys(counts) {
+		parts = append(parts, fmt.Sprintf("%s %d", c, counts[c]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// ClustersByHost maps each host of r to its clusters (HostClusters).
+func ClustersByHost(r *Report) map[string][]string {
+	proven := ProvenClusters(r.Cluster)
+	out := make(map[string][]string, len(r.Hosts))
+	for i := range r.Hosts {
+		out[r.Hosts[i].Name] = HostClusters(&r.Hosts[i], proven)
+	}
+	return out
 }

@@ -82,10 +82,11 @@ func Compare(old, new *report.Report) *Diff {
 		Old: side(old), New: side(new),
 		NewlyFailing: []Change{}, NewlyPassing: []Change{}, StillFailing: []Change{}, Other: []Change{},
 		HostsAdded: []string{}, HostsRemoved: []string{}, Facts: []FactChange{}, Scores: []ScoreChange{},
-		clusters: map[string][]string{},
+		clusters: report.ClustersByHost(old),
 	}
-	hostClusters(old, d.clusters)
-	hostClusters(new, d.clusters) // a host's cluster now wins
+	for h, cs := range report.ClustersByHost(new) {
+		d.clusters[h] = cs // a host's cluster now wins
+	}
 	oldHosts := map[string]*report.Host{}
 	for i := range old.Hosts {
 		oldHosts[old.Hosts[i].Name] = &old.Hosts[i]

@@ -2,7 +2,6 @@ package diff
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/kaudit/kaudit/report"
@@ -16,14 +15,6 @@ import (
 // grouped reports whether d is written by group.
 func (d *Diff) grouped() bool {
 	return d.Old.Hosts > report.GroupedAbove || d.New.Hosts > report.GroupedAbove
-}
-
-// hostClusters maps each host of r to its clusters' names.
-func hostClusters(r *report.Report, into map[string][]string) {
-	proven := report.ProvenClusters(r.Cluster)
-	for i := range r.Hosts {
-		into[r.Hosts[i].Name] = report.HostClusters(&r.Hosts[i], proven)
-	}
 }
 
 // hostGroup is hosts sharing one change, in first-seen order.
@@ -61,28 +52,7 @@ func named(hosts []string) string {
 }
 
 // perCluster is "prod-1 40, prod-2 47".
-func (d *Diff) perCluster(hosts []string) string {
-	counts := map[string]int{}
-	for _, h := range hosts {
-		cs := d.clusters[h]
-		if len(cs) == 0 {
-			cs = []string{report.Ungrouped}
-		}
-		for _, c := range cs {
-			counts[c]++
-		}
-	}
-	names := make([]string, 0, len(counts))
-	for c := range counts {
-		names = append(names, c)
-	}
-	sort.Strings(names)
-	parts := make([]string, len(names))
-	for i, c := range names {
-		parts[i] = fmt.Sprintf("%s %d", c, counts[c])
-	}
-	return strings.Join(parts, ", ")
-}
+func (d *Diff) perCluster(hosts []string) string { return report.ClusterCounts(hosts, d.clusters) }
 
 // verb says a change for the sentence "87 hosts newly fail somaxconn".
 var verbs = map[string]string{"Newly failing": "newly fail", "Newly passing": "newly pass", "Still failing": "still fail", "Other status changes": "change"}
