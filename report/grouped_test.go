@@ -309,3 +309,36 @@ func BenchmarkGrouped10k(b *testing.B) {
 type countWriter int
 
 func (c *countWriter) Write(p []byte) (int, error) { *c += countWriter(len(p)); return len(p), nil }
+
+// The cluster section of a grouped report counts the brokers and groups
+// the cluster's findings by rule; -v and --hosts list every broker.
+func TestGroupedCluster(t *testing.T) {
+	r := simulatedFleet(t, 1000, 0)
+	c := &Cluster{ID: "C1", Bootstrap: "b:9092"}
+	for i, h := range r.Hosts {
+		b := ClusterBroker{NodeID: int32(i), Advertised: fmt.Sprintf("10.0.%d.%d:9092", i/250, i%250), Host: h.Name, By: "name", Proof: ProofProven}
+		if i%100 == 99 {
+			b.Host, b.Proof = "", ""
+			c.Problems = append(c.Problems, ClusterProblem{Rule: "broker-unaudited", Severity: "high", NodeID: int32(i), Message: fmt.Sprintf("broker %d: in no inventory", i)})
+		}
+		c.Brokers = append(c.Brokers, b)
+	}
+	r.Cluster = c
+	for _, v := range []struct {
+		format string
+		opt    Options
+	}{{"table", Options{Width: 120}}, {"markdown", Options{}}} {
+		out := renderString(t, v.format, r, v.opt)
+		for _, want := range []string{"1000 brokers: 10 no audited host, 990 proven", "high broker-unaudited: broker 99: in no inventory (and 9 more like it)"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s: no %q", v.format, want)
+			}
+		}
+		if strings.Contains(out, "broker 500 10.0.2.0:9092") {
+			t.Errorf("%s lists the brokers one by one", v.format)
+		}
+	}
+	if !strings.Contains(renderString(t, "table", r, Options{Width: 120, Verbose: true}), "broker 500 10.0.2.0:9092") {
+		t.Error("-v does not list every broker")
+	}
+}

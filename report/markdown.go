@@ -27,7 +27,11 @@ func renderMarkdown(w io.Writer, r *Report, opt Options) error {
 	} else {
 		mdHostTable(&b, r)
 	}
-	mdCluster(&b, r)
+	if r.Grouped() && !opt.Hosts {
+		mdClusterBrief(&b, r)
+	} else {
+		mdCluster(&b, r)
+	}
 	mdFailing(&b, r)
 	mdUnknown(&b, r)
 	mdWaived(&b, r)

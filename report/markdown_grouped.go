@@ -100,3 +100,24 @@ func mdPatterns(b *strings.Builder, r *Report, g FleetGroups, all bool) {
 	}
 	b.WriteString("\n")
 }
+
+// mdClusterBrief writes the cluster of a grouped report: its brokers
+// counted, its findings grouped by rule (--hosts lists every broker).
+func mdClusterBrief(b *strings.Builder, r *Report) {
+	c := r.Cluster
+	if c == nil {
+		return
+	}
+	b.WriteString("## Cluster\n\n")
+	b.WriteString(mdText(clusterHeading(c)) + "\n\n")
+	if q := clusterQuorumLine(c); q != "" {
+		b.WriteString(mdText(q) + "\n\n")
+	}
+	b.WriteString(mdText(clusterBrokerCounts(c)+" (--hosts lists each broker)") + "\n\n")
+	for _, l := range clusterProblemLines(c) {
+		b.WriteString("- " + mdText(l) + "\n")
+	}
+	if len(c.Problems) > 0 {
+		b.WriteString("\n")
+	}
+}

@@ -131,7 +131,7 @@ func renderTable(w io.Writer, r *Report, opt Options) error {
 	switch {
 	case r.Grouped() && !opt.Verbose:
 		t.grouped(r, opt)
-		t.cluster(r.Cluster)
+		t.clusterBrief(r.Cluster)
 		t.more()
 	case r.Grouped():
 		t.grouped(r, opt)
@@ -254,6 +254,23 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// clusterBrief prints the cluster of a grouped report: its brokers
+// counted, its findings grouped by rule (-v lists every broker).
+func (t *termReport) clusterBrief(c *Cluster) {
+	if c == nil {
+		return
+	}
+	t.title("Cluster")
+	t.prose(safe(clusterHeading(c)), 4, nil)
+	if q := clusterQuorumLine(c); q != "" {
+		t.prose(safe(q), 4, nil)
+	}
+	t.prose(clusterBrokerCounts(c)+" (-v lists each broker)", 4, nil)
+	for _, l := range clusterProblemLines(c) {
+		t.prose(safe(l), 4, nil)
+	}
 }
 
 // cluster prints the cluster as Kafka described it (scan --bootstrap).
