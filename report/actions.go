@@ -13,9 +13,10 @@ import (
 type actionTarget struct{ key, text string }
 
 // fixTargets are the changes f's fix asks for: its sysctls (one change),
-// its server.properties keys, the broker's open-files limit; a fix with
-// none of these is its summary (a kernel or Kafka upgrade, a disk to
-// mount), and a finding without a fix is its rule.
+// its server.properties keys, the broker's open-files limit, and its
+// manual step (a kernel or Kafka upgrade, a disk to mount: kaudit cannot
+// make it, and a rule may need it as well as the others); a fix with none
+// of these is its summary, and a finding without a fix is its rule.
 func fixTargets(f rules.Finding) []actionTarget {
 	fx := f.Fix
 	if fx == nil {
@@ -37,6 +38,9 @@ func fixTargets(f rules.Finding) []actionTarget {
 	if fx.NoFile > 0 {
 		text := fmt.Sprintf("raise the broker's open-files limit to %d", fx.NoFile)
 		out = append(out, actionTarget{key: "nofile:" + text, text: text})
+	}
+	if fx.Manual != "" {
+		out = append(out, actionTarget{key: "manual:" + fx.Manual, text: fx.Manual})
 	}
 	if len(out) == 0 {
 		out = append(out, actionTarget{key: "fix:" + fx.Summary, text: fx.Summary})

@@ -225,7 +225,7 @@ func TestGroups(t *testing.T) {
 	if len(g.Actions) != 1 {
 		t.Fatalf("actions: %+v", g.Actions)
 	}
-	if s := g.Actions[0].Summary(); s != "raise net.core.somaxconn to 4096 on 4 hosts of 2 clusters: high, fixes 2 rules" {
+	if s := g.Actions[0].Summary(); s != "raise net.core.somaxconn to 4096 on 4 hosts of 2 clusters: high, asked by 2 rules" {
 		t.Errorf("action: %q", s)
 	}
 	counts := map[string][]int{}

@@ -75,7 +75,9 @@ type Action struct {
 func (a Action) Rank() int { return (Weight(a.Severity) + 1) * len(a.Hosts) }
 
 // Summary is "raise net.core.somaxconn to 4096 on 412 hosts of 3
-// clusters: critical, fixes 2 rules".
+// clusters: critical, asked by 2 rules": the rules whose fix asks for the
+// change (it may not be all a rule needs: each manual step is an action
+// of its own).
 func (a Action) Summary() string {
 	where := plural(len(a.Hosts), "host", "hosts")
 	if len(a.Clusters) > 1 {
@@ -83,7 +85,7 @@ func (a Action) Summary() string {
 	} else if len(a.Clusters) == 1 {
 		where += " of " + a.Clusters[0]
 	}
-	return fmt.Sprintf("%s on %s: %s, fixes %s", a.Text, where, a.Severity, plural(len(a.Rules), "rule", "rules"))
+	return fmt.Sprintf("%s on %s: %s, asked by %s", a.Text, where, a.Severity, plural(len(a.Rules), "rule", "rules"))
 }
 
 // RuleCount is a rule's non-passing hosts, in all and per cluster.

@@ -29,7 +29,7 @@ func mdActions(b *strings.Builder, g FleetGroups) {
 		return
 	}
 	b.WriteString("Each change the failing findings ask for, ranked by severity × hosts affected.\n\n")
-	b.WriteString("| # | Severity | Action | Hosts | Clusters | Fixes |\n|--:|---|---|--:|---|---|\n")
+	b.WriteString("| # | Severity | Action | Hosts | Clusters | Asked by |\n|--:|---|---|--:|---|---|\n")
 	for k, a := range g.Actions {
 		codes := make([]string, len(a.Rules))
 		for i, id := range a.Rules {

@@ -43,7 +43,7 @@ func (t *termReport) actions(g FleetGroups) {
 		{head: "HOSTS", right: true},
 		{head: "WHERE", min: 8},
 		{head: "ACTION", min: 20, wrap: true},
-		{head: "FIXES", min: 7},
+		{head: "ASKED BY", min: 7},
 	}}
 	for k, a := range g.Actions {
 		if k == maxActions {
@@ -63,7 +63,7 @@ func (t *termReport) actions(g FleetGroups) {
 	}
 }
 
-// fixesText is the rule an action fixes, or how many.
+// fixesText is the rule that asks for an action, or how many do.
 func fixesText(a Action) string {
 	if len(a.Rules) == 1 {
 		return a.Rules[0]
