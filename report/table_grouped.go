@@ -180,7 +180,9 @@ func (t *termReport) patterns(r *Report, g FleetGroups, all bool) {
 	gr.renderRow(&t.b, head, ws, gap)
 	for k, row := range gr.rows {
 		gr.renderRow(&t.b, row, ws, gap)
-		t.prose("      hosts: "+safe(strings.Join(lists[k], ", ")), 13, nil)
+		for _, l := range termui.Wrap("hosts: "+safe(strings.Join(lists[k], ", ")), max(t.width-6, 0), 7) {
+			t.b.WriteString("      " + l + "\n")
+		}
 	}
 }
 
