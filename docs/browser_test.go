@@ -58,6 +58,13 @@ window.addEventListener("unhandledrejection", function(e) { note("unhandledrejec
 // Chromium's log.
 func open(t *testing.T, file string) (dom string, problems []string) {
 	t.Helper()
+	return openAt(t, file, "", "")
+}
+
+// openAt is open with the page at a window size ("1280,800"; "" for
+// Chromium's default) and a fragment ("#find=NAME"; "" for none).
+func openAt(t *testing.T, file, size, fragment string) (dom string, problems []string) {
+	t.Helper()
 	page, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
@@ -73,11 +80,14 @@ func open(t *testing.T, file string) (dom string, problems []string) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, chromium(t),
-		"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+	args := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
 		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--user-data-dir="+t.TempDir(), "--enable-logging=stderr", "--v=0",
-		"--virtual-time-budget=2000", "--dump-dom", "file://"+copyPath)
+		"--user-data-dir=" + t.TempDir(), "--enable-logging=stderr", "--v=0",
+		"--virtual-time-budget=2000", "--dump-dom", "file://" + copyPath + fragment}
+	if size != "" {
+		args = append([]string{"--window-size=" + size, "--hide-scrollbars"}, args...)
+	}
+	cmd := exec.CommandContext(ctx, chromium(t), args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

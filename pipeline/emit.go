@@ -20,6 +20,7 @@ type OutputFlags struct {
 	Waivers              string        // a waiver file applied before the report is printed
 	Layout               termui.Layout // --width, --color, --no-color
 	Verbose, Quiet       bool
+	Hosts                bool // list every host of each group of a grouped report
 }
 
 // Output is checked OutputFlags: how to render a report and judge it.
@@ -66,7 +67,7 @@ func (f OutputFlags) Check(failOn string, stdout io.Writer) (Output, error) {
 	}
 	o.FailOn = sev
 	width, color, err := f.Layout.DecideFor(stdout, f.Path == "")
-	o.Render = report.Options{Width: width, Color: color && f.Format == "table", Verbose: f.Verbose}
+	o.Render = report.Options{Width: width, Color: color && f.Format == "table", Verbose: f.Verbose, Hosts: f.Hosts}
 	return o, err
 }
 

@@ -20,6 +20,8 @@ type FixPlan struct {
 	Skipped   []Skip               // changes of the plans that Apply will not make
 	Changes   int                  // changes Apply will make
 	Changing  int                  // hosts with at least one such change
+
+	clusters map[string][]string // each host's clusters, for the changes by group
 }
 
 // Skip is one planned change Apply will not make, and why.
@@ -66,7 +68,7 @@ func plans(r *report.Report, sel remediate.Selector) (plans []remediate.HostPlan
 // PlanFix plans the fixes of r's audited hosts for Apply; inv supplies each
 // host's connection settings.
 func PlanFix(r *report.Report, inv []inventory.Host, sel remediate.Selector) *FixPlan {
-	fp := &FixPlan{}
+	fp := &FixPlan{clusters: report.ClustersByHost(r)}
 	fp.Plans, fp.Unaudited = plans(r, sel)
 	byName := map[string]inventory.Host{}
 	for _, h := range inv {

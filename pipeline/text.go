@@ -24,6 +24,7 @@ import (
 func WritePlan(w io.Writer, r *report.Report, sel remediate.Selector, width int) {
 	ps, unaudited := plans(r, sel)
 	writeUnaudited(w, unaudited, width)
+	writeChangeGroups(w, ps, report.ClustersByHost(r), width)
 	remediate.RenderPlan(w, ps, remediate.PlanOptions{Width: width, Unaudited: len(unaudited)})
 }
 
@@ -77,6 +78,7 @@ func writeUnaudited(w io.Writer, hosts []report.Host, width int) {
 // line saying nothing will change.
 func WriteFixPlan(w io.Writer, fp *FixPlan, width int) {
 	writeUnaudited(w, fp.Unaudited, width)
+	writeChangeGroups(w, fp.Plans, fp.clusters, width)
 	remediate.RenderPlan(w, fp.Plans, remediate.PlanOptions{Applying: true, Width: width, Unaudited: len(fp.Unaudited)})
 	for _, s := range fp.Skipped {
 		fmt.Fprintf(w, "%s: skipped %s %s → %s: %s\n", termsafe.Line(s.Host), s.Change.Kind, termsafe.Line(s.Change.Target), termsafe.Line(s.Change.To), termsafe.Line(s.Reason))

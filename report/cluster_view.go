@@ -76,3 +76,51 @@ func clusterHeading(c *Cluster) string {
 	}
 	return s
 }
+
+// clusterBrokerCounts is the brokers counted by how they map to hosts,
+// for a grouped report: "1000 brokers: 990 proven, 6 unproven, 4 no
+// audited host".
+func clusterBrokerCounts(c *Cluster) string {
+	counts := map[string]int{}
+	for _, b := range c.Brokers {
+		switch {
+		case b.Host == "":
+			counts["no audited host"]++
+		case b.Proof == ProofLeftOut:
+			counts["left out of this run (--limit)"]++
+		default:
+			counts[b.Proof]++
+		}
+	}
+	parts := make([]string, 0, len(counts))
+	for _, k := range sortedKeys(counts) {
+		parts = append(parts, fmt.Sprintf("%d %s", counts[k], k))
+	}
+	return fmt.Sprintf("%s: %s", plural(len(c.Brokers), "broker", "brokers"), strings.Join(parts, ", "))
+}
+
+// clusterProblemLines are the cluster-level findings grouped by rule and
+// label, for a grouped report: "critical broker-unaudited on 4 brokers:
+// MESSAGE (and 3 more)", the first one's message.
+func clusterProblemLines(c *Cluster) []string {
+	idx := map[string]int{}
+	var out []string
+	var n []int
+	for _, p := range c.Problems {
+		k := p.Label() + " " + p.Rule
+		i, ok := idx[k]
+		if !ok {
+			i = len(out)
+			idx[k] = i
+			out = append(out, k+": "+p.Message+waivedBy(p))
+			n = append(n, 0)
+		}
+		n[i]++
+	}
+	for i := range out {
+		if n[i] > 1 {
+			out[i] += fmt.Sprintf(" (and %d more like it)", n[i]-1)
+		}
+	}
+	return out
+}

@@ -19,6 +19,10 @@ type Options struct {
 	// Verbose gives, per rule, every host's observed value, the reason,
 	// the fix and the rationale; the default is one line per rule.
 	Verbose bool
+	// Hosts lists every host of each group in a report shown grouped
+	// (more than GroupedAbove hosts); the default counts them and names
+	// one.
+	Hosts bool
 }
 
 // Renderer writes a report in one format.

@@ -73,22 +73,28 @@ func TestGolden(t *testing.T) {
 					}
 				}
 			}
-			path := filepath.Join("testdata", "golden", tc.name)
-			if *update {
-				if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run `go test ./report/ -update` to create it)", err)
-			}
-			if got := buf.String(); got != string(want) {
-				t.Errorf("%s differs from %s (run `go test ./report/ -update` after checking the change)\n%s",
-					tc.format, path, firstDiff(string(want), got))
-			}
+			checkGolden(t, tc.name, buf.String())
 		})
+	}
+}
+
+// checkGolden compares got with testdata/golden/name, or writes it there
+// with -update.
+func checkGolden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", "golden", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run `go test ./report/ -update` to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs (run `go test ./report/ -update` after checking the change)\n%s", path, firstDiff(string(want), got))
 	}
 }
 

@@ -171,3 +171,37 @@ func TestHostileTextEveryRenderer(t *testing.T) {
 		})
 	}
 }
+
+// The grouped view (more than GroupedAbove hosts) shows hostile text made
+// visible too: in pattern rows, actions, and the HTML page's host data.
+func TestHostileTextGrouped(t *testing.T) {
+	for _, in := range hostileInputs {
+		small := hostileReport(t, in.raw)
+		r := *small
+		r.Hosts = nil
+		for i := 0; len(r.Hosts) <= GroupedAbove; i++ {
+			h := small.Hosts[i%len(small.Hosts)]
+			h.Name = fmt.Sprintf("%s-%d", h.Name, i)
+			h.Groups = []string{"g" + in.raw}
+			r.Hosts = append(r.Hosts, h)
+		}
+		Summarize(&r)
+		for _, v := range []struct {
+			format string
+			opt    Options
+		}{{"table", Options{Width: 120}}, {"table", Options{Width: 80, Hosts: true, Color: true}}, {"markdown", Options{}}, {"html", Options{}}} {
+			t.Run(fmt.Sprintf("%s/%s/%+v", in.name, v.format, v.opt), func(t *testing.T) {
+				out := ourSGR.ReplaceAllString(renderString(t, v.format, &r, v.opt), "")
+				if !strings.Contains(out, "What to fix first") {
+					t.Fatal("not grouped")
+				}
+				if c := rawControl(out); c != "" {
+					t.Fatalf("raw control character from a host: %s", c)
+				}
+				if !strings.Contains(out, in.shown) && !strings.Contains(out, strings.ReplaceAll(in.shown, `\`, `\\`)) {
+					t.Errorf("output does not show the hostile text as %s", in.shown)
+				}
+			})
+		}
+	}
+}

@@ -23,7 +23,12 @@ func init() { Register("html", renderHTML) }
 //go:embed templates/report.html.tmpl
 var htmlTemplateText string
 
-var htmlTemplate = template.Must(template.New("report").Parse(htmlTemplateText))
+// The grouped page (html_grouped.go) shares the page's style.
+//
+//go:embed templates/grouped.html.tmpl
+var groupedTemplateText string
+
+var htmlTemplate = template.Must(template.Must(template.New("report").Parse(htmlTemplateText)).New("grouped").Parse(groupedTemplateText))
 
 type htmlView struct {
 	Title       string
@@ -163,10 +168,44 @@ func safeHostError(e *HostError) *HostError {
 }
 
 func renderHTML(w io.Writer, r *Report, _ Options) error {
-	return htmlTemplate.Execute(w, buildHTMLView(r))
+	if r.Grouped() {
+		return htmlTemplate.ExecuteTemplate(w, "grouped", buildGroupedView(r))
+	}
+	return htmlTemplate.ExecuteTemplate(w, "report", buildHTMLView(r))
 }
 
 func buildHTMLView(r *Report) htmlView {
+	v := htmlHead(r)
+
+	// Matrix: rules in the order findings carry them, one column per host.
+	byHost := make([]map[string]rules.Finding, len(r.Hosts))
+	for i, h := range r.Hosts {
+		v.MatrixHosts = append(v.MatrixHosts, htmlMatrixHost{Name: termsafe.Line(h.Name), Anchor: hostAnchor(h.Name), Error: h.Error != nil})
+		byHost[i] = map[string]rules.Finding{}
+		for _, f := range h.Findings {
+			if _, dup := byHost[i][f.Rule]; !dup {
+				byHost[i][f.Rule] = f
+			}
+		}
+	}
+	titles := ruleTitles(r)
+	for _, id := range ruleOrder(r) {
+		row := htmlRuleRow{ID: termsafe.Line(id), Title: termsafe.Line(titles[id])}
+		for i, h := range r.Hosts {
+			row.Cells = append(row.Cells, matrixCell(h, byHost[i], id))
+		}
+		v.Rules = append(v.Rules, row)
+	}
+
+	for i := range r.Hosts {
+		v.Hosts = append(v.Hosts, buildHTMLHost(&r.Hosts[i]))
+	}
+	return v
+}
+
+// htmlHead is the page's header, verdict, summary and rule catalog, of
+// both the per-host page and the grouped one.
+func htmlHead(r *Report) htmlView {
 	s := r.Summary
 	label, detail := verdict(r)
 	v := htmlView{
@@ -192,30 +231,6 @@ func buildHTMLView(r *Report) htmlView {
 	}
 	for _, sev := range rules.Severities() {
 		v.FailCounts = append(v.FailCounts, htmlCount{Severity: string(sev), N: s.FailBySeverity[string(sev)]})
-	}
-
-	// Matrix: rules in the order findings carry them, one column per host.
-	byHost := make([]map[string]rules.Finding, len(r.Hosts))
-	for i, h := range r.Hosts {
-		v.MatrixHosts = append(v.MatrixHosts, htmlMatrixHost{Name: termsafe.Line(h.Name), Anchor: hostAnchor(h.Name), Error: h.Error != nil})
-		byHost[i] = map[string]rules.Finding{}
-		for _, f := range h.Findings {
-			if _, dup := byHost[i][f.Rule]; !dup {
-				byHost[i][f.Rule] = f
-			}
-		}
-	}
-	titles := ruleTitles(r)
-	for _, id := range ruleOrder(r) {
-		row := htmlRuleRow{ID: termsafe.Line(id), Title: termsafe.Line(titles[id])}
-		for i, h := range r.Hosts {
-			row.Cells = append(row.Cells, matrixCell(h, byHost[i], id))
-		}
-		v.Rules = append(v.Rules, row)
-	}
-
-	for i := range r.Hosts {
-		v.Hosts = append(v.Hosts, buildHTMLHost(&r.Hosts[i]))
 	}
 	for _, id := range ruleOrder(r) {
 		if cr, ok := rules.Lookup(id); ok {

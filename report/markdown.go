@@ -13,20 +13,32 @@ import (
 func init() { Register("markdown", renderMarkdown) }
 
 // renderMarkdown writes a GitHub-flavoured Markdown change-review document:
-// summary, hosts, failing rules, unknowns and unreachable hosts. It carries
+// summary, hosts (grouped above GroupedAbove hosts: mdGrouped), failing
+// rules, unknowns and unreachable hosts (grouped: counted by kind unless
+// Options.Hosts). It carries
 // short texts only (title, observed → expected, reason, fix summary); the
 // rationale and references stay in `kaudit explain RULE`.
-func renderMarkdown(w io.Writer, r *Report, _ Options) error {
+func renderMarkdown(w io.Writer, r *Report, opt Options) error {
 	var b strings.Builder
 	mdHeader(&b, r)
 	mdSummary(&b, r)
-	mdHostTable(&b, r)
-	mdCluster(&b, r)
+	if r.Grouped() {
+		mdGrouped(&b, r, opt)
+	} else {
+		mdHostTable(&b, r)
+	}
+	if r.Grouped() && !opt.Hosts {
+		mdClusterBrief(&b, r)
+	} else {
+		mdCluster(&b, r)
+	}
 	mdFailing(&b, r)
 	mdUnknown(&b, r)
 	mdWaived(&b, r)
 	mdErrors(&b, r)
-	mdNotAudited(&b, r)
+	if !r.Grouped() || opt.Hosts {
+		mdNotAudited(&b, r)
+	}
 	_, err := io.WriteString(w, strings.TrimRight(b.String(), "\n")+"\n")
 	return err
 }

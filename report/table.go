@@ -128,20 +128,36 @@ func renderTable(w io.Writer, r *Report, opt Options) error {
 	}
 	t.parts(summaryParts(r, t.p), 4)
 
+	switch {
+	case r.Grouped() && !opt.Verbose:
+		t.grouped(r, opt)
+		t.clusterBrief(r.Cluster)
+		t.more()
+	case r.Grouped():
+		t.grouped(r, opt)
+		t.hosts(r)
+		t.cluster(r.Cluster)
+		t.verbose(r)
+	default:
+		t.hosts(r)
+		t.cluster(r.Cluster)
+		if opt.Verbose {
+			t.verbose(r)
+		} else {
+			t.brief(r)
+		}
+	}
+	_, err := io.WriteString(w, t.b.String())
+	return err
+}
+
+// hosts writes the table of one row per host, and each error.
+func (t *termReport) hosts(r *Report) {
 	t.title("Hosts")
 	t.b.WriteString(hostsGrid(r, t.p).render(t.width, t.p))
 	for _, h := range errorHosts(r) {
 		t.prose(safe(h.Name)+": error "+safe(string(h.Error.Kind))+": "+safe(h.Error.Message), 4, t.p.red)
 	}
-
-	t.cluster(r.Cluster)
-	if opt.Verbose {
-		t.verbose(r)
-	} else {
-		t.brief(r)
-	}
-	_, err := io.WriteString(w, t.b.String())
-	return err
 }
 
 // summaryParts is the fleet summary, one part per fact.
@@ -238,6 +254,23 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// clusterBrief prints the cluster of a grouped report: its brokers
+// counted, its findings grouped by rule (-v lists every broker).
+func (t *termReport) clusterBrief(c *Cluster) {
+	if c == nil {
+		return
+	}
+	t.title("Cluster")
+	t.prose(safe(clusterHeading(c)), 4, nil)
+	if q := clusterQuorumLine(c); q != "" {
+		t.prose(safe(q), 4, nil)
+	}
+	t.prose(clusterBrokerCounts(c)+" (-v lists each broker)", 4, nil)
+	for _, l := range clusterProblemLines(c) {
+		t.prose(safe(l), 4, nil)
+	}
 }
 
 // cluster prints the cluster as Kafka described it (scan --bootstrap).

@@ -33,6 +33,11 @@ func (t *termReport) brief(r *Report) {
 			t.b.WriteString(briefGrid(groups, sec.status, t.p).render(t.width, t.p))
 		}
 	}
+	t.more()
+}
+
+// more says where the rest is.
+func (t *termReport) more() {
 	t.b.WriteString("\n")
 	t.parts([]cell{
 		{text: "More: -v for every host's observed value, the reason and the fix", paint: t.p.faint},

@@ -660,3 +660,34 @@ func TestWebConfig(t *testing.T) {
 		t.Fatal("Serve did not return after its context ended")
 	}
 }
+
+// /report.html of a fleet of more than report.GroupedAbove hosts is the
+// grouped page kaudit scan -f html writes: actions first, every host an
+// entry of its pattern.
+func TestReportHTMLGrouped(t *testing.T) {
+	small := fixture(t)
+	r := *small
+	r.Hosts = nil
+	for i := 0; i <= report.GroupedAbove; i++ {
+		h := small.Hosts[i%len(small.Hosts)]
+		h.Name = fmt.Sprintf("%s-%02d", h.Name, i)
+		r.Hosts = append(r.Hosts, h)
+	}
+	report.Summarize(&r)
+	s := newTestServer(t, Options{})
+	s.ScanStarted()
+	if err := s.ScanDone(&r, Success); err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	s.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/report.html", nil))
+	body := rec.Body.String()
+	if rec.Code != 200 || !strings.Contains(body, "What to fix first") {
+		t.Fatalf("/report.html: %d, not grouped", rec.Code)
+	}
+	for _, h := range r.Hosts {
+		if !strings.Contains(body, `id="host-`+h.Name+`"><summary>`+h.Name+`</summary>`) {
+			t.Errorf("host %s has no entry", h.Name)
+		}
+	}
+}

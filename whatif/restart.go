@@ -31,7 +31,7 @@ func restartVerdicts(now, after *report.Report, noUpgrade map[string]bool) []Res
 		if h.Facts != nil && h.Facts.Role == facts.RoleClient {
 			continue // a producer host is no broker to restart
 		}
-		for _, g := range restartGroups(&h, proven) {
+		for _, g := range report.HostClusters(&h, proven) {
 			clusters[g] = append(clusters[g], i)
 		}
 	}
@@ -65,53 +65,15 @@ func restartVerdicts(now, after *report.Report, noUpgrade map[string]bool) []Res
 	return out
 }
 
-// clusterPrefix names a restart group that is a Kafka cluster by its id
-// (the cluster's own or meta.properties'), not an inventory group.
-const clusterPrefix = "cluster "
-
-// restartGroups are the groups a broker host is restarted with: the Kafka
-// cluster it is proven to belong to (scan --bootstrap), else the cluster
-// its meta.properties names (one id in every log directory), else its
-// inventory groups.
-func restartGroups(h *report.Host, proven map[string]string) []string {
-	if id := proven[h.Name]; id != "" {
-		return []string{clusterPrefix + id}
-	}
-	if id := metaClusterID(h.Facts); id != "" {
-		return []string{clusterPrefix + id}
-	}
-	if len(h.Groups) == 0 {
-		return []string{"(ungrouped)"}
-	}
-	return h.Groups
-}
-
-// metaClusterID is the cluster.id every meta.properties of f names; ""
-// when none is read or two disagree.
-func metaClusterID(f *facts.Facts) string {
-	if f == nil || f.Kafka == nil {
-		return ""
-	}
-	id := ""
-	for _, d := range f.Kafka.LogDirs {
-		if d.Meta == nil || d.Meta.ClusterID == "" {
-			continue
-		}
-		if id != "" && id != d.Meta.ClusterID {
-			return ""
-		}
-		id = d.Meta.ClusterID
-	}
-	return id
-}
-
-// clusterMembers are the hosts proven brokers of rc (host → cluster id)
-// and, per restart group, a blocker for each broker no audited host is.
+// clusterMembers are the hosts proven brokers of rc (host → cluster id,
+// report.ProvenClusters) and, per restart group, a blocker for each broker
+// no audited host is.
 func clusterMembers(rc *report.Cluster) (map[string]string, map[string][]string) {
-	proven, unaudited := map[string]string{}, map[string][]string{}
+	unaudited := map[string][]string{}
 	if rc == nil {
-		return proven, unaudited
+		return report.ProvenClusters(rc), unaudited
 	}
+	clusterPrefix := report.ClusterPrefix
 	for _, b := range rc.Brokers {
 		switch {
 		case b.Host == "":
@@ -120,11 +82,9 @@ func clusterMembers(rc *report.Cluster) (map[string]string, map[string][]string)
 		case b.Proof == report.ProofLeftOut:
 			unaudited[clusterPrefix+rc.ID] = append(unaudited[clusterPrefix+rc.ID],
 				fmt.Sprintf("broker %d (%s): host %s, left out of this run (--limit), not audited", b.NodeID, b.Advertised, b.Host))
-		case b.Proof == report.ProofProven:
-			proven[b.Host] = rc.ID
 		}
 	}
-	return proven, unaudited
+	return report.ProvenClusters(rc), unaudited
 }
 
 func blockers(h *report.Host, gates []string) []string {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -89,6 +90,7 @@ func (o *outputOpts) flags() []cli.Flag {
 		&cli.BoolFlag{Name: "fail-on-unknown", Usage: "also exit 1 when a finding at or above --fail-on is unknown (not proven safe), e.g. a kernel kaudit cannot settle", Destination: &o.f.FailOnUnknown},
 		&cli.StringFlag{Name: waiversFlagName, Usage: "accept findings listed in the waiver `FILE` (YAML; kaudit waivers check FILE): they are reported as waived and no longer count in the score or exit status", Destination: &o.f.Waivers},
 		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "table: every host's observed value, the reason, the fix and the rationale per rule (default: one line per rule); demo: the whole fix plan", Destination: &o.f.Verbose},
+		&cli.BoolFlag{Name: "hosts", Usage: fmt.Sprintf("table, markdown: list every host of each failure pattern (a fleet of more than %d hosts is shown grouped, each group counted and one host named)", report.GroupedAbove), Destination: &o.f.Hosts},
 		&cli.StringFlag{Name: "color", Value: "auto", Usage: "colour the table: `MODE` auto (on a terminal, unless NO_COLOR is set; CLICOLOR_FORCE=1 colours a pipe too), always or never", Destination: &o.f.Layout.Color},
 		&cli.BoolFlag{Name: "no-color", Usage: "same as --color never", Destination: &o.f.Layout.NoColor},
 	}, layoutFlags(&o.f.Layout, &o.f.Quiet)...)

@@ -69,6 +69,9 @@ type Diff struct {
 	HostsRemoved []string      `json:"hosts_removed"`
 	Facts        []FactChange  `json:"facts_changed"`
 	Scores       []ScoreChange `json:"scores_changed"`
+	// clusters are each host's clusters (report.HostClusters), for the
+	// grouped text of a large fleet.
+	clusters map[string][]string
 }
 
 // Compare diffs old against new. Hosts are matched by name, findings by
@@ -79,6 +82,10 @@ func Compare(old, new *report.Report) *Diff {
 		Old: side(old), New: side(new),
 		NewlyFailing: []Change{}, NewlyPassing: []Change{}, StillFailing: []Change{}, Other: []Change{},
 		HostsAdded: []string{}, HostsRemoved: []string{}, Facts: []FactChange{}, Scores: []ScoreChange{},
+		clusters: report.ClustersByHost(old),
+	}
+	for h, cs := range report.ClustersByHost(new) {
+		d.clusters[h] = cs // a host's cluster now wins
 	}
 	oldHosts := map[string]*report.Host{}
 	for i := range old.Hosts {
@@ -322,6 +329,10 @@ func writeText(out io.Writer, d *Diff, md bool) error {
 		fmt.Fprintf(t.ew, "kaudit diff\n\n")
 	}
 	t.table([]string{"SCAN", "STARTED", "HOSTS", "AUDITED", "FAILING", "SCORE"}, [][]string{sideRow("old", d.Old), sideRow("new", d.New)})
+	if d.grouped() {
+		writeGrouped(t, d)
+		return t.ew.err
+	}
 	hdr := []string{"HOST", "RULE", "SEVERITY", "STATUS", "OBSERVED"}
 	t.section("Newly failing", hdr, changeRows(d.NewlyFailing))
 	t.section("Newly passing", hdr, changeRows(d.NewlyPassing))

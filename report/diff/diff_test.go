@@ -3,6 +3,7 @@ package diff
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -172,5 +173,46 @@ func TestWriteHostileText(t *testing.T) {
 		if strings.ContainsAny(out, "\x1b\a\u202e") || !strings.Contains(out, `\x1b]0;pwned\a\u202e`) || !strings.Contains(out, `\x1b[2J`) {
 			t.Errorf("%s: hostile text not made visible:\n%q", format, out)
 		}
+	}
+}
+
+// A diff of more than report.GroupedAbove hosts is written by group: one
+// line per rule and status change with its hosts counted ("300 hosts
+// newly fail somaxconn") and per cluster, a few hosts named.
+func TestDiffGrouped(t *testing.T) {
+	demo, err := report.Load("../testdata/demo.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, now := report.Simulated(demo, 1000, 3), report.Simulated(demo, 1000, 3)
+	old.Hosts = append([]report.Host(nil), old.Hosts...)
+	failing := 0
+	for i := range old.Hosts {
+		h := &old.Hosts[i]
+		h.Findings = append([]rules.Finding(nil), h.Findings...)
+		for j := range h.Findings {
+			if h.Findings[j].Rule == "somaxconn" && h.Findings[j].Status == rules.Fail {
+				h.Findings[j].Status = rules.Pass
+				failing++
+			}
+		}
+	}
+	report.Summarize(old)
+	var b bytes.Buffer
+	if err := Write(&b, "table", Compare(old, now)); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	want := fmt.Sprintf("%d hosts newly fail somaxconn", failing)
+	if failing < 100 || !strings.Contains(out, want) {
+		t.Fatalf("no %q in:\n%s", want, out)
+	}
+	line := out[strings.Index(out, want):]
+	line = line[:strings.IndexByte(line, '\n')]
+	if !strings.Contains(line, "prod-1 ") || !strings.Contains(line, "prod-3 ") || !strings.Contains(line, " more") {
+		t.Errorf("the group's clusters and hosts: %q", line)
+	}
+	if n := strings.Count(out, "\n"); n > 60 { // a line per host × rule: 9,000
+		t.Errorf("%d lines:\n%s", n, out)
 	}
 }
