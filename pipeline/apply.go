@@ -20,6 +20,11 @@ type ApplyConfig struct {
 	MaxFailures    int // start no batch once more hosts than this failed
 	Log            func(line string)
 	Now            func() time.Time // the journal's clock (nil: time.Now)
+	// Rollout orders and gates the hosts (fixRollout); nil: canary and
+	// batches of Batch.
+	Rollout *apply.Rollout
+	// Resume is the journal of the run to continue (--resume), nil none.
+	Resume *remediate.Journal
 }
 
 // Apply carries out fp on its hosts and returns the run's journal. A nil
@@ -29,6 +34,7 @@ func Apply(ctx context.Context, fp *FixPlan, cfg ApplyConfig) (*remediate.Journa
 	return apply.Apply(ctx, fp.Hosts, apply.Options{
 		Runner: cfg.Runner, RunID: cfg.RunID, Timeout: cfg.Timeout, ConnectTimeout: cfg.ConnectTimeout,
 		Batch: cfg.Batch, MaxFailures: cfg.MaxFailures, JournalPath: cfg.JournalPath, Log: cfg.Log, Now: cfg.Now,
+		Rollout: cfg.Rollout, Resume: cfg.Resume,
 	})
 }
 

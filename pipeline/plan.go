@@ -20,6 +20,10 @@ type FixPlan struct {
 	Skipped   []Skip               // changes of the plans that Apply will not make
 	Changes   int                  // changes Apply will make
 	Changing  int                  // hosts with at least one such change
+	// changing are those hosts in report order; restart those whose
+	// changes need a broker restart to be in force.
+	changing []string
+	restart  map[string]bool
 }
 
 // Skip is one planned change Apply will not make, and why.
@@ -66,7 +70,7 @@ func plans(r *report.Report, sel remediate.Selector) (plans []remediate.HostPlan
 // PlanFix plans the fixes of r's audited hosts for Apply; inv supplies each
 // host's connection settings.
 func PlanFix(r *report.Report, inv []inventory.Host, sel remediate.Selector) *FixPlan {
-	fp := &FixPlan{}
+	fp := &FixPlan{restart: map[string]bool{}}
 	fp.Plans, fp.Unaudited = plans(r, sel)
 	byName := map[string]inventory.Host{}
 	for _, h := range inv {
@@ -85,6 +89,12 @@ func PlanFix(r *report.Report, inv []inventory.Host, sel remediate.Selector) *Fi
 		if len(todo) > 0 {
 			fp.Changes += len(todo)
 			fp.Changing++
+			fp.changing = append(fp.changing, p.Host)
+		}
+		for _, c := range todo {
+			if c.RestartRequired {
+				fp.restart[p.Host] = true
+			}
 		}
 		fp.Hosts = append(fp.Hosts, apply.Host{Inv: byName[p.Host], Facts: rh.Facts, Findings: rh.Findings, Plan: p})
 	}

@@ -28,12 +28,14 @@ type RollbackConfig struct {
 	ConnectTimeout time.Duration
 	// Force overwrites what changed since the run (else kept, and said).
 	Force bool
+	// Rollout orders and gates the hosts (nil: Concurrency at a time).
+	Rollout *apply.Rollout
 }
 
 func (c RollbackConfig) options() apply.Options {
 	return apply.Options{
 		Runner: c.Runner, Timeout: c.Timeout, ConnectTimeout: c.ConnectTimeout,
-		Batch: c.Concurrency, JournalPath: c.JournalPath, Force: c.Force,
+		Batch: c.Concurrency, JournalPath: c.JournalPath, Force: c.Force, Rollout: c.Rollout,
 	}
 }
 

@@ -26,12 +26,10 @@ type RestartVerdict struct {
 
 func restartVerdicts(now, after *report.Report, noUpgrade map[string]bool) []RestartVerdict {
 	clusters := map[string][]int{}
-	proven, unaudited := clusterMembers(now.Cluster)
+	_, unaudited := clusterMembers(now.Cluster)
+	groups := RestartGroups(now)
 	for i, h := range now.Hosts {
-		if h.Facts != nil && h.Facts.Role == facts.RoleClient {
-			continue // a producer host is no broker to restart
-		}
-		for _, g := range restartGroups(&h, proven) {
+		for _, g := range groups[h.Name] {
 			clusters[g] = append(clusters[g], i)
 		}
 	}
@@ -61,6 +59,23 @@ func restartVerdicts(now, after *report.Report, noUpgrade map[string]bool) []Res
 		}
 		v.SafeNow, v.SafeAfter = len(v.BlockersNow) == 0, len(v.BlockersAfter) == 0
 		out = append(out, v)
+	}
+	return out
+}
+
+// RestartGroups are the groups each broker host of r is restarted with
+// (host → groups; a client host has none): the one home of "which
+// brokers form a cluster", for the restart verdict and fix --apply's
+// rollout (pipeline). See restartGroups.
+func RestartGroups(r *report.Report) map[string][]string {
+	proven, _ := clusterMembers(r.Cluster)
+	out := map[string][]string{}
+	for i := range r.Hosts {
+		h := &r.Hosts[i]
+		if h.Facts != nil && h.Facts.Role == facts.RoleClient {
+			continue // a producer host is no broker to restart
+		}
+		out[h.Name] = restartGroups(h, proven)
 	}
 	return out
 }
