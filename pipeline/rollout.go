@@ -398,8 +398,11 @@ func gateText(u Unit, cfg RolloutConfig) string {
 			cfg.Health.Checks, cfg.Health.Interval, cfg.Health.Timeout)
 	}
 	g := "health gate off (" + u.NoGate + ")"
-	if len(u.Steps) > 1 {
+	switch {
+	case len(u.Steps) > 1 && cfg.Pause > 0:
 		g += fmt.Sprintf("; --pause %s between steps", cfg.Pause)
+	case len(u.Steps) > 1:
+		g += "; no pause between steps (--pause)"
 	}
 	return g
 }
