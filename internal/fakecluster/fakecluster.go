@@ -35,15 +35,15 @@ type Control struct {
 	minISR    map[string]int
 	down      bool
 	reads     int
-	onMeta    func(read int) // called (unlocked) before each Metadata answer
+	onMeta    func(read int, all bool) // called (unlocked) before each Metadata answer
 	unregistr map[int32]bool
 }
 
 // New starts a kfake cluster of n brokers (node ids 0…n-1) with cluster
-// id id and takes over its Metadata and DescribeConfigs answers; closed
-// with the cluster (Close).
-func New(n int, id string) (*Control, error) {
-	k, err := kfake.NewCluster(kfake.NumBrokers(n), kfake.ClusterID(id))
+// id id (and opts, e.g. kfake.ListenFn) and takes over its Metadata and
+// DescribeConfigs answers; closed with the cluster (Close).
+func New(n int, id string, opts ...kfake.Opt) (*Control, error) {
+	k, err := kfake.NewCluster(append([]kfake.Opt{kfake.NumBrokers(n), kfake.ClusterID(id)}, opts...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -99,8 +99,9 @@ func (c *Control) Unregister(id int32, gone bool) {
 }
 
 // OnMetadata calls fn before each Metadata answer, with the number of
-// answers so far (0 first); fn may call Set, Down.
-func (c *Control) OnMetadata(fn func(read int)) {
+// answers so far (0 first) and whether the request asks for every topic
+// (a health read does; a discovery asks for none); fn may call Set, Down.
+func (c *Control) OnMetadata(fn func(read int, all bool)) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.onMeta = fn
@@ -121,15 +122,15 @@ func (c *Control) metadata(kreq kmsg.Request) (kmsg.Response, error, bool) {
 	fn, read := c.onMeta, c.reads
 	c.reads++
 	c.mu.Unlock()
+	req := kreq.(*kmsg.MetadataRequest)
 	if fn != nil {
-		fn(read)
+		fn(read, req.Topics == nil)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.down {
 		return nil, errDown, true
 	}
-	req := kreq.(*kmsg.MetadataRequest)
 	resp := req.ResponseKind().(*kmsg.MetadataResponse)
 	resp.Version = req.Version
 	resp.ClusterID = kmsg.StringPtr(c.id)
