@@ -104,6 +104,7 @@ func fixReport(ctx context.Context, c Console, r *report.Report, hosts []invento
 		return fail(Interrupted, "interrupted while scanning: nothing changed")
 	}
 	fp := PlanFix(r, hosts, j.Selector)
+	j.Rollout.Racks = racksOf(hosts)
 	ro := PlanRollout(r, fp.changing, j.Rollout)
 	if !j.Apply {
 		WritePlan(c.Stdout, r, j.Selector, j.Width)

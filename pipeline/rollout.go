@@ -33,6 +33,10 @@ type RolloutConfig struct {
 	Health HealthGate
 	// Resume is the run to continue (--resume RUN-ID; fix --apply only).
 	Resume string
+	// Racks are the inventory's racks (host → rack: rack, kaudit_rack),
+	// for a broker whose rack the cluster's metadata does not say (fix
+	// and rollback set them from the inventory).
+	Racks map[string]string
 }
 
 // HealthGate is how long and how often the gate reads the cluster.
@@ -105,6 +109,11 @@ func PlanRollout(r *report.Report, hosts []string, cfg RolloutConfig) *Rollout {
 	cfg = cfg.withDefaults()
 	ro := &Rollout{cfg: cfg, unit: map[string]int{}}
 	node, rack := brokersOf(r.Cluster)
+	for h, rk := range cfg.Racks {
+		if rack[h] == "" && rk != "" {
+			rack[h] = rk
+		}
+	}
 	for _, g := range clustersOf(r, hosts) {
 		u := Unit{Name: g.name, Node: map[string]int32{}}
 		for _, h := range g.hosts {
@@ -248,7 +257,7 @@ func steps(hosts []string, rack map[string]string, byRack bool) (out [][]string,
 		by := map[string][]string{}
 		for _, h := range hosts {
 			if rack[h] == "" {
-				note = "the rack of " + h + " is not known (not a proven broker of --bootstrap with a rack): one broker at a time"
+				note = "the rack of " + h + " is not known (neither the metadata of --bootstrap's cluster, for a proven broker, nor the inventory's rack says it): one broker at a time"
 				by = nil
 				break
 			}
@@ -422,6 +431,7 @@ func rollbackRollout(hosts []inventory.Host, jr *remediate.Journal, j RollbackJo
 		}
 	}
 	var todo []string
+	j.Rollout.Racks = racksOf(hosts)
 	for _, h := range hosts {
 		groups := h.Groups
 		if rc != nil {
@@ -436,4 +446,15 @@ func rollbackRollout(hosts []inventory.Host, jr *remediate.Journal, j RollbackJo
 	ro := PlanRollout(r, todo, j.Rollout)
 	ro.cluster = rc
 	return ro
+}
+
+// racksOf are the inventory's racks of hosts (RolloutConfig.Racks).
+func racksOf(hosts []inventory.Host) map[string]string {
+	out := map[string]string{}
+	for _, h := range hosts {
+		if h.Rack != "" {
+			out[h.Name] = h.Rack
+		}
+	}
+	return out
 }

@@ -73,6 +73,8 @@ func TestRolloutPlans(t *testing.T) {
 		{"batch-two-clusters", &gatedA, RolloutConfig{Batch: 2, Pause: time.Minute}},
 		{"batch-by-rack", racks, RolloutConfig{ByRack: true, Health: HealthGate{Checks: 2, Interval: 5 * time.Second, Timeout: time.Minute}}},
 		{"batch-by-rack-unknown", twoClusters, RolloutConfig{ByRack: true, Batch: 3}},
+		{"batch-by-rack-inventory", twoClusters, RolloutConfig{ByRack: true, Batch: 2, Racks: map[string]string{"a1": "r1", "a2": "r2", "a3": "r1", "b1": "r1"}}},
+		{"batch-by-rack-metadata-wins", racks, RolloutConfig{ByRack: true, Racks: map[string]string{"a1": "r9", "a2": "r9"}}},
 		{"inventory-groups", groups, RolloutConfig{Batch: 4}},
 	}
 	for _, c := range cases {

@@ -17,7 +17,7 @@ type rolloutOpts struct{ batchBy string }
 // fix binds its own, the canary's batch).
 func (o *rolloutOpts) flags(r *pipeline.RolloutConfig, batch bool) []cli.Flag {
 	fs := []cli.Flag{
-		&cli.StringFlag{Name: "batch-by", Usage: "with --batch-by rack: change one whole rack of a cluster at a time (racks from the cluster's metadata, --bootstrap), never two", Destination: &o.batchBy},
+		&cli.StringFlag{Name: "batch-by", Usage: "with --batch-by rack: change one whole rack of a cluster at a time (racks from the cluster's metadata (--bootstrap) or the inventory's rack), never two", Destination: &o.batchBy},
 		&cli.DurationFlag{Name: "pause", Usage: "wait `D` between two brokers of a cluster whose health kaudit cannot read (no --bootstrap)", Destination: &r.Pause},
 		&cli.IntFlag{Name: "health-checks", Value: pipeline.DefaultHealthChecks, Usage: "with --bootstrap: consecutive healthy reads of the cluster (0 under-replicated, 0 offline, every broker registered) before and after each broker", Destination: &r.Health.Checks},
 		&cli.DurationFlag{Name: "health-interval", Value: pipeline.DefaultHealthInterval, Usage: "with --bootstrap: time between two health reads", Destination: &r.Health.Interval},
