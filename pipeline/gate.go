@@ -134,7 +134,7 @@ func (g *healthGate) waitHealthy(ctx context.Context, when string, touching []in
 			return nil, g.interrupted("waiting for cluster " + g.cluster + " to be healthy " + when)
 		}
 		if err != nil {
-			healthy, state = 0, "could not read the cluster (counted unhealthy): "+err.Error()
+			healthy, state = 0, "could not read the cluster (counted unhealthy): "+readError(err)
 		} else if v := discover.Judge(*h, g.expect, touching); !v.Healthy() {
 			healthy, state = 0, "unhealthy: "+describe(v)
 		} else {
@@ -158,6 +158,16 @@ func (g *healthGate) waitHealthy(ctx context.Context, when string, touching []in
 			return nil, g.interrupted("waiting for cluster " + g.cluster + " to be healthy " + when)
 		}
 	}
+}
+
+// readError is a failed read without discover's hint on what to check
+// (the gate's own hint follows it).
+func readError(err error) string {
+	var de *discover.Error
+	if errors.As(err, &de) {
+		return fmt.Sprintf("bootstrap %s: %v", de.Bootstrap, de.Err)
+	}
+	return err.Error()
 }
 
 // errInterrupted is a gate ended by Ctrl-C: nothing further started.

@@ -23,7 +23,7 @@ const (
 type RollbackConfig struct {
 	Runner         transport.Runner // nil: transport.NewSSH()
 	JournalPath    string           // the run's local journal (updated as hosts are restored)
-	Concurrency    int              // hosts restored at once
+	Concurrency    int              // hosts read at once (manifests, --list); restored at once without a Rollout
 	Timeout        time.Duration
 	ConnectTimeout time.Duration
 	// Force overwrites what changed since the run (else kept, and said).

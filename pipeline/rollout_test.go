@@ -13,7 +13,9 @@ import (
 	"time"
 
 	"github.com/kaudit/kaudit/audit/facts"
+	"github.com/kaudit/kaudit/audit/inventory"
 	"github.com/kaudit/kaudit/discover"
+	"github.com/kaudit/kaudit/remediate"
 	"github.com/kaudit/kaudit/report"
 )
 
@@ -252,5 +254,30 @@ func TestGateOffPauses(t *testing.T) {
 	}
 	if !reflect.DeepEqual(ro.Waves, [][]string{{"a1"}, {"a2"}}) {
 		t.Errorf("waves %v", ro.Waves)
+	}
+}
+
+// TestRollbackRollout: a rollback (which gathers nothing) rolls the
+// hosts the run changed by their inventory groups, or, for the brokers of
+// --bootstrap without an inventory, as that cluster, gated.
+func TestRollbackRollout(t *testing.T) {
+	jr := &remediate.Journal{RunID: "20260101T000000Z-00000001"}
+	for _, h := range []string{"a1", "a2", "b1", "c1"} {
+		hj := remediate.HostJournal{Host: h, Status: remediate.StatusVerified, Runtime: []remediate.RuntimeValue{{Key: "net.core.somaxconn", Changed: remediate.ChangedYes}}}
+		if h == "c1" {
+			hj.Runtime[0].Changed = remediate.ChangedNo // the run changed nothing there
+		}
+		jr.Hosts = append(jr.Hosts, hj)
+	}
+	hosts := []inventory.Host{{Name: "a1", Groups: []string{"all", "ka"}}, {Name: "a2", Groups: []string{"all", "ka"}, Rack: "r2"},
+		{Name: "b1", Groups: []string{"all", "kb"}}, {Name: "c1", Groups: []string{"all", "kb"}}}
+	ro := rollbackRollout(hosts, jr, RollbackJob{Rollout: RolloutConfig{Batch: 2}})
+	if want := [][]string{{"a1"}, {"a2", "b1"}}; !reflect.DeepEqual(ro.Waves, want) || ro.Units[0].Gated {
+		t.Errorf("waves %v (gated %v), want %v ungated", ro.Waves, ro.Units[0].Gated, want)
+	}
+	src := &ClusterSource{found: &discover.Cluster{ID: "KA", Brokers: []discover.Broker{{NodeID: 1}, {NodeID: 2}, {NodeID: 3}, {NodeID: 4}}}}
+	ro = rollbackRollout(hosts, jr, RollbackJob{Rollout: RolloutConfig{Batch: 2}, cluster: src})
+	if len(ro.Units) != 1 || !ro.Units[0].Gated || len(ro.Waves) != 3 || ro.cluster == nil || len(ro.cluster.Brokers) != 4 {
+		t.Errorf("discovered brokers: units %+v waves %v", ro.Units, ro.Waves)
 	}
 }

@@ -36,7 +36,7 @@ func rollbackCommand(e env) *cli.Command {
 			&cli.BoolFlag{Name: "list", Usage: "list the runs the journal directory and the hosts hold (run, started, per host: the journal's status and the host's backups; each host's lease) instead of rolling one back", Destination: &j.List},
 			&cli.BoolFlag{Name: "from-hosts", Usage: "the local journal is lost: rebuild it from the manifests the run left on the hosts (/var/lib/kaudit/runs/RUN-ID/manifest)", Destination: &j.FromHosts},
 		}, limitFlag(&o.limit, "only hosts matching `PATTERN` (as for scan)"), []cli.Flag{
-			&cli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Value: pipeline.DefaultRollbackConcurrency, Usage: "hosts restored at once", Destination: &j.Config.Concurrency},
+			&cli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Value: pipeline.DefaultRollbackConcurrency, Usage: "hosts read at once (their manifests, --list); restores go one broker of a cluster at a time, --batch clusters at once", Destination: &j.Config.Concurrency},
 			&cli.DurationFlag{Name: "timeout", Value: pipeline.DefaultRollbackTimeout, Usage: "per-host deadline", Destination: &j.Config.Timeout},
 			&cli.DurationFlag{Name: "connect-timeout", Value: transport.DefaultConnectTimeout, Usage: "per-host TCP connect + SSH handshake deadline", Destination: &j.Config.ConnectTimeout},
 		}, o.rollout.flags(&j.Rollout, true), o.conn.flags(false), o.cluster.flags()),
