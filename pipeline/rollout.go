@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -134,18 +135,20 @@ func PlanRollout(r *report.Report, hosts []string, cfg RolloutConfig) *Rollout {
 
 // group is one cluster's hosts, in report order.
 type group struct {
-	name    string
-	hosts   []string
-	cluster string // the Kafka cluster id when the group is one ("" an inventory group)
+	name     string
+	hosts    []string
+	clusters []string // the Kafka cluster ids among its groups
 }
 
 // clustersOf groups hosts (those of r to change, in report order) by
 // the cluster each belongs to: whatif.RestartGroups (the proven cluster
 // of --bootstrap, else meta.properties' cluster id, else the inventory
 // groups), hosts sharing any group joined into one (a host in two
-// groups joins them: never two of its brokers at once). Ansible's
-// implicit "all" joins nothing when a host has another group. A client
-// host is a group of its own.
+// groups joins them: never two of its brokers at once). A host whose
+// cluster is not known also joins every cluster one of its inventory
+// groups holds a broker of: it may be one of that cluster's brokers.
+// Ansible's implicit "all" joins nothing when a host has another group.
+// A client host is a group of its own.
 func clustersOf(r *report.Report, hosts []string) []group {
 	byHost := whatif.RestartGroups(r)
 	parent := map[string]string{}
@@ -158,7 +161,13 @@ func clustersOf(r *report.Report, hosts []string) []group {
 		parent[x] = find(parent[x])
 		return parent[x]
 	}
+	union := func(a, b string) { parent[find(b)] = find(a) }
 	keys := map[string][]string{}
+	groupsOf := map[string][]string{}
+	for _, h := range r.Hosts {
+		groupsOf[h.Name] = h.Groups
+	}
+	inv := map[string][]string{} // inventory group → the cluster keys of its known brokers
 	for _, h := range hosts {
 		gs, broker := byHost[h]
 		if !broker {
@@ -168,7 +177,21 @@ func clustersOf(r *report.Report, hosts []string) []group {
 		}
 		keys[h] = gs
 		for _, g := range gs[1:] {
-			parent[find(g)] = find(gs[0])
+			union(gs[0], g)
+		}
+		if strings.HasPrefix(gs[0], clusterKey) {
+			for _, g := range invGroups(groupsOf[h]) {
+				inv[g] = append(inv[g], gs[0])
+			}
+		}
+	}
+	for _, h := range hosts {
+		if gs := keys[h]; !strings.HasPrefix(gs[0], clusterKey) && !strings.HasPrefix(gs[0], "client ") {
+			for _, g := range gs {
+				for _, c := range inv[g] {
+					union(c, g)
+				}
+			}
 		}
 	}
 	var out []group
@@ -178,33 +201,48 @@ func clustersOf(r *report.Report, hosts []string) []group {
 		i, ok := at[root]
 		if !ok {
 			i, at[root] = len(out), len(out)
-			out = append(out, group{name: root})
+			out = append(out, group{})
 		}
 		out[i].hosts = append(out[i].hosts, h)
 	}
 	for i := range out {
-		out[i].name = nameOf(out[i].hosts, keys, find)
-		if id, ok := strings.CutPrefix(out[i].name, "cluster "); ok {
-			out[i].cluster = id
-		}
+		out[i].name, out[i].clusters = nameOf(out[i].hosts, keys, find)
 	}
 	return out
 }
 
-// nameOf names a joined group by its groups, sorted, joined with "+".
-func nameOf(hosts []string, keys map[string][]string, find func(string) string) string {
+// clusterKey starts the restart group of a Kafka cluster known by its id.
+const clusterKey = "cluster "
+
+// invGroups are a host's inventory groups that join: "all" only alone.
+func invGroups(gs []string) []string {
+	if len(gs) > 1 {
+		return without(gs, "all")
+	}
+	return gs
+}
+
+// nameOf names a joined group by its groups, sorted, joined with "+",
+// and lists the Kafka clusters (ids) among them.
+func nameOf(hosts []string, keys map[string][]string, find func(string) string) (string, []string) {
+	root := find(keys[hosts[0]][0])
 	seen := map[string]bool{}
-	var names []string
+	var names, clusters []string
 	for _, h := range hosts {
 		for _, g := range keys[h] {
-			if !seen[g] && find(g) == find(keys[hosts[0]][0]) {
+			if !seen[g] && find(g) == root {
 				seen[g] = true
 				names = append(names, g)
 			}
 		}
 	}
 	sort.Strings(names)
-	return strings.Join(names, "+")
+	for _, n := range names {
+		if id, ok := strings.CutPrefix(n, clusterKey); ok {
+			clusters = append(clusters, id)
+		}
+	}
+	return strings.Join(names, "+"), clusters
 }
 
 func without(list []string, drop string) []string {
@@ -244,7 +282,7 @@ func gateOf(rc *report.Cluster, g group) (bool, string) {
 		return false, "a client host, not a broker"
 	case rc == nil:
 		return false, "no --bootstrap: kaudit cannot read the cluster's health"
-	case g.cluster != rc.ID:
+	case !slices.Contains(g.clusters, rc.ID):
 		return false, fmt.Sprintf("not the cluster of --bootstrap (%s): kaudit cannot read its health", rc.ID)
 	}
 	return true, ""

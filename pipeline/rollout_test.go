@@ -79,6 +79,20 @@ func TestRolloutPlans(t *testing.T) {
 		{"batch-by-rack-metadata-wins", racks, RolloutConfig{ByRack: true, Racks: map[string]string{"a1": "r9", "a2": "r9"}}},
 		{"inventory-groups", groups, RolloutConfig{Batch: 4}},
 	}
+	unproven := &report.Report{Hosts: []report.Host{
+		broker("a1", "KA", 1, "all", "kafka", "kafka_a"), broker("b1", "KB", 1, "all", "kafka", "kafka_b"), broker("a2", "KA", 2, "all", "kafka", "kafka_a"),
+		broker("a4", "", 0, "all", "kafka", "kafka_a"), broker("b2", "KB", 2, "all", "kafka", "kafka_b"),
+	}, Cluster: proven("KA", "a1", "a2")}
+	onlyA := &report.Report{Hosts: append(unproven.Hosts[:3:3], broker("a4", "", 0, "all", "kafka_a"), unproven.Hosts[4]), Cluster: unproven.Cluster}
+	cases = append(cases, struct {
+		name string
+		r    *report.Report
+		cfg  RolloutConfig
+	}{"unknown-cluster-joins-all-it-may-be-in", unproven, RolloutConfig{Batch: 2}}, struct {
+		name string
+		r    *report.Report
+		cfg  RolloutConfig
+	}{"unknown-cluster-joins-its-group", onlyA, RolloutConfig{Batch: 2}})
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var b bytes.Buffer
