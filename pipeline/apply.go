@@ -22,6 +22,11 @@ type ApplyConfig struct {
 	Log            func(line string)
 	Now            func() time.Time // the journal's clock (nil: time.Now)
 	Probes         *probe.Records   // the probe verdicts the verify's re-gather uses (nil: none)
+	// Rollout orders and gates the hosts (fixRollout); nil: canary and
+	// batches of Batch.
+	Rollout *apply.Rollout
+	// Resume is the journal of the run to continue (--resume), nil none.
+	Resume *remediate.Journal
 }
 
 // Apply carries out fp on its hosts and returns the run's journal. A nil
@@ -32,6 +37,7 @@ func Apply(ctx context.Context, fp *FixPlan, cfg ApplyConfig) (*remediate.Journa
 		Runner: cfg.Runner, RunID: cfg.RunID, Timeout: cfg.Timeout, ConnectTimeout: cfg.ConnectTimeout,
 		Batch: cfg.Batch, MaxFailures: cfg.MaxFailures, JournalPath: cfg.JournalPath, Log: cfg.Log, Now: cfg.Now,
 		Probes: cfg.Probes,
+		Rollout: cfg.Rollout, Resume: cfg.Resume,
 	})
 }
 

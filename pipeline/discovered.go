@@ -134,28 +134,52 @@ func (s *ClusterSource) reread() (*ClusterSource, error) {
 // or variable that holds them), and the ssh_config f connects through.
 func (f Fleet) rollbackTarget(src *ClusterSource) []string {
 	var args []string
+	if f.Inventory != "" || src == nil {
+		args = append(args, f.Inventory)
+	} else {
+		args = src.args()
+	}
+	if f.Connect.SSHConfig != "" {
+		args = append(args, "--ssh-config", f.Connect.SSHConfig)
+	}
+	return args
+}
+
+// fixTarget is rollbackTarget for kaudit fix: the inventory and the
+// cluster's flags both (the gate of a rollout reads the cluster), and
+// --limit when given.
+func (f Fleet) fixTarget(src *ClusterSource) []string {
+	args := f.rollbackTarget(src)
+	if f.Inventory != "" && src != nil {
+		args = append(args[:1], append(src.args(), args[1:]...)...)
+	}
+	if f.Limit != "" {
+		args = append(args, "--limit", f.Limit)
+	}
+	return args
+}
+
+// args are the flags that select the cluster src (a password only by
+// its file or environment variable).
+func (src *ClusterSource) args() []string {
+	var args []string
 	add := func(flag, v string) {
 		if v != "" {
 			args = append(args, flag, v)
 		}
 	}
-	if f.Inventory != "" || src == nil {
-		args = append(args, f.Inventory)
-	} else {
-		c := src.Client
-		add("--bootstrap", strings.Join(src.Bootstrap, ","))
-		add("--command-config", src.CommandConfig)
-		add("--broker-map", src.MapFile)
-		add("--security-protocol", c.Protocol)
-		add("--sasl-mechanism", c.Mechanism)
-		add("--sasl-user", c.User)
-		add("--sasl-password-file", c.PasswordFile)
-		add("--sasl-password-env", c.PasswordEnv)
-		add("--tls-ca", c.CAFile)
-		add("--tls-cert", c.CertFile)
-		add("--tls-key", c.KeyFile)
-		add("--tls-server-name", c.ServerName)
-	}
-	add("--ssh-config", f.Connect.SSHConfig)
+	c := src.Client
+	add("--bootstrap", strings.Join(src.Bootstrap, ","))
+	add("--command-config", src.CommandConfig)
+	add("--broker-map", src.MapFile)
+	add("--security-protocol", c.Protocol)
+	add("--sasl-mechanism", c.Mechanism)
+	add("--sasl-user", c.User)
+	add("--sasl-password-file", c.PasswordFile)
+	add("--sasl-password-env", c.PasswordEnv)
+	add("--tls-ca", c.CAFile)
+	add("--tls-cert", c.CertFile)
+	add("--tls-key", c.KeyFile)
+	add("--tls-server-name", c.ServerName)
 	return args
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kaudit/kaudit/audit/inventory"
 	"github.com/kaudit/kaudit/remediate"
+	"github.com/kaudit/kaudit/remediate/apply"
 	"github.com/kaudit/kaudit/report"
 )
 
@@ -22,6 +23,14 @@ type FixJob struct {
 	// cluster flags and --ssh-config, and --journal-dir when given).
 	Rollback []string
 	Width    int // columns the plan is laid out for
+	// Rollout is how the hosts are rolled (its Batch is Config.Batch,
+	// which Fix copies into it).
+	Rollout RolloutConfig
+	// cluster is --bootstrap's cluster (Fix sets it): the gate reads it.
+	cluster *ClusterSource
+	// resume are the arguments of kaudit fix that select this run's
+	// fleet (Fix sets them), for the command that continues a stopped run.
+	resume []string
 }
 
 // Check validates the apply's fan-out as the person asked for it.
@@ -31,6 +40,16 @@ func (j FixJob) Check() error {
 	}
 	if j.Config.MaxFailures < 0 {
 		return errors.New("--max-failures must be 0 or more")
+	}
+	j.Rollout.Batch = j.Config.Batch
+	if err := j.Rollout.Check(); err != nil {
+		return err
+	}
+	if j.Rollout.Resume != "" && !remediate.ValidRunID(j.Rollout.Resume) {
+		return fmt.Errorf("--resume %q is not a run id", j.Rollout.Resume)
+	}
+	if j.Rollout.Resume != "" && !j.Apply {
+		return errors.New("--resume continues an apply: give --apply too")
 	}
 	return nil
 }
@@ -46,9 +65,11 @@ func Fix(ctx context.Context, c Console, f Fleet, cfg Config, quiet bool, j FixJ
 		return err
 	}
 	cfg.ClientsGroup, j.Rollback = clientsGroup(cfg.ClientsGroup, inv), f.rollbackTarget(cfg.Cluster)
+	j.cluster, j.resume = cfg.Cluster, f.fixTarget(cfg.Cluster)
 	if j.Apply {
 		if j.JournalDir != "" {
 			j.Rollback = append(j.Rollback, "--journal-dir", j.JournalDir)
+			j.resume = append(j.resume, "--journal-dir", j.JournalDir)
 		}
 		if j.JournalDir, err = journalDir(j.JournalDir); err != nil {
 			return err
@@ -69,6 +90,7 @@ func Fix(ctx context.Context, c Console, f Fleet, cfg Config, quiet bool, j FixJ
 	j.Config.Probes = cfg.ProbeRecords
 	if j.Apply {
 		j.Config.Batch = fitWarned(c, j.Config.Batch)
+		j.Rollout.Batch = j.Config.Batch
 	}
 	return fixReport(ctx, c, r, hosts, j)
 }
@@ -82,18 +104,28 @@ func fixReport(ctx context.Context, c Console, r *report.Report, hosts []invento
 		WritePlan(c.Stdout, r, j.Selector, j.Width)
 		return fail(Interrupted, "interrupted while scanning: nothing changed")
 	}
+	fp := PlanFix(r, hosts, j.Selector)
+	j.Rollout.Racks = racksOf(hosts)
+	ro := PlanRollout(r, fp.changing, j.Rollout)
 	if !j.Apply {
 		WritePlan(c.Stdout, r, j.Selector, j.Width)
+		WriteRollout(c.Stdout, ro, fp.restart)
 		return unaudited(r)
 	}
-	fp := PlanFix(r, hosts, j.Selector)
 	WriteFixPlan(c.Stdout, fp, j.Width)
 	if fp.Changes == 0 {
 		return unaudited(r)
 	}
+	WriteRollout(c.Stdout, ro, fp.restart)
+	resume, err := j.resumed()
+	if err != nil {
+		return err
+	}
 	if ok, err := c.Confirm(j.Yes, "apply "+fp.What()+"?", "fix --apply"); !ok || err != nil {
 		return err
 	}
+	gate := newHealthGate(c, ro, r.Cluster, j.cluster)
+	j.Config.Rollout, j.Config.Resume = &apply.Rollout{Waves: ro.Waves, Gate: gate.Gate}, resume
 	return applyFix(ctx, c, r, fp, j)
 }
 
@@ -102,6 +134,9 @@ func applyFix(ctx context.Context, c Console, r *report.Report, fp *FixPlan, j F
 	cfg := j.Config
 	cfg.Now = c.Now
 	cfg.RunID = remediate.NewRunID(c.Now())
+	if cfg.Resume != nil {
+		cfg.RunID = cfg.Resume.RunID
+	}
 	cfg.JournalPath = journalPath(j.JournalDir, cfg.RunID)
 	cfg.Log = func(line string) { fmt.Fprintf(c.Stderr, "kaudit: %s\n", line) }
 	sctx, stop := interruptible(ctx)
@@ -117,12 +152,17 @@ func applyFix(ctx context.Context, c Console, r *report.Report, fp *FixPlan, j F
 	} else {
 		fmt.Fprintf(c.Stdout, "journal: %s\nrun %s changed no host: nothing to undo\n", cfg.JournalPath, cfg.RunID)
 	}
-	if err != nil {
+	var gateStop *apply.GateError
+	if errors.As(err, &gateStop) {
+		writeStopped(c.Stdout, jr, j.resumeArgs())
+	} else if err != nil {
 		c.Warnf("%v", err)
 	}
 	switch failed := FailedHosts(jr); {
 	case sctx.Err() != nil && ctx.Err() == nil:
 		return fail(Interrupted, "interrupted: hosts not started were left unchanged")
+	case gateStop != nil:
+		return fail(NotApplied, "the rollout stopped before its end: see above and the journal")
 	case failed > 0:
 		return fail(NotApplied, "%d host(s) not changed as planned: see above and the journal", failed)
 	}

@@ -22,6 +22,10 @@ type FixPlan struct {
 	Changing  int                  // hosts with at least one such change
 
 	clusters map[string][]string // each host's clusters, for the changes by group
+	// changing are those hosts in report order; restart those whose
+	// changes need a broker restart to be in force.
+	changing []string
+	restart  map[string]bool
 }
 
 // Skip is one planned change Apply will not make, and why.
@@ -68,7 +72,7 @@ func plans(r *report.Report, sel remediate.Selector) (plans []remediate.HostPlan
 // PlanFix plans the fixes of r's audited hosts for Apply; inv supplies each
 // host's connection settings.
 func PlanFix(r *report.Report, inv []inventory.Host, sel remediate.Selector) *FixPlan {
-	fp := &FixPlan{clusters: report.ClustersByHost(r)}
+	fp := &FixPlan{clusters: report.ClustersByHost(r), restart: map[string]bool{}}
 	fp.Plans, fp.Unaudited = plans(r, sel)
 	byName := map[string]inventory.Host{}
 	for _, h := range inv {
@@ -87,6 +91,12 @@ func PlanFix(r *report.Report, inv []inventory.Host, sel remediate.Selector) *Fi
 		if len(todo) > 0 {
 			fp.Changes += len(todo)
 			fp.Changing++
+			fp.changing = append(fp.changing, p.Host)
+		}
+		for _, c := range todo {
+			if c.RestartRequired {
+				fp.restart[p.Host] = true
+			}
 		}
 		fp.Hosts = append(fp.Hosts, apply.Host{Inv: byName[p.Host], Facts: rh.Facts, Findings: rh.Findings, Plan: p})
 	}

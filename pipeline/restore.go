@@ -23,17 +23,19 @@ const (
 type RollbackConfig struct {
 	Runner         transport.Runner // nil: transport.NewSSH()
 	JournalPath    string           // the run's local journal (updated as hosts are restored)
-	Concurrency    int              // hosts restored at once
+	Concurrency    int              // hosts read at once (manifests, --list); restored at once without a Rollout
 	Timeout        time.Duration
 	ConnectTimeout time.Duration
 	// Force overwrites what changed since the run (else kept, and said).
 	Force bool
+	// Rollout orders and gates the hosts (nil: Concurrency at a time).
+	Rollout *apply.Rollout
 }
 
 func (c RollbackConfig) options() apply.Options {
 	return apply.Options{
 		Runner: c.Runner, Timeout: c.Timeout, ConnectTimeout: c.ConnectTimeout,
-		Batch: c.Concurrency, JournalPath: c.JournalPath, Force: c.Force,
+		Batch: c.Concurrency, JournalPath: c.JournalPath, Force: c.Force, Rollout: c.Rollout,
 	}
 }
 

@@ -26,6 +26,10 @@ type RollbackJob struct {
 	// instead of rolling one back (listRuns).
 	List   bool
 	Config RollbackConfig
+	// Rollout orders and gates the restores as fix --apply's changes:
+	// one broker of a cluster at a time (gated with --bootstrap).
+	Rollout RolloutConfig
+	cluster *ClusterSource // --bootstrap's, the gate reads it (Rollback sets it)
 }
 
 // Check validates the run ID and the fan-out a person asked for.
@@ -40,7 +44,10 @@ func (j RollbackJob) Check() error {
 	if c := j.Config; c.Concurrency < 1 || c.Timeout <= 0 || c.ConnectTimeout <= 0 {
 		return errors.New("--concurrency, --timeout and --connect-timeout must be positive")
 	}
-	return nil
+	if j.Rollout.Resume != "" {
+		return errors.New("--resume continues fix --apply, not a rollback (a rollback is idempotent: run it again)")
+	}
+	return j.Rollout.Check()
 }
 
 // Rollback is kaudit rollback: j checked, its journal directory
@@ -64,7 +71,7 @@ func Rollback(ctx context.Context, c Console, f Fleet, src *ClusterSource, j Rol
 		return err
 	}
 	defer runner.Close()
-	j.Config.Runner = runner
+	j.Config.Runner, j.cluster = runner, src
 	if j.List {
 		return listRuns(ctx, c, hosts, j)
 	}
@@ -102,6 +109,9 @@ func rollbackRun(ctx context.Context, c Console, hosts []inventory.Host, j Rollb
 	}
 	ctx, stop := interruptible(ctx)
 	defer stop()
+	ro := rollbackRollout(hosts, jr, j)
+	WriteRollout(c.Stdout, ro, nil)
+	j.Config.Rollout = &apply.Rollout{Waves: ro.Waves, Gate: newHealthGate(c, ro, ro.cluster, j.cluster).Gate}
 	res, err := Restore(ctx, hosts, jr, j.Config)
 	failed := writeRollback(c.Stdout, res)
 	if err != nil {

@@ -45,6 +45,32 @@ type Journal struct {
 	StartedAt  time.Time     `json:"started_at"`
 	FinishedAt time.Time     `json:"finished_at,omitzero"`
 	Hosts      []HostJournal `json:"hosts"`
+	// Stopped is where a rollout's gate stopped the run (nil: it was
+	// not stopped by one); kaudit fix --apply --resume RUN-ID goes on
+	// from there, the hosts the run changed left as they are.
+	Stopped *Stop `json:"stopped,omitempty"`
+	// Resumed are the times the run was continued (--resume).
+	Resumed []time.Time `json:"resumed,omitempty"`
+}
+
+// Stop is why and where a rollout stopped: the gate's reason and the
+// hosts it would have changed next.
+type Stop struct {
+	At     time.Time `json:"at"`
+	Reason string    `json:"reason"`
+	Next   []string  `json:"next"`
+}
+
+// Done reports whether the run left the host as a resume must not touch
+// it again: verified, or anything but planned and never started.
+func (h *HostJournal) Done() bool {
+	switch h.Status {
+	case StatusPlanned:
+		return len(h.Backups)+len(h.Runtime) > 0
+	case StatusUnchanged:
+		return h.NoOp || len(h.Backups)+len(h.Runtime) > 0
+	}
+	return true
 }
 
 // HostJournal is one host's part of a run.

@@ -100,3 +100,19 @@ func ClustersByHost(r *Report) map[string][]string {
 	}
 	return out
 }
+
+// BrokerClusters is ClustersByHost for the broker hosts of r: a client
+// host (a producer or consumer of the clients group) is in no cluster and
+// not in the map. The restart verdict and fix --apply's rollout group by it.
+func BrokerClusters(r *Report) map[string][]string {
+	proven := ProvenClusters(r.Cluster)
+	out := make(map[string][]string, len(r.Hosts))
+	for i := range r.Hosts {
+		h := &r.Hosts[i]
+		if h.Facts != nil && h.Facts.Role == facts.RoleClient {
+			continue
+		}
+		out[h.Name] = HostClusters(h, proven)
+	}
+	return out
+}

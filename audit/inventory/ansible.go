@@ -44,6 +44,7 @@ var ansibleSetters = map[string]setter{
 	"kaudit_ssh_config":      (*parser).setSSHConfig,
 	"kaudit_assume_kernel":   (*parser).setAssumeKernel,
 	"kaudit_assume_kafka":    (*parser).setAssumeKafka,
+	"kaudit_rack":            (*parser).setRack,
 }
 
 var kauditVars = func() []string {

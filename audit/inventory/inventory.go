@@ -41,6 +41,7 @@ type Host struct {
 	Profile        map[string]any // threshold overrides: defaults < group vars (parent before child) < host; never nil
 	AssumeKernel   string         // kernel release planned for the pre-upgrade what-if ("" = no kernel upgrade planned)
 	AssumeKafka    string         // Kafka version(s) planned, as --assume-kafka: "3.6.1", "confluent:7.6.0" ("" = none)
+	Rack           string         // the broker's rack (rack / kaudit_rack), for fix --batch-by rack ("" = unknown)
 	Source         string         // "file:line" where the host is defined (first mention for Ansible)
 	SSHConfig      bool           // follow ssh_config for this host (default true; ssh_config: false)
 	Given          Given          // which connection settings the inventory set (they win over ssh_config)

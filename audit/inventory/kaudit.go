@@ -9,7 +9,7 @@ import (
 var (
 	hostKeys = []string{"address", "port", "user", "identity_files", "use_agent", "known_hosts",
 		"host_key_policy", "proxy_jump", "become", "connect_timeout", "timeout", "connection",
-		"kafka", "interfaces", "profile", "assume_kernel", "assume_kafka", "ssh_config"}
+		"kafka", "interfaces", "profile", "assume_kernel", "assume_kafka", "ssh_config", "rack"}
 	kafkaKeys = []string{"port", "config", "home"}
 	groupKeys = []string{"vars", "hosts", "children"}
 )
@@ -37,6 +37,7 @@ var hostSetters = map[string]setter{
 	"profile":         (*parser).setProfile,
 	"assume_kernel":   (*parser).setAssumeKernel,
 	"assume_kafka":    (*parser).setAssumeKafka,
+	"rack":            (*parser).setRack,
 }
 
 var kafkaSetters = map[string]setter{

@@ -59,7 +59,7 @@ func over[T any](dst *opt[T], src opt[T]) {
 type settings struct {
 	address, user, proxyJump, become, hostKeyPolicy, connection opt[string]
 	kafkaConfig, kafkaHome                                      opt[string]
-	assumeKernel, assumeKafka                                   opt[string]
+	assumeKernel, assumeKafka, rack                             opt[string]
 	port, kafkaPort                                             opt[int]
 	identityFiles, knownHosts, interfaces                       opt[[]string]
 	useAgent, sshConfig                                         opt[bool]
@@ -84,6 +84,7 @@ func (s *settings) overlay(o *settings) {
 	over(&s.kafkaHome, o.kafkaHome)
 	over(&s.assumeKernel, o.assumeKernel)
 	over(&s.assumeKafka, o.assumeKafka)
+	over(&s.rack, o.rack)
 	over(&s.port, o.port)
 	over(&s.kafkaPort, o.kafkaPort)
 	over(&s.identityFiles, o.identityFiles)
@@ -154,6 +155,7 @@ func (p *parser) host(name, source string, s *settings, groups []string) Host {
 		Profile:        cloneMap(s.profile),
 		AssumeKernel:   s.assumeKernel.v,
 		AssumeKafka:    s.assumeKafka.v,
+		Rack:           s.rack.v,
 		Source:         source,
 		SSHConfig:      !s.sshConfig.ok || s.sshConfig.v,
 		Given:          s.given(),
@@ -499,6 +501,14 @@ func (p *parser) setRemotePath(dst *opt[string], n *yaml.Node, field string) {
 func (p *parser) setAssumeKernel(s *settings, n *yaml.Node, field string) {
 	if v, ok := p.str(n, field); ok && (v == "" || p.report(n, field, checkKernelRelease(v))) {
 		s.assumeKernel.set(v)
+	}
+}
+
+// setRack reads the broker's rack (fix --apply --batch-by rack when the
+// cluster's metadata does not say it); "" cancels an inherited value.
+func (p *parser) setRack(s *settings, n *yaml.Node, field string) {
+	if v, ok := p.str(n, field); ok && (v == "" || p.report(n, field, checkRack(v))) {
+		s.rack.set(v)
 	}
 }
 

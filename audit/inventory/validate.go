@@ -252,6 +252,18 @@ func checkKernelRelease(s string) *problem {
 	return nil
 }
 
+// rackRE is a rack name kaudit prints in a plan: Kafka's broker.rack is
+// free text, an inventory's is held to a plain label.
+var rackRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$`)
+
+// checkRack validates rack: a label, as broker.rack usually is.
+func checkRack(s string) *problem {
+	if !rackRE.MatchString(s) {
+		return bad("use the broker's broker.rack, e.g. eu-west-1a: letters, digits and _ . : - only, at most 64", "rack %q is not a plain label", s)
+	}
+	return nil
+}
+
 // checkAssumeKafka validates assume_kafka, in the syntax of --assume-kafka:
 // comma-separated versions, each optionally prefixed with its distribution
 // ("3.6.1", "apache:3.6.1", "confluent:7.6.0"), at most one per

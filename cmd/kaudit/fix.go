@@ -21,6 +21,7 @@ type fixOptions struct {
 	cluster      clusterOpts
 	layout       termui.Layout // --width
 	quiet        bool
+	rollout      rolloutOpts
 	job          pipeline.FixJob
 }
 
@@ -36,11 +37,12 @@ func fixCommand(e env) *cli.Command {
 			&cli.StringFlag{Name: "rules", Usage: "only plan fixes for these comma-separated rule `IDS`", Destination: &o.rules},
 			&cli.BoolFlag{Name: "apply", Usage: "apply the plan (sysctl, server.properties and NIC changes)", Destination: &j.Apply},
 			&cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "with --apply: do not ask for confirmation", Destination: &j.Yes},
-			&cli.IntFlag{Name: "batch", Value: 1, Usage: "with --apply: hosts changed at once after the first (canary) host", Destination: &j.Config.Batch},
+			&cli.IntFlag{Name: "batch", Value: 1, Usage: "with --apply: clusters changed at once after the first (canary) host, never two brokers of one cluster", Destination: &j.Config.Batch},
+			&cli.StringFlag{Name: "resume", Usage: "with --apply: continue the run `RUN-ID` a rollout's gate stopped (hosts it changed are not changed again)", Destination: &j.Rollout.Resume},
 			&cli.IntFlag{Name: "max-failures", Value: 0, Usage: "with --apply: start no further batch once more than `N` hosts failed", Destination: &j.Config.MaxFailures},
 			&cli.StringFlag{Name: "journal-dir", Usage: "with --apply: where the run journal is written (default ~/.local/state/kaudit/runs)", Destination: &j.JournalDir},
 			&cli.BoolFlag{Name: "runtime-only-ok", Usage: "plan a change whose running value can be set but whose persistence cannot (no udev rules dir, read-only /etc/sysctl.d) as runtime only, instead of listing it as impossible on that host", Destination: &j.Selector.RuntimeOnlyOK},
-		}, o.probe.flags(true), o.conn.flags(true), o.cluster.flags(), layoutFlags(&o.layout, &o.quiet)),
+		}, o.rollout.flags(&j.Rollout, false), o.probe.flags(true), o.conn.flags(true), o.cluster.flags(), layoutFlags(&o.layout, &o.quiet)),
 		Action: func(c *cli.Context) error { return runFix(c.Context, *o, c.Args().Slice(), e) },
 	}
 }
@@ -74,5 +76,8 @@ func (o *fixOptions) check() error {
 		return located.Hint(usageErr("--rules: %v", err), "kaudit rules lists them")
 	}
 	o.job.Selector.Rules = sel.Rules
+	if err := o.rollout.check(&o.job.Rollout); err != nil {
+		return err
+	}
 	return o.job.Check()
 }

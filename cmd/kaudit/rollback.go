@@ -16,6 +16,7 @@ type rollbackOptions struct {
 	limit   string
 	conn    connectOpts
 	cluster clusterOpts // without an inventory: the brokers fix found
+	rollout rolloutOpts
 	job     pipeline.RollbackJob
 }
 
@@ -35,10 +36,10 @@ func rollbackCommand(e env) *cli.Command {
 			&cli.BoolFlag{Name: "list", Usage: "list the runs the journal directory and the hosts hold (run, started, per host: the journal's status and the host's backups; each host's lease) instead of rolling one back", Destination: &j.List},
 			&cli.BoolFlag{Name: "from-hosts", Usage: "the local journal is lost: rebuild it from the manifests the run left on the hosts (/var/lib/kaudit/runs/RUN-ID/manifest)", Destination: &j.FromHosts},
 		}, limitFlag(&o.limit, "only hosts matching `PATTERN` (as for scan)"), []cli.Flag{
-			&cli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Value: pipeline.DefaultRollbackConcurrency, Usage: "hosts restored at once", Destination: &j.Config.Concurrency},
+			&cli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Value: pipeline.DefaultRollbackConcurrency, Usage: "hosts read at once (their manifests, --list); restores go one broker of a cluster at a time, --batch clusters at once", Destination: &j.Config.Concurrency},
 			&cli.DurationFlag{Name: "timeout", Value: pipeline.DefaultRollbackTimeout, Usage: "per-host deadline", Destination: &j.Config.Timeout},
 			&cli.DurationFlag{Name: "connect-timeout", Value: transport.DefaultConnectTimeout, Usage: "per-host TCP connect + SSH handshake deadline", Destination: &j.Config.ConnectTimeout},
-		}, o.conn.flags(false), o.cluster.flags()),
+		}, o.rollout.flags(&j.Rollout, true), o.conn.flags(false), o.cluster.flags()),
 		Action: func(c *cli.Context) error { return runRollback(c.Context, *o, c.Args().Slice(), e) },
 	}
 }
@@ -50,6 +51,9 @@ func runRollback(ctx context.Context, o rollbackOptions, args []string, e env) e
 		return err
 	case inv != "" && src != nil:
 		return located.Hint(usageErr("rollback takes INVENTORY or --bootstrap, not both"), "give what fix was given (its undo line says)")
+	}
+	if err := o.rollout.check(&o.job.Rollout); err != nil {
+		return err
 	}
 	return pipeline.Rollback(ctx, e, o.conn.fleet(e, inv, o.limit), src, o.job)
 }

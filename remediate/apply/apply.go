@@ -53,6 +53,7 @@ package apply
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -113,6 +114,13 @@ type Options struct {
 	// for the host's boot, so the residual risk (remediate.Residual) is
 	// judged as the probe proved it (nil: by the release alone).
 	Probes *probe.Records
+	// Rollout, when set, orders and gates the hosts instead of the
+	// canary and batches (rollout.go).
+	Rollout *Rollout
+	// Resume (Apply only) is the journal of the run to continue: its run
+	// id, and its hosts that are done (remediate.HostJournal.Done) kept
+	// as they are and not changed again.
+	Resume *remediate.Journal
 }
 
 func (o *Options) defaults() {
@@ -175,7 +183,20 @@ type journal struct {
 // todo), else "unchanged". Its log serializes opt.Log.
 func newJournal(hosts []Host, opt Options) (rec *journal, todo []Host) {
 	j := &remediate.Journal{Version: remediate.JournalVersion, RunID: opt.RunID, StartedAt: opt.Now().UTC().Truncate(time.Second)}
+	done := map[string]bool{}
+	if r := opt.Resume; r != nil {
+		j.StartedAt, j.Resumed = r.StartedAt, append(r.Resumed, opt.Now().UTC().Truncate(time.Second))
+		for _, hj := range r.Hosts {
+			if hj.Done() {
+				done[hj.Host] = true
+				j.Hosts = append(j.Hosts, hj)
+			}
+		}
+	}
 	for _, h := range hosts {
+		if done[h.Inv.Name] {
+			continue // changed by the run before it stopped: not again
+		}
 		changes, _ := Split(h.Plan, h.Findings)
 		hj := remediate.HostJournal{Host: h.Inv.Name, Status: remediate.StatusUnchanged, Changes: changes}
 		if hj.Changes == nil {
@@ -239,6 +260,9 @@ func (r *journal) finish() error {
 // cannot be saved); per-host failures are in the journal.
 func Apply(ctx context.Context, hosts []Host, opt Options) (*remediate.Journal, error) {
 	opt.defaults()
+	if opt.Resume != nil {
+		opt.RunID = opt.Resume.RunID
+	}
 	if opt.RunID == "" {
 		opt.RunID = remediate.NewRunID(opt.Now())
 	}
@@ -254,8 +278,10 @@ func Apply(ctx context.Context, hosts []Host, opt Options) (*remediate.Journal, 
 	// ctx ending (Ctrl-C) starts no further host; a host in flight
 	// finishes the step it is in under its own deadlines, then is verified
 	// or restored (applyHost), never left half-applied.
-	out := fanout.Run(ctx, len(todo), fanout.Options{Canary: true, Batch: opt.Batch, StopAfter: opt.MaxFailures + 1},
-		func(i int) bool { return applyHost(ctx, todo[i], opt, rec) })
+	out := fanOut(ctx, todo, opt, func(i int) bool { return applyHost(ctx, todo[i], opt, rec) })
+	if out.gate != nil {
+		stopped(rec, todo, out)
+	}
 	if out.Stopped {
 		for _, i := range out.NotStarted {
 			name := todo[i].Inv.Name
@@ -276,5 +302,35 @@ func Apply(ctx context.Context, hosts []Host, opt Options) (*remediate.Journal, 
 			})
 		}
 	}
+	if out.gate != nil {
+		return rec.j, errors.Join(out.gate, rec.finish())
+	}
 	return rec.j, rec.finish()
+}
+
+// fanOut runs fn over todo: canary then batches, or opt.Rollout's waves.
+func fanOut(ctx context.Context, todo []Host, opt Options, fn func(i int) bool) waveOutcome {
+	stopAfter := opt.MaxFailures + 1
+	if opt.Rollout == nil {
+		return waveOutcome{Outcome: fanout.Run(ctx, len(todo), fanout.Options{Canary: true, Batch: opt.Batch, StopAfter: stopAfter}, fn)}
+	}
+	hosts := make([]string, len(todo))
+	for i, h := range todo {
+		hosts[i] = h.Inv.Name
+	}
+	return runWaves(ctx, hosts, opt.Rollout, stopAfter, fn)
+}
+
+// stopped journals where the gate stopped the run: the hosts not started
+// stay planned (a resume changes them), the journal says why.
+func stopped(rec *journal, todo []Host, out waveOutcome) {
+	st := &remediate.Stop{At: rec.now().UTC().Truncate(time.Second), Reason: out.gate.Error(), Next: []string{}}
+	for _, i := range out.NotStarted {
+		st.Next = append(st.Next, todo[i].Inv.Name)
+	}
+	rec.mu.Lock()
+	rec.j.Stopped = st
+	rec.saveLocked()
+	rec.mu.Unlock()
+	rec.logf("stopped before %d host(s): %s", len(st.Next), st.Reason)
 }

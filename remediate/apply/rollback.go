@@ -88,6 +88,7 @@ func (c *restored) count(detail []string, what func(current string) string) {
 // from the run's backups on the host (see RollbackScript), opt.Batch at a
 // time, updates the journal's statuses and saves it at opt.JournalPath.
 // Hosts of j missing from inv are reported as errors. It is idempotent.
+// With opt.Rollout the error includes the gate's refusal (a *GateError).
 func Rollback(ctx context.Context, inv []inventory.Host, j *remediate.Journal, opt Options) ([]RollbackResult, error) {
 	opt.defaults()
 	byName := map[string]inventory.Host{}
@@ -114,9 +115,7 @@ func Rollback(ctx context.Context, inv []inventory.Host, j *remediate.Journal, o
 		todo = append(todo, hj)
 	}
 	var mu sync.Mutex
-	// Every host is started even when ctx ends: each one's restore then
-	// fails on its own and says so.
-	fanout.Run(context.WithoutCancel(ctx), len(todo), fanout.Options{Limit: max(opt.Batch, 1)}, func(i int) bool {
+	notDone, gateErr := rollOut(ctx, todo, opt, func(i int) bool {
 		hj := todo[i]
 		o := opt
 		o.release = true
@@ -131,11 +130,38 @@ func Rollback(ctx context.Context, inv []inventory.Host, j *remediate.Journal, o
 		mu.Unlock()
 		return err == nil
 	})
+	out = append(out, notDone...)
 	sort.Slice(out, func(a, b int) bool { return out[a].Host < out[b].Host })
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	rec.saveLocked()
-	return out, rec.err
+	return out, errors.Join(gateErr, rec.err)
+}
+
+// rollOut runs fn over todo: opt.Batch at a time, every host started
+// even when ctx ends (each one's restore then fails on its own and says
+// so); or opt.Rollout's waves, gated, starting nothing once ctx ended or
+// the gate refused: those hosts are returned as not rolled back, and the
+// gate's refusal (also after the last host) as the error.
+func rollOut(ctx context.Context, todo []remediate.HostJournal, opt Options, fn func(i int) bool) ([]RollbackResult, error) {
+	if opt.Rollout == nil {
+		fanout.Run(context.WithoutCancel(ctx), len(todo), fanout.Options{Limit: max(opt.Batch, 1)}, fn)
+		return nil, nil
+	}
+	hosts := make([]string, len(todo))
+	for i, hj := range todo {
+		hosts[i] = hj.Host
+	}
+	o := runWaves(ctx, hosts, opt.Rollout, 0, fn)
+	why := "interrupted"
+	if o.gate != nil {
+		why = o.gate.Error()
+	}
+	var out []RollbackResult
+	for _, i := range o.NotStarted {
+		out = append(out, RollbackResult{Host: hosts[i], Err: &GateError{Err: errors.New("not rolled back: " + why)}})
+	}
+	return out, o.gate
 }
 
 // rolledBack journals the outcome of kaudit rollback for one host. A host

@@ -1,0 +1,42 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/kaudit/kaudit/internal/located"
+	"github.com/kaudit/kaudit/pipeline"
+)
+
+// rolloutOpts are the flags of a rollout (fix --apply, rollback), bound to
+// pipeline.RolloutConfig but for --batch-by.
+type rolloutOpts struct{ batchBy string }
+
+// flags are the rollout's flags; batch, when set, binds --batch (rollback;
+// fix binds its own, the canary's batch).
+func (o *rolloutOpts) flags(r *pipeline.RolloutConfig, batch bool) []cli.Flag {
+	fs := []cli.Flag{
+		&cli.StringFlag{Name: "batch-by", Usage: "with --batch-by rack: change one whole rack of a cluster at a time (racks from the cluster's metadata (--bootstrap) or the inventory's rack), never two", Destination: &o.batchBy},
+		&cli.DurationFlag{Name: "pause", Usage: "wait `D` between two brokers of a cluster whose health kaudit cannot read (no --bootstrap)", Destination: &r.Pause},
+		&cli.IntFlag{Name: "health-checks", Value: pipeline.DefaultHealthChecks, Usage: "with --bootstrap: consecutive healthy reads of the cluster (0 under-replicated, 0 offline, every broker registered) before and after each broker", Destination: &r.Health.Checks},
+		&cli.DurationFlag{Name: "health-interval", Value: pipeline.DefaultHealthInterval, Usage: "with --bootstrap: time between two health reads", Destination: &r.Health.Interval},
+		&cli.DurationFlag{Name: "health-timeout", Value: pipeline.DefaultHealthTimeout, Usage: "with --bootstrap: the longest one wait for a healthy cluster lasts; then the rollout stops (exit 4)", Destination: &r.Health.Timeout},
+	}
+	if batch {
+		fs = append(fs, &cli.IntFlag{Name: "batch", Value: 1, Usage: "clusters rolled back at once (never two brokers of one cluster)", Destination: &r.Batch})
+	}
+	return fs
+}
+
+// check sets what --batch-by asked for.
+func (o rolloutOpts) check(r *pipeline.RolloutConfig) error {
+	switch o.batchBy {
+	case "", "broker":
+	case "rack":
+		r.ByRack = true
+	default:
+		return located.Hint(usageErr("--batch-by %q", o.batchBy), fmt.Sprintf("give %q (one rack of a cluster at a time) or %q (the default)", "rack", "broker"))
+	}
+	return nil
+}
