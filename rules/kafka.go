@@ -9,6 +9,7 @@ import (
 	version "github.com/hashicorp/go-version"
 
 	"github.com/kaudit/kaudit/audit/facts"
+	"github.com/kaudit/kaudit/internal/redact"
 )
 
 // kafkaVer is what kaudit knows about the broker's Apache Kafka version.
@@ -210,6 +211,16 @@ func (c *evalCtx) runningObserved(key string, run facts.RunningConfig, file stri
 	return s
 }
 
+// notAnInteger says which value of prop is not an integer: the running
+// broker's (the one it uses, whatever the file says) or the file's, at
+// its line; shown as an excerpt (redact.Excerpt: short, secrets hidden).
+func (c *evalCtx) notAnInteger(prop, v string, running bool) string {
+	if running {
+		return fmt.Sprintf("%s=%s on the running broker is not an integer", prop, redact.Excerpt(v))
+	}
+	return fmt.Sprintf("%s=%s%s is not an integer", prop, redact.Excerpt(v), c.propWhere(prop))
+}
+
 func (c *evalCtx) propWhere(key string) string {
 	k := c.f.Kafka
 	if k == nil || k.Config == "" {
@@ -287,8 +298,10 @@ func evalKafkaBacklogConfig(c *evalCtx) Finding {
 	n, ok := c.kafkaBacklogProp()
 	run, running := c.f.Kafka.Running[PropBacklog]
 	switch {
+	case !ok && running:
+		return unknown(c.notAnInteger(PropBacklog, run.Value, true))
 	case !ok:
-		return unknown(fmt.Sprintf("socket.listen.backlog.size=%q%s is not an integer", raw, c.propWhere(PropBacklog)))
+		return unknown(c.notAnInteger(PropBacklog, raw, false))
 	case running:
 		fd.Observed = c.runningObserved(PropBacklog, run, raw, set)
 	case !set:

@@ -36,6 +36,46 @@ func TestBacklogUsesTheRunningBroker(t *testing.T) {
 	}
 }
 
+// TestBacklogNotAnIntegerBlamesTheRightValue: an unusable value is named
+// where it is: the running broker's when the cluster reported one (the
+// file's 4096 is fine), the file's at its line otherwise; as an excerpt,
+// its secrets hidden.
+func TestBacklogNotAnIntegerBlamesTheRightValue(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		file   string
+		run    *facts.RunningConfig
+		reason string
+	}{
+		{"the running value is bad", "4096", &facts.RunningConfig{Value: "abc", Source: "dynamic"},
+			`socket.listen.backlog.size="abc" on the running broker is not an integer`},
+		{"the file's value is bad", "abc", nil,
+			`socket.listen.backlog.size="abc" (/opt/kafka/config/server.properties:`},
+		{"the file's value carries a password's line", "8192ssl.truststore.password=[hidden]", nil,
+			`socket.listen.backlog.size="8192ssl.truststore.password=[hidden]" (/opt/kafka/config/server.properties:`},
+		{"a megabyte on the running broker", "4096", &facts.RunningConfig{Value: strings.Repeat("9", 1<<20) + "x", Source: "dynamic"},
+			`…" (1048577 bytes) on the running broker is not an integer`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := compliantHost()
+			f.Kafka.Properties[PropBacklog] = tt.file
+			if tt.run != nil {
+				f.Kafka.Running = map[string]facts.RunningConfig{PropBacklog: *tt.run}
+			}
+			fd := find(t, Evaluate(f, DefaultProfile()), RuleKafkaBacklogConfig)
+			if fd.Status != Unknown || !strings.Contains(fd.Reason, tt.reason) {
+				t.Errorf("%s %q, want unknown with %q", fd.Status, fd.Reason, tt.reason)
+			}
+			if tt.run != nil && strings.Contains(fd.Reason, "4096") {
+				t.Errorf("reason %q blames the file's value", fd.Reason)
+			}
+			if len(fd.Reason) > 300 {
+				t.Errorf("reason of %d bytes: the value is not cut", len(fd.Reason))
+			}
+		})
+	}
+}
+
 // TestReceiveBufferUsesTheRunningBroker: kafka-buffer-capped and
 // kernel-synack-wscale's SO_RCVBUF reasoning judge the running broker's
 // socket.receive.buffer.bytes when the cluster reported it, and name the
