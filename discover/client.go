@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"regexp"
 	"strings"
@@ -35,6 +36,9 @@ type ClientConfig struct {
 // Options turns the configuration into discovery options.
 func (c ClientConfig) Options(bootstrap []string) (Options, error) {
 	o := Options{Bootstrap: bootstrap}
+	if err := CheckBootstrap(bootstrap); err != nil {
+		return o, err
+	}
 	proto := strings.ToUpper(c.Protocol)
 	if proto == "" {
 		proto = "PLAINTEXT"
@@ -61,16 +65,31 @@ func (c ClientConfig) Options(bootstrap []string) (Options, error) {
 	return o, nil
 }
 
+// envName is the name of an environment variable as a shell exports it.
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// secret reads the SASL password. Its errors never repeat what
+// --sasl-password-env or a missing --sasl-password-file was given: a
+// person who typed the password there would see it echoed, and logged.
 func (c ClientConfig) secret() (string, error) {
 	switch {
 	case c.PasswordEnv != "":
+		if !envName.MatchString(c.PasswordEnv) {
+			return "", located.Hint(errors.New("--sasl-password-env takes the NAME of an environment variable, and what it was given is not a name (not shown: it may be the password itself)"),
+				"put the password in a variable (read -rs KAFKA_PASSWORD; export KAFKA_PASSWORD) and give --sasl-password-env KAFKA_PASSWORD")
+		}
 		v, ok := os.LookupEnv(c.PasswordEnv)
 		if !ok {
-			return "", fmt.Errorf("password variable %s is not set", c.PasswordEnv)
+			return "", located.Hint(errors.New("the variable --sasl-password-env names is not set in kaudit's environment (its name is not shown: it may be the password itself)"),
+				"export the variable before running kaudit (sudo drops the environment unless told to keep it: sudo --preserve-env=NAME)")
 		}
 		return v, nil
 	case c.PasswordFile != "":
 		b, err := os.ReadFile(c.PasswordFile)
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", located.Hint(errors.New("the file --sasl-password-file names does not exist (its path is not shown: it may be the password itself)"),
+				"give the path of a file that holds the password (mode 0600), never the password")
+		}
 		if err != nil {
 			return "", fmt.Errorf("password file: %w", err)
 		}

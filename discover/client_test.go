@@ -83,3 +83,36 @@ func TestPasswordNeverFromArgs(t *testing.T) {
 		t.Error("GSSAPI accepted")
 	}
 }
+
+// TestPasswordNeverEchoed: a password given where a name or a path
+// belongs (--sasl-password-env, a --sasl-password-file that does not
+// exist, user:pass@ in --bootstrap) is refused without being repeated.
+func TestPasswordNeverEchoed(t *testing.T) {
+	const pw = "hunter2-S3cr3t"
+	sasl := ClientConfig{Protocol: "SASL_SSL", Mechanism: "PLAIN", User: "u"}
+	for _, tt := range []struct {
+		name      string
+		c         ClientConfig
+		bootstrap string
+		want      string
+	}{
+		{"a password for a variable name", func() ClientConfig { c := sasl; c.PasswordEnv = pw + "!"; return c }(), "h:9092", "--sasl-password-env takes the NAME"},
+		{"a password that could be a name", func() ClientConfig { c := sasl; c.PasswordEnv = "hunter2_S3cr3t"; return c }(), "h:9092", "is not set"},
+		{"a password for a file", func() ClientConfig { c := sasl; c.PasswordFile = pw; return c }(), "h:9092", "does not exist"},
+		{"user:pass@ in the bootstrap", ClientConfig{}, "admin:" + pw + "@kafka-1:9092", "holds an '@'"},
+		{"user:pass@ in the second server", ClientConfig{}, "kafka-0:9092,admin:" + pw + "@kafka-1:9092", "bootstrap server 2 of 2"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := tt.c.Options(strings.Split(tt.bootstrap, ","))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error %v, want it to say %q", err, tt.want)
+			}
+			if strings.Contains(err.Error(), "S3cr3t") {
+				t.Errorf("the error repeats the password: %v", err)
+			}
+		})
+	}
+	if _, err := Discover(context.Background(), Options{Bootstrap: []string{"u:" + pw + "@h:9092"}}); err == nil || strings.Contains(err.Error(), "S3cr3t") {
+		t.Errorf("Discover: %v", err)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"net"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -118,6 +119,19 @@ func (c *Cluster) Broker(id int32) (Broker, bool) {
 	return Broker{}, false
 }
 
+// CheckBootstrap refuses a bootstrap server that carries credentials
+// (user:password@host:9092, as a URL would): Kafka addresses are
+// HOST:PORT, and the entry is not repeated, since it holds a password.
+func CheckBootstrap(bootstrap []string) error {
+	for i, b := range bootstrap {
+		if strings.Contains(b, "@") {
+			return located.Hint(fmt.Errorf("bootstrap server %d of %d holds an '@' (USER:PASSWORD@HOST?): a Kafka address is HOST:PORT, and kaudit takes no credentials there (the entry is not shown: it may hold a password)", i+1, len(bootstrap)),
+				"give --bootstrap HOST:PORT, the user with --sasl-user and the password with --sasl-password-file FILE or --sasl-password-env VAR")
+		}
+	}
+	return nil
+}
+
 // Options say how to reach the cluster.
 type Options struct {
 	Bootstrap []string
@@ -138,6 +152,9 @@ const defaultTimeout = 15 * time.Second
 func Discover(ctx context.Context, o Options) (*Cluster, error) {
 	if len(o.Bootstrap) == 0 {
 		return nil, located.Hint(errors.New("no bootstrap server"), "give --bootstrap host:9092[,host:9092…]")
+	}
+	if err := CheckBootstrap(o.Bootstrap); err != nil {
+		return nil, err
 	}
 	t := o.Timeout
 	if t <= 0 {
