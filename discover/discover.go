@@ -19,6 +19,7 @@ import (
 
 	"github.com/kaudit/kaudit/internal/fanout"
 	"github.com/kaudit/kaudit/internal/located"
+	"github.com/kaudit/kaudit/internal/redact"
 )
 
 // ConfigKeys are the broker settings kaudit reads from the running broker:
@@ -180,6 +181,9 @@ func Discover(ctx context.Context, o Options) (*Cluster, error) {
 		}
 		c.Brokers = append(c.Brokers, br)
 	}
+	if err := checkReply(o, c); err != nil {
+		return nil, err
+	}
 	sort.Slice(c.Brokers, func(i, j int) bool { return c.Brokers[i].NodeID < c.Brokers[j].NodeID })
 	readConfigs(ctx, adm, c)
 	readAPIVersions(ctx, cl, c)
@@ -258,12 +262,16 @@ func readConfigs(ctx context.Context, adm *kadm.Client, c *Cluster) {
 	for _, rc := range rcs {
 		byName[rc.Name] = rc
 	}
+	var cut []string
 	for i := range c.Brokers {
 		rc, ok := byName[strconv.Itoa(int(c.Brokers[i].NodeID))]
 		if !ok {
 			continue
 		}
-		c.Brokers[i].Configs = pick(rc.Configs)
+		c.Brokers[i].Configs, cut = pick(c.Brokers[i].NodeID, rc.Configs, cut)
+	}
+	if len(cut) > 0 {
+		c.ConfigsError = strings.Join(cut, "; ")
 	}
 }
 
@@ -283,7 +291,10 @@ func configsError(err error) string {
 	return "DescribeConfigs failed: " + err.Error() + "; kaudit uses server.properties as read over SSH instead"
 }
 
-func pick(cs []kadm.Config) map[string]Config {
+// pick keeps node's ConfigKeys of cs, each value as kaudit may show it
+// (redact.Value); a value over MaxConfigValue is left out and why is
+// added to cut (the first few: a cluster may send one per broker).
+func pick(node int32, cs []kadm.Config, cut []string) (map[string]Config, []string) {
 	want := map[string]bool{}
 	for _, k := range ConfigKeys {
 		want[k] = true
@@ -293,10 +304,20 @@ func pick(cs []kadm.Config) map[string]Config {
 		if !want[c.Key] || c.Sensitive || c.Value == nil {
 			continue
 		}
-		m[c.Key] = Config{Value: *c.Value, Source: sourceOf(c.Source)}
+		if why := configTooLong(node, c.Key, *c.Value); why != "" {
+			if len(cut) < maxCutNamed {
+				cut = append(cut, why)
+			}
+			continue
+		}
+		m[c.Key] = Config{Value: redact.Value(c.Key, *c.Value), Source: sourceOf(c.Source)}
 	}
-	return m
+	return m, cut
 }
+
+// maxCutNamed is how many settings left out for their size ConfigsError
+// names.
+const maxCutNamed = 5
 
 // describeQuorumKey is DescribeQuorum's API key; brokers accept it in
 // KRaft mode from 3.3 and forward it to the controllers.
@@ -339,6 +360,9 @@ func quorum(ctx context.Context, b *kgo.Broker) (*Quorum, string) {
 		return nil, "DescribeQuorum failed: " + err.Error()
 	}
 	part := resp.Topics[0].Partitions[0]
+	if why := quorumTooLarge(resp); why != "" {
+		return nil, "DescribeQuorum answer not used: " + why
+	}
 	endpoints := map[int32][]string{}
 	for _, n := range resp.Nodes {
 		for _, l := range n.Listeners {
