@@ -12,6 +12,7 @@ import (
 
 	"github.com/kaudit/kaudit/audit/parse"
 	"github.com/kaudit/kaudit/internal/located"
+	"github.com/kaudit/kaudit/internal/redact"
 	"github.com/twmb/franz-go/pkg/sasl"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
@@ -46,7 +47,7 @@ func (c ClientConfig) Options(bootstrap []string) (Options, error) {
 	switch proto {
 	case "PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL":
 	default:
-		return o, fmt.Errorf("security.protocol %q: want PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL", c.Protocol)
+		return o, fmt.Errorf("security.protocol %s: want PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL", redact.Excerpt(c.Protocol))
 	}
 	if strings.HasSuffix(proto, "SSL") {
 		t, err := c.tlsConfig()
@@ -116,7 +117,7 @@ func (c ClientConfig) mechanism() (sasl.Mechanism, error) {
 	case "SCRAM-SHA-512":
 		return scram.Auth{User: c.User, Pass: pass}.AsSha512Mechanism(), nil
 	}
-	return nil, fmt.Errorf("sasl.mechanism %q: kaudit speaks PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512", c.Mechanism)
+	return nil, fmt.Errorf("sasl.mechanism %s: kaudit speaks PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512", redact.Excerpt(c.Mechanism))
 }
 
 func (c ClientConfig) tlsConfig() (*tls.Config, error) {
@@ -159,6 +160,11 @@ func ReadCommandConfig(path string) (ClientConfig, error) {
 		return ClientConfig{}, fmt.Errorf("command config: %w", err)
 	}
 	p, _ := parse.Properties(string(b))
+	for k, v := range p { // a continuation can join a password's line to any value; only sasl.jaas.config is read for one
+		if k != "sasl.jaas.config" {
+			p[k] = redact.Text(v)
+		}
+	}
 	c := ClientConfig{Protocol: p["security.protocol"], Mechanism: p["sasl.mechanism"]}
 	if c.Mechanism == "" {
 		c.Mechanism = "GSSAPI" // Kafka's default, refused by mechanism()

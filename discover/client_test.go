@@ -116,3 +116,22 @@ func TestPasswordNeverEchoed(t *testing.T) {
 		t.Errorf("Discover: %v", err)
 	}
 }
+
+// TestCommandConfigContinuationNeverEchoed: a continuation that joins a
+// password's line to a value the errors name (security.protocol, a store
+// location) does not bring the password into the error.
+func TestCommandConfigContinuationNeverEchoed(t *testing.T) {
+	for _, props := range []string{
+		"security.protocol=SASL_SSL\\\nssl.key.password=S3cr3t\n",
+		"sasl.mechanism=SCRAM\\\n  ssl.truststore.password=S3cr3t\nsecurity.protocol=SASL_PLAINTEXT\nsasl.jaas.config=x required username=\"u\" password=\"p\";\n",
+		"ssl.truststore.location=/etc/kafka/ca.jks\\\nssl.truststore.password=S3cr3t\nsecurity.protocol=SSL\n",
+	} {
+		c, err := ReadCommandConfig(writeFile(t, "client.properties", props))
+		if err == nil {
+			_, err = c.Options([]string{"h:9092"})
+		}
+		if err == nil || strings.Contains(err.Error(), "S3cr3t") {
+			t.Errorf("%q: error %v", props, err)
+		}
+	}
+}
