@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"strings"
@@ -38,11 +39,14 @@ func BenchmarkTableLongClusterID(b *testing.B) {
 	}{{"200KB-20brokers", 200 << 10, 20, false}, {"200KB-20brokers-v", 200 << 10, 20, true}, {"1MB-2brokers", 1 << 20, 2, false}} {
 		r := longIDReport(b, tc.n, tc.brokers)
 		b.Run(tc.name, func(b *testing.B) {
+			var out bytes.Buffer
 			for i := 0; i < b.N; i++ {
-				if err := Render(io.Discard, "table", r, Options{Width: 80, Verbose: tc.verbose}); err != nil {
+				out.Reset()
+				if err := Render(&out, "table", r, Options{Width: 80, Verbose: tc.verbose}); err != nil {
 					b.Fatal(err)
 				}
 			}
+			b.ReportMetric(float64(out.Len()), "output-bytes")
 		})
 	}
 }
