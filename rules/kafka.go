@@ -195,13 +195,13 @@ func (c *evalCtx) brokerProp(key string) (v string, set bool, note string) {
 // 4096 (path:line), the running broker uses 50 (default): the file is not
 // the one this broker read".
 func (c *evalCtx) runningObserved(key string, run facts.RunningConfig, file string, inFile bool) string {
-	s := fmt.Sprintf("%s=%s on the running broker (%s)", key, run.Value, run.Source)
+	s := fmt.Sprintf("%s=%s on the running broker (%s)", key, shown(run.Value), run.Source)
 	switch {
 	case !c.kafkaConfigRead() || strings.TrimSpace(file) == run.Value:
 	case !inFile && run.Source != "default":
 		s += fmt.Sprintf("; the file%s does not set it", c.propWhere(key))
 	case inFile:
-		s = fmt.Sprintf("the file says %s%s, the running broker uses %s (%s)", strings.TrimSpace(file), c.propWhere(key), run.Value, run.Source)
+		s = fmt.Sprintf("the file says %s%s, the running broker uses %s (%s)", shown(strings.TrimSpace(file)), c.propWhere(key), shown(run.Value), run.Source)
 		if run.Source == "default" || run.Source == "static" {
 			s += ": the file is not the one this broker read"
 		} else {
@@ -209,6 +209,19 @@ func (c *evalCtx) runningObserved(key string, run facts.RunningConfig, file stri
 		}
 	}
 	return s
+}
+
+// maxShown is the longest host or cluster value a finding quotes whole.
+const maxShown = 256
+
+// shown is v as a finding quotes it: whole up to maxShown bytes, else a
+// short excerpt with its size (redact.Excerpt), so that a host's 1 MB
+// value is not copied into every finding that names it.
+func shown(v string) string {
+	if len(v) <= maxShown {
+		return v
+	}
+	return redact.Excerpt(v)
 }
 
 // notAnInteger says which value of prop is not an integer: the running

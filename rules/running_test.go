@@ -116,3 +116,25 @@ func TestReceiveBufferUsesTheRunningBroker(t *testing.T) {
 		t.Errorf("running -1: %q", fd.Observed)
 	}
 }
+
+// TestLongValuesAreExcerpted: a host's or a cluster's value of a megabyte
+// is quoted as an excerpt with its size in the findings that name it,
+// never whole.
+func TestLongValuesAreExcerpted(t *testing.T) {
+	mb := strings.Repeat("7", 1<<20)
+	f := compliantHost()
+	f.Sysctl["net.core.rmem_max"], f.Sysctl["net.core.wmem_max"] = "212992", "212992"
+	f.Kafka.Properties[PropRcvbuf] = mb
+	f.Kafka.Running = map[string]facts.RunningConfig{PropRcvbuf: {Value: "x" + mb, Source: "dynamic"}}
+	total := 0
+	for _, fd := range Evaluate(f, DefaultProfile()) {
+		total += len(fd.Observed) + len(fd.Reason) + len(fd.Expected)
+	}
+	if total > 64<<10 {
+		t.Errorf("the findings quote %d bytes of two 1 MB values", total)
+	}
+	fd := find(t, Evaluate(f, DefaultProfile()), RuleKafkaBufferCapped)
+	if !strings.Contains(fd.Observed+fd.Reason, "(1048577 bytes)") {
+		t.Errorf("kafka-buffer-capped does not name the value's size: %q %q", fd.Observed, fd.Reason)
+	}
+}
