@@ -5,12 +5,14 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"regexp"
 	"strings"
 
 	"github.com/kaudit/kaudit/audit/parse"
 	"github.com/kaudit/kaudit/internal/located"
+	"github.com/kaudit/kaudit/internal/redact"
 	"github.com/twmb/franz-go/pkg/sasl"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
@@ -35,6 +37,9 @@ type ClientConfig struct {
 // Options turns the configuration into discovery options.
 func (c ClientConfig) Options(bootstrap []string) (Options, error) {
 	o := Options{Bootstrap: bootstrap}
+	if err := CheckBootstrap(bootstrap); err != nil {
+		return o, err
+	}
 	proto := strings.ToUpper(c.Protocol)
 	if proto == "" {
 		proto = "PLAINTEXT"
@@ -42,7 +47,7 @@ func (c ClientConfig) Options(bootstrap []string) (Options, error) {
 	switch proto {
 	case "PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL":
 	default:
-		return o, fmt.Errorf("security.protocol %q: want PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL", c.Protocol)
+		return o, fmt.Errorf("security.protocol %s: want PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL", redact.Excerpt(c.Protocol))
 	}
 	if strings.HasSuffix(proto, "SSL") {
 		t, err := c.tlsConfig()
@@ -61,16 +66,31 @@ func (c ClientConfig) Options(bootstrap []string) (Options, error) {
 	return o, nil
 }
 
+// envName is the name of an environment variable as a shell exports it.
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// secret reads the SASL password. Its errors never repeat what
+// --sasl-password-env or a missing --sasl-password-file was given: a
+// person who typed the password there would see it echoed, and logged.
 func (c ClientConfig) secret() (string, error) {
 	switch {
 	case c.PasswordEnv != "":
+		if !envName.MatchString(c.PasswordEnv) {
+			return "", located.Hint(errors.New("--sasl-password-env takes the NAME of an environment variable, and what it was given is not a name (not shown: it may be the password itself)"),
+				"put the password in a variable (read -rs KAFKA_PASSWORD; export KAFKA_PASSWORD) and give --sasl-password-env KAFKA_PASSWORD")
+		}
 		v, ok := os.LookupEnv(c.PasswordEnv)
 		if !ok {
-			return "", fmt.Errorf("password variable %s is not set", c.PasswordEnv)
+			return "", located.Hint(errors.New("the variable --sasl-password-env names is not set in kaudit's environment (its name is not shown: it may be the password itself)"),
+				"export the variable before running kaudit (sudo drops the environment unless told to keep it: sudo --preserve-env=NAME)")
 		}
 		return v, nil
 	case c.PasswordFile != "":
 		b, err := os.ReadFile(c.PasswordFile)
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", located.Hint(errors.New("the file --sasl-password-file names does not exist (its path is not shown: it may be the password itself)"),
+				"give the path of a file that holds the password (mode 0600), never the password")
+		}
 		if err != nil {
 			return "", fmt.Errorf("password file: %w", err)
 		}
@@ -97,7 +117,7 @@ func (c ClientConfig) mechanism() (sasl.Mechanism, error) {
 	case "SCRAM-SHA-512":
 		return scram.Auth{User: c.User, Pass: pass}.AsSha512Mechanism(), nil
 	}
-	return nil, fmt.Errorf("sasl.mechanism %q: kaudit speaks PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512", c.Mechanism)
+	return nil, fmt.Errorf("sasl.mechanism %s: kaudit speaks PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512", redact.Excerpt(c.Mechanism))
 }
 
 func (c ClientConfig) tlsConfig() (*tls.Config, error) {
@@ -140,6 +160,11 @@ func ReadCommandConfig(path string) (ClientConfig, error) {
 		return ClientConfig{}, fmt.Errorf("command config: %w", err)
 	}
 	p, _ := parse.Properties(string(b))
+	for k, v := range p { // a continuation can join a password's line to any value; only sasl.jaas.config is read for one
+		if k != "sasl.jaas.config" {
+			p[k] = redact.Text(v)
+		}
+	}
 	c := ClientConfig{Protocol: p["security.protocol"], Mechanism: p["sasl.mechanism"]}
 	if c.Mechanism == "" {
 		c.Mechanism = "GSSAPI" // Kafka's default, refused by mechanism()

@@ -83,3 +83,55 @@ func TestPasswordNeverFromArgs(t *testing.T) {
 		t.Error("GSSAPI accepted")
 	}
 }
+
+// TestPasswordNeverEchoed: a password given where a name or a path
+// belongs (--sasl-password-env, a --sasl-password-file that does not
+// exist, user:pass@ in --bootstrap) is refused without being repeated.
+func TestPasswordNeverEchoed(t *testing.T) {
+	const pw = "hunter2-S3cr3t"
+	sasl := ClientConfig{Protocol: "SASL_SSL", Mechanism: "PLAIN", User: "u"}
+	for _, tt := range []struct {
+		name      string
+		c         ClientConfig
+		bootstrap string
+		want      string
+	}{
+		{"a password for a variable name", func() ClientConfig { c := sasl; c.PasswordEnv = pw + "!"; return c }(), "h:9092", "--sasl-password-env takes the NAME"},
+		{"a password that could be a name", func() ClientConfig { c := sasl; c.PasswordEnv = "hunter2_S3cr3t"; return c }(), "h:9092", "is not set"},
+		{"a password for a file", func() ClientConfig { c := sasl; c.PasswordFile = pw; return c }(), "h:9092", "does not exist"},
+		{"user:pass@ in the bootstrap", ClientConfig{}, "admin:" + pw + "@kafka-1:9092", "holds an '@'"},
+		{"user:pass@ in the second server", ClientConfig{}, "kafka-0:9092,admin:" + pw + "@kafka-1:9092", "bootstrap server 2 of 2"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := tt.c.Options(strings.Split(tt.bootstrap, ","))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error %v, want it to say %q", err, tt.want)
+			}
+			if strings.Contains(err.Error(), "S3cr3t") {
+				t.Errorf("the error repeats the password: %v", err)
+			}
+		})
+	}
+	if _, err := Discover(context.Background(), Options{Bootstrap: []string{"u:" + pw + "@h:9092"}}); err == nil || strings.Contains(err.Error(), "S3cr3t") {
+		t.Errorf("Discover: %v", err)
+	}
+}
+
+// TestCommandConfigContinuationNeverEchoed: a continuation that joins a
+// password's line to a value the errors name (security.protocol, a store
+// location) does not bring the password into the error.
+func TestCommandConfigContinuationNeverEchoed(t *testing.T) {
+	for _, props := range []string{
+		"security.protocol=SASL_SSL\\\nssl.key.password=S3cr3t\n",
+		"sasl.mechanism=SCRAM\\\n  ssl.truststore.password=S3cr3t\nsecurity.protocol=SASL_PLAINTEXT\nsasl.jaas.config=x required username=\"u\" password=\"p\";\n",
+		"ssl.truststore.location=/etc/kafka/ca.jks\\\nssl.truststore.password=S3cr3t\nsecurity.protocol=SSL\n",
+	} {
+		c, err := ReadCommandConfig(writeFile(t, "client.properties", props))
+		if err == nil {
+			_, err = c.Options([]string{"h:9092"})
+		}
+		if err == nil || strings.Contains(err.Error(), "S3cr3t") {
+			t.Errorf("%q: error %v", props, err)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"net"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/kaudit/kaudit/internal/fanout"
 	"github.com/kaudit/kaudit/internal/located"
+	"github.com/kaudit/kaudit/internal/redact"
 )
 
 // ConfigKeys are the broker settings kaudit reads from the running broker:
@@ -118,6 +120,19 @@ func (c *Cluster) Broker(id int32) (Broker, bool) {
 	return Broker{}, false
 }
 
+// CheckBootstrap refuses a bootstrap server that carries credentials
+// (user:password@host:9092, as a URL would): Kafka addresses are
+// HOST:PORT, and the entry is not repeated, since it holds a password.
+func CheckBootstrap(bootstrap []string) error {
+	for i, b := range bootstrap {
+		if strings.Contains(b, "@") {
+			return located.Hint(fmt.Errorf("bootstrap server %d of %d holds an '@' (USER:PASSWORD@HOST?): a Kafka address is HOST:PORT, and kaudit takes no credentials there (the entry is not shown: it may hold a password)", i+1, len(bootstrap)),
+				"give --bootstrap HOST:PORT, the user with --sasl-user and the password with --sasl-password-file FILE or --sasl-password-env VAR")
+		}
+	}
+	return nil
+}
+
 // Options say how to reach the cluster.
 type Options struct {
 	Bootstrap []string
@@ -138,6 +153,9 @@ const defaultTimeout = 15 * time.Second
 func Discover(ctx context.Context, o Options) (*Cluster, error) {
 	if len(o.Bootstrap) == 0 {
 		return nil, located.Hint(errors.New("no bootstrap server"), "give --bootstrap host:9092[,host:9092…]")
+	}
+	if err := CheckBootstrap(o.Bootstrap); err != nil {
+		return nil, err
 	}
 	t := o.Timeout
 	if t <= 0 {
@@ -162,6 +180,9 @@ func Discover(ctx context.Context, o Options) (*Cluster, error) {
 			br.Rack = *b.Rack
 		}
 		c.Brokers = append(c.Brokers, br)
+	}
+	if err := checkReply(o, c); err != nil {
+		return nil, err
 	}
 	sort.Slice(c.Brokers, func(i, j int) bool { return c.Brokers[i].NodeID < c.Brokers[j].NodeID })
 	readConfigs(ctx, adm, c)
@@ -241,12 +262,16 @@ func readConfigs(ctx context.Context, adm *kadm.Client, c *Cluster) {
 	for _, rc := range rcs {
 		byName[rc.Name] = rc
 	}
+	var cut []string
 	for i := range c.Brokers {
 		rc, ok := byName[strconv.Itoa(int(c.Brokers[i].NodeID))]
 		if !ok {
 			continue
 		}
-		c.Brokers[i].Configs = pick(rc.Configs)
+		c.Brokers[i].Configs, cut = pick(c.Brokers[i].NodeID, rc.Configs, cut)
+	}
+	if len(cut) > 0 {
+		c.ConfigsError = strings.Join(cut, "; ")
 	}
 }
 
@@ -266,7 +291,10 @@ func configsError(err error) string {
 	return "DescribeConfigs failed: " + err.Error() + "; kaudit uses server.properties as read over SSH instead"
 }
 
-func pick(cs []kadm.Config) map[string]Config {
+// pick keeps node's ConfigKeys of cs, each value as kaudit may show it
+// (redact.Value); a value over MaxConfigValue is left out and why is
+// added to cut (the first few: a cluster may send one per broker).
+func pick(node int32, cs []kadm.Config, cut []string) (map[string]Config, []string) {
 	want := map[string]bool{}
 	for _, k := range ConfigKeys {
 		want[k] = true
@@ -276,10 +304,20 @@ func pick(cs []kadm.Config) map[string]Config {
 		if !want[c.Key] || c.Sensitive || c.Value == nil {
 			continue
 		}
-		m[c.Key] = Config{Value: *c.Value, Source: sourceOf(c.Source)}
+		if why := configTooLong(node, c.Key, *c.Value); why != "" {
+			if len(cut) < maxCutNamed {
+				cut = append(cut, why)
+			}
+			continue
+		}
+		m[c.Key] = Config{Value: redact.Value(c.Key, *c.Value), Source: sourceOf(c.Source)}
 	}
-	return m
+	return m, cut
 }
+
+// maxCutNamed is how many settings left out for their size ConfigsError
+// names.
+const maxCutNamed = 5
 
 // describeQuorumKey is DescribeQuorum's API key; brokers accept it in
 // KRaft mode from 3.3 and forward it to the controllers.
@@ -322,6 +360,9 @@ func quorum(ctx context.Context, b *kgo.Broker) (*Quorum, string) {
 		return nil, "DescribeQuorum failed: " + err.Error()
 	}
 	part := resp.Topics[0].Partitions[0]
+	if why := quorumTooLarge(resp); why != "" {
+		return nil, "DescribeQuorum answer not used: " + why
+	}
 	endpoints := map[int32][]string{}
 	for _, n := range resp.Nodes {
 		for _, l := range n.Listeners {

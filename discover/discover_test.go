@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/kversion"
@@ -192,23 +193,39 @@ func TestDiscoverFailuresAreNamed(t *testing.T) {
 
 	pool := x509.NewCertPool()
 	pool.AddCert(ca)
+	// A PLAINTEXT listener answers a SASL handshake with ILLEGAL_SASL_STATE
+	// (Kafka's KafkaApis.handleSaslHandshakeRequest: the connection is
+	// already authenticated); kfake without SASL does not, so it is told to.
+	plain := newCluster(t, kfake.NumBrokers(1))
+	plain.ControlKey(int16(kmsg.SASLHandshake), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		plain.KeepControl()
+		resp := req.(*kmsg.SASLHandshakeRequest).ResponseKind().(*kmsg.SASLHandshakeResponse)
+		resp.ErrorCode = kerr.IllegalSaslState.Code
+		return resp, nil, true
+	})
+	resetter := resetOnRead(t)
 	for _, tt := range []struct {
 		name string
 		o    Options
 		want ErrorKind
+		hint string // in the error, when set
 	}{
-		{"wrong password", Options{Bootstrap: k.ListenAddrs(), SASL: scram.Auth{User: "admin", Pass: "nope"}.AsSha512Mechanism()}, AuthFailed},
-		{"wrong password over TLS (SASL_SSL)", Options{Bootstrap: stk.ListenAddrs(), TLS: &tls.Config{ServerName: "kafka.test", RootCAs: pool}, SASL: scram.Auth{User: "admin", Pass: "nope"}.AsSha512Mechanism()}, AuthFailed},
-		{"nothing listens", Options{Bootstrap: []string{closedAddr}}, Unreachable},
-		{"the SSH port", Options{Bootstrap: []string{sshLike}}, NotKafka},
-		{"an HTTP port", Options{Bootstrap: []string{httpLike}}, NotKafka},
-		{"plaintext to a TLS listener", Options{Bootstrap: tk.ListenAddrs()}, TLSFailed},
-		{"no SASL to a SASL listener", Options{Bootstrap: k.ListenAddrs()}, AuthFailed},
-		{"TLS to a plaintext listener", Options{Bootstrap: k.ListenAddrs(), TLS: &tls.Config{ServerName: "kafka.test", RootCAs: pool}}, TLSFailed},
-		{"TLS to a listener that closes at the ClientHello", Options{Bootstrap: []string{closer}, TLS: &tls.Config{ServerName: "kafka.test", RootCAs: pool}}, TLSFailed},
-		{"a listener that never answers", Options{Bootstrap: []string{silent.Addr().String()}}, Unreachable},
-		{"TLS with a CA that did not sign the broker", Options{Bootstrap: tk.ListenAddrs(), TLS: &tls.Config{ServerName: "kafka.test", RootCAs: x509.NewCertPool()}}, TLSFailed},
-		{"TLS with the wrong server name", Options{Bootstrap: tk.ListenAddrs(), TLS: &tls.Config{ServerName: "other.test", RootCAs: pool}}, TLSFailed},
+		{"SASL to a listener without SASL", Options{Bootstrap: plain.ListenAddrs(), SASL: scram.Auth{User: "admin", Pass: "admin-secret"}.AsSha512Mechanism()}, AuthFailed,
+			"this listener does not speak SASL"},
+		{"plaintext to a TLS listener that resets", Options{Bootstrap: []string{resetter}}, TLSFailed,
+			"the broker reset the connection at kaudit's first request"},
+		{"wrong password", Options{Bootstrap: k.ListenAddrs(), SASL: scram.Auth{User: "admin", Pass: "nope"}.AsSha512Mechanism()}, AuthFailed, ""},
+		{"wrong password over TLS (SASL_SSL)", Options{Bootstrap: stk.ListenAddrs(), TLS: &tls.Config{ServerName: "kafka.test", RootCAs: pool}, SASL: scram.Auth{User: "admin", Pass: "nope"}.AsSha512Mechanism()}, AuthFailed, ""},
+		{"nothing listens", Options{Bootstrap: []string{closedAddr}}, Unreachable, ""},
+		{"the SSH port", Options{Bootstrap: []string{sshLike}}, NotKafka, ""},
+		{"an HTTP port", Options{Bootstrap: []string{httpLike}}, NotKafka, ""},
+		{"plaintext to a TLS listener", Options{Bootstrap: tk.ListenAddrs()}, TLSFailed, ""},
+		{"no SASL to a SASL listener", Options{Bootstrap: k.ListenAddrs()}, AuthFailed, ""},
+		{"TLS to a plaintext listener", Options{Bootstrap: k.ListenAddrs(), TLS: &tls.Config{ServerName: "kafka.test", RootCAs: pool}}, TLSFailed, ""},
+		{"TLS to a listener that closes at the ClientHello", Options{Bootstrap: []string{closer}, TLS: &tls.Config{ServerName: "kafka.test", RootCAs: pool}}, TLSFailed, ""},
+		{"a listener that never answers", Options{Bootstrap: []string{silent.Addr().String()}}, Unreachable, ""},
+		{"TLS with a CA that did not sign the broker", Options{Bootstrap: tk.ListenAddrs(), TLS: &tls.Config{ServerName: "kafka.test", RootCAs: x509.NewCertPool()}}, TLSFailed, ""},
+		{"TLS with the wrong server name", Options{Bootstrap: tk.ListenAddrs(), TLS: &tls.Config{ServerName: "other.test", RootCAs: pool}}, TLSFailed, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.o.Timeout = 3 * time.Second
@@ -217,6 +234,9 @@ func TestDiscoverFailuresAreNamed(t *testing.T) {
 			var de *Error
 			if !errors.As(err, &de) || de.Kind != tt.want {
 				t.Fatalf("error %v, want kind %s", err, tt.want)
+			}
+			if !strings.Contains(err.Error(), tt.hint) {
+				t.Errorf("error %v, want it to say %q", err, tt.hint)
 			}
 			t.Log(err)
 			if d := time.Since(start); d > 5*time.Second {
@@ -292,6 +312,18 @@ func replier(t *testing.T, banner string) string {
 func sizeReader(t *testing.T) string {
 	return serveEach(t, func(c net.Conn) {
 		io.ReadFull(c, make([]byte, 4))
+		c.Close()
+	})
+}
+
+// resetOnRead treats each connection as a TLS listener (a real Kafka
+// SSL listener's SSLEngine) treats a plaintext request: it reads what
+// came and resets the connection (SO_LINGER 0), which the client sees as
+// ECONNRESET, not as a reply.
+func resetOnRead(t *testing.T) string {
+	return serveEach(t, func(c net.Conn) {
+		c.Read(make([]byte, 64))
+		c.(*net.TCPConn).SetLinger(0)
 		c.Close()
 	})
 }

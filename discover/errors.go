@@ -68,7 +68,9 @@ func explain(o Options, err error) error {
 		e.Kind, e.Hint = TLSFailed, "this listener speaks TLS: give --tls-ca (security.protocol SSL or SASL_SSL)"
 	case reply != "":
 		e.Kind, e.Hint = NotKafka, fmt.Sprintf("the port answered %s, which is not Kafka: is this the broker's client listener (not its SSH, HTTP or JMX port)?", reply)
-	case errors.Is(err, kerr.SaslAuthenticationFailed), errors.Is(err, kerr.IllegalSaslState), errors.Is(err, kerr.UnsupportedSaslMechanism):
+	case o.SASL != nil && errors.Is(err, kerr.IllegalSaslState):
+		e.Kind, e.Hint = AuthFailed, "this listener does not speak SASL: it answered the SASL handshake with ILLEGAL_SASL_STATE, as a PLAINTEXT or SSL listener does; the password was never tried. Drop --sasl-mechanism, --sasl-user and the password flags (security.protocol PLAINTEXT or SSL), or give the SASL listener's port"
+	case errors.Is(err, kerr.SaslAuthenticationFailed), errors.Is(err, kerr.UnsupportedSaslMechanism):
 		e.Kind, e.Hint = AuthFailed, "authentication failed: check the SASL mechanism (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512), the user name and the password file or variable"
 	case o.SASL != nil && o.TLS == nil && errors.Is(err, io.EOF):
 		e.Kind, e.Hint = AuthFailed, "the broker closed the connection during SASL authentication: check the user name, the password and the mechanism (and that the listener is SASL_PLAINTEXT, not SSL)"
@@ -80,6 +82,8 @@ func explain(o Options, err error) error {
 		e.Kind, e.Hint = TLSFailed, "the TLS handshake failed: is this listener TLS (SSL or SASL_SSL)? check the client certificate and key"
 	case o.TLS != nil && (errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "EOF")):
 		e.Kind, e.Hint = TLSFailed, "no TLS handshake within the timeout: is this listener PLAINTEXT? check security.protocol"
+	case o.TLS == nil && errors.Is(err, syscall.ECONNRESET):
+		e.Kind, e.Hint = TLSFailed, "the broker reset the connection at kaudit's first request, as a TLS listener does to a plaintext client: if this listener is SSL or SASL_SSL, give --tls-ca; else check that this port is the broker's Kafka listener"
 	case errors.As(err, &opErr), errors.Is(err, context.DeadlineExceeded):
 		e.Kind, e.Hint = Unreachable, "no broker answered: check the address and port, the firewall, and that the listener is the one clients use"
 	}

@@ -177,6 +177,14 @@ func TestProofProvenSpelling(t *testing.T) {
 	}
 }
 
+// TestClusterBoundsAgree: report lists as many brokers of a cluster in
+// Prometheus as a scan takes from one.
+func TestClusterBoundsAgree(t *testing.T) {
+	if report.MaxClusterBrokerSeries != discover.MaxBrokers {
+		t.Errorf("report.MaxClusterBrokerSeries %d, discover.MaxBrokers %d", report.MaxClusterBrokerSeries, discover.MaxBrokers)
+	}
+}
+
 // jarHost is a host proven (meta.properties) to be broker id of cluster,
 // its jars Apache Kafka jar ("" : no version read).
 func jarHost(name, cluster string, id int, jar string) report.Host {

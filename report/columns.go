@@ -53,13 +53,19 @@ func (g *grid) widths(width int) ([]int, int, bool) {
 		}
 	}
 	ws = g.natural(true)
+	for i, c := range g.cols { // no shrinkable column is wider than the grid: a 1 MB cell is not shrunk a column at a time
+		if c.min > 0 && ws[i] > width {
+			ws[i] = max(c.min, width)
+		}
+	}
+	cw := g.cellWidths()
 	for sum(ws)+gaps > width {
 		best, bestCost := -1, 0
 		for i, c := range g.cols {
 			if c.min == 0 || ws[i] <= c.min {
 				continue
 			}
-			cost := g.newWraps(ws, i)
+			cost := newWraps(cw, ws, i)
 			if best < 0 || cost < bestCost || cost == bestCost && ws[i] > ws[best] {
 				best, bestCost = i, cost
 			}
@@ -84,17 +90,29 @@ func (g *grid) natural(short bool) []int {
 	return ws
 }
 
-// newWraps counts the rows that do not wrap at ws but would if column i
-// were one narrower.
-func (g *grid) newWraps(ws []int, i int) int {
+// cellWidths is each cell's width, measured once.
+func (g *grid) cellWidths() [][]int {
+	cw := make([][]int, len(g.rows))
+	for r, row := range g.rows {
+		cw[r] = make([]int, len(row))
+		for i, c := range row {
+			cw[r][i] = termui.StringWidth(c.text)
+		}
+	}
+	return cw
+}
+
+// newWraps counts the rows (their cells' widths cw) that do not wrap at
+// ws but would if column i were one narrower.
+func newWraps(cw [][]int, ws []int, i int) int {
 	n := 0
-	for _, row := range g.rows {
-		if termui.StringWidth(row[i].text) <= ws[i]-1 {
+	for _, row := range cw {
+		if row[i] <= ws[i]-1 {
 			continue
 		}
 		wraps := false
-		for j, c := range row {
-			wraps = wraps || termui.StringWidth(c.text) > ws[j]
+		for j, w := range row {
+			wraps = wraps || w > ws[j]
 		}
 		if !wraps {
 			n++

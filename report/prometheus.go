@@ -2,6 +2,7 @@ package report
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -364,6 +365,12 @@ var promHelpEscaper = strings.NewReplacer(`\`, `\\`, "\n", `\n`)
 
 func promEscapeHelp(s string) string { return promHelpEscaper.Replace(s) }
 
+// MaxClusterBrokerSeries bounds the kaudit_cluster_broker series of one
+// cluster: discover.MaxBrokers, the most brokers a scan takes from a
+// cluster (pipeline's TestClusterBoundsAgree keeps them equal); a report
+// read from a file with more lists the first and counts the rest.
+const MaxClusterBrokerSeries = 5000
+
 // promClusterFamilies writes the cluster as Kafka described it (scan
 // --bootstrap): one series per broker (its host and proof) and the
 // cluster-level findings per rule. Nothing without a cluster.
@@ -372,8 +379,13 @@ func promClusterFamilies(p *PromWriter, c *Cluster) {
 		return
 	}
 	p.Family("kaudit_cluster_broker", "gauge", "A broker the cluster lists: 1, labelled with the audited host it was matched to (empty: none), the proof (proven, contradicted, unproven) and the Kafka release its ApiVersions answer proves it is at least (empty: none).")
-	for _, b := range c.Brokers {
+	listed := c.Brokers[:min(len(c.Brokers), MaxClusterBrokerSeries)]
+	for _, b := range listed {
 		p.Sample("kaudit_cluster_broker", 1, "cluster", c.ID, "node_id", strconv.Itoa(int(b.NodeID)), "advertised", b.Advertised, "host", b.Host, "proof", b.Proof, "kafka_at_least", b.KafkaAtLeast)
+	}
+	if n := len(c.Brokers) - len(listed); n > 0 {
+		p.Family("kaudit_cluster_brokers_unlisted", "gauge", fmt.Sprintf("Brokers of the cluster past the first %d, which have no kaudit_cluster_broker series (a report from a file; a scan refuses such a cluster).", MaxClusterBrokerSeries))
+		p.Sample("kaudit_cluster_brokers_unlisted", float64(n), "cluster", c.ID)
 	}
 	promClusterProblems(p, c, "kaudit_cluster_problems", "Cluster-level findings (broker-unaudited, host-not-a-broker, broker-meta-mismatch, advertised-shared, broker-version-mismatch, advertised-port-unbound) no waiver accepts, by rule and severity.", false)
 	promClusterProblems(p, c, "kaudit_cluster_problems_waived", "Cluster-level findings a waiver accepts, by rule and severity (the severity they had).", true)

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -177,5 +178,28 @@ func TestPrometheusNoAudited(t *testing.T) {
 	}
 	if v, ok := value(t, fams, "kaudit_host_up", map[string]string{"host": "x"}); !ok || v != 0 {
 		t.Error("kaudit_host_up{host=x} should be 0")
+	}
+}
+
+// TestPrometheusClusterSeriesBounded: a report (read from a file) whose
+// cluster lists 50,000 brokers writes MaxClusterBrokerSeries broker
+// series and counts the rest.
+func TestPrometheusClusterSeriesBounded(t *testing.T) {
+	r := loadFixture(t)
+	c := &Cluster{ID: "big", Bootstrap: "b:9092"}
+	for i := range 50000 {
+		c.Brokers = append(c.Brokers, ClusterBroker{NodeID: int32(i), Advertised: fmt.Sprintf("k%d:9092", i)})
+	}
+	r.Cluster = c
+	var b bytes.Buffer
+	if err := Render(&b, "prometheus", r, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if n := strings.Count(out, "\nkaudit_cluster_broker{"); n != MaxClusterBrokerSeries {
+		t.Errorf("%d kaudit_cluster_broker series, want %d", n, MaxClusterBrokerSeries)
+	}
+	if want := fmt.Sprintf("kaudit_cluster_brokers_unlisted{cluster=\"big\"} %d\n", 50000-MaxClusterBrokerSeries); !strings.Contains(out, want) {
+		t.Errorf("no %q", want)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/kaudit/kaudit/audit/facts"
+	"github.com/kaudit/kaudit/internal/redact"
 )
 
 // Check is a catalog entry's `check:` block: sysctl thresholds judged by
@@ -166,7 +167,7 @@ func (s SysctlCheck) fieldOf(value string) (string, error) {
 		return strings.Join(f, " "), nil
 	}
 	if len(f) < s.Field {
-		return "", fmt.Errorf("%s=%q does not have %d fields", s.Key, value, s.Field)
+		return "", fmt.Errorf("%s=%s does not have %d fields", s.Key, redact.Excerpt(value), s.Field)
 	}
 	return f[s.Field-1], nil
 }
@@ -231,7 +232,7 @@ func (s SysctlCheck) ok(value string, p Profile) (bool, error) {
 	}
 	got, err := strconv.Atoi(v)
 	if err != nil || strings.Contains(v, " ") {
-		return false, fmt.Errorf("%s=%q is not an integer", s.Key, value)
+		return false, fmt.Errorf("%s=%s is not an integer", s.Key, redact.Excerpt(value))
 	}
 	if s.Op == OpAtMost {
 		return got <= n, nil

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/kaudit/kaudit/audit/facts"
+	"github.com/kaudit/kaudit/internal/redact"
 )
 
 // evaluator is one rule's check: a pure function of the facts and profile.
@@ -193,7 +194,7 @@ func (c *evalCtx) sysctlInt(key string) (int, string, bool) {
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil {
-		return 0, fmt.Sprintf("%s=%q is not an integer", key, v), false
+		return 0, fmt.Sprintf("%s=%s is not an integer", key, redact.Excerpt(v)), false
 	}
 	return n, "", true
 }

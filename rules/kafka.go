@@ -9,6 +9,7 @@ import (
 	version "github.com/hashicorp/go-version"
 
 	"github.com/kaudit/kaudit/audit/facts"
+	"github.com/kaudit/kaudit/internal/redact"
 )
 
 // kafkaVer is what kaudit knows about the broker's Apache Kafka version.
@@ -194,13 +195,13 @@ func (c *evalCtx) brokerProp(key string) (v string, set bool, note string) {
 // 4096 (path:line), the running broker uses 50 (default): the file is not
 // the one this broker read".
 func (c *evalCtx) runningObserved(key string, run facts.RunningConfig, file string, inFile bool) string {
-	s := fmt.Sprintf("%s=%s on the running broker (%s)", key, run.Value, run.Source)
+	s := fmt.Sprintf("%s=%s on the running broker (%s)", key, shown(run.Value), run.Source)
 	switch {
 	case !c.kafkaConfigRead() || strings.TrimSpace(file) == run.Value:
 	case !inFile && run.Source != "default":
 		s += fmt.Sprintf("; the file%s does not set it", c.propWhere(key))
 	case inFile:
-		s = fmt.Sprintf("the file says %s%s, the running broker uses %s (%s)", strings.TrimSpace(file), c.propWhere(key), run.Value, run.Source)
+		s = fmt.Sprintf("the file says %s%s, the running broker uses %s (%s)", shown(strings.TrimSpace(file)), c.propWhere(key), shown(run.Value), run.Source)
 		if run.Source == "default" || run.Source == "static" {
 			s += ": the file is not the one this broker read"
 		} else {
@@ -208,6 +209,29 @@ func (c *evalCtx) runningObserved(key string, run facts.RunningConfig, file stri
 		}
 	}
 	return s
+}
+
+// maxShown is the longest host or cluster value a finding quotes whole.
+const maxShown = 256
+
+// shown is v as a finding quotes it: whole up to maxShown bytes, else a
+// short excerpt with its size (redact.Excerpt), so that a host's 1 MB
+// value is not copied into every finding that names it.
+func shown(v string) string {
+	if len(v) <= maxShown {
+		return v
+	}
+	return redact.Excerpt(v)
+}
+
+// notAnInteger says which value of prop is not an integer: the running
+// broker's (the one it uses, whatever the file says) or the file's, at
+// its line; shown as an excerpt (redact.Excerpt: short, secrets hidden).
+func (c *evalCtx) notAnInteger(prop, v string, running bool) string {
+	if running {
+		return fmt.Sprintf("%s=%s on the running broker is not an integer", prop, redact.Excerpt(v))
+	}
+	return fmt.Sprintf("%s=%s%s is not an integer", prop, redact.Excerpt(v), c.propWhere(prop))
 }
 
 func (c *evalCtx) propWhere(key string) string {
@@ -287,8 +311,10 @@ func evalKafkaBacklogConfig(c *evalCtx) Finding {
 	n, ok := c.kafkaBacklogProp()
 	run, running := c.f.Kafka.Running[PropBacklog]
 	switch {
+	case !ok && running:
+		return unknown(c.notAnInteger(PropBacklog, run.Value, true))
 	case !ok:
-		return unknown(fmt.Sprintf("socket.listen.backlog.size=%q%s is not an integer", raw, c.propWhere(PropBacklog)))
+		return unknown(c.notAnInteger(PropBacklog, raw, false))
 	case running:
 		fd.Observed = c.runningObserved(PropBacklog, run, raw, set)
 	case !set:

@@ -41,7 +41,7 @@ func (c *evalCtx) exposure() exposure {
 		case v == "-1":
 			e.rcvbuf, e.rcvbufNote = false, "socket.receive.buffer.bytes=-1 (SO_RCVBUF not set)"
 		default:
-			e.rcvbuf, e.rcvbufNote = true, "socket.receive.buffer.bytes="+v+" (sets SO_RCVBUF)"
+			e.rcvbuf, e.rcvbufNote = true, "socket.receive.buffer.bytes="+shown(v)+" (sets SO_RCVBUF)"
 		}
 		if note != "" {
 			e.rcvbufNote += ": " + note

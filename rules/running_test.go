@@ -36,6 +36,46 @@ func TestBacklogUsesTheRunningBroker(t *testing.T) {
 	}
 }
 
+// TestBacklogNotAnIntegerBlamesTheRightValue: an unusable value is named
+// where it is: the running broker's when the cluster reported one (the
+// file's 4096 is fine), the file's at its line otherwise; as an excerpt,
+// its secrets hidden.
+func TestBacklogNotAnIntegerBlamesTheRightValue(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		file   string
+		run    *facts.RunningConfig
+		reason string
+	}{
+		{"the running value is bad", "4096", &facts.RunningConfig{Value: "abc", Source: "dynamic"},
+			`socket.listen.backlog.size="abc" on the running broker is not an integer`},
+		{"the file's value is bad", "abc", nil,
+			`socket.listen.backlog.size="abc" (/opt/kafka/config/server.properties:`},
+		{"the file's value carries a password's line", "8192ssl.truststore.password=[hidden]", nil,
+			`socket.listen.backlog.size="8192ssl.truststore.password=[hidden]" (/opt/kafka/config/server.properties:`},
+		{"a megabyte on the running broker", "4096", &facts.RunningConfig{Value: strings.Repeat("9", 1<<20) + "x", Source: "dynamic"},
+			`…" (1048577 bytes) on the running broker is not an integer`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := compliantHost()
+			f.Kafka.Properties[PropBacklog] = tt.file
+			if tt.run != nil {
+				f.Kafka.Running = map[string]facts.RunningConfig{PropBacklog: *tt.run}
+			}
+			fd := find(t, Evaluate(f, DefaultProfile()), RuleKafkaBacklogConfig)
+			if fd.Status != Unknown || !strings.Contains(fd.Reason, tt.reason) {
+				t.Errorf("%s %q, want unknown with %q", fd.Status, fd.Reason, tt.reason)
+			}
+			if tt.run != nil && strings.Contains(fd.Reason, "4096") {
+				t.Errorf("reason %q blames the file's value", fd.Reason)
+			}
+			if len(fd.Reason) > 300 {
+				t.Errorf("reason of %d bytes: the value is not cut", len(fd.Reason))
+			}
+		})
+	}
+}
+
 // TestReceiveBufferUsesTheRunningBroker: kafka-buffer-capped and
 // kernel-synack-wscale's SO_RCVBUF reasoning judge the running broker's
 // socket.receive.buffer.bytes when the cluster reported it, and name the
@@ -74,5 +114,27 @@ func TestReceiveBufferUsesTheRunningBroker(t *testing.T) {
 	f.Kafka.Running = map[string]facts.RunningConfig{PropRcvbuf: {Value: "-1", Source: "static"}}
 	if fd := find(t, Evaluate(f, DefaultProfile()), RuleKernelSynackWscale); !strings.Contains(fd.Observed, "socket.receive.buffer.bytes=-1 (SO_RCVBUF not set): the file says 102400 (/opt/kafka/config/server.properties:13), the running broker uses -1 (static)") {
 		t.Errorf("running -1: %q", fd.Observed)
+	}
+}
+
+// TestLongValuesAreExcerpted: a host's or a cluster's value of a megabyte
+// is quoted as an excerpt with its size in the findings that name it,
+// never whole.
+func TestLongValuesAreExcerpted(t *testing.T) {
+	mb := strings.Repeat("7", 1<<20)
+	f := compliantHost()
+	f.Sysctl["net.core.rmem_max"], f.Sysctl["net.core.wmem_max"] = "212992", "212992"
+	f.Kafka.Properties[PropRcvbuf] = mb
+	f.Kafka.Running = map[string]facts.RunningConfig{PropRcvbuf: {Value: "x" + mb, Source: "dynamic"}}
+	total := 0
+	for _, fd := range Evaluate(f, DefaultProfile()) {
+		total += len(fd.Observed) + len(fd.Reason) + len(fd.Expected)
+	}
+	if total > 64<<10 {
+		t.Errorf("the findings quote %d bytes of two 1 MB values", total)
+	}
+	fd := find(t, Evaluate(f, DefaultProfile()), RuleKafkaBufferCapped)
+	if !strings.Contains(fd.Observed+fd.Reason, "(1048577 bytes)") {
+		t.Errorf("kafka-buffer-capped does not name the value's size: %q %q", fd.Observed, fd.Reason)
 	}
 }

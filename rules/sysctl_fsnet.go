@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -85,10 +86,7 @@ func (c *evalCtx) bufferProp(prop string, def int) (n int, set bool, note string
 	}
 	n, err = strconv.Atoi(strings.TrimSpace(raw))
 	if err != nil {
-		if note != "" {
-			return 0, true, note, fmt.Errorf("%s=%q on the running broker is not an integer", prop, raw)
-		}
-		return 0, true, "", fmt.Errorf("%s=%q%s is not an integer", prop, raw, c.propWhere(prop))
+		return 0, true, note, errors.New(c.notAnInteger(prop, raw, note != ""))
 	}
 	return max(n, 0), true, note, nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kaudit/kaudit/audit/facts"
 	"github.com/kaudit/kaudit/audit/parse"
+	"github.com/kaudit/kaudit/internal/redact"
 	"github.com/kaudit/kaudit/internal/remote"
 )
 
@@ -270,7 +271,7 @@ func (a *assembler) kafka(s remote.Section) {
 		a.kafkaConfig(k, c)
 	}
 	for pk, pv := range overrides {
-		k.Properties[pk] = pv // --override wins over the file, as in Kafka
+		k.Properties[pk] = redact.Value(pk, pv) // --override wins over the file, as in Kafka
 		delete(k.PropertyLines, pk)
 	}
 }
@@ -297,7 +298,9 @@ func kafkaCmdline(body string) (cp, args []string, overrides map[string]string) 
 }
 
 // kafkaConfig reads the kafka-config section into k: the path the script
-// read, and each property with its line number.
+// read, and each property with its line number, its value as kaudit may
+// show it (redact.Value: a continuation can join a password's line to a
+// key kaudit reads).
 func (a *assembler) kafkaConfig(k *facts.Kafka, c remote.Section) {
 	kv := keyValues(c.Body, "=")
 	if p := kv["path"]; p != "" {
@@ -316,7 +319,7 @@ func (a *assembler) kafkaConfig(k *facts.Kafka, c remote.Section) {
 		}
 		props, _ := parse.Properties(text)
 		for pk, pv := range props {
-			k.Properties[pk] = pv
+			k.Properties[pk] = redact.Value(pk, pv)
 			k.PropertyLines[pk] = ln
 		}
 	}

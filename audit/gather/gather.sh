@@ -222,13 +222,8 @@ if [ -z "$conf" ]; then
 	e kafka-config absent
 elif [ -r "$conf" ]; then
 	printf 'path=%s\n' "$conf"
-	# Logical lines (with continuations) of the keys kaudit checks, with their line numbers.
-	kc=$(awk -v kk="$KKEYS" '
-		{ line = $0; sub(/\r$/, "", line) }
-		cont == 1 { buf = buf line; if (line ~ /\\$/) { sub(/\\$/, "", buf); next } cont = 0; emit(); next }
-		{ start = NR; buf = line; if (line ~ /\\$/ && line !~ /^[ \t]*[#!]/) { sub(/\\$/, "", buf); cont = 1; next } emit() }
-		function emit() { if (buf ~ ("^[ \t]*(" kk ")([ \t]*[=:]|[ \t])")) print start ":" buf }
-	' "$conf")
+	# Logical lines of the keys kaudit checks, with their line numbers (kafkaconf.awk).
+	kc=$(awk -v kk="$KKEYS" "$KCONF_AWK" "$conf")
 	printf '%s\n' "$kc"
 	kcread=1
 	e kafka-config

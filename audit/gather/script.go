@@ -14,8 +14,11 @@ import (
 var scriptBody string
 
 // The awk programs the script runs: SOCKETS_AWK on its one ss run,
-// FEAS_AWK on its one ls of the feasibility section.
+// FEAS_AWK on its one ls of the feasibility section, KCONF_AWK on
+// server.properties.
 var (
+	//go:embed kafkaconf.awk
+	kafkaConfAwk string
 	//go:embed sockets.awk
 	socketsAwk string
 	//go:embed feasibility.awk
@@ -75,11 +78,11 @@ func Script(p Params) ([]byte, error) {
 		return nil, err
 	}
 	var b strings.Builder
-	b.Grow(len(scriptBody) + len(conns) + len(feasibilityAwk) + 512)
+	b.Grow(len(scriptBody) + len(conns) + len(feasibilityAwk) + len(kafkaConfAwk) + 512)
 	b.WriteString(conns)
-	fmt.Fprintf(&b, "M=%s\nKAFKA_PORT=%d\nKAFKA_CONFIG=%s\nIFACES=%s\nSYSCTLS=%s\nFEAS_AWK=%s\n",
+	fmt.Fprintf(&b, "M=%s\nKAFKA_PORT=%d\nKAFKA_CONFIG=%s\nIFACES=%s\nSYSCTLS=%s\nFEAS_AWK=%s\nKCONF_AWK=%s\n",
 		remote.Quote(p.Marker), p.KafkaPort, remote.Quote(p.KafkaConfig),
-		remote.Quote(strings.Join(p.Interfaces, " ")), remote.Quote(strings.Join(p.SysctlKeys, " ")), remote.Quote(feasibilityAwk))
+		remote.Quote(strings.Join(p.Interfaces, " ")), remote.Quote(strings.Join(p.SysctlKeys, " ")), remote.Quote(feasibilityAwk), remote.Quote(kafkaConfAwk))
 	b.WriteString(scriptBody)
 	return []byte(b.String()), nil
 }

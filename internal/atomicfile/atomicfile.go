@@ -9,18 +9,25 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"syscall"
+
+	"github.com/kaudit/kaudit/internal/located"
 )
 
-// Write renders into path atomically with mode perm. Errors of the file
-// system say "cannot write PATH: ..."; an error of render is returned as
-// it is.
+// Write renders into path atomically with mode perm, or, when path is an
+// existing regular file, with that file's mode and owner: a report
+// written over a 0600 file owned by a service account stays 0600 and
+// its. When the owner cannot be kept (another user's file, kaudit not
+// root), nothing is written; a group kaudit cannot give is left as the
+// directory gives it. Errors of the file system say "cannot
+// write PATH: ..."; an error of render is returned as it is.
 func Write(path string, perm os.FileMode, render func(io.Writer) error) error {
 	f, err := os.CreateTemp(filepath.Dir(path), ".kaudit-*")
 	if err != nil {
 		return fmt.Errorf("cannot write %s: %v", path, err)
 	}
 	defer os.Remove(f.Name())
-	if err := f.Chmod(perm); err != nil {
+	if err := keep(f, path, perm); err != nil {
 		f.Close()
 		return err
 	}
@@ -43,4 +50,20 @@ func Write(path string, perm os.FileMode, render func(io.Writer) error) error {
 		d.Close()
 	}
 	return nil
+}
+
+// keep gives the temporary file f the mode and owner of the regular file
+// at path, or mode perm when there is none.
+func keep(f *os.File, path string, perm os.FileMode) error {
+	fi, err := os.Lstat(path)
+	if err != nil || !fi.Mode().IsRegular() {
+		return f.Chmod(perm)
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && (int(st.Uid) != os.Geteuid() || int(st.Gid) != os.Getegid()) {
+		if err := f.Chown(int(st.Uid), int(st.Gid)); err != nil && int(st.Uid) != os.Geteuid() {
+			return located.Hint(fmt.Errorf("cannot write %s: it belongs to uid %d gid %d, and a new file would not (%v)", path, st.Uid, st.Gid, err),
+				"write the report as that user, remove the file first, or give another path")
+		}
+	}
+	return f.Chmod(fi.Mode().Perm())
 }

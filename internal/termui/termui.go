@@ -132,11 +132,14 @@ func Wrap(s string, width, indent int) []string {
 			lines = append(lines, line)
 			line, lineW = pad, indent
 		}
+		esc := ww > width && strings.ContainsRune(w, text.EscapeStartRune)
 		for lineW+ww > width { // a word longer than a line: cut it
-			head, rest := cutWidth(w, width-lineW)
+			head, headW, rest := cutWidth(w, width-lineW)
 			lines = append(lines, line+head)
 			line, lineW, w = pad, indent, rest
-			ww = StringWidth(w)
+			if ww -= headW; esc { // the rest is never measured again (linear), unless escapes made headW count bytes
+				ww = StringWidth(w)
+			}
 		}
 		line += w
 		lineW += ww
@@ -146,27 +149,28 @@ func Wrap(s string, width, indent int) []string {
 
 // cutWidth splits s after at most n columns (at least one rune),
 // preferring to break after a - . _ / , or : in the second half, so that
-// 4.18.0-477.27.1.el8_8.x86_64 breaks between its parts.
-func cutWidth(s string, n int) (string, string) {
-	used, cut, soft := 0, len(s), -1
+// 4.18.0-477.27.1.el8_8.x86_64 breaks between its parts; it returns the
+// head, its width and the rest, and reads no further than the cut.
+func cutWidth(s string, n int) (string, int, string) {
+	used, cut, soft, softW := 0, len(s), -1, 0
 	for i, r := range s {
-		w := StringWidth(string(r))
+		w := text.RuneWidth(r)
 		if used+w > n && i > 0 {
 			cut = i
 			break
 		}
 		used += w
 		if strings.ContainsRune("-._/,:", r) && used > n/2 {
-			soft = i + utf8.RuneLen(r)
+			soft, softW = i+utf8.RuneLen(r), used
 		}
 	}
 	if cut == len(s) {
-		return s, ""
+		return s, used, ""
 	}
 	if soft > 0 {
-		cut = soft
+		cut, used = soft, softW
 	}
-	return s[:cut], s[cut:]
+	return s[:cut], used, s[cut:]
 }
 
 // Layout is what --width, --color and --no-color ask for, before they

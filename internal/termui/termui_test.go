@@ -138,3 +138,31 @@ func TestLayoutDecide(t *testing.T) {
 		}
 	}
 }
+
+// TestWrapLongWordKeepsEveryRune: a word of many lines (wide runes, soft
+// break points, and an escape sequence) is cut into lines no wider than
+// the width that join back into the word.
+func TestWrapLongWordKeepsEveryRune(t *testing.T) {
+	for _, word := range []string{
+		strings.Repeat("a", 1000),
+		strings.Repeat("é界-x.", 300),
+		strings.Repeat("ab", 100) + "\x1b[31m" + strings.Repeat("cd", 100) + "\x1b[0m",
+	} {
+		lines := Wrap("id "+word, 37, 2)
+		joined := lines[0]
+		for _, l := range lines[1:] {
+			if !strings.HasPrefix(l, "  ") {
+				t.Fatalf("line %q lacks the indent", l)
+			}
+			joined += l[2:]
+		}
+		for _, l := range lines {
+			if StringWidth(l) > 37 {
+				t.Errorf("line %q is %d wide", l, StringWidth(l))
+			}
+		}
+		if joined != "id "+word && joined != "id"+word {
+			t.Errorf("the lines do not join back into the word:\n%q", lines)
+		}
+	}
+}

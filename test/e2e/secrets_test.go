@@ -31,6 +31,7 @@ const (
 	canary3    = "S3cr3t-CANARY3" // -Djavax.net.ssl.keyStorePassword on the command line
 	canary4    = "S3cr3t-CANARY4" // --override ssl.key.password after the config
 	canary5    = "S3cr3t-CANARY5" // listener-scoped jaas config
+	canary6    = "S3cr3t-CANARY6" // joined to the backlog's line by a continuation
 )
 
 // secretBroker is a 3.6.1 broker whose config and command line carry secrets.
@@ -40,6 +41,7 @@ func secretBroker() *testfleet.BrokerSpec {
 		Version: "3.6.1",
 		Properties: map[string]string{
 			"socket.listen.backlog.size":                    "4096",
+			"num.network.threads":                           "8\\\nssl.truststore.password=" + canary6, // one logical line, as Java reads it
 			"listeners":                                     "SASL_SSL://:9092",
 			"ssl.keystore.location":                         "/etc/kafka/secrets/kafka.keystore.jks",
 			"ssl.keystore.password":                         canary1,
@@ -92,7 +94,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 	// the private key (encrypted file body, decrypted seed in several
 	// encodings) and the fleet's own unencrypted key.
 	secrets := map[string]string{"passphrase": passphrase}
-	for i, c := range []string{canary1, canary2, canary3, canary4, canary5} {
+	for i, c := range []string{canary1, canary2, canary3, canary4, canary5, canary6} {
 		secrets[fmt.Sprintf("canary %d", i+1)] = c
 	}
 	addKeySecrets(t, secrets, "agent key", key, passphrase)
@@ -132,8 +134,9 @@ func TestSecretsNeverLeak(t *testing.T) {
 				t.Errorf("server.properties key %q left the host: only gather.KafkaKeys may", key)
 			}
 		}
-		if k.Properties["socket.listen.backlog.size"] != "4096" || k.Properties["listeners"] != "SASL_SSL://:9092" {
-			t.Errorf("kafka properties %v: want the file's backlog and listeners", k.Properties)
+		if k.Properties["socket.listen.backlog.size"] != "4096" || k.Properties["listeners"] != "SASL_SSL://:9092" ||
+			k.Properties["num.network.threads"] != "8ssl.truststore.password=[hidden]" {
+			t.Errorf("kafka properties %v: want the file's backlog and listeners, and the network threads' continued line with its password hidden", k.Properties)
 		}
 	} else {
 		t.Errorf("kafka not found: %+v", rh.Facts)
@@ -147,6 +150,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 		add("scan -f "+format+" -o", runKaudit(t, env, "scan", inv, "--format", format, "-o", out, "--fail-on", "critical"), out)
 		add("scan -f "+format, runKaudit(t, env, "scan", inv, "--format", format, "--fail-on", "critical"))
 	}
+	add("scan -v", runKaudit(t, env, "scan", inv, "-v", "--fail-on", "critical"))
 	add("fix", runKaudit(t, env, "fix", inv))
 	add("explain", runKaudit(t, env, "explain", "kernel-synack-wscale"))
 
