@@ -53,9 +53,9 @@ func (g *grid) widths(width int) ([]int, int, bool) {
 		}
 	}
 	ws = g.natural(true)
-	for i, c := range g.cols { // no shrinkable column is wider than the grid: a 1 MB cell is not shrunk a column at a time
-		if c.min > 0 && ws[i] > width {
-			ws[i] = max(c.min, width)
+	for i, c := range g.cols { // a 1 MB cell is not shrunk a column at a time: no shrinkable column starts wider than 8 grids (a bound real tables stay under, so their layout is what the greedy below makes of their natural widths)
+		if c.min > 0 && ws[i] > 8*width {
+			ws[i] = max(c.min, 8*width)
 		}
 	}
 	cw := g.cellWidths()
