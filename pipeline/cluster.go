@@ -96,9 +96,13 @@ func clusterReport(cl *discover.Cluster, src *ClusterSource, hosts []report.Host
 
 func clusterOf(cl *discover.Cluster, bootstrap []string, hosts []discover.Host, pin map[int32]string) *report.Cluster {
 	maps, probs := discover.Map(cl, hosts, pin)
-	byID := map[int32]discover.Mapping{}
+	type brokerKey struct { // a node id the cluster gives twice is two brokers
+		id   int32
+		addr string
+	}
+	byID := map[brokerKey]discover.Mapping{}
 	for _, m := range maps {
-		byID[m.NodeID] = m
+		byID[brokerKey{m.NodeID, m.Advertised}] = m
 	}
 	rc := &report.Cluster{ID: cl.ID, Bootstrap: strings.Join(bootstrap, ","), Controller: cl.Controller, ConfigsError: cl.ConfigsError,
 		Quorum: quorumOf(cl.Quorum), QuorumError: cl.QuorumError, Problems: []report.ClusterProblem{}}
@@ -107,7 +111,7 @@ func clusterOf(cl *discover.Cluster, bootstrap []string, hosts []discover.Host, 
 		factsOf[h.Name] = h.Facts
 	}
 	for _, b := range cl.Brokers {
-		m := byID[b.NodeID]
+		m := byID[brokerKey{b.NodeID, b.Addr()}]
 		cb := report.ClusterBroker{NodeID: b.NodeID, Advertised: b.Addr(), Rack: b.Rack, Host: m.Host, By: m.By, Proof: string(m.Proof), Detail: m.Detail}
 		if b.Configs != nil {
 			cb.Configs = map[string]report.ClusterConfig{}
@@ -161,27 +165,24 @@ func kafkaBound(b discover.Broker, cb *report.ClusterBroker) (rules.KafkaBound, 
 }
 
 // attachRunning gives f the running settings of the broker its
-// meta.properties proves it is: every readable meta.properties names
-// cl's cluster and one node id, and the cluster reported that broker's
-// settings. Anything less leaves f as gathered: the rules then judge the
-// file, never a guessed broker's settings.
+// meta.properties proves it is (discover.Prove: every readable
+// meta.properties names cl's cluster and one node id, which the cluster
+// gives one broker), and the cluster reported that broker's settings.
+// Anything less leaves f as gathered: the rules then judge the file,
+// never a guessed broker's settings.
 func attachRunning(cl *discover.Cluster, f *facts.Facts) {
 	if f == nil || f.Kafka == nil {
 		return
 	}
 	id := -1
 	for _, d := range f.Kafka.LogDirs {
-		m := d.Meta
-		if m == nil {
-			continue
+		if d.Meta != nil {
+			id = d.Meta.ID()
+			break
 		}
-		if m.ClusterID != cl.ID || (id >= 0 && m.ID() != id) {
-			return
-		}
-		id = m.ID()
 	}
 	b, ok := cl.Broker(int32(id))
-	if id < 0 || !ok || b.Configs == nil {
+	if p, _ := discover.Prove(cl, int32(id), f); p != discover.Proven || !ok || b.Configs == nil {
 		return
 	}
 	f.Kafka.Running = map[string]facts.RunningConfig{}

@@ -21,7 +21,7 @@ import (
 // entry (its severity lives there).
 func TestClusterRulesAreMapKinds(t *testing.T) {
 	kinds := map[string]bool{string(discover.BrokerUnaudited): true, string(discover.HostNotABroker): true,
-		string(discover.MetaContradicts): true, string(discover.AdvertisedShared): true, string(discover.PortUnbound): true,
+		string(discover.MetaContradicts): true, string(discover.AdvertisedShared): true, string(discover.PortUnbound): true, string(discover.NodeIDShared): true,
 		rules.RuleBrokerVersionMismatch: true}
 	cat := rules.ClusterCatalog()
 	if len(cat) != len(kinds) {
