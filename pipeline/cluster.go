@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -33,6 +34,9 @@ type ClusterSource struct {
 	// found is the answer the fleet was made from (no inventory): the
 	// scan reuses it rather than ask again.
 	found *discover.Cluster
+	// named is, without an inventory, the node id the cluster gave each
+	// host it named (discoveredInventory); nil with an inventory.
+	named map[string]int32
 	// leftOut are the inventory's hosts this run does not audit (--limit):
 	// a broker that is one of them is not "in no inventory" (leaveOut).
 	leftOut []inventory.Host
@@ -48,6 +52,39 @@ func (s *ClusterSource) Discover(ctx context.Context) (*discover.Cluster, error)
 		return nil, err
 	}
 	return discover.Discover(ctx, o)
+}
+
+// ask is Discover with the answer kept for the rest of this command (a
+// fix or rollback judges its hosts against the cluster the scan asked).
+func (s *ClusterSource) ask(ctx context.Context) (*discover.Cluster, error) {
+	cl, err := s.Discover(ctx)
+	s.found = cl
+	return cl, err
+}
+
+// Standing is the standing of host (its gathered facts f) toward the
+// cluster s found (discover.Stand): a host the cluster named (no
+// inventory) as the node id it gave, an inventory host otherwise,
+// accepted when accept names it. Without a cluster every host stands.
+func (s *ClusterSource) Standing(host string, f *facts.Facts, accept []string) (discover.Standing, bool) {
+	if s == nil || s.found == nil {
+		return discover.Standing{}, false
+	}
+	node, named := s.named[host]
+	st := discover.Stand(s.found, node, named, f)
+	st.Accepted = slices.Contains(accept, host)
+	return st, true
+}
+
+// refusals are the hosts of r kaudit may not act on (Standing), with why.
+func (s *ClusterSource) refusals(r *report.Report, accept []string) Refusals {
+	out := Refusals{}
+	for _, h := range r.Hosts {
+		if st, ok := s.Standing(h.Name, h.Facts, accept); ok && !st.Acts() {
+			out[h.Name] = st.Refusal()
+		}
+	}
+	return out
 }
 
 func (s *ClusterSource) options() (discover.Options, error) {

@@ -20,6 +20,7 @@ type fixOptions struct {
 	cluster      clusterOpts
 	layout       termui.Layout // --width
 	quiet        bool
+	accept       cli.StringSlice // --accept-cluster-mismatch
 	job          pipeline.FixJob
 }
 
@@ -38,6 +39,7 @@ func fixCommand(e env) *cli.Command {
 			&cli.IntFlag{Name: "batch", Value: 1, Usage: "with --apply: hosts changed at once after the first (canary) host", Destination: &j.Config.Batch},
 			&cli.IntFlag{Name: "max-failures", Value: 0, Usage: "with --apply: start no further batch once more than `N` hosts failed", Destination: &j.Config.MaxFailures},
 			&cli.StringFlag{Name: "journal-dir", Usage: "with --apply: where the run journal is written (default ~/.local/state/kaudit/runs)", Destination: &j.JournalDir},
+			&cli.StringSliceFlag{Name: "accept-cluster-mismatch", Usage: "with --bootstrap and an inventory: change inventory `HOST` although its meta.properties names another cluster (repeat for each host; a host named only by the cluster must be proven, always)", Destination: &o.accept},
 			&cli.BoolFlag{Name: "runtime-only-ok", Usage: "plan a change whose running value can be set but whose persistence cannot (no udev rules dir, read-only /etc/sysctl.d) as runtime only, instead of listing it as impossible on that host", Destination: &j.Selector.RuntimeOnlyOK},
 		}, o.conn.flags(true), o.cluster.flags(), layoutFlags(&o.layout, &o.quiet)),
 		Action: func(c *cli.Context) error { return runFix(c.Context, *o, c.Args().Slice(), e) },
@@ -70,5 +72,6 @@ func (o *fixOptions) check() error {
 		return located.Hint(usageErr("--rules: %v", err), "kaudit rules lists them")
 	}
 	o.job.Selector.Rules = sel.Rules
+	o.job.AcceptClusterMismatch = o.accept.Value()
 	return o.job.Check()
 }
