@@ -70,10 +70,27 @@ func (s *ClusterSource) Standing(host string, f *facts.Facts, accept []string) (
 	if s == nil || s.found == nil {
 		return discover.Standing{}, false
 	}
+	return s.standing(s.found, host, f, accept), true
+}
+
+func (s *ClusterSource) standing(cl *discover.Cluster, host string, f *facts.Facts, accept []string) discover.Standing {
 	node, named := s.named[host]
-	st := discover.Stand(s.found, node, named, f)
+	st := discover.Stand(cl, node, named, f)
 	st.Accepted = slices.Contains(accept, host)
-	return st, true
+	return st
+}
+
+// mayProbe is audit.Options.MayProbe for a scan of s's hosts against
+// cluster cl: a host the cluster alone named gets probe traffic only
+// when it is proven its broker; an inventory host is the person's word
+// (nil without a cluster).
+func (s *ClusterSource) mayProbe(cl *discover.Cluster) func(inventory.Host, *facts.Facts) string {
+	if s == nil || cl == nil || s.named == nil {
+		return nil
+	}
+	return func(h inventory.Host, f *facts.Facts) string {
+		return s.standing(cl, h.Name, f, nil).Refusal()
+	}
 }
 
 // refusals are the hosts of r kaudit may not act on (Standing), with why.
