@@ -102,3 +102,20 @@ func TestCheckAccepted(t *testing.T) {
 		})
 	}
 }
+
+// The probe sends traffic only to a host the cluster named and its
+// meta.properties proves; an inventory host is the person's word.
+func TestMayProbe(t *testing.T) {
+	cl := &discover.Cluster{ID: "C", Brokers: []discover.Broker{{NodeID: 0, Host: "h0"}, {NodeID: 1, Host: "h1"}}}
+	if (&ClusterSource{}).mayProbe(cl) != nil || (*ClusterSource)(nil).mayProbe(cl) != nil {
+		t.Errorf("an inventory fleet's probe is gated")
+	}
+	may := (&ClusterSource{named: map[string]int32{"h0": 0, "h1": 1}}).mayProbe(cl)
+	r := proofReport()
+	if why := may(inventory.Host{Name: "h0"}, r.Hosts[0].Facts); why != "" {
+		t.Errorf("proven h0 not probed: %s", why)
+	}
+	if why := may(inventory.Host{Name: "h1"}, r.Hosts[1].Facts); !strings.HasPrefix(why, "not proven a broker of cluster C (no meta.properties") {
+		t.Errorf("h1 without meta.properties: %q", why)
+	}
+}

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"strings"
@@ -186,9 +187,15 @@ func writeRollback(w io.Writer, res []apply.RollbackResult) (failed int) {
 			fmt.Fprintf(w, "%s: nothing to roll back: %s\n", termsafe.Line(r.Host), termsafe.Line(r.Detail))
 			continue
 		}
-		fmt.Fprintf(w, "%s: rolled back (%s)\n", termsafe.Line(r.Host), termsafe.Line(r.Detail))
+		fmt.Fprintf(w, "%s: rolled back (%s)\n", termsafe.Line(r.Host), termsafe.Line(cmp.Or(r.Detail, "nothing restored")))
 		for _, k := range r.Kept {
 			fmt.Fprintf(w, "  kept: %s\n", termsafe.Line(k))
+		}
+		for _, k := range r.Refused {
+			fmt.Fprintf(w, "  REFUSED: %s\n", termsafe.Line(k))
+		}
+		if len(r.Refused) > 0 {
+			failed++
 		}
 	}
 	return failed
