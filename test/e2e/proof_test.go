@@ -146,6 +146,25 @@ func TestFixBootstrapUnproven(t *testing.T) {
 	if got := strings.TrimSpace(hosts[0].Exec(t, "cat", "/proc/sys/net/ipv4/ip_forward")); got != "0" {
 		t.Errorf("ku0: ip_forward %s after the rollback, want 0", got)
 	}
+
+	// An inventory host whose meta.properties names another cluster is
+	// refused the same way, until --accept-cluster-mismatch names it.
+	inv := writeInventory(t, f, entry(hosts[2]))
+	fix := func(extra ...string) result {
+		return runKaudit(t, runOpts{}, append([]string{"fix", inv, "--bootstrap", bootstrap, "--quiet", "--width", "300", "--apply", "--yes",
+			"--rules", "kafka-backlog-config", "--journal-dir", journal}, extra...)...)
+	}
+	r = fix()
+	if r.Code != 4 || !strings.Contains(r.Stdout, "ku2: not changed: not proven a broker of cluster "+cluster+" (its meta.properties names cluster OtherClusterId; --accept-cluster-mismatch HOST accepts it)") {
+		t.Errorf("inventory host of another cluster: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if b := backlog(hosts[2]); b != "socket.listen.backlog.size=2048" {
+		t.Errorf("ku2 changed without --accept-cluster-mismatch: %s", b)
+	}
+	r = fix("--accept-cluster-mismatch", "ku2")
+	if r.Code != 0 || backlog(hosts[2]) == "socket.listen.backlog.size=2048" {
+		t.Errorf("--accept-cluster-mismatch ku2: exit %d, %s\n%s%s", r.Code, backlog(hosts[2]), r.Stdout, r.Stderr)
+	}
 }
 
 // TestHostKeyNeverSilent: ssh_config says StrictHostKeyChecking no and
