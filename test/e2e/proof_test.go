@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"golang.org/x/crypto/ssh"
 
+	"github.com/kaudit/kaudit/audit/facts"
 	"github.com/kaudit/kaudit/internal/testfleet"
 	"github.com/kaudit/kaudit/remediate"
 )
@@ -58,6 +59,21 @@ func TestFixBootstrapUnproven(t *testing.T) {
 	journal := filepath.Join(t.TempDir(), "journal")
 	backlog := func(h *testfleet.Host) string {
 		return strings.TrimSpace(h.Exec(t, "grep", "^socket.listen.backlog.size=", h.KafkaConfig))
+	}
+
+	// The probe sends no traffic to a host the cluster names unproven.
+	out := filepath.Join(t.TempDir(), "probe.json")
+	p := decode(t, runKaudit(t, runOpts{}, "scan", "--bootstrap", bootstrap, "--ssh-config", conf, "--probe", "--quiet", "--format", "json", "-o", out), out)
+	if p.Report == nil {
+		t.Fatalf("scan --probe: exit %d\n%s", p.Code, p.Stderr)
+	}
+	for i, h := range hosts {
+		pr := p.host(t, h.Addr).Facts.Probe
+		if pr == nil || (pr.State == facts.ProbeUnproven) != (i > 0) {
+			t.Errorf("%s: probe %+v, want unproven only on ku1 and ku2", h.Spec.Name, pr)
+		} else {
+			t.Logf("%s: probe %s: %s", h.Spec.Name, pr.State, pr.Reason)
+		}
 	}
 
 	r := runKaudit(t, runOpts{}, "fix", "--bootstrap", bootstrap, "--ssh-config", conf, "--quiet", "--width", "300",
