@@ -17,6 +17,12 @@ func probeHost(parent context.Context, h inventory.Host, f *facts.Facts, opt Opt
 	if opt.Probe == nil || parent.Err() != nil {
 		return
 	}
+	if opt.MayProbe != nil {
+		if why := opt.MayProbe(h, f); why != "" {
+			f.Probe = &facts.Probe{State: facts.ProbeUnproven, Reason: why}
+			return
+		}
+	}
 	rcvbuf := ""
 	if f.Kafka != nil {
 		rcvbuf = f.Kafka.Properties["socket.receive.buffer.bytes"]

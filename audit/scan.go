@@ -31,6 +31,11 @@ type Options struct {
 	// Probe, when set, runs the SYN-cookie probe (audit/probe) on each host
 	// after its gather, in the same worker slot (see probeHost).
 	Probe *probe.Options
+	// MayProbe, when set, is asked before the probe sends a host any
+	// traffic: a reason not to (the host is not proven a broker of the
+	// cluster that named it) leaves the probe not run (ProbeUnproven),
+	// with that reason.
+	MayProbe func(h inventory.Host, f *facts.Facts) string
 	// Progress, when set, is called once per finished host (from the
 	// scanning goroutines, serialized by the caller if needed).
 	Progress func(Result)

@@ -20,17 +20,6 @@ type Host struct {
 	LeftOut bool
 }
 
-// Proof says whether a mapping was proven by the host's meta.properties.
-type Proof string
-
-// The states of a broker-to-host mapping.
-const (
-	Proven       Proof = "proven"       // every readable meta.properties names this cluster and node
-	Contradicted Proof = "contradicted" // a meta.properties names another cluster or node
-	Unproven     Proof = "unproven"     // no meta.properties could be read: the match is the name's word only
-	LeftOut      Proof = "left-out"     // matched to an inventory host this run does not audit (--limit)
-)
-
 // Mapping is one broker matched to an SSH host.
 type Mapping struct {
 	NodeID     int32  `json:"node_id"`
@@ -52,6 +41,7 @@ const (
 	MetaContradicts  ProblemKind = "broker-meta-mismatch"    // a host's meta.properties contradicts its mapping
 	AdvertisedShared ProblemKind = "advertised-shared"       // the brokers advertise one address: a load balancer or NAT
 	PortUnbound      ProblemKind = "advertised-port-unbound" // no socket on the broker's host listens on its advertised port: NAT or a port forward
+	NodeIDShared     ProblemKind = "broker-id-shared"        // two brokers advertise one node id: neither is proven
 )
 
 // Problem is one finding of the cross-check.
@@ -71,10 +61,10 @@ type Problem struct {
 // name is a guess.
 func Map(c *Cluster, hosts []Host, explicit map[int32]string) ([]Mapping, []Problem) {
 	var maps []Mapping
-	var probs []Problem
+	probs := sharedIDs(c)
 	used := map[string]bool{}
 	for _, b := range c.Brokers {
-		h, by := match(b, hosts, explicit, used, c.ID)
+		h, by := match(b, hosts, explicit, used, c)
 		if h == nil {
 			probs = append(probs, Problem{Kind: BrokerUnaudited, NodeID: b.NodeID,
 				Message: fmt.Sprintf("broker %d (%s) is in cluster %s but in no inventory: nothing about it was checked", b.NodeID, b.Addr(), c.ID)})
@@ -87,7 +77,7 @@ func Map(c *Cluster, hosts []Host, explicit map[int32]string) ([]Mapping, []Prob
 			maps = append(maps, m)
 			continue
 		}
-		m.Proof, m.Detail = prove(c.ID, b.NodeID, h.Facts)
+		m.Proof, m.Detail = Prove(c, b.NodeID, h.Facts)
 		if m.Proof == Contradicted {
 			probs = append(probs, Problem{Kind: MetaContradicts, NodeID: b.NodeID, Host: h.Name,
 				Message: fmt.Sprintf("host %s was matched to broker %d (%s, by %s) but %s", h.Name, b.NodeID, b.Addr(), by, m.Detail)})
@@ -107,7 +97,7 @@ func Map(c *Cluster, hosts []Host, explicit map[int32]string) ([]Mapping, []Prob
 	return maps, probs
 }
 
-func match(b Broker, hosts []Host, explicit map[int32]string, used map[string]bool, cluster string) (*Host, string) {
+func match(b Broker, hosts []Host, explicit map[int32]string, used map[string]bool, c *Cluster) (*Host, string) {
 	if name, ok := explicit[b.NodeID]; ok {
 		return find(hosts, used, func(h Host) bool { return h.Name == name }), "map"
 	}
@@ -117,7 +107,7 @@ func match(b Broker, hosts []Host, explicit map[int32]string, used map[string]bo
 	if h := find(hosts, used, func(h Host) bool { return h.Address != "" && strings.EqualFold(h.Address, b.Host) }); h != nil {
 		return h, "address"
 	}
-	return find(hosts, used, func(h Host) bool { return metaSays(h.Facts, cluster, b.NodeID) }), "meta.properties"
+	return find(hosts, used, func(h Host) bool { return metaSays(c, h.Facts, b.NodeID) }), "meta.properties"
 }
 
 func find(hosts []Host, used map[string]bool, ok func(Host) bool) *Host {
@@ -129,44 +119,11 @@ func find(hosts []Host, used map[string]bool, ok func(Host) bool) *Host {
 	return nil
 }
 
-func metas(f *facts.Facts) map[string]*facts.MetaProperties {
-	m := map[string]*facts.MetaProperties{}
-	if f == nil || f.Kafka == nil {
-		return m
-	}
-	for _, d := range f.Kafka.LogDirs {
-		if d.Meta != nil {
-			m[d.Path] = d.Meta
-		}
-	}
-	return m
-}
-
-func metaSays(f *facts.Facts, cluster string, id int32) bool {
-	ms := metas(f)
-	for _, m := range ms {
-		if m.ClusterID != cluster || m.ID() != int(id) {
-			return false
-		}
-	}
-	return len(ms) > 0
-}
-
-// prove checks the host's meta.properties against the broker it was
-// matched to.
-func prove(cluster string, id int32, f *facts.Facts) (Proof, string) {
-	ms := metas(f)
-	if len(ms) == 0 {
-		return Unproven, "no meta.properties could be read in its log.dirs (the kafka-meta section says why): the match is not proven"
-	}
-	dirs := sortedDirs(ms)
-	for _, d := range dirs {
-		m := ms[d]
-		if m.ClusterID != cluster || m.ID() != int(id) {
-			return Contradicted, fmt.Sprintf("%s/meta.properties says cluster %s node %d", d, orNone(m.ClusterID), m.ID())
-		}
-	}
-	return Proven, fmt.Sprintf("meta.properties in %s says cluster %s node %d", strings.Join(dirs, ", "), cluster, id)
+// metaSays reports whether f's meta.properties prove it broker id of
+// the cluster (Prove).
+func metaSays(c *Cluster, f *facts.Facts, id int32) bool {
+	p, _ := Prove(c, id, f)
+	return p == Proven
 }
 
 func notABroker(cluster string, h Host) Problem {
@@ -189,6 +146,28 @@ func notABroker(cluster string, h Host) Problem {
 		}
 	}
 	return p
+}
+
+// sharedIDs reports each node id the cluster lists for more than one
+// broker: a broker's node id is unique in a cluster, so one of them
+// lies, and no meta.properties can say which host is which (Prove).
+func sharedIDs(c *Cluster) []Problem {
+	addrs := map[int32][]string{}
+	var order []int32
+	for _, b := range c.Brokers {
+		if addrs[b.NodeID] == nil {
+			order = append(order, b.NodeID)
+		}
+		addrs[b.NodeID] = append(addrs[b.NodeID], b.Addr())
+	}
+	var probs []Problem
+	for _, id := range order {
+		if a := addrs[id]; len(a) > 1 {
+			probs = append(probs, Problem{Kind: NodeIDShared, NodeID: id,
+				Message: fmt.Sprintf("%d brokers of cluster %s advertise node id %d (%s): a node id is unique in a cluster, so the answer is wrong or hostile; neither host is proven, and kaudit changes, probes and rolls back neither", len(a), c.ID, id, strings.Join(a, ", "))})
+		}
+	}
+	return probs
 }
 
 // shared reports brokers that all advertise one host: a load balancer or

@@ -47,6 +47,7 @@ func Audit(ctx context.Context, hosts []inventory.Host, cfg Config) (*report.Rep
 		SysctlKeys:     rules.SysctlKeys(),
 		Runner:         cfg.Runner,
 		Probe:          cfg.Probe,
+		MayProbe:       cfg.Cluster.mayProbe(cl),
 		Progress:       cfg.Progress,
 		Finish:         sink.finish,
 		ClientsGroup:   cfg.ClientsGroup,

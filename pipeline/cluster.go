@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -33,6 +34,9 @@ type ClusterSource struct {
 	// found is the answer the fleet was made from (no inventory): the
 	// scan reuses it rather than ask again.
 	found *discover.Cluster
+	// named is, without an inventory, the node id the cluster gave each
+	// host it named (discoveredInventory); nil with an inventory.
+	named map[string]int32
 	// leftOut are the inventory's hosts this run does not audit (--limit):
 	// a broker that is one of them is not "in no inventory" (leaveOut).
 	leftOut []inventory.Host
@@ -48,6 +52,56 @@ func (s *ClusterSource) Discover(ctx context.Context) (*discover.Cluster, error)
 		return nil, err
 	}
 	return discover.Discover(ctx, o)
+}
+
+// ask is Discover with the answer kept for the rest of this command (a
+// fix or rollback judges its hosts against the cluster the scan asked).
+func (s *ClusterSource) ask(ctx context.Context) (*discover.Cluster, error) {
+	cl, err := s.Discover(ctx)
+	s.found = cl
+	return cl, err
+}
+
+// Standing is the standing of host (its gathered facts f) toward the
+// cluster s found (discover.Stand): a host the cluster named (no
+// inventory) as the node id it gave, an inventory host otherwise,
+// accepted when accept names it. Without a cluster every host stands.
+func (s *ClusterSource) Standing(host string, f *facts.Facts, accept []string) (discover.Standing, bool) {
+	if s == nil || s.found == nil {
+		return discover.Standing{}, false
+	}
+	return s.standing(s.found, host, f, accept), true
+}
+
+func (s *ClusterSource) standing(cl *discover.Cluster, host string, f *facts.Facts, accept []string) discover.Standing {
+	node, named := s.named[host]
+	st := discover.Stand(cl, node, named, f)
+	st.Accepted = slices.Contains(accept, host)
+	return st
+}
+
+// mayProbe is audit.Options.MayProbe for a scan of s's hosts against
+// cluster cl: a host the cluster alone named gets probe traffic only
+// when it is proven its broker; an inventory host is the person's word
+// (nil without a cluster).
+func (s *ClusterSource) mayProbe(cl *discover.Cluster) func(inventory.Host, *facts.Facts) string {
+	if s == nil || cl == nil || s.named == nil {
+		return nil
+	}
+	return func(h inventory.Host, f *facts.Facts) string {
+		return s.standing(cl, h.Name, f, nil).Refusal()
+	}
+}
+
+// refusals are the hosts of r kaudit may not act on (Standing), with why.
+func (s *ClusterSource) refusals(r *report.Report, accept []string) Refusals {
+	out := Refusals{}
+	for _, h := range r.Hosts {
+		if st, ok := s.Standing(h.Name, h.Facts, accept); ok && !st.Acts() {
+			out[h.Name] = st.Refusal()
+		}
+	}
+	return out
 }
 
 func (s *ClusterSource) options() (discover.Options, error) {
@@ -96,9 +150,13 @@ func clusterReport(cl *discover.Cluster, src *ClusterSource, hosts []report.Host
 
 func clusterOf(cl *discover.Cluster, bootstrap []string, hosts []discover.Host, pin map[int32]string) *report.Cluster {
 	maps, probs := discover.Map(cl, hosts, pin)
-	byID := map[int32]discover.Mapping{}
+	type brokerKey struct { // a node id the cluster gives twice is two brokers
+		id   int32
+		addr string
+	}
+	byID := map[brokerKey]discover.Mapping{}
 	for _, m := range maps {
-		byID[m.NodeID] = m
+		byID[brokerKey{m.NodeID, m.Advertised}] = m
 	}
 	rc := &report.Cluster{ID: cl.ID, Bootstrap: strings.Join(bootstrap, ","), Controller: cl.Controller, ConfigsError: cl.ConfigsError,
 		Quorum: quorumOf(cl.Quorum), QuorumError: cl.QuorumError, Problems: []report.ClusterProblem{}}
@@ -107,7 +165,7 @@ func clusterOf(cl *discover.Cluster, bootstrap []string, hosts []discover.Host, 
 		factsOf[h.Name] = h.Facts
 	}
 	for _, b := range cl.Brokers {
-		m := byID[b.NodeID]
+		m := byID[brokerKey{b.NodeID, b.Addr()}]
 		cb := report.ClusterBroker{NodeID: b.NodeID, Advertised: b.Addr(), Rack: b.Rack, Host: m.Host, By: m.By, Proof: string(m.Proof), Detail: m.Detail}
 		if b.Configs != nil {
 			cb.Configs = map[string]report.ClusterConfig{}
@@ -161,27 +219,24 @@ func kafkaBound(b discover.Broker, cb *report.ClusterBroker) (rules.KafkaBound, 
 }
 
 // attachRunning gives f the running settings of the broker its
-// meta.properties proves it is: every readable meta.properties names
-// cl's cluster and one node id, and the cluster reported that broker's
-// settings. Anything less leaves f as gathered: the rules then judge the
-// file, never a guessed broker's settings.
+// meta.properties proves it is (discover.Prove: every readable
+// meta.properties names cl's cluster and one node id, which the cluster
+// gives one broker), and the cluster reported that broker's settings.
+// Anything less leaves f as gathered: the rules then judge the file,
+// never a guessed broker's settings.
 func attachRunning(cl *discover.Cluster, f *facts.Facts) {
 	if f == nil || f.Kafka == nil {
 		return
 	}
 	id := -1
 	for _, d := range f.Kafka.LogDirs {
-		m := d.Meta
-		if m == nil {
-			continue
+		if d.Meta != nil {
+			id = d.Meta.ID()
+			break
 		}
-		if m.ClusterID != cl.ID || (id >= 0 && m.ID() != id) {
-			return
-		}
-		id = m.ID()
 	}
 	b, ok := cl.Broker(int32(id))
-	if id < 0 || !ok || b.Configs == nil {
+	if p, _ := discover.Prove(cl, int32(id), f); p != discover.Proven || !ok || b.Configs == nil {
 		return
 	}
 	f.Kafka.Running = map[string]facts.RunningConfig{}

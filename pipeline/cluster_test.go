@@ -21,7 +21,7 @@ import (
 // entry (its severity lives there).
 func TestClusterRulesAreMapKinds(t *testing.T) {
 	kinds := map[string]bool{string(discover.BrokerUnaudited): true, string(discover.HostNotABroker): true,
-		string(discover.MetaContradicts): true, string(discover.AdvertisedShared): true, string(discover.PortUnbound): true,
+		string(discover.MetaContradicts): true, string(discover.AdvertisedShared): true, string(discover.PortUnbound): true, string(discover.NodeIDShared): true,
 		rules.RuleBrokerVersionMismatch: true}
 	cat := rules.ClusterCatalog()
 	if len(cat) != len(kinds) {
@@ -264,5 +264,32 @@ func TestClusterVersionUnread(t *testing.T) {
 	}
 	if len(rc.Problems) != 0 {
 		t.Errorf("problems %+v", rc.Problems)
+	}
+}
+
+// Two brokers with one node id: each is reported on its own host (not
+// both on one), neither proven, the running settings attached to
+// neither host, and the finding says so.
+func TestClusterReportSharedNodeID(t *testing.T) {
+	cl := &discover.Cluster{ID: "Xy3", Brokers: []discover.Broker{
+		{NodeID: 1, Host: "kafka-a", Port: 9092, Configs: map[string]discover.Config{"socket.listen.backlog.size": {Value: "50", Source: discover.SourceStatic}}},
+		{NodeID: 1, Host: "kafka-b", Port: 9092}}}
+	hosts := []discover.Host{{Name: "kafka-a", Facts: metaHost("kafka-a", "Xy3", 1).Facts}, {Name: "kafka-b", Facts: metaHost("kafka-b", "Xy3", 1).Facts}}
+	rc := clusterOf(cl, []string{"kafka-a:9092"}, hosts, nil)
+	if len(rc.Brokers) != 2 || rc.Brokers[0].Host != "kafka-a" || rc.Brokers[1].Host != "kafka-b" {
+		t.Fatalf("brokers %+v", rc.Brokers)
+	}
+	for _, b := range rc.Brokers {
+		if b.Proof != string(discover.Unproven) {
+			t.Errorf("broker on %s: %s, want unproven", b.Host, b.Proof)
+		}
+	}
+	if len(rc.Problems) == 0 || rc.Problems[0].Rule != string(discover.NodeIDShared) || rc.Problems[0].Severity != "high" {
+		t.Errorf("problems %+v, want broker-id-shared (high) first", rc.Problems)
+	}
+	f := metaHost("kafka-a", "Xy3", 1).Facts
+	attachRunning(cl, f)
+	if f.Kafka.Running != nil {
+		t.Errorf("running settings attached by a node id the cluster gives twice: %v", f.Kafka.Running)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 
+	gossh "golang.org/x/crypto/ssh"
+
 	"github.com/kaudit/kaudit/audit/inventory"
 	"github.com/kaudit/kaudit/audit/sshconfig"
 	"github.com/kaudit/kaudit/audit/transport"
@@ -48,6 +50,7 @@ func Connect(hosts []inventory.Host, c ConnectConfig) (*transport.SSH, error) {
 	}
 	ssh := transport.NewSSH()
 	ssh.Warn, ssh.BecomePassword, ssh.Passphrase = c.Warn, c.Become, c.Passphrase
+	ssh.HostKeys.Recorded = recordedKey(c.Warn)
 	if usesSSHConfig(hosts) || c.SSHConfig != "" {
 		cfg, err := sshconfig.Load(sshconfig.Options{File: c.SSHConfig, Warn: ssh.Warn})
 		if err != nil {
@@ -56,6 +59,17 @@ func Connect(hosts []inventory.Host, c ConnectConfig) (*transport.SSH, error) {
 		ssh.Config = cfg
 	}
 	return ssh, nil
+}
+
+// recordedKey says on warn each host key accept-new recorded, as
+// OpenSSH does: a key is never trusted silently.
+func recordedKey(warn func(string)) func(string, gossh.PublicKey, string) {
+	return func(name string, key gossh.PublicKey, file string) {
+		if warn != nil {
+			warn(fmt.Sprintf("permanently added the host key of %s (%s %s) to %s: accept-new (ssh_config StrictHostKeyChecking accept-new or no, or host_key_policy: accept-new) trusts a host's first key unseen; verify the fingerprint out of band",
+				name, key.Type(), gossh.FingerprintSHA256(key), file))
+		}
+	}
 }
 
 func usesSSHConfig(hosts []inventory.Host) bool {

@@ -21,40 +21,43 @@ var advertisedName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.:-]{0,252}$`)
 // --bootstrap): one host per broker of cl, named by the map file's host
 // when it names the broker, else by the advertised host name, its Kafka
 // port the advertised port; how to connect comes from ssh_config, as for
-// any inventory host without settings. It fails when two brokers would be
-// one host (a load balancer or NAT advertised for all): only an inventory
-// or a map file can say which host is which broker.
-func discoveredInventory(cl *discover.Cluster, src *ClusterSource) (*inventory.Inventory, error) {
+// any inventory host without settings, but its host key is checked
+// strictly whatever ssh_config says (a host the cluster names is never
+// trusted on first use). It fails when two brokers would be one host (a
+// load balancer or NAT advertised for all): only an inventory or a map
+// file can say which host is which broker. seen is the node id the
+// cluster gave each host.
+func discoveredInventory(cl *discover.Cluster, src *ClusterSource) (inv *inventory.Inventory, seen map[string]int32, err error) {
 	hosts := map[string]any{}
-	seen := map[string]int32{}
+	seen = map[string]int32{}
 	for _, b := range cl.Brokers {
 		name, from := src.Map[b.NodeID], "the map file"
 		if name == "" {
 			name, from = b.Host, "advertised"
 		}
 		if !advertisedName.MatchString(name) {
-			return nil, located.Hint(fmt.Errorf("broker %d advertises the host %q, which is not a host name kaudit connects to", b.NodeID, name), "give an inventory, or a --broker-map naming its host")
+			return nil, nil, located.Hint(fmt.Errorf("broker %d advertises the host %q, which is not a host name kaudit connects to", b.NodeID, name), "give an inventory, or a --broker-map naming its host")
 		}
 		if other, dup := seen[name]; dup {
-			return nil, located.Hint(fmt.Errorf("brokers %d and %d are both %s (%s): a load balancer or NAT", other, b.NodeID, name, from), "give an inventory, or a --broker-map naming each broker's host")
+			return nil, nil, located.Hint(fmt.Errorf("brokers %d and %d are both %s (%s): a load balancer or NAT", other, b.NodeID, name, from), "give an inventory, or a --broker-map naming each broker's host")
 		}
 		seen[name] = b.NodeID
-		hosts[name] = map[string]any{"kafka": map[string]any{"port": b.Port}}
+		hosts[name] = map[string]any{"kafka": map[string]any{"port": b.Port}, "host_key_policy": inventory.PolicyStrict}
 	}
 	if len(hosts) == 0 {
-		return nil, fmt.Errorf("cluster %s listed no brokers: nothing to audit", cl.ID)
+		return nil, nil, fmt.Errorf("cluster %s listed no brokers: nothing to audit", cl.ID)
 	}
 	data, err := yaml.Marshal(map[string]any{"hosts": hosts})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	name := "brokers of " + strings.Join(src.Bootstrap, ",")
-	inv, err := inventory.Parse(name+".yaml", data)
+	inv, err = inventory.Parse(name+".yaml", data)
 	if err != nil {
-		return nil, fmt.Errorf("the discovered brokers do not make an inventory: %w", err)
+		return nil, nil, fmt.Errorf("the discovered brokers do not make an inventory: %w", err)
 	}
 	inv.Path = name
-	return inv, nil
+	return inv, seen, nil
 }
 
 // loadOrDiscover is f's inventory, or without one (scan --bootstrap and
@@ -73,7 +76,8 @@ func (f Fleet) loadOrDiscover(ctx context.Context, c Console, src *ClusterSource
 		return nil, nil, err
 	}
 	src.found = cl
-	inv, err := discoveredInventory(cl, src)
+	inv, named, err := discoveredInventory(cl, src)
+	src.named = named
 	if err != nil {
 		return nil, nil, err
 	}
@@ -117,7 +121,7 @@ func (s *ClusterSource) reread() (*ClusterSource, error) {
 		return nil, nil
 	}
 	n := *s
-	n.found = nil
+	n.found, n.named = nil, nil
 	if n.MapFile != "" {
 		m, err := discover.LoadMap(n.MapFile)
 		if err != nil {

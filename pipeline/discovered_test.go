@@ -25,7 +25,7 @@ func TestDiscoveredInventory(t *testing.T) {
 		{"no brokers", nil, nil, nil, "cluster C listed no brokers: nothing to audit"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			inv, err := discoveredInventory(&discover.Cluster{ID: "C", Brokers: tt.brokers}, &ClusterSource{Bootstrap: []string{"b:9092"}, Map: tt.pin})
+			inv, named, err := discoveredInventory(&discover.Cluster{ID: "C", Brokers: tt.brokers}, &ClusterSource{Bootstrap: []string{"b:9092"}, Map: tt.pin})
 			if tt.err != "" {
 				if err == nil || !strings.HasPrefix(err.Error(), tt.err) {
 					t.Fatalf("error %v, want %s", err, tt.err)
@@ -42,6 +42,14 @@ func TestDiscoveredInventory(t *testing.T) {
 			got := map[string]int{}
 			for _, h := range hosts {
 				got[h.Name] = h.KafkaPort
+				// A host the cluster names is never trusted on first use,
+				// whatever ssh_config says: the inventory sets strict.
+				if h.HostKeyPolicy != "strict" || !h.Given.HostKeyPolicy {
+					t.Errorf("host %s: host key policy %q (given %v), want strict, given", h.Name, h.HostKeyPolicy, h.Given.HostKeyPolicy)
+				}
+				if b, ok := (&discover.Cluster{Brokers: tt.brokers}).Broker(named[h.Name]); !ok || b.Port != int32(h.KafkaPort) {
+					t.Errorf("host %s: node id %d is no broker on its port", h.Name, named[h.Name])
+				}
 			}
 			if len(got) != len(tt.want) {
 				t.Fatalf("hosts %v, want %v", got, tt.want)

@@ -28,7 +28,7 @@ func ExampleAudit() {
 		return
 	}
 	fmt.Printf("%d hosts, %d audited, %d unreachable, worst failure %s\n", r.Summary.Hosts, r.Summary.Audited, r.Summary.Unreachable, r.WorstFailure())
-	fp := pipeline.PlanFix(r, fleet.Hosts, remediate.Selector{})
+	fp := pipeline.PlanFix(r, fleet.Hosts, remediate.Selector{}, nil)
 	fmt.Printf("fix: %s; %s not audited\n", fp.What(), fp.Unaudited[0].Name)
 	// Output:
 	// 10 hosts, 9 audited, 1 unreachable, worst failure critical

@@ -1,11 +1,14 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/kaudit/kaudit/audit/inventory"
+	"github.com/kaudit/kaudit/internal/located"
 	"github.com/kaudit/kaudit/remediate"
 	"github.com/kaudit/kaudit/remediate/apply"
 	"github.com/kaudit/kaudit/report"
@@ -31,6 +34,13 @@ type FixJob struct {
 	// resume are the arguments of kaudit fix that select this run's
 	// fleet (Fix sets them), for the command that continues a stopped run.
 	resume []string
+	// AcceptClusterMismatch names the inventory hosts changed although
+	// their meta.properties names another cluster than --bootstrap's
+	// (--accept-cluster-mismatch HOST): each a host of the fleet, never
+	// one the cluster alone named, which must be proven.
+	AcceptClusterMismatch []string
+	// refused are the hosts not changed (ClusterSource.refusals).
+	refused Refusals
 }
 
 // Check validates the apply's fan-out as the person asked for it.
@@ -64,6 +74,14 @@ func Fix(ctx context.Context, c Console, f Fleet, cfg Config, quiet bool, j FixJ
 	if err != nil {
 		return err
 	}
+	if err := checkAccepted(j.AcceptClusterMismatch, hosts, cfg.Cluster); err != nil {
+		return err
+	}
+	if cfg.Cluster != nil {
+		if _, err := cfg.Cluster.ask(ctx); err != nil {
+			return err
+		}
+	}
 	cfg.ClientsGroup, j.Rollback = clientsGroup(cfg.ClientsGroup, inv), f.rollbackTarget(cfg.Cluster)
 	j.cluster, j.resume = cfg.Cluster, f.fixTarget(cfg.Cluster)
 	if j.Apply {
@@ -92,7 +110,29 @@ func Fix(ctx context.Context, c Console, f Fleet, cfg Config, quiet bool, j FixJ
 		j.Config.Batch = fitWarned(c, j.Config.Batch)
 		j.Rollout.Batch = j.Config.Batch
 	}
+	j.refused = cfg.Cluster.refusals(r, j.AcceptClusterMismatch)
 	return fixReport(ctx, c, r, hosts, j)
+}
+
+// checkAccepted refuses an --accept-cluster-mismatch that names no host
+// of the fleet, a host only the cluster named, or comes without a
+// cluster to mismatch.
+func checkAccepted(accept []string, hosts []inventory.Host, src *ClusterSource) error {
+	if len(accept) == 0 {
+		return nil
+	}
+	if src == nil {
+		return located.Hint(errors.New("--accept-cluster-mismatch needs --bootstrap: without a cluster no host can mismatch one"), "drop it, or give --bootstrap")
+	}
+	for _, a := range accept {
+		switch {
+		case src.named != nil:
+			return located.Hint(fmt.Errorf("--accept-cluster-mismatch %s: without an inventory every host is named by the cluster alone, and kaudit changes such a host only when its meta.properties proves it", a), "give an inventory that lists the host")
+		case !slices.ContainsFunc(hosts, func(h inventory.Host) bool { return h.Name == a }):
+			return located.Hint(fmt.Errorf("--accept-cluster-mismatch %s: no such host in this run", a), "name a host of the inventory (after --limit) by its inventory name")
+		}
+	}
+	return nil
 }
 
 // fixReport prints the plan of r's hosts, or with j.Apply shows it, asks, and
@@ -101,20 +141,20 @@ func Fix(ctx context.Context, c Console, f Fleet, cfg Config, quiet bool, j FixJ
 // Unaudited (hosts without a plan).
 func fixReport(ctx context.Context, c Console, r *report.Report, hosts []inventory.Host, j FixJob) error {
 	if r.Interrupted {
-		WritePlan(c.Stdout, r, j.Selector, j.Width)
+		WritePlan(c.Stdout, r, j.Selector, j.refused, j.Width)
 		return fail(Interrupted, "interrupted while scanning: nothing changed")
 	}
-	fp := PlanFix(r, hosts, j.Selector)
+	fp := PlanFix(r, hosts, j.Selector, j.refused)
 	j.Rollout.Racks = racksOf(hosts)
 	ro := PlanRollout(r, fp.changing, j.Rollout)
 	if !j.Apply {
-		WritePlan(c.Stdout, r, j.Selector, j.Width)
+		WritePlan(c.Stdout, r, j.Selector, j.refused, j.Width)
 		WriteRollout(c.Stdout, ro, fp.restart)
 		return unaudited(r)
 	}
 	WriteFixPlan(c.Stdout, fp, j.Width)
 	if fp.Changes == 0 {
-		return unaudited(r)
+		return cmp.Or(refusedVerdict(fp), unaudited(r))
 	}
 	WriteRollout(c.Stdout, ro, fp.restart)
 	resume, err := j.resumed()
@@ -126,7 +166,16 @@ func fixReport(ctx context.Context, c Console, r *report.Report, hosts []invento
 	}
 	gate := newHealthGate(c, ro, r.Cluster, j.cluster)
 	j.Config.Rollout, j.Config.Resume = &apply.Rollout{Waves: ro.Waves, Gate: gate.Gate}, resume
-	return applyFix(ctx, c, r, fp, j)
+	return cmp.Or(applyFix(ctx, c, r, fp, j), refusedVerdict(fp))
+}
+
+// refusedVerdict is NotApplied when fp refused a host (listed in the
+// plan as not changed), else nil.
+func refusedVerdict(fp *FixPlan) error {
+	if len(fp.Refused) == 0 {
+		return nil
+	}
+	return fail(NotApplied, "%d host(s) not proven a broker of the cluster were not changed (the plan says why)", len(fp.Refused))
 }
 
 // applyFix is fix --apply once confirmed.

@@ -135,7 +135,7 @@ func TestPlanFix(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fp := pipeline.PlanFix(r, f.Hosts, remediate.Selector{})
+	fp := pipeline.PlanFix(r, f.Hosts, remediate.Selector{}, nil)
 	if len(fp.Plans) != 9 || len(fp.Hosts) != 9 || len(fp.Unaudited) != 1 || fp.Unaudited[0].Name != "kafka-down-08" {
 		t.Fatalf("plans %d, hosts %d, unaudited %+v", len(fp.Plans), len(fp.Hosts), fp.Unaudited)
 	}
@@ -154,8 +154,8 @@ func TestPlanFix(t *testing.T) {
 	// The host that could not be audited is named, with why, and never
 	// counted as having nothing to change.
 	var plan, applying strings.Builder
-	pipeline.WritePlan(&plan, r, remediate.Selector{Rules: []string{"window-scaling"}}, 0)
-	pipeline.WriteFixPlan(&applying, pipeline.PlanFix(r, f.Hosts, remediate.Selector{Rules: []string{"window-scaling"}}), 0)
+	pipeline.WritePlan(&plan, r, remediate.Selector{Rules: []string{"window-scaling"}}, nil, 0)
+	pipeline.WriteFixPlan(&applying, pipeline.PlanFix(r, f.Hosts, remediate.Selector{Rules: []string{"window-scaling"}}, nil), 0)
 	for _, out := range []string{plan.String(), applying.String()} {
 		if !strings.HasPrefix(out, "kafka-down-08: not audited (unreachable: ") || !strings.HasSuffix(out, "nothing to change on 9 audited hosts; 1 host not audited: no plan for it; nothing changed\n") {
 			t.Errorf("plan with an unaudited host:\n%s", out)
@@ -175,7 +175,7 @@ func TestPlanFix(t *testing.T) {
 		}
 	}
 	// --rules narrows the plan.
-	fp = pipeline.PlanFix(r, f.Hosts, remediate.Selector{Rules: []string{"somaxconn"}})
+	fp = pipeline.PlanFix(r, f.Hosts, remediate.Selector{Rules: []string{"somaxconn"}}, nil)
 	if fp.Changing != 3 {
 		t.Errorf("somaxconn only: %d hosts change, want 3 (centos7, rhel8, bionic)", fp.Changing)
 	}

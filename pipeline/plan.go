@@ -14,8 +14,9 @@ import (
 // FixPlan is the remediation of one scan: the plan of every audited host,
 // the hosts that have none, and what Apply will carry out or skip.
 type FixPlan struct {
-	Plans     []remediate.HostPlan // one per audited host, in report order
+	Plans     []remediate.HostPlan // one per audited host kaudit may change, in report order
 	Unaudited []report.Host        // hosts of the report with an Error: no plan
+	Refused   []Refused            // audited hosts kaudit may not change (Refusals): no plan
 	Hosts     []apply.Host         // what Apply is given, one per plan
 	Skipped   []Skip               // changes of the plans that Apply will not make
 	Changes   int                  // changes Apply will make
@@ -33,6 +34,14 @@ type Skip struct {
 	Host string
 	apply.Skipped
 }
+
+// Refused is an audited host kaudit does not act on, and why
+// (discover.Standing.Refusal: "not proven a broker of cluster X (why)").
+type Refused struct{ Host, Why string }
+
+// Refusals are the audited hosts kaudit may not act on, by host name,
+// each with why (a discover.Standing's Refusal); nil: every host.
+type Refusals map[string]string
 
 // UnknownRuleError is a rule ID the catalog does not have.
 type UnknownRuleError struct{ ID string }
@@ -56,24 +65,30 @@ func ParseSelector(list string) (remediate.Selector, error) {
 	return sel, nil
 }
 
-// plans returns the fix plan of every audited host of r (in report order)
-// and the hosts that were not audited.
-func plans(r *report.Report, sel remediate.Selector) (plans []remediate.HostPlan, unaudited []report.Host) {
+// plans returns the fix plan of every audited host of r that no refused
+// holds (in report order), the hosts that were not audited, and the
+// audited hosts refused.
+func plans(r *report.Report, sel remediate.Selector, refused Refusals) (plans []remediate.HostPlan, unaudited []report.Host, not []Refused) {
 	for _, h := range r.Hosts {
 		if h.Error != nil {
 			unaudited = append(unaudited, h)
 			continue
 		}
+		if why, ok := refused[h.Name]; ok {
+			not = append(not, Refused{Host: h.Name, Why: why})
+			continue
+		}
 		plans = append(plans, remediate.PlanHost(h.Name, h.Facts, h.Findings, sel))
 	}
-	return plans, unaudited
+	return plans, unaudited, not
 }
 
 // PlanFix plans the fixes of r's audited hosts for Apply; inv supplies each
-// host's connection settings.
-func PlanFix(r *report.Report, inv []inventory.Host, sel remediate.Selector) *FixPlan {
+// host's connection settings. A host in refused gets no plan: it is
+// listed in FixPlan.Refused, and nothing Apply is given changes it.
+func PlanFix(r *report.Report, inv []inventory.Host, sel remediate.Selector, refused Refusals) *FixPlan {
 	fp := &FixPlan{clusters: report.ClustersByHost(r), restart: map[string]bool{}}
-	fp.Plans, fp.Unaudited = plans(r, sel)
+	fp.Plans, fp.Unaudited, fp.Refused = plans(r, sel, refused)
 	byName := map[string]inventory.Host{}
 	for _, h := range inv {
 		byName[h.Name] = h

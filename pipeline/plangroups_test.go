@@ -18,13 +18,13 @@ func TestPlanChangesByGroup(t *testing.T) {
 		t.Fatal(err)
 	}
 	var small bytes.Buffer
-	WritePlan(&small, report.Simulated(demo, 10, 3), remediate.Selector{}, 0)
+	WritePlan(&small, report.Simulated(demo, 10, 3), remediate.Selector{}, nil, 0)
 	if strings.Contains(small.String(), "Changes by group") {
 		t.Errorf("10 hosts' plan grouped:\n%.500s", small.String())
 	}
 	r := report.Simulated(demo, 1000, 3)
 	var b bytes.Buffer
-	WritePlan(&b, r, remediate.Selector{}, 0)
+	WritePlan(&b, r, remediate.Selector{}, nil, 0)
 	out := b.String()
 	groups := strings.Index(out, "Changes by group (900 audited hosts; each host's plan follows):")
 	firstHost := strings.Index(out, "\nsim-00000-centos7")

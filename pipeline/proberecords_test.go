@@ -58,7 +58,7 @@ func TestFixUsesTheProbesVerdictOfThisBoot(t *testing.T) {
 	}
 	cookies := func(r *report.Report, host string) *remediate.Change {
 		t.Helper()
-		for _, p := range pipeline.PlanFix(r, f.Hosts, remediate.Selector{}).Plans {
+		for _, p := range pipeline.PlanFix(r, f.Hosts, remediate.Selector{}, nil).Plans {
 			for i, c := range p.Changes {
 				if p.Host == host && c.Target == rules.KeySyncookies {
 					return &p.Changes[i]

@@ -8,11 +8,13 @@ import (
 	"sort"
 	"time"
 
+	"github.com/kaudit/kaudit/audit"
 	"github.com/kaudit/kaudit/audit/inventory"
 	"github.com/kaudit/kaudit/internal/located"
 	"github.com/kaudit/kaudit/internal/termsafe"
 	"github.com/kaudit/kaudit/remediate"
 	"github.com/kaudit/kaudit/remediate/apply"
+	"github.com/kaudit/kaudit/rules"
 )
 
 // RollbackJob is what kaudit rollback undoes: run RunID, from the local
@@ -75,7 +77,43 @@ func Rollback(ctx context.Context, c Console, f Fleet, src *ClusterSource, j Rol
 	if j.List {
 		return listRuns(ctx, c, hosts, j)
 	}
-	return rollbackRun(ctx, c, hosts, j)
+	hosts, refused := src.provenOnly(ctx, c, hosts, j.Config)
+	if len(hosts) == 0 && refused > 0 {
+		return fail(NotApplied, "nothing rolled back: no host the cluster names is proven its broker (above)")
+	}
+	err = rollbackRun(ctx, c, hosts, j)
+	if err == nil && refused > 0 {
+		err = fail(NotApplied, "%d host(s) not proven a broker of the cluster were not rolled back (above)", refused)
+	}
+	return err
+}
+
+// provenOnly is hosts without those the cluster alone named (no
+// inventory) that their meta.properties, read now with the read-only
+// gather script, does not prove its brokers (ClusterSource.Standing): a
+// rollback acts on no other host. Each one left out is said on c's
+// stdout, with why; refused counts them. With an inventory, hosts.
+func (s *ClusterSource) provenOnly(ctx context.Context, c Console, hosts []inventory.Host, cfg RollbackConfig) (proven []inventory.Host, refused int) {
+	if s == nil || s.named == nil {
+		return hosts, 0
+	}
+	res := audit.Scan(ctx, hosts, audit.Options{Concurrency: cfg.Concurrency, Timeout: cfg.Timeout, ConnectTimeout: cfg.ConnectTimeout,
+		SysctlKeys: rules.SysctlKeys(), Runner: cfg.Runner})
+	for _, r := range res {
+		why := ""
+		if r.Err != nil {
+			why = fmt.Sprintf("not proven a broker of cluster %s (its meta.properties could not be read: %s)", s.found.ID, r.Err.Msg)
+		} else if st, _ := s.Standing(r.Host.Name, r.Facts, nil); !st.Acts() {
+			why = st.Refusal()
+		}
+		if why == "" {
+			proven = append(proven, r.Host)
+			continue
+		}
+		refused++
+		fmt.Fprintf(c.Stdout, "%s: not rolled back: %s\n", termsafe.Line(r.Host.Name), termsafe.Line(why))
+	}
+	return proven, refused
 }
 
 // rollbackRun loads the run's journal (a warning per host whose manifest
@@ -119,7 +157,7 @@ func rollbackRun(ctx context.Context, c Console, hosts []inventory.Host, j Rollb
 	}
 	writeRollbackTally(c.Stdout, j.RunID, j.Config.JournalPath, len(res)+unread, failed+unread)
 	if failed+unread > 0 {
-		return failHint(NotApplied, "re-run when they are reachable (a manifest that cannot be trusted: restore by hand)", "%d host(s) could not be rolled back", failed+unread)
+		return failHint(NotApplied, "re-run when they are reachable (a manifest that cannot be trusted, or an item REFUSED above: restore by hand)", "%d host(s) could not be rolled back", failed+unread)
 	}
 	return nil
 }

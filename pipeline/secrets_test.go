@@ -60,8 +60,8 @@ func TestNoSecretInAnyFormat(t *testing.T) {
 		}
 	}
 	var plan, fix bytes.Buffer
-	pipeline.WritePlan(&plan, r, remediate.Selector{}, 0)
-	pipeline.WriteFixPlan(&fix, pipeline.PlanFix(r, f.Hosts, remediate.Selector{}), 0)
+	pipeline.WritePlan(&plan, r, remediate.Selector{}, nil, 0)
+	pipeline.WriteFixPlan(&fix, pipeline.PlanFix(r, f.Hosts, remediate.Selector{}, nil), 0)
 	outputs["plan"], outputs["fix plan"] = plan.String(), fix.String()
 	if !strings.Contains(outputs["json"], "[hidden]") {
 		t.Errorf("the JSON report does not show where a value was hidden")

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"strings"
@@ -20,12 +21,24 @@ import (
 // untrusted); plans are wrapped at a width (0: no limit).
 
 // WritePlan renders the fix plan of every audited host of r, after a line
-// for each host that was not audited (it has no plan), at width.
-func WritePlan(w io.Writer, r *report.Report, sel remediate.Selector, width int) {
-	ps, unaudited := plans(r, sel)
+// for each host that was not audited and each host refused (neither has
+// a plan), at width.
+func WritePlan(w io.Writer, r *report.Report, sel remediate.Selector, refused Refusals, width int) {
+	ps, unaudited, not := plans(r, sel, refused)
 	writeUnaudited(w, unaudited, width)
+	writeRefused(w, not, width)
 	writeChangeGroups(w, ps, report.ClustersByHost(r), width)
-	remediate.RenderPlan(w, ps, remediate.PlanOptions{Width: width, Unaudited: len(unaudited)})
+	remediate.RenderPlan(w, ps, remediate.PlanOptions{Width: width, Unaudited: len(unaudited), Refused: len(not)})
+}
+
+// writeRefused is a line per host kaudit does not change: "HOST: not
+// changed: not proven a broker of cluster X (why)".
+func writeRefused(w io.Writer, not []Refused, width int) {
+	for _, n := range not {
+		for _, l := range termui.Wrap(termsafe.Line(n.Host+": not changed: "+n.Why), width, 4) {
+			fmt.Fprintln(w, l)
+		}
+	}
 }
 
 // writePlanSummary is the plan of r in one sentence ("Fix plan: 68
@@ -33,7 +46,7 @@ func WritePlan(w io.Writer, r *report.Report, sel remediate.Selector, width int)
 // note), then hint (where the whole plan is) indented under it; both
 // wrapped at width.
 func writePlanSummary(w io.Writer, r *report.Report, sel remediate.Selector, note, hint string, width int) {
-	ps, _ := plans(r, sel)
+	ps, _, _ := plans(r, sel, nil)
 	s := remediate.Summarize(ps)
 	verb := "need"
 	if s.Restarts == 1 {
@@ -55,7 +68,7 @@ func writePlanSummary(w io.Writer, r *report.Report, sel remediate.Selector, not
 func writeDemoPlan(w io.Writer, r *report.Report, verbose bool, width int) {
 	if verbose {
 		fmt.Fprintln(w, "\nFix plan (kaudit fix INVENTORY; nothing is changed by the demo)")
-		WritePlan(w, r, remediate.Selector{}, width)
+		WritePlan(w, r, remediate.Selector{}, nil, width)
 		return
 	}
 	fmt.Fprintln(w)
@@ -78,8 +91,9 @@ func writeUnaudited(w io.Writer, hosts []report.Host, width int) {
 // line saying nothing will change.
 func WriteFixPlan(w io.Writer, fp *FixPlan, width int) {
 	writeUnaudited(w, fp.Unaudited, width)
+	writeRefused(w, fp.Refused, width)
 	writeChangeGroups(w, fp.Plans, fp.clusters, width)
-	remediate.RenderPlan(w, fp.Plans, remediate.PlanOptions{Applying: true, Width: width, Unaudited: len(fp.Unaudited)})
+	remediate.RenderPlan(w, fp.Plans, remediate.PlanOptions{Applying: true, Width: width, Unaudited: len(fp.Unaudited), Refused: len(fp.Refused)})
 	for _, s := range fp.Skipped {
 		fmt.Fprintf(w, "%s: skipped %s %s → %s: %s\n", termsafe.Line(s.Host), s.Change.Kind, termsafe.Line(s.Change.Target), termsafe.Line(s.Change.To), termsafe.Line(s.Reason))
 	}
@@ -209,9 +223,15 @@ func writeRollback(w io.Writer, res []apply.RollbackResult) (failed int) {
 			fmt.Fprintf(w, "%s: nothing to roll back: %s\n", termsafe.Line(r.Host), termsafe.Line(r.Detail))
 			continue
 		}
-		fmt.Fprintf(w, "%s: rolled back (%s)\n", termsafe.Line(r.Host), termsafe.Line(r.Detail))
+		fmt.Fprintf(w, "%s: rolled back (%s)\n", termsafe.Line(r.Host), termsafe.Line(cmp.Or(r.Detail, "nothing restored")))
 		for _, k := range r.Kept {
 			fmt.Fprintf(w, "  kept: %s\n", termsafe.Line(k))
+		}
+		for _, k := range r.Refused {
+			fmt.Fprintf(w, "  REFUSED: %s\n", termsafe.Line(k))
+		}
+		if len(r.Refused) > 0 {
+			failed++
 		}
 	}
 	return failed

@@ -4,16 +4,20 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/kaudit/kaudit/audit/facts"
 	"github.com/kaudit/kaudit/internal/atomicfile"
 	"github.com/kaudit/kaudit/rules"
+	"github.com/kaudit/kaudit/internal/located"
 )
 
 // JournalVersion is the version of the journal's JSON shape.
@@ -249,6 +253,35 @@ func (h *HostJournal) SetChanged(files, values []Changed) {
 	}
 }
 
+// InsecureError is a journal file or directory another user could
+// write: refused, as OpenSSH refuses such a configuration file.
+type InsecureError struct {
+	Path string
+	Why  string // "is writable by group or others (mode 0777)"
+}
+
+func (e *InsecureError) Error() string {
+	return located.WithHint(fmt.Sprintf("journal %s %s: refused, since another user could have chosen what a rollback restores", e.Path, e.Why),
+		"check that nobody changed it, then make it yours and private: chown $(id -u) PATH; chmod go-w PATH (or use another --journal-dir)")
+}
+
+// CheckPrivate refuses a journal file or directory writable by group or
+// others, or owned by another user than the one running kaudit (an
+// *InsecureError); a path that does not exist is os.ErrNotExist's error.
+func CheckPrivate(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	if m := fi.Mode().Perm(); m&0o022 != 0 {
+		return &InsecureError{Path: path, Why: fmt.Sprintf("is writable by group or others (mode %04o)", m)}
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
+		return &InsecureError{Path: path, Why: fmt.Sprintf("is owned by uid %d, not by you (uid %d)", st.Uid, os.Geteuid())}
+	}
+	return nil
+}
+
 var runIDRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`)
 
 // ValidRunID reports whether id can name a run: it becomes a directory
@@ -296,8 +329,16 @@ func (j *Journal) Save(path string) error {
 	return nil
 }
 
-// LoadJournal reads a journal written by Save.
+// LoadJournal reads a journal written by Save. The file and its
+// directory must be private (CheckPrivate): a journal says what a
+// rollback restores as root on every host.
 func LoadJournal(path string) (*Journal, error) {
+	if err := CheckPrivate(filepath.Dir(path)); err != nil {
+		return nil, err
+	}
+	if err := CheckPrivate(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("journal: %w", err)

@@ -1,6 +1,7 @@
 package remediate
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -182,3 +183,51 @@ func TestOwnership(t *testing.T) {
 		t.Errorf("SetChanged: %+v", hj)
 	}
 }
+
+// A journal another user could write is refused, named, as OpenSSH
+// refuses such a config: a file or directory writable by group or
+// others, or owned by another user.
+func TestLoadJournalInsecure(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		spoil func(dir, file string) error
+		want  string
+	}{
+		{"private", func(string, string) error { return nil }, ""},
+		{"file writable by others", func(_, f string) error { return os.Chmod(f, 0o666) }, "is writable by group or others (mode 0666)"},
+		{"file writable by group", func(_, f string) error { return os.Chmod(f, 0o620) }, "is writable by group or others (mode 0620)"},
+		{"directory writable by others", func(d, _ string) error { return os.Chmod(d, 0o777) }, "is writable by group or others (mode 0777)"},
+		{"file of another user", func(_, f string) error {
+			if os.Geteuid() != 0 {
+				return errSkip
+			}
+			return os.Chown(f, 65534, 65534)
+		}, "is owned by uid 65534, not by you"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "runs")
+			if err := os.Mkdir(dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			p := filepath.Join(dir, "20240102T030405Z-1a2b3c4d.json")
+			if err := (&Journal{RunID: "20240102T030405Z-1a2b3c4d"}).Save(p); err != nil {
+				t.Fatal(err)
+			}
+			if err := tc.spoil(dir, p); errors.Is(err, errSkip) {
+				t.Skip("needs root to give the file away")
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			_, err := LoadJournal(p)
+			var insecure *InsecureError
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("private journal: %v", err)
+			case tc.want != "" && (!errors.As(err, &insecure) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "(hint: ")):
+				t.Errorf("error %v, want an InsecureError saying %q with a hint", err, tc.want)
+			}
+		})
+	}
+}
+
+var errSkip = errors.New("skip")

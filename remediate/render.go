@@ -50,6 +50,9 @@ type PlanOptions struct {
 	// have no plan): the summary says so instead of counting them as
 	// having nothing to change.
 	Unaudited int
+	// Refused is the number of audited hosts kaudit does not act on (not
+	// proven a broker of the cluster, listed before the plan): no plan.
+	Refused int
 }
 
 // RenderPlan writes plans as text for a human deciding whether to apply
@@ -81,8 +84,11 @@ func RenderPlan(w io.Writer, plans []HostPlan, opts PlanOptions) {
 	if opts.Unaudited > 0 {
 		tail += fmt.Sprintf("; %s not audited: no plan for %s", plural(opts.Unaudited, "host", "hosts"), map[bool]string{true: "it", false: "them"}[opts.Unaudited == 1])
 	}
+	if opts.Refused > 0 {
+		tail += fmt.Sprintf("; %s not proven a broker of the cluster: not changed", plural(opts.Refused, "host", "hosts"))
+	}
 	hosts := plural(len(plans), "host", "hosts")
-	if opts.Unaudited > 0 {
+	if opts.Unaudited+opts.Refused > 0 {
 		hosts = plural(len(plans), "audited host", "audited hosts")
 	}
 	switch {

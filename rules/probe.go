@@ -13,7 +13,7 @@ import (
 // table, the reason beside it.
 var probeNotRun = map[facts.ProbeState]bool{
 	facts.ProbeNeedsRoot: true, facts.ProbeNotPerNetns: true,
-	facts.ProbeNoPython: true, facts.ProbeUnsupported: true,
+	facts.ProbeNoPython: true, facts.ProbeUnsupported: true, facts.ProbeUnproven: true,
 }
 
 // withProbe lets the SYN-cookie probe (audit/probe) decide the
@@ -33,7 +33,7 @@ var probeNotRun = map[facts.ProbeState]bool{
 //     pairs agree): the version table / changelog may not turn it into a
 //     pass — a "fixed" from them becomes unknown, with what was measured
 //     and why it stopped; an "affected" or "unknown" stays;
-//  4. a probe that never ran (needs-root, not-per-netns, no-python,
+//  4. a probe that never ran (needs-root, not-per-netns, no-python, unproven,
 //     unsupported) or ran on another kernel leaves the analysis alone and
 //     says why in probeNote.
 func withProbe(a kernelAnalysis, k facts.Kernel, p *facts.Probe) kernelAnalysis {

@@ -6,7 +6,7 @@ import "time"
 // host (audit/probe). ProbeOK: it finished and Cases hold every case. A
 // probe that stopped part way (timeout, error, host-changed) keeps in Cases
 // every handshake it measured before it stopped; Reason says why it stopped.
-// needs-root, not-per-netns, no-python and unsupported never ran.
+// needs-root, not-per-netns, no-python, unsupported and unproven never ran.
 type ProbeState string
 
 // Probe states (Probe.State).
@@ -20,6 +20,7 @@ const (
 	ProbeHostChanged  ProbeState = "host-changed"  // the host namespace's tcp_syncookies moved: restored, aborted
 	ProbeError        ProbeState = "error"         // anything else (output not understood, transport error)
 	ProbeInconclusive ProbeState = "inconclusive"  // ran, but no connection went through the SYN-cookie path
+	ProbeUnproven     ProbeState = "unproven"      // not run: a host the cluster alone named, not proven its broker (discover.Standing)
 )
 
 // Probe is the outcome of the behavioural test of Linux commit 909172a: in a

@@ -11,7 +11,7 @@ import (
 
 var (
 	sectionStates     = []SectionState{SectionMissing, SectionDenied, SectionError, SectionAbsent, SectionPartial}
-	probeStates       = []ProbeState{ProbeOK, ProbeNeedsRoot, ProbeNotPerNetns, ProbeNoPython, ProbeUnsupported, ProbeTimeout, ProbeHostChanged, ProbeError, ProbeInconclusive}
+	probeStates       = []ProbeState{ProbeOK, ProbeNeedsRoot, ProbeNotPerNetns, ProbeNoPython, ProbeUnsupported, ProbeTimeout, ProbeHostChanged, ProbeError, ProbeInconclusive, ProbeUnproven}
 	persistMechanisms = []PersistMechanism{PersistNetworkManager, PersistIfcfg, PersistIfupdown, PersistSystemdLink, PersistUdev}
 	roles             = []Role{"", RoleClient}
 )

@@ -41,6 +41,11 @@ type HostKeys struct {
 	files   map[string]*knownFile
 	pinned  map[string]string       // lookup name -> key blob the callbacks trust for this run only (kaudit trust's bastions); Check ignores it
 	capture map[string]*capturedKey // lookup names whose handshake stops at the host key (kaudit trust)
+	// Recorded, when set, is told of each key accept-new wrote to a
+	// known_hosts file (never silently: the caller says it on stderr, as
+	// OpenSSH's "Permanently added" does). Called from the handshakes'
+	// goroutines.
+	Recorded func(name string, key ssh.PublicKey, file string)
 }
 
 // NewHostKeys returns a verifier that has read nothing yet.
@@ -236,6 +241,8 @@ func (h *HostKeys) acceptNew(name string, files KnownHostsFiles, key ssh.PublicK
 			where = append(where, l.where())
 		}
 		return Verdict{Status: KeyChanged, Name: name, Where: where}.asError(key, files)
+	case res == appended && h.Recorded != nil:
+		h.Recorded(name, key, files.User[0])
 	}
 	return nil
 }

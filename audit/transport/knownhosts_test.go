@@ -205,12 +205,21 @@ func TestAcceptNewThenChanged(t *testing.T) {
 	p := filepath.Join(dir, "sub", "known_hosts") // the directory is created too
 	files := KnownHostsFiles{User: []string{p}}
 	a, b := newSigner(t), newSigner(t)
-	cb := NewHostKeys().Callback("new.example.com", 2222, files, PolicyAcceptNew)
+	hk := NewHostKeys()
+	var recorded []string
+	hk.Recorded = func(name string, key ssh.PublicKey, file string) {
+		recorded = append(recorded, name+" "+ssh.FingerprintSHA256(key)+" "+file)
+	}
+	cb := hk.Callback("new.example.com", 2222, files, PolicyAcceptNew)
 	if err := cb("ignored:1", nil, a.PublicKey()); err != nil {
 		t.Fatalf("accept-new of an unknown host: %v", err)
 	}
 	if err := cb("ignored:1", nil, a.PublicKey()); err != nil {
 		t.Fatalf("second connection with the recorded key: %v", err)
+	}
+	// Recorded is told once, of the key written: never a silent trust.
+	if want := "[new.example.com]:2222 " + ssh.FingerprintSHA256(a.PublicKey()) + " " + p; len(recorded) != 1 || recorded[0] != want {
+		t.Errorf("recorded %q, want [%q]", recorded, want)
 	}
 	err := cb("ignored:1", nil, b.PublicKey())
 	if e := AsError(err); err == nil || e.Kind != facts.KindHostKey || !strings.Contains(e.Msg, "HOST KEY CHANGED for [new.example.com]:2222") {

@@ -22,6 +22,7 @@ type fixOptions struct {
 	layout       termui.Layout // --width
 	quiet        bool
 	rollout      rolloutOpts
+	accept       cli.StringSlice // --accept-cluster-mismatch
 	job          pipeline.FixJob
 }
 
@@ -41,6 +42,7 @@ func fixCommand(e env) *cli.Command {
 			&cli.StringFlag{Name: "resume", Usage: "with --apply: continue the run `RUN-ID` a rollout's gate stopped (hosts it changed are not changed again)", Destination: &j.Rollout.Resume},
 			&cli.IntFlag{Name: "max-failures", Value: 0, Usage: "with --apply: start no further batch once more than `N` hosts failed", Destination: &j.Config.MaxFailures},
 			&cli.StringFlag{Name: "journal-dir", Usage: "with --apply: where the run journal is written (default ~/.local/state/kaudit/runs)", Destination: &j.JournalDir},
+			&cli.StringSliceFlag{Name: "accept-cluster-mismatch", Usage: "with --bootstrap and an inventory: change inventory `HOST` although its meta.properties names another cluster (repeat for each host; a host named only by the cluster must be proven, always)", Destination: &o.accept},
 			&cli.BoolFlag{Name: "runtime-only-ok", Usage: "plan a change whose running value can be set but whose persistence cannot (no udev rules dir, read-only /etc/sysctl.d) as runtime only, instead of listing it as impossible on that host", Destination: &j.Selector.RuntimeOnlyOK},
 		}, o.rollout.flags(&j.Rollout, false), o.probe.flags(true), o.conn.flags(true), o.cluster.flags(), layoutFlags(&o.layout, &o.quiet)),
 		Action: func(c *cli.Context) error { return runFix(c.Context, *o, c.Args().Slice(), e) },
@@ -79,5 +81,6 @@ func (o *fixOptions) check() error {
 	if err := o.rollout.check(&o.job.Rollout); err != nil {
 		return err
 	}
+	o.job.AcceptClusterMismatch = o.accept.Value()
 	return o.job.Check()
 }

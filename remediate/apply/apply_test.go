@@ -92,6 +92,19 @@ func newSandbox(t *testing.T, hosts ...string) *sandbox {
 	return s
 }
 
+// unsandboxLines is the manifest script's output with dir taken out of
+// the paths of its manifest lines: the host's word as a real host would
+// say it, comparable with the journal's paths (HostJournal.Reconcile).
+func unsandboxLines(out []byte, dir string) []byte {
+	lines := strings.SplitAfter(string(out), "\n")
+	for i, l := range lines {
+		if f := strings.SplitN(l, "\t", 3); len(f) == 3 && f[1] == "line" {
+			lines[i] = strings.ReplaceAll(l, "\t"+dir+"/", "\t/")
+		}
+	}
+	return []byte(strings.Join(lines, ""))
+}
+
 func (s *sandbox) path(host, p string) string { return filepath.Join(s.root, host, p) }
 
 func (s *sandbox) write(t *testing.T, host, p, v string) {
@@ -154,6 +167,9 @@ func (s *sandbox) Run(ctx context.Context, t transport.Target, script []byte) (*
 			return nil, err
 		}
 		out := &transport.Output{Stdout: o.Bytes(), Stderr: e.Bytes()}
+		if bytes.Contains(script, []byte("# kaudit manifest script:")) {
+			out.Stdout = unsandboxLines(out.Stdout, dir)
+		}
 		if isApply {
 			s.mu.Lock()
 			s.applied = append(s.applied, t.Name)

@@ -24,6 +24,10 @@ type RollbackResult struct {
 	// Kept: each file or running value left alone because it changed
 	// since the run, and how to overwrite it anyway.
 	Kept []string
+	// Refused: each item the local journal holds that the run's manifest
+	// on the host does not hold as the journal says (HostJournal.Reconcile):
+	// not restored. The host then counts as not rolled back as planned.
+	Refused []string
 	// Nothing: the run changed nothing on the host (its journal owns no
 	// item there, or the host has no manifest of it: its apply stopped
 	// before its first change), so nothing was rolled back.
@@ -119,16 +123,20 @@ func Rollback(ctx context.Context, inv []inventory.Host, j *remediate.Journal, o
 		hj := todo[i]
 		o := opt
 		o.release = true
-		res, err := rollbackHost(ctx, byName[hj.Host], o, j.RunID, hj)
-		rec.update(hj.Host, func(x *remediate.HostJournal) { rolledBack(x, res, err) })
+		agreed, refused, err := byManifest(ctx, byName[hj.Host], o, j.RunID, hj)
+		var res restored
+		if err == nil {
+			res, err = rollbackHost(ctx, byName[hj.Host], o, j.RunID, agreed)
+		}
+		rec.update(hj.Host, func(x *remediate.HostJournal) { rolledBack(x, res, refused, err) })
 		mu.Lock()
 		detail := res.String()
 		if res.nothing {
 			detail = "run " + j.RunID + " changed nothing here (no manifest of it on the host)"
 		}
-		out = append(out, RollbackResult{Host: hj.Host, Detail: detail, Kept: res.kept, Nothing: res.nothing, Err: err})
+		out = append(out, RollbackResult{Host: hj.Host, Detail: detail, Kept: res.kept, Refused: refused, Nothing: res.nothing, Err: err})
 		mu.Unlock()
-		return err == nil
+		return err == nil && len(refused) == 0
 	})
 	out = append(out, notDone...)
 	sort.Slice(out, func(a, b int) bool { return out[a].Host < out[b].Host })
@@ -164,13 +172,34 @@ func rollOut(ctx context.Context, todo []remediate.HostJournal, opt Options, fn 
 	return out, o.gate
 }
 
+// byManifest is the part of hj the run's own manifest on host h holds
+// (HostJournal.Reconcile: the host is the authority on what the run
+// changed there), and the items refused; a host without the run's
+// manifest has nothing to restore (the restore script then says so). A
+// manifest that cannot be read or trusted is an error: nothing restored.
+func byManifest(ctx context.Context, h inventory.Host, opt Options, runID string, hj remediate.HostJournal) (remediate.HostJournal, []string, error) {
+	m, err := hostManifest(ctx, h, runID, opt)
+	switch {
+	case err != nil:
+		return hj, nil, fmt.Errorf("the run's manifest on the host, the authority on what to restore: %w", err)
+	case m == nil:
+		return remediate.HostJournal{Host: hj.Host}, nil, nil
+	}
+	agreed, refused := hj.Reconcile(*m)
+	return agreed, refused, nil
+}
+
 // rolledBack journals the outcome of kaudit rollback for one host. A host
 // the run never changed keeps "unchanged" unless the restore changed it.
-func rolledBack(x *remediate.HostJournal, res restored, err error) {
+// Items refused (byManifest) fail the host, each named.
+func rolledBack(x *remediate.HostJournal, res restored, refused []string, err error) {
 	switch {
 	case err != nil:
 		x.Status = remediate.StatusFailed
 		x.Error = "rollback failed: " + err.Error()
+	case len(refused) > 0:
+		x.Status = remediate.StatusFailed
+		x.Error = "rollback refused what the host's manifest does not hold (" + strings.Join(refused, "; ") + "); restored the rest (" + res.String() + ")"
 	case res.nothing:
 		notChanged(x)
 		x.Error += "; rollback: the host has no manifest of the run: it changed nothing there"
