@@ -210,7 +210,6 @@ func clustersOf(r *report.Report, hosts []string) []group {
 	return out
 }
 
-
 // invGroups are a host's inventory groups that join: "all" only alone.
 func invGroups(gs []string) []string {
 	if len(gs) > 1 {

@@ -16,8 +16,8 @@ import (
 
 	"github.com/kaudit/kaudit/audit/facts"
 	"github.com/kaudit/kaudit/internal/atomicfile"
-	"github.com/kaudit/kaudit/rules"
 	"github.com/kaudit/kaudit/internal/located"
+	"github.com/kaudit/kaudit/rules"
 )
 
 // JournalVersion is the version of the journal's JSON shape.
