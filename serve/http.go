@@ -224,9 +224,16 @@ func CheckWebConfig(file string) error {
 
 // Serve serves s.Handler on l, with TLS and basic auth as the web
 // configuration file says ("" for plain HTTP), until ctx ends; then it
-// stops accepting and lets requests in flight finish (5 s at most).
+// stops accepting and lets requests in flight finish (5 s at most). The
+// connections and their time are bounded by the Options' Limits.
 func (s *Server) Serve(ctx context.Context, l net.Listener, webConfig string, logger *slog.Logger) error {
-	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	lim := s.o.Limits.orDefaults()
+	cl := limitConns(l, lim.MaxConns)
+	srv := &http.Server{Handler: s.Handler(), ConnState: cl.track, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	lim.apply(srv)
+	s.mu.Lock()
+	s.conns = cl
+	s.mu.Unlock()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -234,11 +241,23 @@ func (s *Server) Serve(ctx context.Context, l net.Listener, webConfig string, lo
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(sctx)
+		_ = cl.Close()
 	}()
-	err := web.Serve(l, srv, &web.FlagConfig{WebConfigFile: &webConfig, WebListenAddresses: &[]string{l.Addr().String()}, WebSystemdSocket: new(bool)}, logger)
+	err := web.Serve(cl, srv, &web.FlagConfig{WebConfigFile: &webConfig, WebListenAddresses: &[]string{l.Addr().String()}, WebSystemdSocket: new(bool)}, logger)
 	if errors.Is(err, http.ErrServerClosed) {
 		<-done
 		return nil
 	}
 	return err
+}
+
+// OpenConns is how many HTTP connections Serve holds open now.
+func (s *Server) OpenConns() int {
+	s.mu.RLock()
+	cl := s.conns
+	s.mu.RUnlock()
+	if cl == nil {
+		return 0
+	}
+	return cl.Open()
 }

@@ -50,6 +50,7 @@ type Options struct {
 	HostRules bool   // per host × rule series (report.MetricOptions.HostRules)
 	Version   string // kaudit_build_info's version
 	Now       func() time.Time
+	Limits    Limits // the HTTP side's connections and timeouts (defaults when zero)
 }
 
 // Server holds what is served. Its methods are safe for concurrent use.
@@ -65,6 +66,7 @@ type Server struct {
 	reloadOK    bool
 	waivers     []Waiver
 	lastAudited map[string]time.Time
+	conns       *connLimiter // Serve's listener, nil before it
 }
 
 // published is a report as served: rendered once, when it arrived.
