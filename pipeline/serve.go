@@ -251,12 +251,23 @@ func serveScan(ctx context.Context, c Console, j ServeJob, cur *served, srv *ser
 	default:
 		r.Inventory = cur.inventory
 		waive(c, r, cur.waivers)
-		s := r.Summary
-		fmt.Fprintf(c.Stderr, "kaudit serve: scan done in %v: %d hosts, %d audited, %d not, fleet score %d\n",
-			time.Since(start).Truncate(time.Millisecond), s.Hosts, s.Audited, s.Unreachable, s.Score)
-		if err := srv.ScanDone(r, serve.Success); err != nil {
-			c.Warnf("the report is served but not kept for a restart: %v", err)
-		}
+		sayServed(c, srv.ScanDone(r, serve.Success), r, time.Since(start))
+	}
+}
+
+// sayServed says how a finished scan was taken: served, served but not kept
+// in the state file, or failed on kaudit's side (serve.LocalFault).
+func sayServed(c Console, err error, r *report.Report, took time.Duration) {
+	var lf *serve.LocalFault
+	if errors.As(err, &lf) {
+		c.Warnf("scan failed after %v, the previous report is still served: %v", took.Truncate(time.Millisecond), located.WithHint(lf.Error(), "raise kaudit's open-file limit (ulimit -n, LimitNOFILE=), or free memory or disk on this machine"))
+		return
+	}
+	s := r.Summary
+	fmt.Fprintf(c.Stderr, "kaudit serve: scan done in %v: %d hosts, %d audited, %d not, fleet score %d\n",
+		took.Truncate(time.Millisecond), s.Hosts, s.Audited, s.Unreachable, s.Score)
+	if err != nil {
+		c.Warnf("the report is served but not kept for a restart: %v", err)
 	}
 }
 

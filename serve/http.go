@@ -121,7 +121,7 @@ func (s *Server) WriteMetrics(b *bytes.Buffer) error {
 	p.Family("kaudit_build_info", "gauge", "1, labelled with the version of kaudit serve and the Go release it was built with.")
 	p.Sample("kaudit_build_info", 1, "version", s.o.Version, "goversion", goVersion)
 
-	p.Family("kaudit_scans_total", "counter", "Scans kaudit serve ran since it started, by result: success (served), interrupted, error (could not run).")
+	p.Family("kaudit_scans_total", "counter", "Scans kaudit serve ran since it started, by result: success (served), interrupted, error (could not run, or a host failed on kaudit's side: out of open files, memory or disk; not served).")
 	for _, r := range results {
 		p.Sample("kaudit_scans_total", s.scans[r], "result", r)
 	}
@@ -140,6 +140,8 @@ func (s *Server) WriteMetrics(b *bytes.Buffer) error {
 	for k, v := range s.sshErrors {
 		p.Sample("kaudit_ssh_errors_total", v, "kind", string(k)) // a kind not listed (already written ones are skipped)
 	}
+	p.Family("kaudit_state_write_errors_total", "counter", "Reports kaudit serve could not write to its state file (--state-dir): each was served, but a restart would serve an older one.")
+	p.Sample("kaudit_state_write_errors_total", s.stateWriteErrors)
 	p.Family("kaudit_config_last_reload_successful", "gauge", "1 when the last reload of the inventory, profile and waivers worked (a failed one keeps the previous).")
 	p.Sample("kaudit_config_last_reload_successful", b2f(s.reloadOK))
 	p.Family("kaudit_waiver_expiry_timestamp_seconds", "gauge", "When a waiver with an expiry stops applying, Unix seconds (the waiver file's FILE:LINE).")

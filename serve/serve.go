@@ -67,6 +67,8 @@ type Server struct {
 	waivers     []Waiver
 	lastAudited map[string]time.Time
 	conns       *connLimiter // Serve's listener, nil before it
+	// stateWriteErrors counts reports not written to the state file.
+	stateWriteErrors float64
 }
 
 // published is a report as served: rendered once, when it arrived.
@@ -150,14 +152,48 @@ func (s *Server) ScanStarted() {
 	s.mu.Unlock()
 }
 
+// LocalFault is ScanDone's error for a scan some of whose hosts failed
+// on kaudit's side (facts.KindLocal: out of open files, memory or disk):
+// such a scan is counted as an error, not served, and its hosts' errors
+// are not counted against them.
+type LocalFault struct {
+	Hosts int    // hosts that failed so
+	First string // the first one's error
+}
+
+func (e *LocalFault) Error() string {
+	return fmt.Sprintf("%d hosts failed on kaudit's side, not theirs (first: %s): the scan is not served", e.Hosts, e.First)
+}
+
+// localFault is r's LocalFault, nil when it has none.
+func localFault(r *report.Report) *LocalFault {
+	var lf *LocalFault
+	for _, h := range r.Hosts {
+		if h.Error != nil && h.Error.Kind == facts.KindLocal {
+			if lf == nil {
+				lf = &LocalFault{First: h.Name + ": " + h.Error.Message}
+			}
+			lf.Hosts++
+		}
+	}
+	return lf
+}
+
 // ScanDone records a scan's end: its result (Success, Interrupted,
 // Failed) and, for any but Failed, its report, whose host errors are
 // counted by kind. A successful scan's report is written to the state
 // file, then served; an error writing it is returned (the report is
-// served all the same).
+// served all the same, kaudit_state_write_errors_total counts it). A
+// report with a host that failed on kaudit's side is Failed, returned as
+// a *LocalFault.
 func (s *Server) ScanDone(r *report.Report, result string) error {
 	var p *published
 	var err, perr error
+	if result == Success && r != nil {
+		if lf := localFault(r); lf != nil {
+			result, err = Failed, lf
+		}
+	}
 	if result == Success && r != nil {
 		s.mu.Lock()
 		for _, h := range r.Hosts {
@@ -176,6 +212,9 @@ func (s *Server) ScanDone(r *report.Report, result string) error {
 	defer s.mu.Unlock()
 	s.scanning = false
 	s.scans[result]++
+	if perr != nil {
+		s.stateWriteErrors++
+	}
 	if r != nil && result != Failed {
 		for _, h := range r.Hosts {
 			if h.Error != nil {

@@ -11,6 +11,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -544,11 +545,11 @@ func TestCardinality(t *testing.T) {
 }
 
 // The fixed series: serve's own (build 1, scans 3, running 1, last success
-// 1, from state 1, available 1, ssh errors 5, reload 1) and the report's
+// 1, from state 1, available 1, ssh errors 5, state write errors 1, reload 1) and the report's
 // fleet view (hosts by state 6, failing and unknown hosts 2 × 17 rules,
 // fleet score 1, scan time 1, duration 1).
 var (
-	serveFixed = 1 + 3 + 1 + 1 + 1 + 1 + 5 + 1
+	serveFixed = 1 + 3 + 1 + 1 + 1 + 1 + 5 + 1 + 1
 	fleetFixed = 6 + 2*len(rules.Catalog()) + 3
 )
 
@@ -658,5 +659,68 @@ func TestWebConfig(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("Serve did not return after its context ended")
+	}
+}
+
+// TestLocalFaultFailsTheScan (issue 34, row 9): a scan some of whose
+// hosts failed on kaudit's side (out of open files: facts.KindLocal) is
+// an error, its hosts' errors are not counted against them, and the
+// report served before stays served.
+func TestLocalFaultFailsTheScan(t *testing.T) {
+	s := newTestServer(t, Options{})
+	if err := s.ScanDone(fixture(t), Success); err != nil {
+		t.Fatal(err)
+	}
+	before := checkExposition(t, scrape(t, s))
+	flood := &report.Report{SchemaVersion: report.SchemaVersion, StartedAt: clock, Hosts: []report.Host{
+		{Name: "a", Error: &report.HostError{Kind: facts.KindLocal, Message: "connect: socket: too many open files"}},
+		{Name: "b", Error: &report.HostError{Kind: facts.KindLocal, Message: "connect: socket: too many open files"}},
+		{Name: "c", Error: &report.HostError{Kind: facts.KindUnreachable, Message: "no route"}},
+	}}
+	report.Summarize(flood)
+	err := s.ScanDone(flood, Success)
+	var lf *LocalFault
+	if !errors.As(err, &lf) || lf.Hosts != 2 || !strings.HasPrefix(lf.First, "a: ") {
+		t.Fatalf("ScanDone = %v, want a LocalFault of 2 hosts, a first", err)
+	}
+	fams := checkExposition(t, scrape(t, s))
+	for result, want := range map[string]float64{Success: 1, Failed: 1} {
+		if v, _ := value(fams, "kaudit_scans_total", map[string]string{"result": result}); v != want {
+			t.Errorf("scans{%s} = %v, want %v", result, v, want)
+		}
+	}
+	for _, k := range facts.ErrorKinds {
+		was, _ := value(before, "kaudit_ssh_errors_total", map[string]string{"kind": string(k)})
+		if v, _ := value(fams, "kaudit_ssh_errors_total", map[string]string{"kind": string(k)}); v != was {
+			t.Errorf("ssh errors %s: %v, then %v: a scan that failed on kaudit's side counted against its hosts", k, was, v)
+		}
+	}
+	if v, _ := value(fams, "kaudit_hosts", map[string]string{"state": "audited"}); v != 3 {
+		t.Errorf("the failed scan replaced the served report: audited %v, want the fixture's 3", v)
+	}
+	if r, _ := s.Report(); r == flood {
+		t.Error("the failed scan's report is served")
+	}
+}
+
+// TestStateWriteErrorsCounted (issue 34, row 10): a report the state
+// directory cannot take is served, its write error returned and counted.
+func TestStateWriteErrorsCounted(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, StateFile), 0o700); err != nil { // the state file's place taken
+		t.Fatal(err)
+	}
+	s := newTestServer(t, Options{StateDir: dir})
+	for i := range 2 {
+		if err := s.ScanDone(fixture(t), Success); err == nil {
+			t.Fatalf("scan %d: no error writing the state file over a directory", i+1)
+		}
+	}
+	fams := checkExposition(t, scrape(t, s))
+	if v, n := value(fams, "kaudit_state_write_errors_total", nil); n != 1 || v != 2 {
+		t.Errorf("kaudit_state_write_errors_total = %v (%d series), want 2", v, n)
+	}
+	if r, _ := s.Report(); r == nil {
+		t.Error("a report the state file could not take is not served")
 	}
 }

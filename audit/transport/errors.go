@@ -32,13 +32,32 @@ func (e *Error) Error() string { return e.Msg }
 func (e *Error) Unwrap() error { return e.Err }
 
 func newErr(kind facts.ErrorKind, err error, format string, args ...any) *Error {
-	return &Error{Kind: kind, Msg: fmt.Sprintf(format, args...), Err: err}
+	return local(&Error{Kind: kind, Msg: fmt.Sprintf(format, args...), Err: err})
+}
+
+// localErrnos are failures of kaudit's own machine, never of the host:
+// out of open files, memory, buffers or disk.
+var localErrnos = []syscall.Errno{syscall.EMFILE, syscall.ENFILE, syscall.ENOMEM, syscall.ENOBUFS, syscall.ENOSPC, syscall.EDQUOT}
+
+// local makes e a KindLocal error, with what to do, when its cause is
+// one of localErrnos: whatever step it happened in, the host is not at
+// fault (issue 34, row 9: a flood of connections to kaudit serve took
+// its open files and 20 reachable hosts were counted unreachable).
+func local(e *Error) *Error {
+	for _, n := range localErrnos {
+		if errors.Is(e.Err, n) {
+			e.Kind = facts.KindLocal
+			e.Msg = located.WithHint(e.Msg+" (on kaudit's side: "+n.Error()+")", "the host is not at fault: raise kaudit's open-file limit (ulimit -n, LimitNOFILE=), or free memory or disk on the machine kaudit runs on")
+			return e
+		}
+	}
+	return e
 }
 
 // stepErr is an error whose message names the step it happened in: the
 // first verb of format is the step (def when step is "").
 func stepErr(kind facts.ErrorKind, err error, step, def, format string, args ...any) *Error {
-	return &Error{Kind: kind, Step: step, Err: err, Msg: fmt.Sprintf(format, append([]any{orDefault(step, def)}, args...)...)}
+	return local(&Error{Kind: kind, Step: step, Err: err, Msg: fmt.Sprintf(format, append([]any{orDefault(step, def)}, args...)...)})
 }
 
 // NoExitStatus is the error of a script run whose connection closed
