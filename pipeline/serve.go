@@ -75,7 +75,8 @@ func (j ServeJob) Check() error {
 	if _, _, err := net.SplitHostPort(j.Listen); err != nil {
 		return located.Hint(fmt.Errorf("--listen %q: %v", j.Listen, err), "give HOST:PORT (e.g. "+DefaultListen+"; :9874 listens on every address)")
 	}
-	return serve.CheckWebConfig(j.WebConfigFile)
+	_, err := serve.ReadWebConfig(j.WebConfigFile)
+	return err
 }
 
 // HangUps is a channel that receives a value on each SIGHUP until ctx ends
@@ -143,16 +144,20 @@ func Serve(ctx context.Context, c Console, j ServeJob) error {
 	}
 	defer func() { cur.close() }()
 
-	srv := serve.New(serve.Options{StateDir: j.StateDir, HostRules: j.HostRules, Version: j.Version, Now: c.Now})
+	srv := serve.New(serve.Options{StateDir: j.StateDir, HostRules: j.HostRules, Version: j.Version, Now: c.Now, MaxStateBytes: serve.StateLimit(len(cur.hosts))})
 	srv.SetWaivers(waiverExpiries(cur.waivers))
 	if err := srv.LoadState(); err != nil {
 		c.Warn(err.Error())
+	}
+	web, err := serve.ReadWebConfig(j.WebConfigFile) // checked by Check; read again in case it changed
+	if err != nil {
+		return err
 	}
 	l, err := net.Listen("tcp", j.Listen)
 	if err != nil {
 		return fmt.Errorf("--listen %s: %v", j.Listen, err)
 	}
-	fmt.Fprintf(c.Stderr, "kaudit serve: listening on http://%s/ (%d hosts, a scan every %v)\n", l.Addr(), len(cur.hosts), j.Interval)
+	fmt.Fprintf(c.Stderr, "kaudit serve: listening on %s://%s/ (%d hosts, a scan every %v)\n", web.Scheme(), l.Addr(), len(cur.hosts), j.Interval)
 	if j.Listening != nil {
 		j.Listening(l.Addr())
 	}

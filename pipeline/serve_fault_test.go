@@ -3,8 +3,15 @@ package pipeline_test
 import (
 	"bufio"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"fmt"
 	"io"
+	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -153,3 +160,64 @@ func grepLines(s string, prefixes ...string) string {
 }
 
 var httpClient = http.Client{Timeout: 5 * time.Second}
+
+// TestServeStartLineScheme (issue 34, row 11): with TLS on, the start-up
+// line names https (before: http:// on a TLS listener).
+func TestServeStartLineScheme(t *testing.T) {
+	f := startFleet(t, []*simhost.Host{simhost.DemoFleet()[2]})
+	dir := t.TempDir()
+	inv := filepath.Join(dir, "inventory.yaml")
+	serveInventory(t, inv, f, 1)
+	web := filepath.Join(dir, "web.yml")
+	writeSelfSigned(t, dir)
+	if err := os.WriteFile(web, []byte("tls_server_config:\n  cert_file: tls.crt\n  key_file: tls.key\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var stderr lockedBuffer
+	c := pipeline.Console{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: &stderr, Now: time.Now}
+	addrc := make(chan net.Addr, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	j := pipeline.ServeJob{Fleet: pipeline.Fleet{Inventory: inv}, Interval: time.Hour, Listen: "127.0.0.1:0", WebConfigFile: web,
+		WatchEvery: -1, Listening: func(a net.Addr) { addrc <- a }, Version: "test"}
+	go func() { done <- pipeline.Serve(ctx, c, j) }()
+	var addr net.Addr
+	select {
+	case addr = <-addrc:
+	case err := <-done:
+		t.Fatalf("Serve: %v\n%s", err, stderr.String())
+	}
+	if want := "listening on https://" + addr.String() + "/"; !strings.Contains(stderr.String(), want) {
+		t.Errorf("start-up line: want %q in\n%s", want, stderr.String())
+	}
+	stopServe(t, cancel, done)
+}
+
+// writeSelfSigned writes tls.crt and tls.key (a self-signed certificate
+// for 127.0.0.1) into dir.
+func writeSelfSigned(t *testing.T, dir string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "kaudit-test"},
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range map[string][]byte{
+		"tls.crt": pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		"tls.key": pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}),
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -9,12 +9,15 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"time"
 
 	"github.com/prometheus/exporter-toolkit/web"
+	"gopkg.in/yaml.v3"
 
 	"github.com/kaudit/kaudit/audit/facts"
+	"github.com/kaudit/kaudit/internal/located"
 	"github.com/kaudit/kaudit/report"
 )
 
@@ -212,16 +215,49 @@ func (s *Server) index(w http.ResponseWriter, _ *http.Request) {
 	_, _ = w.Write(b.Bytes())
 }
 
-// CheckWebConfig validates a --web.config.file (the exporter toolkit's
-// format: TLS, client certificates, basic auth with bcrypt hashes).
-func CheckWebConfig(file string) error {
+// WebConfig is what a --web.config.file turns on.
+type WebConfig struct {
+	TLS  bool // HTTPS (tls_server_config)
+	Auth bool // basic auth (basic_auth_users)
+}
+
+// Scheme is the URL scheme served: https with TLS, else http.
+func (w WebConfig) Scheme() string {
+	if w.TLS {
+		return "https"
+	}
+	return "http"
+}
+
+// ReadWebConfig validates a --web.config.file (the exporter toolkit's
+// format: TLS, client certificates, basic auth with bcrypt hashes) and
+// says what it turns on ("" is plain HTTP). A file that turns on neither
+// TLS nor basic auth is refused: it would serve the fleet's report to
+// anyone with no word (issue 34, row 10).
+func ReadWebConfig(file string) (WebConfig, error) {
 	if file == "" {
-		return nil
+		return WebConfig{}, nil
 	}
 	if err := web.Validate(file); err != nil {
-		return fmt.Errorf("--web.config.file %s: %v", file, err)
+		return WebConfig{}, fmt.Errorf("--web.config.file %s: %v", file, err)
 	}
-	return nil
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return WebConfig{}, fmt.Errorf("--web.config.file %s: %v", file, err)
+	}
+	var c struct {
+		TLS   web.TLSConfig     `yaml:"tls_server_config"`
+		Users map[string]string `yaml:"basic_auth_users"`
+	}
+	if err := yaml.Unmarshal(b, &c); err != nil {
+		return WebConfig{}, fmt.Errorf("--web.config.file %s: %v", file, err)
+	}
+	w := WebConfig{TLS: c.TLS.IsEnabled(), Auth: len(c.Users) > 0}
+	if !w.TLS && !w.Auth {
+		return w, located.Hint(fmt.Errorf("--web.config.file %s turns on neither TLS (tls_server_config) nor basic auth (basic_auth_users): kaudit serve would serve the report to anyone", file),
+			"set tls_server_config or basic_auth_users in it, or leave --web.config.file out to serve plain HTTP on purpose")
+	}
+	return w, nil
 }
 
 // Serve serves s.Handler on l, with TLS and basic auth as the web

@@ -51,7 +51,17 @@ type Options struct {
 	Version   string // kaudit_build_info's version
 	Now       func() time.Time
 	Limits    Limits // the HTTP side's connections and timeouts (defaults when zero)
+	// MaxStateBytes bounds the state file LoadState reads (0: any size;
+	// StateLimit gives one for a fleet).
+	MaxStateBytes int64
 }
+
+// StateLimit is the largest state file a fleet of hosts may leave: a
+// JSON report takes ≈ 32 KB a host with its facts (the simulated fleet);
+// 256 KiB a host and 16 MiB more leave room for hosts with many
+// connections, and refuse a file that is no report of this fleet before
+// it is read (issue 34, row 10: 300 MB took 330 MB of RSS to read).
+func StateLimit(hosts int) int64 { return 16<<20 + int64(hosts)*256<<10 }
 
 // Server holds what is served. Its methods are safe for concurrent use.
 type Server struct {
@@ -109,7 +119,7 @@ func (s *Server) LoadState() error {
 	if path == "" {
 		return nil
 	}
-	r, err := report.Load(path)
+	r, err := report.LoadLimited(path, s.o.MaxStateBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}

@@ -399,6 +399,10 @@ func TestBadStateFile(t *testing.T) {
 		"other schema":   `{"schema_version": 99, "hosts": []}`,
 		"a directory":    "",
 		"truncated json": `{"schema_version": 1, "hosts": [{"name": "a"`,
+		// Issue 34, row 10: JSON with a schema_version that is no report, and a file past the limit.
+		"not a report":  `{"schema_version": 1}`,
+		"no started_at": `{"schema_version": 1, "hosts": []}`,
+		"too large":     `{"schema_version": 1, "started_at": "2025-03-14T10:00:00Z", "hosts": [], "pad": "` + strings.Repeat("x", 5000) + `"}`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -412,7 +416,7 @@ func TestBadStateFile(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s := newTestServer(t, Options{StateDir: dir})
+			s := newTestServer(t, Options{StateDir: dir, MaxStateBytes: 4096})
 			err = s.LoadState()
 			if err == nil || !strings.Contains(err.Error(), path) {
 				t.Fatalf("LoadState = %v, want an error naming %s", err, path)
@@ -597,11 +601,23 @@ func TestWebConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := write("web.yml", []byte(fmt.Sprintf("tls_server_config:\n  cert_file: tls.crt\n  key_file: tls.key\nbasic_auth_users:\n  prometheus: %s\n", hash)))
-	if err := CheckWebConfig(cfg); err != nil {
-		t.Fatal(err)
+	if w, err := ReadWebConfig(cfg); err != nil || w != (WebConfig{TLS: true, Auth: true}) || w.Scheme() != "https" {
+		t.Fatalf("ReadWebConfig = %+v, %v; want TLS and auth", w, err)
 	}
-	if err := CheckWebConfig(write("bad.yml", []byte("basic_auth_users: [not a map]\n"))); err == nil || !strings.Contains(err.Error(), "--web.config.file") {
+	if err := func() error { _, err := ReadWebConfig(write("bad.yml", []byte("basic_auth_users: [not a map]\n"))); return err }(); err == nil || !strings.Contains(err.Error(), "--web.config.file") {
 		t.Errorf("a bad web config: %v", err)
+	}
+	authOnly := write("auth.yml", []byte(fmt.Sprintf("basic_auth_users:\n  prometheus: %s\n", hash)))
+	if w, err := ReadWebConfig(authOnly); err != nil || w != (WebConfig{Auth: true}) || w.Scheme() != "http" {
+		t.Errorf("basic auth alone: %+v, %v", w, err)
+	}
+	// Issue 34, row 10: a file that turns nothing on served without
+	// authentication and no word.
+	for name, content := range map[string]string{"empty.yml": "", "comments.yml": "# TLS later\n", "nulls.yml": "tls_server_config:\nbasic_auth_users:\n"} {
+		_, err := ReadWebConfig(write(name, []byte(content)))
+		if err == nil || !strings.Contains(err.Error(), "neither TLS") || !strings.Contains(err.Error(), "(hint: ") {
+			t.Errorf("%s: ReadWebConfig = %v, want it refused with a hint", name, err)
+		}
 	}
 
 	s := newTestServer(t, Options{})
