@@ -604,7 +604,10 @@ func TestWebConfig(t *testing.T) {
 	if w, err := ReadWebConfig(cfg); err != nil || w != (WebConfig{TLS: true, Auth: true}) || w.Scheme() != "https" {
 		t.Fatalf("ReadWebConfig = %+v, %v; want TLS and auth", w, err)
 	}
-	if err := func() error { _, err := ReadWebConfig(write("bad.yml", []byte("basic_auth_users: [not a map]\n"))); return err }(); err == nil || !strings.Contains(err.Error(), "--web.config.file") {
+	if err := func() error {
+		_, err := ReadWebConfig(write("bad.yml", []byte("basic_auth_users: [not a map]\n")))
+		return err
+	}(); err == nil || !strings.Contains(err.Error(), "--web.config.file") {
 		t.Errorf("a bad web config: %v", err)
 	}
 	authOnly := write("auth.yml", []byte(fmt.Sprintf("basic_auth_users:\n  prometheus: %s\n", hash)))
