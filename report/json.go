@@ -112,8 +112,7 @@ func Load(path string) (*Report, error) { return LoadLimited(path, 0) }
 
 // LoadLimited is Load of a file of at most max bytes (0: any size): a
 // larger one is refused before it is read. What is read must be a
-// report: a JSON object of this schema version with its scan's start and
-// its hosts.
+// report: a JSON object of this schema version with its scan's start.
 func LoadLimited(path string, max int64) (*Report, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -138,8 +137,8 @@ func LoadLimited(path string, max int64) (*Report, error) {
 	if r.SchemaVersion != SchemaVersion {
 		return nil, located.Hint(fmt.Errorf("%s: report schema_version %d, this kaudit reads %d", path, r.SchemaVersion, SchemaVersion), "re-run the scan with this kaudit, or read the report with the kaudit that wrote it")
 	}
-	if r.StartedAt.IsZero() || r.Hosts == nil {
-		return nil, located.Hint(fmt.Errorf("%s: not a kaudit JSON report: no started_at or no hosts", path), loadHint)
+	if r.StartedAt.IsZero() { // every report has it ("hosts" is null in a report of no hosts)
+		return nil, located.Hint(fmt.Errorf("%s: not a kaudit JSON report: no started_at", path), loadHint)
 	}
 	return &r, nil
 }

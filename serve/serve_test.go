@@ -401,7 +401,7 @@ func TestBadStateFile(t *testing.T) {
 		"truncated json": `{"schema_version": 1, "hosts": [{"name": "a"`,
 		// Issue 34, row 10: JSON with a schema_version that is no report, and a file past the limit.
 		"not a report":  `{"schema_version": 1}`,
-		"no started_at": `{"schema_version": 1, "hosts": []}`,
+		"no started_at": `{"schema_version": 1, "hosts": [{"name": "a"}]}`,
 		"too large":     `{"schema_version": 1, "started_at": "2025-03-14T10:00:00Z", "hosts": [], "pad": "` + strings.Repeat("x", 5000) + `"}`,
 	} {
 		t.Run(name, func(t *testing.T) {
