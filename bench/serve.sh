@@ -2,8 +2,8 @@
 # kaudit serve's memory over scans: for each N, a simulated fleet of N
 # hosts (bench/simfleet, its own process), kaudit serve scanning it back
 # to back (--interval 1s), and the server's RSS read from /proc after each
-# of SCANS scans (the moment its "scan done" line is written), with its
-# peak (VmHWM) and the connections it kept.
+# of SCANS scans (0.5 s after its "scan done" line, between two scans),
+# with its peak (VmHWM) and the connections it kept.
 #
 #   bench/serve.sh                          # N = 1000 10000, 10 scans each
 #   bench/serve.sh -n 1000 -s 5 -o /tmp/serve-bench
@@ -52,8 +52,8 @@ kib() { awk -v k="$2" '$1 == k":" {print $2}' "/proc/$1/status"; }
 
 # waitline FILE PATTERN COUNT SECONDS: until FILE has COUNT lines matching PATTERN.
 waitline() {
-	local i=0
-	while [ "$(grep -c -- "$2" "$1" 2>/dev/null || true)" -lt "$3" ]; do
+	local i=0 n
+	while n=$(grep -c -- "$2" "$1" 2>/dev/null || true); [ "${n:-0}" -lt "$3" ]; do
 		i=$((i + 1))
 		[ "$i" -le $(($4 * 10)) ] || { echo "serve.sh: no '$2' #$3 in $1 within $4 s" >&2; tail -5 "$1" >&2; exit 1; }
 		sleep 0.1
@@ -84,6 +84,7 @@ for n in $NS_LIST; do
 	start=$(date +%s)
 	for s in $(seq 1 "$SCANS"); do
 		waitline "$log" "scan done in" "$s" 3600
+		sleep 0.5 # the previous report is released just after the line; the next scan starts 1 s after it
 		rss=$(kib "$srv" VmRSS)
 		[ -n "$first" ] || first=$rss
 		printf '%d\t%d\t%d\n' "$s" "$(($(date +%s) - start))" "$rss" >>"$OUT/rss-$n.tsv"

@@ -144,7 +144,7 @@ func Serve(ctx context.Context, c Console, j ServeJob) error {
 	}
 	defer func() { cur.close() }()
 
-	srv := serve.New(serve.Options{StateDir: j.StateDir, HostRules: j.HostRules, Version: j.Version, Now: c.Now, MaxStateBytes: serve.StateLimit(len(cur.hosts))})
+	srv := serve.New(serve.Options{StateDir: j.StateDir, HostRules: j.HostRules, Version: j.Version, Now: c.Now, MaxStateBytes: serve.StateLimit(len(cur.hosts)), SpoolDir: spoolDir(j)})
 	srv.SetWaivers(waiverExpiries(cur.waivers))
 	if err := srv.LoadState(); err != nil {
 		c.Warn(err.Error())
@@ -252,7 +252,6 @@ func serveScan(ctx context.Context, c Console, j ServeJob, cur *served, srv *ser
 	case r.Interrupted:
 		fmt.Fprintf(c.Stderr, "kaudit serve: scan interrupted after %v: not served\n", time.Since(start).Truncate(time.Millisecond))
 		_ = srv.ScanDone(r, serve.Interrupted)
-		r.Close()
 	default:
 		r.Inventory = cur.inventory
 		waive(c, r, cur.waivers)
@@ -300,8 +299,21 @@ func loadServed(ctx context.Context, c Console, j ServeJob) (*served, error) {
 	if err := s.connect(c, j, hosts); err != nil {
 		return nil, err
 	}
-	s.cfg.SpoolFacts = false // served reports are rendered to HTML too: facts in memory
+	s.cfg.SpoolDir = spoolDir(j)
+	// The served report holds each host's findings; its facts wait on
+	// disk for /report.json and /report.html (serve.Server), so a fleet
+	// of 10,000 is not held in memory once per scan.
+	s.cfg.SpoolFacts = canSpool(c, s.cfg.SpoolDir)
 	return s, nil
+}
+
+// spoolDir is where serve spools the facts: --state-dir, writable by
+// design (a container's /tmp may not be), unless the job names one.
+func spoolDir(j ServeJob) string {
+	if j.Config.SpoolDir == "" {
+		return j.StateDir
+	}
+	return j.Config.SpoolDir
 }
 
 // connect makes s scan hosts: their profiles resolved, a runner for them

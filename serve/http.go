@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -78,30 +79,43 @@ func (s *Server) reportHeaders(w http.ResponseWriter, p *published) {
 }
 
 func (s *Server) reportJSON(w http.ResponseWriter, _ *http.Request) {
-	p, _ := s.snapshot()
-	if p == nil {
-		text(w, http.StatusServiceUnavailable, "no report yet: the first scan is running\n")
-		return
-	}
-	s.reportHeaders(w, p)
-	w.Header().Set("Content-Type", "application/json")
-	_, _ = w.Write(p.json)
+	s.serveReport(w, "json", "application/json")
 }
 
 func (s *Server) reportHTML(w http.ResponseWriter, _ *http.Request) {
-	p, _ := s.snapshot()
+	s.htmlMu.Lock()
+	defer s.htmlMu.Unlock()
+	s.serveReport(w, "html", "text/html; charset=utf-8")
+}
+
+// serveReport renders the served report in format straight to w: 503
+// before the first report, 500 when the render fails before its first
+// byte (after it, the response is cut short).
+func (s *Server) serveReport(w http.ResponseWriter, format, contentType string) {
+	p, done := s.reading()
+	defer done()
 	if p == nil {
 		text(w, http.StatusServiceUnavailable, "no report yet: the first scan is running\n")
 		return
 	}
-	var b bytes.Buffer
-	if err := report.Render(&b, "html", p.r, report.Options{}); err != nil {
-		text(w, http.StatusInternalServerError, "cannot render the report: "+err.Error()+"\n")
-		return
-	}
 	s.reportHeaders(w, p)
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	_, _ = w.Write(b.Bytes())
+	w.Header().Set("Content-Type", contentType)
+	cw := &countingWriter{w: w}
+	if err := report.Render(cw, format, p.r, report.Options{}); err != nil && cw.n == 0 {
+		text(w, http.StatusInternalServerError, "cannot render the report: "+err.Error()+"\n")
+	}
+}
+
+// countingWriter counts the bytes written through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(b []byte) (int, error) {
+	n, err := c.w.Write(b)
+	c.n += int64(n)
+	return n, err
 }
 
 // metrics writes the serve families, then the report's (rendered when it

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/kaudit/kaudit/audit/facts"
+	"github.com/kaudit/kaudit/internal/fanout"
 	"github.com/kaudit/kaudit/internal/located"
 	"io"
 	"net"
@@ -35,21 +36,15 @@ func newErr(kind facts.ErrorKind, err error, format string, args ...any) *Error 
 	return local(&Error{Kind: kind, Msg: fmt.Sprintf(format, args...), Err: err})
 }
 
-// localErrnos are failures of kaudit's own machine, never of the host:
-// out of open files, memory, buffers or disk.
-var localErrnos = []syscall.Errno{syscall.EMFILE, syscall.ENFILE, syscall.ENOMEM, syscall.ENOBUFS, syscall.ENOSPC, syscall.EDQUOT}
-
-// local makes e a KindLocal error, with what to do, when its cause is
-// one of localErrnos: whatever step it happened in, the host is not at
-// fault (issue 34, row 9: a flood of connections to kaudit serve took
-// its open files and 20 reachable hosts were counted unreachable).
+// local makes e a KindLocal error, with what to do, when its cause is a
+// fault of kaudit's own machine (fanout.LocalFault): whatever step it
+// happened in, the host is not at fault (issue 34, row 9: a flood of
+// connections to kaudit serve took its open files and 20 reachable hosts
+// were counted unreachable).
 func local(e *Error) *Error {
-	for _, n := range localErrnos {
-		if errors.Is(e.Err, n) {
-			e.Kind = facts.KindLocal
-			e.Msg = located.WithHint(e.Msg+" (on kaudit's side: "+n.Error()+")", "the host is not at fault: raise kaudit's open-file limit (ulimit -n, LimitNOFILE=), or free memory or disk on the machine kaudit runs on")
-			return e
-		}
+	if n := fanout.LocalFault(e.Err); n != 0 {
+		e.Kind = facts.KindLocal
+		e.Msg = located.WithHint(e.Msg+" (on kaudit's side: "+n.Error()+")", fanout.LocalFaultHint)
 	}
 	return e
 }

@@ -1,6 +1,7 @@
 package fanout
 
 import (
+	"errors"
 	"fmt"
 	"syscall"
 )
@@ -47,3 +48,22 @@ func fitFiles(want int, files uint64) (int, string) {
 	return fit, fmt.Sprintf("concurrency %d lowered to %d: the open-file limit is %d (%d per host in flight, %d kept for kaudit); raise it (ulimit -n, LimitNOFILE=, the container's nofile) to go wider",
 		want, fit, files, FilesPerItem, FilesReserved)
 }
+
+// localErrnos are failures of kaudit's own machine, never of a host: out
+// of open files, memory, buffers or disk.
+var localErrnos = []syscall.Errno{syscall.EMFILE, syscall.ENFILE, syscall.ENOMEM, syscall.ENOBUFS, syscall.ENOSPC, syscall.EDQUOT}
+
+// LocalFault is the errno of err when it is one of kaudit's own machine
+// (out of open files, memory, buffers or disk), else 0: the one test of
+// "not the host's fault" (transport's facts.KindLocal, the facts spool).
+func LocalFault(err error) syscall.Errno {
+	for _, n := range localErrnos {
+		if errors.Is(err, n) {
+			return n
+		}
+	}
+	return 0
+}
+
+// LocalFaultHint is what to do about a LocalFault.
+const LocalFaultHint = "the host is not at fault: raise kaudit's open-file limit (ulimit -n, LimitNOFILE=), or free memory or disk on the machine kaudit runs on"
