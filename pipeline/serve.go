@@ -41,9 +41,11 @@ type ServeJob struct {
 	StateDir              string // the last report kept here ("" not kept)
 	HostRules             bool   // per host × rule series in /metrics
 	// KeepConnections keeps each host's SSH connection from one scan to
-	// the next (a new session on it; transport.SSH.KeepConnections),
-	// when the open-file limit allows one per host besides the fan-out.
+	// the next (a new session on it; transport.SSH.KeepConnections): as
+	// many as the open-file limit allows besides the fan-out, at most
+	// KeepMax (0: DefaultKeepMax).
 	KeepConnections bool
+	KeepMax         int
 
 	// Reload receives a value when the inventory, profile, waivers and
 	// broker map are to be read again, then a scan run (SIGHUP: HangUps).
@@ -58,6 +60,11 @@ type ServeJob struct {
 
 // DefaultInterval is kaudit serve's time between scans.
 const DefaultInterval = 15 * time.Minute
+
+// DefaultKeepMax bounds the SSH connections serve keeps between scans:
+// each holds ≈ 100 KB (x/crypto's cipher buffers, sized by the largest
+// packet, and its goroutines), so 2,000 take ≈ 200 MB.
+const DefaultKeepMax = 2000
 
 // DefaultListen is kaudit serve's address: loopback unless told otherwise.
 const DefaultListen = "127.0.0.1:9874"
@@ -328,16 +335,35 @@ func (s *served) connect(c Console, j ServeJob, hosts []inventory.Host) error {
 		return err
 	}
 	if j.KeepConnections {
-		need := len(hosts) + s.cfg.Concurrency
-		if fit, _ := fanout.FitOpenFiles(need); fit < need {
-			c.Warnf("SSH connections are not kept between scans: %d hosts and a fan-out of %d need more open files than the limit allows (raise it: ulimit -n, LimitNOFILE=, the container's nofile)", len(hosts), s.cfg.Concurrency)
-		} else {
-			runner.KeepConnections = true
-		}
+		runner.KeepConnections, runner.MaxKept = true, keepCount(c, j, len(hosts), s.cfg.Concurrency)
+		runner.KeepConnections = runner.MaxKept > 0
 	}
 	s.close()
 	s.hosts, s.runner, s.cfg.Runner = hosts, runner, runner
 	return nil
+}
+
+// keepCount is how many of hosts' SSH connections serve keeps between
+// scans: as many as the open-file limit leaves beside the fan-out and the
+// HTTP connections (the Go runtime has raised the soft limit to the hard
+// one at start), and at most --keep-max (each ≈ 100 KB); it says how many
+// and, when not all, why and what to do.
+func keepCount(c Console, j ServeJob, hosts, concurrency int) int {
+	max := j.KeepMax
+	if max <= 0 {
+		max = DefaultKeepMax
+	}
+	fit, need, limit := fanout.KeptFit(hosts, concurrency, serve.DefaultMaxConns)
+	n := min(hosts, fit, max)
+	switch {
+	case n == hosts:
+		fmt.Fprintf(c.Stderr, "kaudit serve: keeps %d of %d SSH connections between scans\n", n, hosts)
+	case fit < max:
+		c.Warnf("kaudit serve keeps %d of %d SSH connections between scans: the open-file limit is %d, all would need %d (raise it: ulimit -n, LimitNOFILE=, the container's nofile); the others connect anew each scan", n, hosts, limit, need)
+	default:
+		fmt.Fprintf(c.Stderr, "kaudit serve: keeps %d of %d SSH connections between scans (--keep-max %d: each holds ≈ 100 KB); the others connect anew each scan\n", n, hosts, max)
+	}
+	return n
 }
 
 // rediscover readies s for a scan without an inventory: unless its hosts

@@ -221,3 +221,34 @@ func writeSelfSigned(t *testing.T, dir string) {
 		}
 	}
 }
+
+// TestServeSaysKeptConnections (issue 31): serve says how many SSH
+// connections it keeps and, when not all, why (--keep-max here; before,
+// all or none, and "none" at a 20,000 open-file limit for 10,000 hosts).
+func TestServeSaysKeptConnections(t *testing.T) {
+	f := startFleet(t, []*simhost.Host{simhost.DemoFleet()[2], simhost.DemoFleet()[0]})
+	inv := filepath.Join(t.TempDir(), "inventory.yaml")
+	serveInventory(t, inv, f, 2)
+	for keepMax, want := range map[int]string{
+		1: "keeps 1 of 2 SSH connections between scans (--keep-max 1",
+		0: "keeps 2 of 2 SSH connections between scans\n",
+	} {
+		var stderr lockedBuffer
+		c := pipeline.Console{Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: &stderr, Now: time.Now}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		addrc := make(chan net.Addr, 1)
+		j := pipeline.ServeJob{Fleet: pipeline.Fleet{Inventory: inv}, Interval: time.Hour, Listen: "127.0.0.1:0", WatchEvery: -1,
+			KeepConnections: true, KeepMax: keepMax, Listening: func(a net.Addr) { addrc <- a }, Version: "test"}
+		go func() { done <- pipeline.Serve(ctx, c, j) }()
+		select {
+		case <-addrc:
+		case err := <-done:
+			t.Fatalf("Serve: %v\n%s", err, stderr.String())
+		}
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("--keep-max %d: want %q in\n%s", keepMax, want, stderr.String())
+		}
+		stopServe(t, cancel, done)
+	}
+}

@@ -47,8 +47,12 @@ type SSH struct {
 	// next Run to it (kaudit serve: a new session per scan; keep.go).
 	// For read-only scripts only: a Run that fails on a kept connection
 	// is run again on a new one. Each kept connection holds a file
-	// descriptor until Close.
+	// descriptor (and ≈ 100 KB: x/crypto's cipher buffers, sized by the
+	// largest packet, and its goroutines) until Close.
 	KeepConnections bool
+	// MaxKept bounds the connections kept at once (0: no bound): one
+	// more is closed after its Run, as without KeepConnections.
+	MaxKept int
 
 	mu     sync.Mutex
 	ids    map[string]*identity
@@ -374,8 +378,14 @@ func runWithInput(sess *ssh.Session, cmd string, stdin io.Reader) error {
 		return err
 	}
 	go func() {
-		_, _ = io.Copy(w, stdin)
+		// In small writes: x/crypto's cipher keeps a buffer the size of
+		// the largest packet it sealed for the connection's life, and a
+		// kept connection (kaudit serve) would hold 32 KB for it.
+		_, _ = io.CopyBuffer(w, struct{ io.Reader }{stdin}, make([]byte, stdinChunk))
 		_ = w.Close() // EOF: /bin/sh -s has the whole script
 	}()
 	return sess.Wait()
 }
+
+// stdinChunk is the largest write of a script to a session's stdin.
+const stdinChunk = 2 << 10

@@ -67,3 +67,23 @@ func LocalFault(err error) syscall.Errno {
 
 // LocalFaultHint is what to do about a LocalFault.
 const LocalFaultHint = "the host is not at fault: raise kaudit's open-file limit (ulimit -n, LimitNOFILE=), or free memory or disk on the machine kaudit runs on"
+
+// KeptFit says how many of want connections kept open between fan-outs
+// (kaudit serve's, one file each) fit the open-file limit beside a
+// fan-out of inFlight items and extra files held otherwise (serve's HTTP
+// connections), and the limit that would fit all of them. The limit is
+// 0 when unknown (then all fit).
+func KeptFit(want, inFlight, extra int) (fit int, need, limit uint64) {
+	return keptFit(want, inFlight, extra, OpenFileLimit())
+}
+
+func keptFit(want, inFlight, extra int, files uint64) (fit int, need, limit uint64) {
+	need = FilesReserved + uint64(inFlight)*FilesPerItem + uint64(extra) + uint64(want)
+	if files == 0 || files >= need {
+		return want, need, files
+	}
+	if room := int64(files) - int64(need) + int64(want); room > 0 {
+		fit = int(room)
+	}
+	return fit, need, files
+}
