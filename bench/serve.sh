@@ -72,7 +72,7 @@ for n in $NS_LIST; do
 	"$WORK/simfleet" -hosts "$n" -out "$fleet" >"$WORK/simfleet-$n.log" 2>&1 &
 	sim=$!
 	PIDS+=("$sim")
-	waitline "$WORK/simfleet-$n.log" ready 1 600
+	waitline "$WORK/simfleet-$n.log" "hosts ready" 1 600
 	log=$OUT/serve-$n.log
 	"$WORK/kaudit" serve --interval 1s --jitter 0 --listen 127.0.0.1:0 --keep-connections="$KEEP" \
 		--concurrency 64 --state-dir "$WORK/state-$n" "$fleet/inventory.yaml" >"$log" 2>&1 &
