@@ -62,9 +62,12 @@ type ServeJob struct {
 const DefaultInterval = 15 * time.Minute
 
 // DefaultKeepMax bounds the SSH connections serve keeps between scans:
-// each holds ≈ 100 KB (x/crypto's cipher buffers, sized by the largest
-// packet, and its goroutines), so 2,000 take ≈ 200 MB.
-const DefaultKeepMax = 2000
+// each holds ≈ 60 KB (x/crypto's read cipher buffer, sized by the largest
+// packet, its goroutines and buffers; bench/serve.sh), so 500 take
+// ≈ 30 MB and serve's RSS stays under 80 MB at 1,000 hosts and under
+// 400 MB at 10,000 (issue 31). A connection kept saves the host one key
+// exchange per scan, worth little every 15 minutes.
+const DefaultKeepMax = 500
 
 // DefaultListen is kaudit serve's address: loopback unless told otherwise.
 const DefaultListen = "127.0.0.1:9874"
@@ -346,7 +349,7 @@ func (s *served) connect(c Console, j ServeJob, hosts []inventory.Host) error {
 // keepCount is how many of hosts' SSH connections serve keeps between
 // scans: as many as the open-file limit leaves beside the fan-out and the
 // HTTP connections (the Go runtime has raised the soft limit to the hard
-// one at start), and at most --keep-max (each ≈ 100 KB); it says how many
+// one at start), and at most --keep-max (each ≈ 60 KB); it says how many
 // and, when not all, why and what to do.
 func keepCount(c Console, j ServeJob, hosts, concurrency int) int {
 	max := j.KeepMax
@@ -361,7 +364,7 @@ func keepCount(c Console, j ServeJob, hosts, concurrency int) int {
 	case fit < max:
 		c.Warnf("kaudit serve keeps %d of %d SSH connections between scans: the open-file limit is %d, all would need %d (raise it: ulimit -n, LimitNOFILE=, the container's nofile); the others connect anew each scan", n, hosts, limit, need)
 	default:
-		fmt.Fprintf(c.Stderr, "kaudit serve: keeps %d of %d SSH connections between scans (--keep-max %d: each holds ≈ 100 KB); the others connect anew each scan\n", n, hosts, max)
+		fmt.Fprintf(c.Stderr, "kaudit serve: keeps %d of %d SSH connections between scans (--keep-max %d: each holds ≈ 60 KB); the others connect anew each scan\n", n, hosts, max)
 	}
 	return n
 }

@@ -47,7 +47,7 @@ type SSH struct {
 	// next Run to it (kaudit serve: a new session per scan; keep.go).
 	// For read-only scripts only: a Run that fails on a kept connection
 	// is run again on a new one. Each kept connection holds a file
-	// descriptor (and ≈ 100 KB: x/crypto's cipher buffers, sized by the
+	// descriptor (and ≈ 60 KB: x/crypto's read cipher buffer, sized by the
 	// largest packet, and its goroutines) until Close.
 	KeepConnections bool
 	// MaxKept bounds the connections kept at once (0: no bound): one
