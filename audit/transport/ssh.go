@@ -17,6 +17,7 @@ import (
 
 	"github.com/kaudit/kaudit/audit/facts"
 	"github.com/kaudit/kaudit/audit/sshconfig"
+	"github.com/kaudit/kaudit/internal/located"
 )
 
 // DefaultConnectTimeout bounds TCP connect, key exchange and
@@ -53,6 +54,10 @@ type SSH struct {
 	// MaxKept bounds the connections kept at once (0: no bound): one
 	// more is closed after its Run, as without KeepConnections.
 	MaxKept int
+	// SharedStartups bounds the handshakes in flight to the addresses
+	// whose known host key is the same sshd's (0 = DefaultSharedStartups;
+	// shared.go).
+	SharedStartups int
 
 	mu     sync.Mutex
 	ids    map[string]*identity
@@ -60,7 +65,8 @@ type SSH struct {
 	asked  map[string]bool
 	warned map[string]bool
 	hops   map[string]*hop
-	kept   map[string]*ssh.Client // KeepConnections: by route (keepKey)
+	kept   map[string]*ssh.Client   // KeepConnections: by route (keepKey)
+	shared map[string]chan struct{} // handshake slots by host key (shared.go)
 	// starting counts handshakes in flight per address: the evidence
 	// for the MaxStartups hint (startups.go).
 	starting startups
@@ -177,6 +183,13 @@ func (c *SSH) connect(ctx context.Context, ep endpoint, via *hop) (*ssh.Client, 
 		release, err := via.acquire(ctx)
 		if err != nil {
 			return nil, classify(err, "connect")
+		}
+		defer release()
+	} else {
+		// One sshd behind many addresses: the same queue (shared.go).
+		release, err := c.sharedSlot(ctx, ep)
+		if err != nil {
+			return nil, newErr(facts.KindTimeout, err, "%s", located.WithHint("no handshake slot before the host's deadline: the sshd behind this address (its host key) is shared with other hosts of the scan, at most "+strconv.Itoa(c.sharedLimit())+" handshakes to it at once", "raise the host's timeout, or lower --concurrency"))
 		}
 		defer release()
 	}
