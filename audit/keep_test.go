@@ -90,3 +90,30 @@ func TestKeepConnectionsThroughBastion(t *testing.T) {
 		t.Errorf("%d kept, want 5", n)
 	}
 }
+
+// TestMaxKept: with MaxKept, at most that many connections are kept; the
+// other hosts connect anew each scan (kaudit serve at its open-file or
+// memory bound).
+func TestMaxKept(t *testing.T) {
+	f := startFleet(t, []*simhost.Host{demoHost("keep-a", simhost.FaultNone), demoHost("keep-b", simhost.FaultNone), demoHost("keep-c", simhost.FaultNone)})
+	r := transport.NewSSH()
+	r.KeepConnections, r.MaxKept = true, 2
+	defer r.Close()
+	for range 3 {
+		for _, res := range audit.Scan(context.Background(), f.Hosts, audit.Options{Concurrency: 1, Runner: r, SysctlKeys: sysctlKeys}) {
+			if res.Err != nil {
+				t.Fatalf("%s: %v", res.Host.Name, res.Err)
+			}
+		}
+	}
+	if n := r.KeptConnections(); n != 2 {
+		t.Errorf("%d connections kept, want MaxKept 2", n)
+	}
+	var acc []int
+	for _, s := range f.Servers {
+		acc = append(acc, s.AcceptedCount())
+	}
+	if acc[0] != 1 || acc[1] != 1 || acc[2] != 3 {
+		t.Errorf("connections per host after 3 scans: %v, want [1 1 3] (two kept, the third anew each scan)", acc)
+	}
+}

@@ -97,10 +97,11 @@ trap 'exit 130' INT TERM
 install_tools() {
 	local missing=""
 	command -v /usr/sbin/sshd >/dev/null || missing="$missing openssh-server"
-	command -v parallel-ssh >/dev/null || missing="$missing pssh"
-	command -v pdsh >/dev/null || missing="$missing pdsh"
-	command -v clush >/dev/null || missing="$missing clustershell"
-	command -v ansible >/dev/null || missing="$missing ansible-core"
+	wants() { case " $TOOLS " in *" $1 "*) return 0 ;; esac; return 1; } # only the tools of -t
+	wants pssh && { command -v parallel-ssh >/dev/null || missing="$missing pssh"; }
+	wants pdsh && { command -v pdsh >/dev/null || missing="$missing pdsh"; }
+	wants clush && { command -v clush >/dev/null || missing="$missing clustershell"; }
+	wants ansible && { command -v ansible >/dev/null || missing="$missing ansible-core"; }
 	[ -x /usr/bin/time ] || missing="$missing time"
 	[ -z "$missing" ] && return
 	for p in $missing; do

@@ -41,9 +41,11 @@ type ServeJob struct {
 	StateDir              string // the last report kept here ("" not kept)
 	HostRules             bool   // per host × rule series in /metrics
 	// KeepConnections keeps each host's SSH connection from one scan to
-	// the next (a new session on it; transport.SSH.KeepConnections),
-	// when the open-file limit allows one per host besides the fan-out.
+	// the next (a new session on it; transport.SSH.KeepConnections): as
+	// many as the open-file limit allows besides the fan-out, at most
+	// KeepMax (0: DefaultKeepMax).
 	KeepConnections bool
+	KeepMax         int
 
 	// Reload receives a value when the inventory, profile, waivers and
 	// broker map are to be read again, then a scan run (SIGHUP: HangUps).
@@ -58,6 +60,14 @@ type ServeJob struct {
 
 // DefaultInterval is kaudit serve's time between scans.
 const DefaultInterval = 15 * time.Minute
+
+// DefaultKeepMax bounds the SSH connections serve keeps between scans:
+// each holds ≈ 60 KB (x/crypto's read cipher buffer, sized by the largest
+// packet, its goroutines and buffers; bench/serve.sh), so 500 take
+// ≈ 30 MB and serve's RSS stays under 80 MB at 1,000 hosts and under
+// 400 MB at 10,000 (issue 31). A connection kept saves the host one key
+// exchange per scan, worth little every 15 minutes.
+const DefaultKeepMax = 500
 
 // DefaultListen is kaudit serve's address: loopback unless told otherwise.
 const DefaultListen = "127.0.0.1:9874"
@@ -75,7 +85,8 @@ func (j ServeJob) Check() error {
 	if _, _, err := net.SplitHostPort(j.Listen); err != nil {
 		return located.Hint(fmt.Errorf("--listen %q: %v", j.Listen, err), "give HOST:PORT (e.g. "+DefaultListen+"; :9874 listens on every address)")
 	}
-	return serve.CheckWebConfig(j.WebConfigFile)
+	_, err := serve.ReadWebConfig(j.WebConfigFile)
+	return err
 }
 
 // HangUps is a channel that receives a value on each SIGHUP until ctx ends
@@ -143,16 +154,20 @@ func Serve(ctx context.Context, c Console, j ServeJob) error {
 	}
 	defer func() { cur.close() }()
 
-	srv := serve.New(serve.Options{StateDir: j.StateDir, HostRules: j.HostRules, Version: j.Version, Now: c.Now})
+	srv := serve.New(serve.Options{StateDir: j.StateDir, HostRules: j.HostRules, Version: j.Version, Now: c.Now, MaxStateBytes: serve.StateLimit(len(cur.hosts)), SpoolDir: spoolDir(j)})
 	srv.SetWaivers(waiverExpiries(cur.waivers))
 	if err := srv.LoadState(); err != nil {
 		c.Warn(err.Error())
+	}
+	web, err := serve.ReadWebConfig(j.WebConfigFile) // checked by Check; read again in case it changed
+	if err != nil {
+		return err
 	}
 	l, err := net.Listen("tcp", j.Listen)
 	if err != nil {
 		return fmt.Errorf("--listen %s: %v", j.Listen, err)
 	}
-	fmt.Fprintf(c.Stderr, "kaudit serve: listening on http://%s/ (%d hosts, a scan every %v)\n", l.Addr(), len(cur.hosts), j.Interval)
+	fmt.Fprintf(c.Stderr, "kaudit serve: listening on %s://%s/ (%d hosts, a scan every %v)\n", web.Scheme(), l.Addr(), len(cur.hosts), j.Interval)
 	if j.Listening != nil {
 		j.Listening(l.Addr())
 	}
@@ -247,16 +262,26 @@ func serveScan(ctx context.Context, c Console, j ServeJob, cur *served, srv *ser
 	case r.Interrupted:
 		fmt.Fprintf(c.Stderr, "kaudit serve: scan interrupted after %v: not served\n", time.Since(start).Truncate(time.Millisecond))
 		_ = srv.ScanDone(r, serve.Interrupted)
-		r.Close()
 	default:
 		r.Inventory = cur.inventory
 		waive(c, r, cur.waivers)
-		s := r.Summary
-		fmt.Fprintf(c.Stderr, "kaudit serve: scan done in %v: %d hosts, %d audited, %d not, fleet score %d\n",
-			time.Since(start).Truncate(time.Millisecond), s.Hosts, s.Audited, s.Unreachable, s.Score)
-		if err := srv.ScanDone(r, serve.Success); err != nil {
-			c.Warnf("the report is served but not kept for a restart: %v", err)
-		}
+		sayServed(c, srv.ScanDone(r, serve.Success), r, time.Since(start))
+	}
+}
+
+// sayServed says how a finished scan was taken: served, served but not kept
+// in the state file, or failed on kaudit's side (serve.LocalFault).
+func sayServed(c Console, err error, r *report.Report, took time.Duration) {
+	var lf *serve.LocalFault
+	if errors.As(err, &lf) {
+		c.Warnf("scan failed after %v, the previous report is still served: %v", took.Truncate(time.Millisecond), located.WithHint(lf.Error(), "raise kaudit's open-file limit (ulimit -n, LimitNOFILE=), or free memory or disk on this machine"))
+		return
+	}
+	s := r.Summary
+	fmt.Fprintf(c.Stderr, "kaudit serve: scan done in %v: %d hosts, %d audited, %d not, fleet score %d\n",
+		took.Truncate(time.Millisecond), s.Hosts, s.Audited, s.Unreachable, s.Score)
+	if err != nil {
+		c.Warnf("the report is served but not kept for a restart: %v", err)
 	}
 }
 
@@ -284,8 +309,21 @@ func loadServed(ctx context.Context, c Console, j ServeJob) (*served, error) {
 	if err := s.connect(c, j, hosts); err != nil {
 		return nil, err
 	}
-	s.cfg.SpoolFacts = false // served reports are rendered to HTML too: facts in memory
+	s.cfg.SpoolDir = spoolDir(j)
+	// The served report holds each host's findings; its facts wait on
+	// disk for /report.json and /report.html (serve.Server), so a fleet
+	// of 10,000 is not held in memory once per scan.
+	s.cfg.SpoolFacts = canSpool(c, s.cfg.SpoolDir)
 	return s, nil
+}
+
+// spoolDir is where serve spools the facts: --state-dir, writable by
+// design (a container's /tmp may not be), unless the job names one.
+func spoolDir(j ServeJob) string {
+	if j.Config.SpoolDir == "" {
+		return j.StateDir
+	}
+	return j.Config.SpoolDir
 }
 
 // connect makes s scan hosts: their profiles resolved, a runner for them
@@ -300,16 +338,35 @@ func (s *served) connect(c Console, j ServeJob, hosts []inventory.Host) error {
 		return err
 	}
 	if j.KeepConnections {
-		need := len(hosts) + s.cfg.Concurrency
-		if fit, _ := fanout.FitOpenFiles(need); fit < need {
-			c.Warnf("SSH connections are not kept between scans: %d hosts and a fan-out of %d need more open files than the limit allows (raise it: ulimit -n, LimitNOFILE=, the container's nofile)", len(hosts), s.cfg.Concurrency)
-		} else {
-			runner.KeepConnections = true
-		}
+		runner.KeepConnections, runner.MaxKept = true, keepCount(c, j, len(hosts), s.cfg.Concurrency)
+		runner.KeepConnections = runner.MaxKept > 0
 	}
 	s.close()
 	s.hosts, s.runner, s.cfg.Runner = hosts, runner, runner
 	return nil
+}
+
+// keepCount is how many of hosts' SSH connections serve keeps between
+// scans: as many as the open-file limit leaves beside the fan-out and the
+// HTTP connections (the Go runtime has raised the soft limit to the hard
+// one at start), and at most --keep-max (each ≈ 60 KB); it says how many
+// and, when not all, why and what to do.
+func keepCount(c Console, j ServeJob, hosts, concurrency int) int {
+	max := j.KeepMax
+	if max <= 0 {
+		max = DefaultKeepMax
+	}
+	fit, need, limit := fanout.KeptFit(hosts, concurrency, serve.DefaultMaxConns)
+	n := min(hosts, fit, max)
+	switch {
+	case n == hosts:
+		fmt.Fprintf(c.Stderr, "kaudit serve: keeps %d of %d SSH connections between scans\n", n, hosts)
+	case fit < max:
+		c.Warnf("kaudit serve keeps %d of %d SSH connections between scans: the open-file limit is %d, all would need %d (raise it: ulimit -n, LimitNOFILE=, the container's nofile); the others connect anew each scan", n, hosts, limit, need)
+	default:
+		fmt.Fprintf(c.Stderr, "kaudit serve: keeps %d of %d SSH connections between scans (--keep-max %d: each holds ≈ 60 KB); the others connect anew each scan\n", n, hosts, max)
+	}
+	return n
 }
 
 // rediscover readies s for a scan without an inventory: unless its hosts

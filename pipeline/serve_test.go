@@ -146,12 +146,16 @@ func TestServeStartErrors(t *testing.T) {
 		mod  func(*pipeline.ServeJob)
 		want string
 	}{
-		"interval":     {func(j *pipeline.ServeJob) { j.Interval = 0 }, "--interval"},
-		"jitter":       {func(j *pipeline.ServeJob) { j.Jitter = 0.9 }, "--jitter"},
-		"stdin":        {func(j *pipeline.ServeJob) { j.Fleet.Inventory = "-" }, "not stdin"},
-		"listen":       {func(j *pipeline.ServeJob) { j.Listen = "9874" }, "--listen"},
-		"busy port":    {func(j *pipeline.ServeJob) { j.Listen = busy.Addr().String() }, "--listen " + busy.Addr().String()},
-		"web config":   {func(j *pipeline.ServeJob) { j.WebConfigFile = filepath.Join(dir, "missing.yml") }, "--web.config.file"},
+		"interval":   {func(j *pipeline.ServeJob) { j.Interval = 0 }, "--interval"},
+		"jitter":     {func(j *pipeline.ServeJob) { j.Jitter = 0.9 }, "--jitter"},
+		"stdin":      {func(j *pipeline.ServeJob) { j.Fleet.Inventory = "-" }, "not stdin"},
+		"listen":     {func(j *pipeline.ServeJob) { j.Listen = "9874" }, "--listen"},
+		"busy port":  {func(j *pipeline.ServeJob) { j.Listen = busy.Addr().String() }, "--listen " + busy.Addr().String()},
+		"web config": {func(j *pipeline.ServeJob) { j.WebConfigFile = filepath.Join(dir, "missing.yml") }, "--web.config.file"},
+		"empty web config": {func(j *pipeline.ServeJob) { // issue 34, row 10: served without authentication
+			j.WebConfigFile = filepath.Join(dir, "empty.yml")
+			_ = os.WriteFile(j.WebConfigFile, nil, 0o600)
+		}, "neither TLS"},
 		"no inventory": {func(j *pipeline.ServeJob) { j.Fleet.Inventory = filepath.Join(dir, "missing.yaml") }, "missing.yaml"},
 		"profile":      {func(j *pipeline.ServeJob) { j.ProfileFile = filepath.Join(dir, "missing-profile.yaml") }, "--profile"},
 		"waivers":      {func(j *pipeline.ServeJob) { j.Waivers = filepath.Join(dir, "missing-waivers.yaml") }, "--waivers"},

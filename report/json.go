@@ -108,15 +108,27 @@ func (e *hostEncoder) encode(h *Host) ([]byte, error) {
 const loadHint = "give a JSON report written by kaudit scan -f json -o FILE"
 
 // Load reads a JSON report written by `kaudit scan --format json`.
-func Load(path string) (*Report, error) {
-	data, err := os.ReadFile(path)
+func Load(path string) (*Report, error) { return LoadLimited(path, 0) }
+
+// LoadLimited is Load of a file of at most max bytes (0: any size): a
+// larger one is refused before it is read. What is read must be a
+// report: a JSON object of this schema version with its scan's start.
+func LoadLimited(path string, max int64) (*Report, error) {
+	f, err := os.Open(path)
 	if err != nil {
-		why := err
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			why = pe.Err
+		return nil, located.Hint(fmt.Errorf("%s: cannot read the report: %w", path, pathCause(err)), loadHint)
+	}
+	defer f.Close()
+	var in io.Reader = f
+	if max > 0 {
+		if fi, err := f.Stat(); err == nil && fi.Size() > max {
+			return nil, located.Hint(fmt.Errorf("%s: %d bytes, more than the %d a report may have here: not read", path, fi.Size(), max), loadHint)
 		}
-		return nil, located.Hint(fmt.Errorf("%s: cannot read the report: %w", path, why), loadHint)
+		in = io.LimitReader(f, max) // a file that grows while read ends in a JSON error
+	}
+	data, err := io.ReadAll(in)
+	if err != nil {
+		return nil, located.Hint(fmt.Errorf("%s: cannot read the report: %w", path, pathCause(err)), loadHint)
 	}
 	var r Report
 	if err := json.Unmarshal(data, &r); err != nil {
@@ -125,5 +137,17 @@ func Load(path string) (*Report, error) {
 	if r.SchemaVersion != SchemaVersion {
 		return nil, located.Hint(fmt.Errorf("%s: report schema_version %d, this kaudit reads %d", path, r.SchemaVersion, SchemaVersion), "re-run the scan with this kaudit, or read the report with the kaudit that wrote it")
 	}
+	if r.StartedAt.IsZero() { // every report has it ("hosts" is null in a report of no hosts)
+		return nil, located.Hint(fmt.Errorf("%s: not a kaudit JSON report: no started_at", path), loadHint)
+	}
 	return &r, nil
+}
+
+// pathCause is err without the path an *os.PathError repeats.
+func pathCause(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/kaudit/kaudit/audit/facts"
+	"github.com/kaudit/kaudit/internal/fanout"
 	"github.com/kaudit/kaudit/internal/located"
 )
 
@@ -33,6 +34,9 @@ type SpooledFacts struct {
 // NewSpool creates a spool in dir (os.TempDir() when "").
 func NewSpool(dir string) (*Spool, error) {
 	f, err := os.CreateTemp(dir, "kaudit-facts-*.json")
+	if n := fanout.LocalFault(err); n != 0 {
+		return nil, located.Hint(fmt.Errorf("facts spool: %w (on kaudit's side: %v)", err, n), fanout.LocalFaultHint)
+	}
 	if err != nil {
 		return nil, located.Hint(fmt.Errorf("facts spool: %w", err), "set TMPDIR to a writable directory")
 	}

@@ -6,15 +6,19 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"time"
 
 	"github.com/prometheus/exporter-toolkit/web"
+	"gopkg.in/yaml.v3"
 
 	"github.com/kaudit/kaudit/audit/facts"
+	"github.com/kaudit/kaudit/internal/located"
 	"github.com/kaudit/kaudit/report"
 )
 
@@ -75,30 +79,43 @@ func (s *Server) reportHeaders(w http.ResponseWriter, p *published) {
 }
 
 func (s *Server) reportJSON(w http.ResponseWriter, _ *http.Request) {
-	p, _ := s.snapshot()
-	if p == nil {
-		text(w, http.StatusServiceUnavailable, "no report yet: the first scan is running\n")
-		return
-	}
-	s.reportHeaders(w, p)
-	w.Header().Set("Content-Type", "application/json")
-	_, _ = w.Write(p.json)
+	s.serveReport(w, "json", "application/json")
 }
 
 func (s *Server) reportHTML(w http.ResponseWriter, _ *http.Request) {
-	p, _ := s.snapshot()
+	s.htmlMu.Lock()
+	defer s.htmlMu.Unlock()
+	s.serveReport(w, "html", "text/html; charset=utf-8")
+}
+
+// serveReport renders the served report in format straight to w: 503
+// before the first report, 500 when the render fails before its first
+// byte (after it, the response is cut short).
+func (s *Server) serveReport(w http.ResponseWriter, format, contentType string) {
+	p, done := s.reading()
+	defer done()
 	if p == nil {
 		text(w, http.StatusServiceUnavailable, "no report yet: the first scan is running\n")
 		return
 	}
-	var b bytes.Buffer
-	if err := report.Render(&b, "html", p.r, report.Options{}); err != nil {
-		text(w, http.StatusInternalServerError, "cannot render the report: "+err.Error()+"\n")
-		return
-	}
 	s.reportHeaders(w, p)
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	_, _ = w.Write(b.Bytes())
+	w.Header().Set("Content-Type", contentType)
+	cw := &countingWriter{w: w}
+	if err := report.Render(cw, format, p.r, report.Options{}); err != nil && cw.n == 0 {
+		text(w, http.StatusInternalServerError, "cannot render the report: "+err.Error()+"\n")
+	}
+}
+
+// countingWriter counts the bytes written through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(b []byte) (int, error) {
+	n, err := c.w.Write(b)
+	c.n += int64(n)
+	return n, err
 }
 
 // metrics writes the serve families, then the report's (rendered when it
@@ -121,7 +138,7 @@ func (s *Server) WriteMetrics(b *bytes.Buffer) error {
 	p.Family("kaudit_build_info", "gauge", "1, labelled with the version of kaudit serve and the Go release it was built with.")
 	p.Sample("kaudit_build_info", 1, "version", s.o.Version, "goversion", goVersion)
 
-	p.Family("kaudit_scans_total", "counter", "Scans kaudit serve ran since it started, by result: success (served), interrupted, error (could not run).")
+	p.Family("kaudit_scans_total", "counter", "Scans kaudit serve ran since it started, by result: success (served), interrupted, error (could not run, or a host failed on kaudit's side: out of open files, memory or disk; not served).")
 	for _, r := range results {
 		p.Sample("kaudit_scans_total", s.scans[r], "result", r)
 	}
@@ -140,6 +157,8 @@ func (s *Server) WriteMetrics(b *bytes.Buffer) error {
 	for k, v := range s.sshErrors {
 		p.Sample("kaudit_ssh_errors_total", v, "kind", string(k)) // a kind not listed (already written ones are skipped)
 	}
+	p.Family("kaudit_state_write_errors_total", "counter", "Reports kaudit serve could not write to its state file (--state-dir): each was served, but a restart would serve an older one.")
+	p.Sample("kaudit_state_write_errors_total", s.stateWriteErrors)
 	p.Family("kaudit_config_last_reload_successful", "gauge", "1 when the last reload of the inventory, profile and waivers worked (a failed one keeps the previous).")
 	p.Sample("kaudit_config_last_reload_successful", b2f(s.reloadOK))
 	p.Family("kaudit_waiver_expiry_timestamp_seconds", "gauge", "When a waiver with an expiry stops applying, Unix seconds (the waiver file's FILE:LINE).")
@@ -210,23 +229,63 @@ func (s *Server) index(w http.ResponseWriter, _ *http.Request) {
 	_, _ = w.Write(b.Bytes())
 }
 
-// CheckWebConfig validates a --web.config.file (the exporter toolkit's
-// format: TLS, client certificates, basic auth with bcrypt hashes).
-func CheckWebConfig(file string) error {
+// WebConfig is what a --web.config.file turns on.
+type WebConfig struct {
+	TLS  bool // HTTPS (tls_server_config)
+	Auth bool // basic auth (basic_auth_users)
+}
+
+// Scheme is the URL scheme served: https with TLS, else http.
+func (w WebConfig) Scheme() string {
+	if w.TLS {
+		return "https"
+	}
+	return "http"
+}
+
+// ReadWebConfig validates a --web.config.file (the exporter toolkit's
+// format: TLS, client certificates, basic auth with bcrypt hashes) and
+// says what it turns on ("" is plain HTTP). A file that turns on neither
+// TLS nor basic auth is refused: it would serve the fleet's report to
+// anyone with no word (issue 34, row 10).
+func ReadWebConfig(file string) (WebConfig, error) {
 	if file == "" {
-		return nil
+		return WebConfig{}, nil
 	}
 	if err := web.Validate(file); err != nil {
-		return fmt.Errorf("--web.config.file %s: %v", file, err)
+		return WebConfig{}, fmt.Errorf("--web.config.file %s: %v", file, err)
 	}
-	return nil
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return WebConfig{}, fmt.Errorf("--web.config.file %s: %v", file, err)
+	}
+	var c struct {
+		TLS   web.TLSConfig     `yaml:"tls_server_config"`
+		Users map[string]string `yaml:"basic_auth_users"`
+	}
+	if err := yaml.Unmarshal(b, &c); err != nil {
+		return WebConfig{}, fmt.Errorf("--web.config.file %s: %v", file, err)
+	}
+	w := WebConfig{TLS: c.TLS.IsEnabled(), Auth: len(c.Users) > 0}
+	if !w.TLS && !w.Auth {
+		return w, located.Hint(fmt.Errorf("--web.config.file %s turns on neither TLS (tls_server_config) nor basic auth (basic_auth_users): kaudit serve would serve the report to anyone", file),
+			"set tls_server_config or basic_auth_users in it, or leave --web.config.file out to serve plain HTTP on purpose")
+	}
+	return w, nil
 }
 
 // Serve serves s.Handler on l, with TLS and basic auth as the web
 // configuration file says ("" for plain HTTP), until ctx ends; then it
-// stops accepting and lets requests in flight finish (5 s at most).
+// stops accepting and lets requests in flight finish (5 s at most). The
+// connections and their time are bounded by the Options' Limits.
 func (s *Server) Serve(ctx context.Context, l net.Listener, webConfig string, logger *slog.Logger) error {
-	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	lim := s.o.Limits.orDefaults()
+	cl := limitConns(l, lim.MaxConns)
+	srv := &http.Server{Handler: s.Handler(), ConnState: cl.track, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	lim.apply(srv)
+	s.mu.Lock()
+	s.conns = cl
+	s.mu.Unlock()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -234,11 +293,23 @@ func (s *Server) Serve(ctx context.Context, l net.Listener, webConfig string, lo
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(sctx)
+		_ = cl.Close()
 	}()
-	err := web.Serve(l, srv, &web.FlagConfig{WebConfigFile: &webConfig, WebListenAddresses: &[]string{l.Addr().String()}, WebSystemdSocket: new(bool)}, logger)
+	err := web.Serve(cl, srv, &web.FlagConfig{WebConfigFile: &webConfig, WebListenAddresses: &[]string{l.Addr().String()}, WebSystemdSocket: new(bool)}, logger)
 	if errors.Is(err, http.ErrServerClosed) {
 		<-done
 		return nil
 	}
 	return err
+}
+
+// OpenConns is how many HTTP connections Serve holds open now.
+func (s *Server) OpenConns() int {
+	s.mu.RLock()
+	cl := s.conns
+	s.mu.RUnlock()
+	if cl == nil {
+		return 0
+	}
+	return cl.Open()
 }

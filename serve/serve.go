@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -50,14 +51,30 @@ type Options struct {
 	HostRules bool   // per host × rule series (report.MetricOptions.HostRules)
 	Version   string // kaudit_build_info's version
 	Now       func() time.Time
+	Limits    Limits // the HTTP side's connections and timeouts (defaults when zero)
+	// MaxStateBytes bounds the state file LoadState reads (0: any size;
+	// StateLimit gives one for a fleet).
+	MaxStateBytes int64
+	// SpoolDir is where the facts of the state file's report are spooled
+	// (report.Spool; "" the system's temporary directory).
+	SpoolDir string
 }
+
+// StateLimit is the largest state file a fleet of hosts may leave: a
+// JSON report takes ≈ 32 KB a host with its facts (the simulated fleet);
+// 256 KiB a host and 16 MiB more leave room for hosts with many
+// connections, and refuse a file that is no report of this fleet before
+// it is read (issue 34, row 10: 300 MB took 330 MB of RSS to read).
+func StateLimit(hosts int) int64 { return 16<<20 + int64(hosts)*256<<10 }
 
 // Server holds what is served. Its methods are safe for concurrent use.
 type Server struct {
 	o Options
 
 	mu          sync.RWMutex
-	cur         *published // nil before the first report
+	cur         *published     // nil before the first report
+	htmlMu      sync.Mutex     // one HTML render at a time
+	releases    sync.WaitGroup // releases of replaced reports in progress
 	scanning    bool
 	scans       map[string]float64
 	sshErrors   map[facts.ErrorKind]float64
@@ -65,14 +82,24 @@ type Server struct {
 	reloadOK    bool
 	waivers     []Waiver
 	lastAudited map[string]time.Time
+	conns       *connLimiter // Serve's listener, nil before it
+	// stateWriteErrors counts reports not written to the state file.
+	stateWriteErrors float64
 }
 
-// published is a report as served: rendered once, when it arrived.
+// published is a report as served: held once (its facts spooled to disk
+// when the scan spooled them, report.Spool), its metrics rendered when it
+// arrived; JSON and HTML are rendered from it per request, one render at
+// a time for HTML (which reads every host's facts back at once), so a
+// report is in memory once, not once per format, and a scrape never
+// renders.
 type published struct {
 	r         *report.Report
-	json      []byte
 	metrics   []byte
 	fromState bool // loaded from the state directory at start-up, no scan since
+
+	use    sync.RWMutex // read-held by each render of r, held by its release
+	closed bool         // released: r can no longer be rendered (under use)
 }
 
 // New is a Server with no report yet.
@@ -105,15 +132,17 @@ func (s *Server) LoadState() error {
 	if path == "" {
 		return nil
 	}
-	r, err := report.Load(path)
+	r, err := report.LoadLimited(path, s.o.MaxStateBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("state file %s is not used (a new scan will replace it): %v", path, err)
 	}
+	spool(r, s.o.SpoolDir)
 	p, err := s.render(r, true)
 	if err != nil {
+		r.Close()
 		return fmt.Errorf("state file %s: %v", path, err)
 	}
 	s.mu.Lock()
@@ -126,8 +155,34 @@ func (s *Server) LoadState() error {
 				s.lastAudited[h.Name] = r.StartedAt
 			}
 		}
+		return nil
 	}
+	r.Close() // a scan was served first
 	return nil
+}
+
+// spool moves the facts of r's hosts to a spool in dir, as a scan does
+// (pipeline.Config.SpoolFacts): a report loaded from the state file is
+// then held as a scanned one is. Without a spool, or for a host whose
+// facts cannot be written, they stay in memory.
+func spool(r *report.Report, dir string) {
+	sp, err := report.NewSpool(dir)
+	if err != nil {
+		return
+	}
+	used := false
+	for i := range r.Hosts {
+		h := &r.Hosts[i]
+		if h.Facts == nil {
+			continue
+		}
+		if ref, err := sp.Put(h.Facts); err == nil {
+			h.Facts, h.Spooled, used = nil, ref, true
+		}
+	}
+	if !used {
+		sp.Close()
+	}
 }
 
 // Report is the report served (nil: none yet) and whether it was loaded
@@ -148,14 +203,49 @@ func (s *Server) ScanStarted() {
 	s.mu.Unlock()
 }
 
+// LocalFault is ScanDone's error for a scan some of whose hosts failed
+// on kaudit's side (facts.KindLocal: out of open files, memory or disk):
+// such a scan is counted as an error, not served, and its hosts' errors
+// are not counted against them.
+type LocalFault struct {
+	Hosts int    // hosts that failed so
+	First string // the first one's error
+}
+
+func (e *LocalFault) Error() string {
+	return fmt.Sprintf("%d hosts failed on kaudit's side, not theirs (first: %s): the scan is not served", e.Hosts, e.First)
+}
+
+// localFault is r's LocalFault, nil when it has none.
+func localFault(r *report.Report) *LocalFault {
+	var lf *LocalFault
+	for _, h := range r.Hosts {
+		if h.Error != nil && h.Error.Kind == facts.KindLocal {
+			if lf == nil {
+				lf = &LocalFault{First: h.Name + ": " + h.Error.Message}
+			}
+			lf.Hosts++
+		}
+	}
+	return lf
+}
+
 // ScanDone records a scan's end: its result (Success, Interrupted,
 // Failed) and, for any but Failed, its report, whose host errors are
-// counted by kind. A successful scan's report is written to the state
+// counted by kind. ScanDone owns r: one it does not serve is closed
+// (report.Close), and so is the one it replaces. A successful scan's report is written to the state
 // file, then served; an error writing it is returned (the report is
-// served all the same).
+// served all the same, kaudit_state_write_errors_total counts it). A
+// report with a host that failed on kaudit's side is Failed, returned as
+// a *LocalFault.
 func (s *Server) ScanDone(r *report.Report, result string) error {
 	var p *published
 	var err, perr error
+	if result == Success && r != nil {
+		if lf := localFault(r); lf != nil {
+			result, err = Failed, lf
+		}
+	}
 	if result == Success && r != nil {
 		s.mu.Lock()
 		for _, h := range r.Hosts {
@@ -174,6 +264,9 @@ func (s *Server) ScanDone(r *report.Report, result string) error {
 	defer s.mu.Unlock()
 	s.scanning = false
 	s.scans[result]++
+	if perr != nil {
+		s.stateWriteErrors++
+	}
 	if r != nil && result != Failed {
 		for _, h := range r.Hosts {
 			if h.Error != nil {
@@ -181,14 +274,52 @@ func (s *Server) ScanDone(r *report.Report, result string) error {
 			}
 		}
 	}
+	var old *published
 	if p != nil {
-		s.cur = p
+		old, s.cur = s.cur, p
 		s.lastSuccess = s.o.Now()
+	} else if r != nil {
+		old = &published{r: r} // not served
 	}
+	s.releaseLater(old)
 	if err != nil {
 		return err
 	}
 	return perr
+}
+
+// releaseLater frees p's report (its facts spool) once no render reads
+// it, then gives the memory of the scan it came from back to the system:
+// between scans kaudit serve holds the served report, not the last
+// scan's garbage.
+func (s *Server) releaseLater(p *published) {
+	s.releases.Add(1)
+	go func() {
+		defer s.releases.Done()
+		if p != nil {
+			p.use.Lock()
+			p.closed = true
+			_ = p.r.Close()
+			p.use.Unlock()
+		}
+		debug.FreeOSMemory()
+	}()
+}
+
+// reading is the served report, read-held for a render (nil before the
+// first): the caller calls done when it has rendered it.
+func (s *Server) reading() (p *published, done func()) {
+	for {
+		p, _ = s.snapshot()
+		if p == nil {
+			return nil, func() {}
+		}
+		p.use.RLock()
+		if !p.closed {
+			return p, p.use.RUnlock
+		}
+		p.use.RUnlock() // replaced and released meanwhile: take the new one
+	}
 }
 
 // SetReload records whether the last reload of the inventory, profile
@@ -206,12 +337,9 @@ func (s *Server) SetWaivers(ws []Waiver) {
 	s.mu.Unlock()
 }
 
-// render is r as served: its metrics and its JSON, rendered once.
+// render is r as served: its metrics, rendered once.
 func (s *Server) render(r *report.Report, fromState bool) (*published, error) {
-	var js, m bytes.Buffer
-	if err := report.Render(&js, "json", r, report.Options{}); err != nil {
-		return nil, err
-	}
+	var m bytes.Buffer
 	s.mu.RLock()
 	audited := make(map[string]time.Time, len(s.lastAudited))
 	for k, v := range s.lastAudited {
@@ -232,19 +360,16 @@ func (s *Server) render(r *report.Report, fromState bool) (*published, error) {
 	if err := report.WriteMetrics(&m, r, o); err != nil {
 		return nil, err
 	}
-	return &published{r: r, json: js.Bytes(), metrics: m.Bytes(), fromState: fromState}, nil
+	return &published{r: r, metrics: m.Bytes(), fromState: fromState}, nil
 }
 
-// persist writes p's JSON to the state file, atomically.
+// persist writes p's JSON report to the state file, atomically.
 func (s *Server) persist(p *published) error {
 	path := s.StatePath()
 	if path == "" {
 		return nil
 	}
-	return atomicfile.Write(path, 0o600, func(w io.Writer) error {
-		_, err := w.Write(p.json)
-		return err
-	})
+	return atomicfile.Write(path, 0o600, func(w io.Writer) error { return report.Render(w, "json", p.r, report.Options{}) })
 }
 
 // goVersion is the Go release kaudit was built with.

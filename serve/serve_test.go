@@ -11,6 +11,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -398,6 +399,10 @@ func TestBadStateFile(t *testing.T) {
 		"other schema":   `{"schema_version": 99, "hosts": []}`,
 		"a directory":    "",
 		"truncated json": `{"schema_version": 1, "hosts": [{"name": "a"`,
+		// Issue 34, row 10: JSON with a schema_version that is no report, and a file past the limit.
+		"not a report":  `{"schema_version": 1}`,
+		"no started_at": `{"schema_version": 1, "hosts": [{"name": "a"}]}`,
+		"too large":     `{"schema_version": 1, "started_at": "2025-03-14T10:00:00Z", "hosts": [], "pad": "` + strings.Repeat("x", 5000) + `"}`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -411,7 +416,7 @@ func TestBadStateFile(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s := newTestServer(t, Options{StateDir: dir})
+			s := newTestServer(t, Options{StateDir: dir, MaxStateBytes: 4096})
 			err = s.LoadState()
 			if err == nil || !strings.Contains(err.Error(), path) {
 				t.Fatalf("LoadState = %v, want an error naming %s", err, path)
@@ -544,11 +549,11 @@ func TestCardinality(t *testing.T) {
 }
 
 // The fixed series: serve's own (build 1, scans 3, running 1, last success
-// 1, from state 1, available 1, ssh errors 5, reload 1) and the report's
+// 1, from state 1, available 1, ssh errors 5, state write errors 1, reload 1) and the report's
 // fleet view (hosts by state 6, failing and unknown hosts 2 × 17 rules,
 // fleet score 1, scan time 1, duration 1).
 var (
-	serveFixed = 1 + 3 + 1 + 1 + 1 + 1 + 5 + 1
+	serveFixed = 1 + 3 + 1 + 1 + 1 + 1 + 5 + 1 + 1
 	fleetFixed = 6 + 2*len(rules.Catalog()) + 3
 )
 
@@ -596,11 +601,26 @@ func TestWebConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := write("web.yml", []byte(fmt.Sprintf("tls_server_config:\n  cert_file: tls.crt\n  key_file: tls.key\nbasic_auth_users:\n  prometheus: %s\n", hash)))
-	if err := CheckWebConfig(cfg); err != nil {
-		t.Fatal(err)
+	if w, err := ReadWebConfig(cfg); err != nil || w != (WebConfig{TLS: true, Auth: true}) || w.Scheme() != "https" {
+		t.Fatalf("ReadWebConfig = %+v, %v; want TLS and auth", w, err)
 	}
-	if err := CheckWebConfig(write("bad.yml", []byte("basic_auth_users: [not a map]\n"))); err == nil || !strings.Contains(err.Error(), "--web.config.file") {
+	if err := func() error {
+		_, err := ReadWebConfig(write("bad.yml", []byte("basic_auth_users: [not a map]\n")))
+		return err
+	}(); err == nil || !strings.Contains(err.Error(), "--web.config.file") {
 		t.Errorf("a bad web config: %v", err)
+	}
+	authOnly := write("auth.yml", []byte(fmt.Sprintf("basic_auth_users:\n  prometheus: %s\n", hash)))
+	if w, err := ReadWebConfig(authOnly); err != nil || w != (WebConfig{Auth: true}) || w.Scheme() != "http" {
+		t.Errorf("basic auth alone: %+v, %v", w, err)
+	}
+	// Issue 34, row 10: a file that turns nothing on served without
+	// authentication and no word.
+	for name, content := range map[string]string{"empty.yml": "", "comments.yml": "# TLS later\n", "nulls.yml": "tls_server_config:\nbasic_auth_users:\n"} {
+		_, err := ReadWebConfig(write(name, []byte(content)))
+		if err == nil || !strings.Contains(err.Error(), "neither TLS") || !strings.Contains(err.Error(), "(hint: ") {
+			t.Errorf("%s: ReadWebConfig = %v, want it refused with a hint", name, err)
+		}
 	}
 
 	s := newTestServer(t, Options{})
@@ -689,5 +709,68 @@ func TestReportHTMLGrouped(t *testing.T) {
 		if !strings.Contains(body, `id="host-`+h.Name+`"><summary>`+h.Name+`</summary>`) {
 			t.Errorf("host %s has no entry", h.Name)
 		}
+	}
+}
+
+// TestLocalFaultFailsTheScan (issue 34, row 9): a scan some of whose
+// hosts failed on kaudit's side (out of open files: facts.KindLocal) is
+// an error, its hosts' errors are not counted against them, and the
+// report served before stays served.
+func TestLocalFaultFailsTheScan(t *testing.T) {
+	s := newTestServer(t, Options{})
+	if err := s.ScanDone(fixture(t), Success); err != nil {
+		t.Fatal(err)
+	}
+	before := checkExposition(t, scrape(t, s))
+	flood := &report.Report{SchemaVersion: report.SchemaVersion, StartedAt: clock, Hosts: []report.Host{
+		{Name: "a", Error: &report.HostError{Kind: facts.KindLocal, Message: "connect: socket: too many open files"}},
+		{Name: "b", Error: &report.HostError{Kind: facts.KindLocal, Message: "connect: socket: too many open files"}},
+		{Name: "c", Error: &report.HostError{Kind: facts.KindUnreachable, Message: "no route"}},
+	}}
+	report.Summarize(flood)
+	err := s.ScanDone(flood, Success)
+	var lf *LocalFault
+	if !errors.As(err, &lf) || lf.Hosts != 2 || !strings.HasPrefix(lf.First, "a: ") {
+		t.Fatalf("ScanDone = %v, want a LocalFault of 2 hosts, a first", err)
+	}
+	fams := checkExposition(t, scrape(t, s))
+	for result, want := range map[string]float64{Success: 1, Failed: 1} {
+		if v, _ := value(fams, "kaudit_scans_total", map[string]string{"result": result}); v != want {
+			t.Errorf("scans{%s} = %v, want %v", result, v, want)
+		}
+	}
+	for _, k := range facts.ErrorKinds {
+		was, _ := value(before, "kaudit_ssh_errors_total", map[string]string{"kind": string(k)})
+		if v, _ := value(fams, "kaudit_ssh_errors_total", map[string]string{"kind": string(k)}); v != was {
+			t.Errorf("ssh errors %s: %v, then %v: a scan that failed on kaudit's side counted against its hosts", k, was, v)
+		}
+	}
+	if v, _ := value(fams, "kaudit_hosts", map[string]string{"state": "audited"}); v != 3 {
+		t.Errorf("the failed scan replaced the served report: audited %v, want the fixture's 3", v)
+	}
+	if r, _ := s.Report(); r == flood {
+		t.Error("the failed scan's report is served")
+	}
+}
+
+// TestStateWriteErrorsCounted (issue 34, row 10): a report the state
+// directory cannot take is served, its write error returned and counted.
+func TestStateWriteErrorsCounted(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, StateFile), 0o700); err != nil { // the state file's place taken
+		t.Fatal(err)
+	}
+	s := newTestServer(t, Options{StateDir: dir})
+	for i := range 2 {
+		if err := s.ScanDone(fixture(t), Success); err == nil {
+			t.Fatalf("scan %d: no error writing the state file over a directory", i+1)
+		}
+	}
+	fams := checkExposition(t, scrape(t, s))
+	if v, n := value(fams, "kaudit_state_write_errors_total", nil); n != 1 || v != 2 {
+		t.Errorf("kaudit_state_write_errors_total = %v (%d series), want 2", v, n)
+	}
+	if r, _ := s.Report(); r == nil {
+		t.Error("a report the state file could not take is not served")
 	}
 }

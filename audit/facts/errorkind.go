@@ -13,7 +13,12 @@ const (
 	KindHostKey     ErrorKind = "hostkey"
 	KindTimeout     ErrorKind = "timeout"
 	KindProtocol    ErrorKind = "protocol"
+	// KindLocal is a failure of kaudit's own machine (out of open files,
+	// memory or disk), never of the host: kaudit serve fails such a scan
+	// instead of counting its hosts.
+	KindLocal ErrorKind = "local"
 )
 
-// ErrorKinds lists every kind of host error, in the order metrics list them.
+// ErrorKinds lists every kind of host error, in the order metrics list
+// them. KindLocal is not one: it is kaudit's fault, not the host's.
 var ErrorKinds = []ErrorKind{KindUnreachable, KindAuth, KindHostKey, KindTimeout, KindProtocol}

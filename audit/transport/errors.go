@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/kaudit/kaudit/audit/facts"
+	"github.com/kaudit/kaudit/internal/fanout"
 	"github.com/kaudit/kaudit/internal/located"
 	"io"
 	"net"
@@ -32,13 +33,26 @@ func (e *Error) Error() string { return e.Msg }
 func (e *Error) Unwrap() error { return e.Err }
 
 func newErr(kind facts.ErrorKind, err error, format string, args ...any) *Error {
-	return &Error{Kind: kind, Msg: fmt.Sprintf(format, args...), Err: err}
+	return local(&Error{Kind: kind, Msg: fmt.Sprintf(format, args...), Err: err})
+}
+
+// local makes e a KindLocal error, with what to do, when its cause is a
+// fault of kaudit's own machine (fanout.LocalFault): whatever step it
+// happened in, the host is not at fault (issue 34, row 9: a flood of
+// connections to kaudit serve took its open files and 20 reachable hosts
+// were counted unreachable).
+func local(e *Error) *Error {
+	if n := fanout.LocalFault(e.Err); n != 0 {
+		e.Kind = facts.KindLocal
+		e.Msg = located.WithHint(e.Msg+" (on kaudit's side: "+n.Error()+")", fanout.LocalFaultHint)
+	}
+	return e
 }
 
 // stepErr is an error whose message names the step it happened in: the
 // first verb of format is the step (def when step is "").
 func stepErr(kind facts.ErrorKind, err error, step, def, format string, args ...any) *Error {
-	return &Error{Kind: kind, Step: step, Err: err, Msg: fmt.Sprintf(format, append([]any{orDefault(step, def)}, args...)...)}
+	return local(&Error{Kind: kind, Step: step, Err: err, Msg: fmt.Sprintf(format, append([]any{orDefault(step, def)}, args...)...)})
 }
 
 // NoExitStatus is the error of a script run whose connection closed

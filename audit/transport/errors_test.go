@@ -40,6 +40,12 @@ func TestClassify(t *testing.T) {
 		{errors.New("ssh: handshake failed: ssh: no common algorithm for host key"), "handshake", facts.KindProtocol},
 		{io.EOF, "session", facts.KindProtocol},
 		{&Error{Kind: facts.KindHostKey, Msg: "changed"}, "handshake", facts.KindHostKey},
+		// kaudit's own machine out of files, memory or disk: never the host (issue 34, row 9)
+		{opErr(os.NewSyscallError("socket", syscall.EMFILE)), "connect", facts.KindLocal},
+		{opErr(os.NewSyscallError("socket", syscall.ENFILE)), "connect", facts.KindLocal},
+		{&os.PathError{Op: "open", Path: "/home/k/.ssh/id_ed25519", Err: syscall.EMFILE}, "handshake", facts.KindLocal},
+		{fmt.Errorf("spool: %w", &os.PathError{Op: "write", Path: "/tmp/s", Err: syscall.ENOSPC}), "gather", facts.KindLocal},
+		{opErr(syscall.ENOMEM), "session", facts.KindLocal},
 	}
 	for _, c := range cases {
 		got := classify(c.err, c.phase)

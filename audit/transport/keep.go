@@ -58,13 +58,19 @@ func (c *SSH) takeKept(ctx context.Context, key string, limit time.Duration) *ss
 	return nil
 }
 
-// putKept keeps client for the next Run of key (closing one already kept).
+// putKept keeps client for the next Run of key (closing one already
+// kept); past MaxKept other routes' connections it closes client instead.
 func (c *SSH) putKept(key string, client *ssh.Client) {
 	c.mu.Lock()
 	if c.kept == nil {
 		c.kept = map[string]*ssh.Client{}
 	}
-	old := c.kept[key]
+	old, had := c.kept[key]
+	if !had && c.MaxKept > 0 && len(c.kept) >= c.MaxKept {
+		c.mu.Unlock()
+		client.Close()
+		return
+	}
 	c.kept[key] = client
 	c.mu.Unlock()
 	if old != nil {

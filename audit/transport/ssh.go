@@ -17,6 +17,7 @@ import (
 
 	"github.com/kaudit/kaudit/audit/facts"
 	"github.com/kaudit/kaudit/audit/sshconfig"
+	"github.com/kaudit/kaudit/internal/located"
 )
 
 // DefaultConnectTimeout bounds TCP connect, key exchange and
@@ -47,8 +48,16 @@ type SSH struct {
 	// next Run to it (kaudit serve: a new session per scan; keep.go).
 	// For read-only scripts only: a Run that fails on a kept connection
 	// is run again on a new one. Each kept connection holds a file
-	// descriptor until Close.
+	// descriptor (and ≈ 60 KB: x/crypto's read cipher buffer, sized by the
+	// largest packet, and its goroutines) until Close.
 	KeepConnections bool
+	// MaxKept bounds the connections kept at once (0: no bound): one
+	// more is closed after its Run, as without KeepConnections.
+	MaxKept int
+	// SharedStartups bounds the handshakes in flight to the addresses
+	// whose known host key is the same sshd's (0 = DefaultSharedStartups;
+	// shared.go).
+	SharedStartups int
 
 	mu     sync.Mutex
 	ids    map[string]*identity
@@ -56,7 +65,8 @@ type SSH struct {
 	asked  map[string]bool
 	warned map[string]bool
 	hops   map[string]*hop
-	kept   map[string]*ssh.Client // KeepConnections: by route (keepKey)
+	kept   map[string]*ssh.Client   // KeepConnections: by route (keepKey)
+	shared map[string]chan struct{} // handshake slots by host key (shared.go)
 	// starting counts handshakes in flight per address: the evidence
 	// for the MaxStartups hint (startups.go).
 	starting startups
@@ -176,6 +186,13 @@ func (c *SSH) connect(ctx context.Context, ep endpoint, via *hop) (*ssh.Client, 
 		release, err := via.acquire(ctx)
 		if err != nil {
 			return nil, classify(err, "connect")
+		}
+		defer release()
+	} else {
+		// One sshd behind many addresses: the same queue (shared.go).
+		release, err := c.sharedSlot(ctx, ep)
+		if err != nil {
+			return nil, newErr(facts.KindTimeout, err, "%s", located.WithHint("no handshake slot before the host's deadline: the sshd behind this address (its host key) is shared with other hosts of the scan, at most "+strconv.Itoa(c.sharedLimit())+" handshakes to it at once", "raise the host's timeout, or lower --concurrency"))
 		}
 		defer release()
 	}
@@ -400,8 +417,14 @@ func runWithInput(sess *ssh.Session, cmd string, stdin io.Reader) error {
 		return err
 	}
 	go func() {
-		_, _ = io.Copy(w, stdin)
+		// In small writes: x/crypto's cipher keeps a buffer the size of
+		// the largest packet it sealed for the connection's life, and a
+		// kept connection (kaudit serve) would hold 32 KB for it.
+		_, _ = io.CopyBuffer(w, struct{ io.Reader }{stdin}, make([]byte, stdinChunk))
 		_ = w.Close() // EOF: /bin/sh -s has the whole script
 	}()
 	return sess.Wait()
 }
+
+// stdinChunk is the largest write of a script to a session's stdin.
+const stdinChunk = 2 << 10

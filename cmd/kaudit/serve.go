@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/kaudit/kaudit/internal/located"
 	"github.com/kaudit/kaudit/pipeline"
 	"github.com/kaudit/kaudit/rules"
 )
@@ -37,9 +39,15 @@ func serveCommand(e env) *cli.Command {
 			&cli.StringFlag{Name: "state-dir", Value: defaultStateDir(), Usage: "keep the last report in `DIR` and serve it after a restart", Destination: &j.StateDir},
 			&cli.BoolFlag{Name: "host-rules", Usage: "also export one series per host × rule (kaudit_rule_status, kaudit_rule_failed): hosts × 17 × 2 series", Destination: &j.HostRules},
 			&cli.BoolFlag{Name: "keep-connections", Value: true, Usage: "keep each host's SSH connection between scans (a new session per scan; reconnects when it is gone); --keep-connections=false connects anew each scan", Destination: &j.KeepConnections},
+			&cli.IntFlag{Name: "keep-max", Value: pipeline.DefaultKeepMax, Usage: "keep at most `N` SSH connections between scans (each holds ≈ 60 KB; the open-file limit may allow fewer: serve says how many it keeps)", Destination: &j.KeepMax},
 			&cli.StringFlag{Name: waiversFlagName, Usage: "accept findings listed in the waiver `FILE` (reloaded with the inventory)", Destination: &o.waivers},
 		}, o.fanout.flags(), o.conn.flags(false), o.cluster.flags()),
-		Action: func(c *cli.Context) error { return runServe(c.Context, *o, c.Args().Slice(), e) },
+		Action: func(c *cli.Context) error {
+			if c.IsSet("web.config.file") && o.job.WebConfigFile == "" {
+				return located.Hint(errors.New("--web.config.file is empty: kaudit serve would serve without TLS or authentication"), "give the file, or leave the flag out to serve plain HTTP on purpose")
+			}
+			return runServe(c.Context, *o, c.Args().Slice(), e)
+		},
 	}
 }
 

@@ -33,3 +33,23 @@ func TestOpenFileLimit(t *testing.T) {
 		t.Errorf("OpenFileLimit() = %d: not read", OpenFileLimit())
 	}
 }
+
+func TestKeptFit(t *testing.T) {
+	for _, c := range []struct {
+		want, inFlight, extra int
+		files                 uint64
+		fit                   int
+		need                  uint64
+	}{
+		{10000, 32, 64, 0, 10000, 10192},     // limit unknown: all
+		{10000, 32, 64, 20000, 10000, 10192}, // issue 31: a 20,000 limit fits 10,000 hosts
+		{10000, 32, 64, 4096, 3904, 10192},   // part of them
+		{10000, 1000, 64, 1024, 0, 12128},    // none: the fan-out takes it all
+		{1000, 64, 64, 1048576, 1000, 1256},  // a systemd service's limit
+	} {
+		fit, need, _ := keptFit(c.want, c.inFlight, c.extra, c.files)
+		if fit != c.fit || need != c.need {
+			t.Errorf("keptFit(%d, %d, %d, %d) = %d, %d; want %d, %d", c.want, c.inFlight, c.extra, c.files, fit, need, c.fit, c.need)
+		}
+	}
+}
