@@ -31,7 +31,7 @@ func restartVerdicts(now, after *report.Report, noUpgrade map[string]bool) []Res
 		if h.Facts != nil && h.Facts.Role == facts.RoleClient {
 			continue // a producer host is no broker to restart
 		}
-		for _, g := range restartGroups(&h, proven) {
+		for _, g := range restartGroups(&h, h.Facts, proven) {
 			clusters[g] = append(clusters[g], i)
 		}
 	}
@@ -72,12 +72,13 @@ const clusterPrefix = "cluster "
 // restartGroups are the groups a broker host is restarted with: the Kafka
 // cluster it is proven to belong to (scan --bootstrap), else the cluster
 // its meta.properties names (one id in every log directory), else its
-// inventory groups.
-func restartGroups(h *report.Host, proven map[string]string) []string {
+// inventory groups. f is h's facts (h.Facts, or what the fleet pass
+// kept of them). The peer comparison groups brokers by the same groups.
+func restartGroups(h *report.Host, f *facts.Facts, proven map[string]string) []string {
 	if id := proven[h.Name]; id != "" {
 		return []string{clusterPrefix + id}
 	}
-	if id := metaClusterID(h.Facts); id != "" {
+	if id := metaClusterID(f); id != "" {
 		return []string{clusterPrefix + id}
 	}
 	if len(h.Groups) == 0 {
