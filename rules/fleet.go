@@ -35,9 +35,13 @@ var fleetEvaluators = map[string]fleetEvaluator{
 // host's facts once all are gathered: the result has, for each host in
 // order, one finding per fleet rule in catalog order. A host without facts
 // gets unknown. It never changes what Evaluate found; ApplyFleet merges.
-func EvaluateFleet(hosts []FleetHost) [][]Finding {
+func EvaluateFleet(hosts []FleetHost) [][]Finding { return shipped.EvaluateFleet(hosts) }
+
+// EvaluateFleet runs the set's fleet rules as the package's EvaluateFleet
+// runs the shipped ones.
+func (s *Set) EvaluateFleet(hosts []FleetHost) [][]Finding {
 	out := make([][]Finding, len(hosts))
-	for _, r := range catalog {
+	for _, r := range s.rules {
 		fn := fleetEvaluators[r.ID]
 		if r.Scope != ScopeFleet || fn == nil {
 			continue
