@@ -27,6 +27,7 @@ type Options struct {
 	Timeout        time.Duration // per host, connect + gather; a host's own timeout wins
 	ConnectTimeout time.Duration // per host TCP connect + SSH handshake; a host's own wins
 	SysctlKeys     []string      // what the rules read
+	Files          []string      // the /proc and /sys files the rules read (rules.Files)
 	Runner         transport.Runner
 	// Probe, when set, runs the SYN-cookie probe (audit/probe) on each host
 	// after its gather, in the same worker slot (see probeHost).
@@ -160,7 +161,7 @@ func scanHost(parent context.Context, h inventory.Host, opt Options, clientPorts
 	marker := gather.NewMarker()
 	p := gather.Params{
 		KafkaPort: port, KafkaConfig: h.KafkaConfig, Interfaces: h.Interfaces,
-		SysctlKeys: opt.SysctlKeys, Marker: marker,
+		SysctlKeys: opt.SysctlKeys, Files: opt.Files, Marker: marker,
 	}
 	if IsClient(h, opt.ClientsGroup) {
 		p.Client, p.ClientPorts = true, clientPorts
@@ -175,7 +176,9 @@ func scanHost(parent context.Context, h inventory.Host, opt Options, clientPorts
 	}
 	t := Target(h, opt.ConnectTimeout)
 	t.Coalesce = true // the gather's result is its output (it always exits 0)
+	sent := time.Now()
 	out, err := opt.Runner.Run(ctx, t, script)
+	received := time.Now()
 	if err != nil {
 		e := transport.AsError(err)
 		if e.Kind == facts.KindTimeout && parent.Err() == nil && ctx.Err() != nil {
@@ -191,6 +194,9 @@ func scanHost(parent context.Context, h inventory.Host, opt Options, clientPorts
 	}
 	res.Facts = f
 	f.HostKey = out.HostKey
+	if f.Host != nil && f.Host.Clock != nil { // the host read its clock between the two
+		f.Host.Clock.Measure(sent.UnixNano(), received.UnixNano())
+	}
 	if f.Role != facts.RoleClient { // the probe tests a broker's kernel, not a producer's
 		probeHost(parent, h, f, opt)
 		if err := opt.Probes.Settle(h.Name, f); err != nil && opt.ProbesErr != nil {

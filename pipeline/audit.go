@@ -45,6 +45,7 @@ func Audit(ctx context.Context, hosts []inventory.Host, cfg Config) (*report.Rep
 		Timeout:        cfg.Timeout,
 		ConnectTimeout: cfg.ConnectTimeout,
 		SysctlKeys:     rules.SysctlKeys(),
+		Files:          rules.Files(),
 		Runner:         cfg.Runner,
 		Probe:          cfg.Probe,
 		MayProbe:       cfg.Cluster.mayProbe(cl),

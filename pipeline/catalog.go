@@ -63,6 +63,16 @@ func WriteExplain(w io.Writer, r rules.Rule, width int) {
 			fmt.Fprintf(w, "  %s: %v\n", th, p.Value(th))
 		}
 	}
+	if len(r.Peers) > 0 {
+		fmt.Fprintf(w, "\n%s\n", wrap("compared across a cluster's brokers (the catalog's peers: list):", width))
+		for _, p := range r.Peers {
+			rack := ""
+			if p.WithinRack {
+				rack = ", within a rack"
+			}
+			fmt.Fprintf(w, "  %s (%s%s)\n", p.Fact, p.Severity, rack)
+		}
+	}
 	if r.Fix != "" {
 		fmt.Fprintf(w, "\nfix:\n%s\n", wrap(r.Fix, width))
 	}

@@ -32,5 +32,5 @@ func ExampleAudit() {
 	fmt.Printf("fix: %s; %s not audited\n", fp.What(), fp.Unaudited[0].Name)
 	// Output:
 	// 10 hosts, 9 audited, 1 unreachable, worst failure critical
-	// fix: 105 changes on 7 hosts; kafka-down-08 not audited
+	// fix: 108 changes on 7 hosts; kafka-down-08 not audited
 }

@@ -2,9 +2,11 @@ package pipeline_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -219,4 +221,76 @@ func planned(p remediate.HostPlan, target string) *remediate.Change {
 		}
 	}
 	return nil
+}
+
+// TestPeerFactByYAMLAlone adds one file:PATH entry to the peers: list of a
+// temporary copy of the shipped catalog, nothing else: the gather script
+// (run on this machine, read-only) reads the file because the catalog
+// names it, and the peer comparison names the broker whose value differs.
+func TestPeerFactByYAMLAlone(t *testing.T) {
+	const path = "/proc/sys/kernel/randomize_va_space" // a plain file no rule reads
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Skipf("no %s here: %v", path, err)
+	}
+	cat, err := os.ReadFile(filepath.Join("..", "rules", "catalog.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	anchor := "      - {fact: kafka.log_dirs, severity: low}\n"
+	if !strings.Contains(string(cat), anchor) {
+		t.Fatal("the shipped catalog's peers: list lost its kafka.log_dirs entry")
+	}
+	cat = []byte(strings.Replace(string(cat), anchor, anchor+"      - {fact: \"file:"+path+"\", severity: high}\n", 1))
+	prof, err := os.ReadFile(filepath.Join("..", "rules", "profile.default.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := rules.LoadSet("catalog.yaml", cat, "profile.default.yaml", prof)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(set.Files(), path) || slices.Contains(rules.Files(), path) {
+		t.Fatalf("Files: the set's %v must name %s, the shipped %v must not", set.Files(), path, rules.Files())
+	}
+	marker := gather.NewMarker()
+	script, err := gather.Script(gather.Params{KafkaPort: 9092, SysctlKeys: set.SysctlKeys(), Files: set.Files(), Marker: marker})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(context.Background(), "sh", "-s")
+	cmd.Stdin = strings.NewReader(string(script))
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("gather script: %v", err)
+	}
+	f, err := gather.Parse(out, marker, 9092)
+	if err != nil {
+		t.Fatal(err)
+	}
+	here := strings.TrimSpace(string(raw))
+	if f.Files[path] != here {
+		t.Fatalf("gathered %s = %q, the file says %q", path, f.Files[path], here)
+	}
+	// Three brokers, the second with another value: it alone is named.
+	hosts := make([]rules.FleetHost, 3)
+	for i := range hosts {
+		c := *f
+		c.Kafka = &facts.Kafka{}
+		c.Files = map[string]string{path: here}
+		if i == 1 {
+			c.Files[path] = here + "9"
+		}
+		hosts[i] = rules.FleetHost{Name: fmt.Sprintf("b%d", i), Facts: &c, Groups: []string{"k"}}
+	}
+	for i, fs := range set.EvaluateFleet(hosts) {
+		fd := findRule(t, fs, rules.RulePeerConsistency)
+		want := rules.Pass
+		if i == 1 {
+			want = rules.Fail
+		}
+		if fd.Status != want || (i == 1 && (fd.Severity != rules.High || !strings.Contains(strings.Join(fd.Evidence, "\n"), path+" "+here+"9 on b1; 2 of 3 brokers of k have "+here))) {
+			t.Errorf("%s: %s/%s %q %q, want %s", hosts[i].Name, fd.Status, fd.Severity, fd.Reason, fd.Evidence, want)
+		}
+	}
 }

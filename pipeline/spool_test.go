@@ -114,8 +114,9 @@ func TestSpoolFor(t *testing.T) {
 }
 
 // TestScanSpoolRetainsLittle guards issue 13's 300 MB at 10,000 hosts
-// (bench: BenchmarkScanRetained): a spooled scan of 140 hosts keeps well
-// under 10 KB per host live once it is done (≈ 4 KB measured; holding the
+// (bench: BenchmarkScanRetained): a spooled scan of 140 hosts keeps under
+// 12 KiB per host live once it is done (≈ 11 KB measured with the 46 rules
+// of issue 30, whose peer findings name each outlier host; holding the
 // facts is ≈ 20 KB). Live heap after a GC is not a timing: it does not
 // depend on the machine's speed or load.
 func TestScanSpoolRetainsLittle(t *testing.T) {
@@ -140,7 +141,7 @@ func TestScanSpoolRetainsLittle(t *testing.T) {
 	if r.Summary.Audited != len(sims) {
 		t.Fatalf("%d of %d hosts audited", r.Summary.Audited, len(sims))
 	}
-	if per := (int64(m1.HeapAlloc) - int64(m0.HeapAlloc)) / int64(len(sims)); per > 10<<10 {
-		t.Errorf("a spooled scan keeps %d B per host live, want ≤ 10 KiB (issue 13: 10,000 hosts in 300 MB)", per)
+	if per := (int64(m1.HeapAlloc) - int64(m0.HeapAlloc)) / int64(len(sims)); per > 12<<10 {
+		t.Errorf("a spooled scan keeps %d B per host live, want ≤ 12 KiB (issue 13: 10,000 hosts in 300 MB)", per)
 	}
 }

@@ -39,10 +39,16 @@ func ProvenClusters(rc *Cluster) map[string]string {
 // meta.properties names (one id in every log directory), else its
 // inventory groups, else Ungrouped.
 func HostClusters(h *Host, proven map[string]string) []string {
+	return HostClustersOf(h, h.Facts, proven)
+}
+
+// HostClustersOf is HostClusters with h's facts given apart: f is
+// h.Facts, or what the fleet pass kept of them (a spooled scan).
+func HostClustersOf(h *Host, f *facts.Facts, proven map[string]string) []string {
 	if id := proven[h.Name]; id != "" {
 		return []string{ClusterPrefix + id}
 	}
-	if id := MetaClusterID(h.Facts); id != "" {
+	if id := MetaClusterID(f); id != "" {
 		return []string{ClusterPrefix + id}
 	}
 	if len(h.Groups) == 0 {

@@ -81,6 +81,9 @@ type Rule struct {
 	// Check: the rule's sysctl thresholds as data (check.go); a rule with
 	// a check and no Go evaluator is judged by evalChecks alone.
 	Check *Check `yaml:"check" json:"-"`
+	// Peers: the facts a fleet rule compares across a cluster's brokers
+	// (peers.go), each with its severity; data, no Go per fact.
+	Peers []PeerFact `yaml:"peers" json:"peers,omitempty"`
 }
 
 // Scope is where a rule is judged (Rule.Scope): ScopeFleet, or "" for
@@ -172,6 +175,14 @@ func parseCatalog(name string, data []byte, keys *keyTable) ([]Rule, error) {
 			return nil, fmt.Errorf("%s: scope %q is not %q or %q (leave it out for a per-host rule)", where, r.Scope, ScopeFleet, ScopeCluster)
 		}
 		seen[r.ID] = true
+		if len(r.Peers) > 0 && r.Scope != ScopeFleet {
+			return nil, fmt.Errorf("%s: peers: needs scope: fleet (peers are compared once every host is gathered)", where)
+		}
+		for _, pf := range r.Peers {
+			if err := pf.validate(); err != nil {
+				return nil, fmt.Errorf("%s: peers: %v", where, err)
+			}
+		}
 		for _, ref := range r.References {
 			if ref.Title == "" || !strings.HasPrefix(ref.URL, "https://") {
 				return nil, fmt.Errorf("%s: reference %q needs a title and an https URL", where, ref.Title)
@@ -424,5 +435,6 @@ func (r Rule) clone() Rule {
 		ck.Sysctls = append([]SysctlCheck(nil), ck.Sysctls...)
 		r.Check = &ck
 	}
+	r.Peers = slices.Clone(r.Peers)
 	return r
 }

@@ -314,7 +314,8 @@ func TestSysctlKeys(t *testing.T) {
 	for _, k := range SysctlKeys() {
 		got[k] = true
 	}
-	want := []string{KeySyncookies, KeySomaxconn, KeySynBacklog, "vm.dirty_bytes", "vm.dirty_background_bytes", KeyMaxMapCount}
+	want := []string{KeySyncookies, KeySomaxconn, KeySynBacklog, "vm.dirty_bytes", "vm.dirty_background_bytes", KeyMaxMapCount,
+		KeyZoneReclaim, KeyNUMABalancing, KeyConntrackCount, KeyConntrackMax}
 	for _, r := range Catalog() {
 		if r.Check != nil {
 			for _, c := range r.Check.Sysctls {

@@ -43,6 +43,11 @@ var evaluators = map[string]evaluator{
 	RuleKafkaBufferCapped:      evalKafkaBufferCapped,
 	RuleVMDirty:                evalVMDirty,
 	RuleTCPTimestamps:          evalTCPTimestamps,
+	"numa-zone-reclaim":        evalZoneReclaim,
+	"transparent-hugepages":    evalTHP,
+	"clocksource":              evalClocksource,
+	"conntrack-table":          evalConntrack,
+	"clock-offset":             evalClockOffset,
 }
 
 // Evaluate runs every catalog rule against one host's facts and returns
@@ -263,6 +268,28 @@ func (s *Set) SysctlKeys() []string {
 	}
 	for _, t := range s.checked() {
 		keys[t.Key] = true
+	}
+	for _, k := range peerSysctls(s.rules) {
+		keys[k] = true
+	}
+	for _, k := range hostSysctls {
+		keys[k] = true
+	}
+	return sortedKeys(keys)
+}
+
+// Files lists the /proc and /sys files the shipped rules read
+// (facts.Facts.Files): the host rules' and every peers: file:PATH entry's.
+func Files() []string { return shipped.Files() }
+
+// Files lists the files the set's rules read (Files).
+func (s *Set) Files() []string {
+	keys := map[string]bool{}
+	for _, k := range hostFiles {
+		keys[k] = true
+	}
+	for _, k := range peerFiles(s.rules) {
+		keys[k] = true
 	}
 	return sortedKeys(keys)
 }

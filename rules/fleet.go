@@ -14,29 +14,39 @@ type FleetHost struct {
 	Name    string
 	Address string       // inventory address: an IP literal counts as one of the host's addresses
 	Facts   *facts.Facts // nil: the host was not audited
+	// Groups are the groups whose brokers are peers of this host: the
+	// Kafka cluster it is proven or declared to belong to, else its
+	// inventory groups (whatif's restart groups, the one home of that
+	// choice).
+	Groups []string
 }
 
 // fleetEvaluator is a fleet rule's check: the findings of every host
 // (aligned with hosts), a pure function of the fleet's facts.
-type fleetEvaluator func(hosts []FleetHost) []Finding
+type fleetEvaluator func(r Rule, hosts []FleetHost) []Finding
 
 // fleetEvaluators maps every catalog rule of scope fleet to its check.
 var fleetEvaluators = map[string]fleetEvaluator{
-	RuleClientWscaleMismatch: evalClientWscaleMismatch,
+	RuleClientWscaleMismatch: func(_ Rule, hosts []FleetHost) []Finding { return evalClientWscaleMismatch(hosts) },
+	RulePeerConsistency:      evalPeerConsistency,
 }
 
 // EvaluateFleet runs the fleet rules (catalog scope fleet) over every
 // host's facts once all are gathered: the result has, for each host in
 // order, one finding per fleet rule in catalog order. A host without facts
 // gets unknown. It never changes what Evaluate found; ApplyFleet merges.
-func EvaluateFleet(hosts []FleetHost) [][]Finding {
+func EvaluateFleet(hosts []FleetHost) [][]Finding { return shipped.EvaluateFleet(hosts) }
+
+// EvaluateFleet runs the set's fleet rules as the package's EvaluateFleet
+// runs the shipped ones.
+func (s *Set) EvaluateFleet(hosts []FleetHost) [][]Finding {
 	out := make([][]Finding, len(hosts))
-	for _, r := range catalog {
+	for _, r := range s.rules {
 		fn := fleetEvaluators[r.ID]
 		if r.Scope != ScopeFleet || fn == nil {
 			continue
 		}
-		fs := safeFleet(fn, r.ID, hosts)
+		fs := safeFleet(fn, r, hosts)
 		for i := range hosts {
 			fd := fs[i]
 			if hosts[i].Facts == nil {
@@ -52,16 +62,16 @@ func EvaluateFleet(hosts []FleetHost) [][]Finding {
 	return out
 }
 
-func safeFleet(fn fleetEvaluator, id string, hosts []FleetHost) (fs []Finding) {
+func safeFleet(fn fleetEvaluator, r Rule, hosts []FleetHost) (fs []Finding) {
 	defer func() {
 		if v := recover(); v != nil {
 			fs = make([]Finding, len(hosts))
 			for i := range fs {
-				fs[i] = Finding{Status: Error, Reason: fmt.Sprintf("rule %s could not be evaluated (kaudit bug): %v", id, v)}
+				fs[i] = Finding{Status: Error, Reason: fmt.Sprintf("rule %s could not be evaluated (kaudit bug): %v", r.ID, v)}
 			}
 		}
 	}()
-	return fn(hosts)
+	return fn(r, hosts)
 }
 
 // ApplyFleet returns findings with each fleet rule's finding replaced by
@@ -369,6 +379,11 @@ func FleetFacts(f *facts.Facts) *facts.Facts {
 		Sections: cloneMap(f.Sections, func(s facts.SectionStatus) facts.SectionStatus {
 			return facts.SectionStatus{State: facts.SectionState(strings.Clone(string(s.State))), Message: strings.Clone(s.Message)}
 		}),
+		// What the peer comparison reads (peers.go).
+		Kernel: facts.Kernel{Release: strings.Clone(f.Kernel.Release)},
+		Sysctl: cloneMap(f.Sysctl, strings.Clone),
+		Files:  cloneMap(f.Files, strings.Clone),
+		NICs:   cloneSlice(f.NICs, peerNIC),
 	}
 	if k := f.Kafka; k != nil {
 		out.Kafka = &facts.Kafka{
@@ -376,6 +391,7 @@ func FleetFacts(f *facts.Facts) *facts.Facts {
 			Distribution: strings.Clone(k.Distribution), Jar: strings.Clone(k.Jar), Scala: strings.Clone(k.Scala),
 			Config: strings.Clone(k.Config), Properties: cloneMap(k.Properties, strings.Clone),
 			PropertyLines: cloneMap(k.PropertyLines, func(n int) int { return n }),
+			Process:       peerProcess(k.Process),
 			Running:       cloneMap(k.Running, func(r facts.RunningConfig) facts.RunningConfig { return r }),
 			// The cluster cross-check (scan --bootstrap) proves hosts by these.
 			LogDirs: cloneSlice(k.LogDirs, func(d facts.LogDir) facts.LogDir {
@@ -412,6 +428,29 @@ func cloneMap[V any](m map[string]V, clone func(V) V) map[string]V {
 	out := make(map[string]V, len(m))
 	for k, v := range m {
 		out[strings.Clone(k)] = clone(v)
+	}
+	return out
+}
+
+// peerNIC is what the peer comparison reads of a NIC.
+func peerNIC(n facts.NIC) facts.NIC {
+	out := facts.NIC{Name: strings.Clone(n.Name), MTU: n.MTU, Features: cloneMap(n.Features, func(f facts.Feature) facts.Feature { return facts.Feature{On: f.On} })}
+	if n.Ring != nil {
+		r := *n.Ring
+		out.Ring = &r
+	}
+	return out
+}
+
+// peerProcess is what the peer comparison reads of the broker process.
+func peerProcess(p *facts.BrokerProcess) *facts.BrokerProcess {
+	if p == nil {
+		return nil
+	}
+	out := &facts.BrokerProcess{JavaVersion: strings.Clone(p.JavaVersion), Xms: p.Xms, Xmx: p.Xmx, Unread: cloneMap(p.Unread, strings.Clone)}
+	if p.NoFile != nil {
+		l := *p.NoFile
+		out.NoFile = &l
 	}
 	return out
 }

@@ -18,6 +18,10 @@ func compliantHost() *facts.Facts {
 		"vm.dirty_bytes":            "0",
 		"vm.dirty_background_bytes": "0",
 		KeyMaxMapCount:              "262144",
+		KeyZoneReclaim:              "0",
+		KeyNUMABalancing:            "1",
+		KeyConntrackCount:           "1200",
+		KeyConntrackMax:             "262144",
 	}
 	literal := map[string]bool{"net.ipv4.tcp_syncookies": true}
 	p := DefaultProfile()
@@ -62,6 +66,9 @@ func compliantHost() *facts.Facts {
 			Boot:     compliantBoot(),
 		}},
 	}
+	f.Files = map[string]string{FileTHPEnabled: "always [madvise] never", FileTHPDefrag: "always defer defer+madvise [madvise] never",
+		FileClockCurrent: "tsc", FileClockAvailable: "tsc hpet acpi_pm"}
+	f.Host = &facts.HostInfo{NUMANodes: 2, Clock: &facts.Clock{Measured: true, BoundSeconds: 1}}
 	f.Kafka.LogDirs = []facts.LogDir{{Path: "/var/lib/kafka/data", Exists: true, Mount: "/var/lib/kafka", FSType: "xfs",
 		Source: "/dev/nvme1n1", Device: "259:1", Options: []string{"rw", "noatime", "rw", "attr2", "inode64"}, Segments: 1200}}
 	return f

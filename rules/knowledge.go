@@ -19,6 +19,7 @@ const (
 	RuleSysctlPersisted        = "sysctl-persisted"
 	RuleReconnectStorm         = "reconnect-storm"
 	RuleClientWscaleMismatch   = "client-wscale-mismatch"
+	RulePeerConsistency        = "peer-consistency"
 	RuleBrokerOpenFiles        = "broker-open-files"
 	RuleBrokerMapCount         = "broker-map-count"
 	RuleBrokerSwap             = "broker-swap"

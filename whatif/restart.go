@@ -31,7 +31,7 @@ func restartVerdicts(now, after *report.Report, noUpgrade map[string]bool) []Res
 		if h.Facts != nil && h.Facts.Role == facts.RoleClient {
 			continue // a producer host is no broker to restart
 		}
-		for _, g := range report.HostClusters(&h, proven) {
+		for _, g := range report.HostClustersOf(&h, h.Facts, proven) {
 			clusters[g] = append(clusters[g], i)
 		}
 	}

@@ -278,8 +278,9 @@ func FleetPass(r *report.Report) {
 // (pipeline.Config.SpoolFacts keeps rules.FleetFacts of each host).
 func FleetPassOn(r *report.Report, fleet []*facts.Facts) {
 	hosts := make([]rules.FleetHost, len(r.Hosts))
+	proven, _ := clusterMembers(r.Cluster)
 	for i, h := range r.Hosts {
-		hosts[i] = rules.FleetHost{Name: h.Name, Address: h.Address, Facts: fleet[i]}
+		hosts[i] = rules.FleetHost{Name: h.Name, Address: h.Address, Facts: fleet[i], Groups: report.HostClustersOf(&r.Hosts[i], fleet[i], proven)}
 		if h.Error != nil {
 			hosts[i].Facts = nil
 		}

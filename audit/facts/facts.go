@@ -54,6 +54,60 @@ type Facts struct {
 	// Sections maps a gather section name to its status when it was not
 	// fully successful: missing tool, permission denied, error text.
 	Sections map[string]SectionStatus `json:"sections,omitempty"`
+	// Files are the plain files the catalog names (a peers: fact
+	// "file:PATH"), read by the gather's host section: path → the file's
+	// lines joined by one space. A file that could not be read is absent,
+	// and the host section's status names it.
+	Files map[string]string `json:"files,omitempty"`
+	// Host is what the gather's host section read beyond the sysctls: the
+	// NUMA nodes, the clock. Nil: not gathered (an older script, a client
+	// host).
+	Host *HostInfo `json:"host,omitempty"`
+}
+
+// HostInfo is the gather's host section: facts about the machine the
+// broker runs on that no other section reads.
+type HostInfo struct {
+	// NUMANodes is the number of /sys/devices/system/node/nodeN
+	// directories; -1 when /sys/devices/system/node is absent (a kernel
+	// without NUMA support: one node).
+	NUMANodes int `json:"numa_nodes"`
+	// Clock is the host's clock read at the end of the gather, against
+	// kaudit's own clock around the session; nil when not read.
+	Clock *Clock `json:"clock,omitempty"`
+	// Unread maps what could not be read ("numa", "clock") to why.
+	Unread map[string]string `json:"unread,omitempty"`
+}
+
+// Clock is one reading of a host's clock inside a gather session. The
+// host read HostUnixNano at some instant between kaudit's two readings of
+// its own clock, before the session started and after its output came
+// back: the offset is known to within half that round trip. The report
+// keeps the offset and its bound in whole seconds (the offset rounded,
+// the bound rounded up, at least 1), so that two scans of the same fleet
+// render alike.
+type Clock struct {
+	HostUnixNano  int64 `json:"-"`
+	Measured      bool  `json:"measured"`
+	OffsetSeconds int64 `json:"offset_seconds"`
+	BoundSeconds  int64 `json:"bound_seconds"`
+}
+
+// Measure sets the offset from kaudit's readings (Unix nanoseconds)
+// before the session and after its output.
+func (c *Clock) Measure(sent, received int64) {
+	if received < sent || c.HostUnixNano == 0 {
+		return
+	}
+	mid := sent + (received-sent)/2
+	off := c.HostUnixNano - mid
+	half := int64(1e9 / 2)
+	if off < 0 {
+		half = -half
+	}
+	c.Measured = true
+	c.OffsetSeconds = (off + half) / 1e9
+	c.BoundSeconds = max(((received-sent)/2+1e9-1)/1e9, 1)
 }
 
 // Section names used in Facts.Sections (and in the gather script).
@@ -77,6 +131,7 @@ const (
 	SecProcess     = "broker-process"
 	SecKafkaMeta   = "kafka-meta"
 	SecBrokerUnit  = "broker-unit"
+	SecHost        = "host"
 )
 
 // SectionState says how a section is incomplete (SectionStatus.State).
@@ -298,7 +353,9 @@ const Unlimited int64 = -1
 
 // NIC is one network interface's ring and offload settings.
 type NIC struct {
-	Name     string             `json:"name"`
+	Name string `json:"name"`
+	// MTU is /sys/class/net/IF/mtu (the host section); 0 when not read.
+	MTU      int                `json:"mtu,omitempty"`
 	Driver   string             `json:"driver,omitempty"`
 	Ring     *Ring              `json:"ring"`                 // nil when unsupported or unreadable, see RingErr
 	RingErr  string             `json:"ring_error,omitempty"` // e.g. "Operation not supported"

@@ -59,3 +59,24 @@ func TestStatesFromJSON(t *testing.T) {
 		})
 	}
 }
+
+func TestClockMeasure(t *testing.T) {
+	for _, c := range []struct {
+		host, sent, recv int64
+		off, bound       int64
+		measured         bool
+	}{
+		{host: 10_400_000_000, sent: 10_000_000_000, recv: 10_200_000_000, off: 0, bound: 1, measured: true},
+		{host: 13_700_000_000, sent: 10_000_000_000, recv: 10_200_000_000, off: 4, bound: 1, measured: true},
+		{host: 6_000_000_000, sent: 10_000_000_000, recv: 10_200_000_000, off: -4, bound: 1, measured: true},
+		{host: 10_000_000_000, sent: 10_000_000_000, recv: 15_000_000_000, off: -3, bound: 3, measured: true},
+		{host: 10_000_000_000, sent: 10_000_000_000, recv: 9_000_000_000},
+		{host: 0, sent: 10_000_000_000, recv: 10_100_000_000},
+	} {
+		ck := facts.Clock{HostUnixNano: c.host}
+		ck.Measure(c.sent, c.recv)
+		if ck.Measured != c.measured || ck.OffsetSeconds != c.off || ck.BoundSeconds != c.bound {
+			t.Errorf("%+v: got %+v", c, ck)
+		}
+	}
+}

@@ -50,6 +50,7 @@ var sectionParsers = []struct {
 	{facts.SecEstablished, false, (*assembler).established},
 	{facts.SecConns, false, (*assembler).conns},
 	{facts.SecNICs, true, (*assembler).nics},
+	{facts.SecHost, true, (*assembler).host}, // after nics: it adds their MTU
 	{facts.SecEvidence, false, (*assembler).evidence},
 }
 
@@ -229,6 +230,36 @@ func (a *assembler) kernelCaps(s remote.Section) {
 		a.f.Feasibility = &facts.Feasibility{}
 	}
 	a.f.Feasibility.Kernel = k
+}
+
+// host is optional like feasibility: without the section (an older
+// script or fake host) nothing is judged on it; what it could not read is
+// noted as partial, by name.
+func (a *assembler) host(s remote.Section) {
+	switch {
+	case s.Name == "":
+		return
+	case s.State != "ok":
+		a.noteSection(facts.SecHost, s, s.Body)
+		return
+	}
+	h := parse.Host(s.Body)
+	info := h.Info
+	if len(h.Files) > 0 {
+		a.f.Files = h.Files
+	}
+	for i := range a.f.NICs {
+		a.f.NICs[i].MTU = h.MTU[a.f.NICs[i].Name]
+	}
+	if len(h.Unread) > 0 {
+		info.Unread = h.Unread
+		var bad []string
+		for _, k := range sortedKeys(h.Unread) {
+			bad = append(bad, k+" ("+h.Unread[k]+")")
+		}
+		a.note(facts.SecHost, facts.SectionPartial, "not readable: "+strings.Join(bad, ", "))
+	}
+	a.f.Host = &info
 }
 
 func (a *assembler) evidence(s remote.Section) {
@@ -429,4 +460,13 @@ func logDir(k *facts.Kafka, path string) *facts.LogDir {
 	}
 	k.LogDirs = append(k.LogDirs, facts.LogDir{Path: path, Segments: -1})
 	return &k.LogDirs[len(k.LogDirs)-1]
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }

@@ -149,7 +149,7 @@ if [ -r /proc/net/netstat ]; then cat /proc/net/netstat; e netstat; else e netst
 # ([.] rather than \. because awk -v would read the backslash): nothing
 # else leaves the host, because the file can hold secrets. Go's list is
 # gather.KafkaKeys; TestKafkaKeysMatch keeps the two equal.
-KKEYS='socket[.]listen[.]backlog[.]size|socket[.]receive[.]buffer[.]bytes|socket[.]send[.]buffer[.]bytes|listeners|log[.]dirs|log[.]dir|num[.]network[.]threads'
+KKEYS='socket[.]listen[.]backlog[.]size|socket[.]receive[.]buffer[.]bytes|socket[.]send[.]buffer[.]bytes|listeners|log[.]dirs|log[.]dir|num[.]network[.]threads|num[.]io[.]threads|broker[.]rack'
 kpids=''
 kc=''
 kcread=''
@@ -616,6 +616,36 @@ else
 	done
 	e nics
 fi
+
+# The host section: the plain files the catalog names (FILES, each under
+# /proc or /sys: "file PATH=TEXT", the lines joined by spaces, or "file
+# PATH!denied", "!absent", "!unreadable"), the NUMA nodes, each gathered
+# interface's MTU, and last the host's clock, as near the session's end as
+# the script gets (kaudit brackets it with its own clock). One awk and one
+# date at most; the rest is builtins.
+b host
+set --
+for f in $FILES; do
+	if [ -r "$f" ]; then set -- "$@" "$f"; elif [ -e "$f" ]; then echo "file $f!denied"; else echo "file $f!absent"; fi
+done
+[ $# -gt 0 ] && awk 'BEGIN {
+	for (i = 1; i < ARGC; i++) {
+		f = ARGV[i]; s = ""; sep = ""; n = 0
+		while (n < 64 && (rc = getline v < f) > 0) { s = s sep v; sep = " "; n++ }
+		close(f)
+		if (rc < 0 && n == 0) { print "file " f "!unreadable"; continue }
+		gsub(/\t/, " ", s)
+		print "file " f "=" s
+	}
+}' "$@"
+if [ -d /sys/devices/system/node ]; then
+	n=0
+	for d in /sys/devices/system/node/node[0-9]*; do [ -d "$d" ] && n=$((n + 1)); done
+	echo "numa-nodes $n"
+else echo "numa-nodes !absent /sys/devices/system/node"; fi
+for i in $ifs; do rv "/sys/class/net/$i/mtu"; echo "mtu $i $v"; done
+echo "clock $(date +%s.%N 2>/dev/null)"
+e host
 
 b evidence
 if have dmesg; then

@@ -34,7 +34,10 @@ type Params struct {
 	KafkaConfig string   // absolute path override, or "" to discover
 	Interfaces  []string // empty: the default-route interfaces
 	SysctlKeys  []string // dotted keys to read from /proc/sys
-	Marker      string   // section marker; NewMarker() when empty
+	// Files are the /proc and /sys files the catalog names (the host
+	// section reads each whole: facts.Facts.Files).
+	Files  []string
+	Marker string // section marker; NewMarker() when empty
 	// Client selects the client profile: kernel, sysctls and the
 	// connections to ClientPorts (the brokers' Kafka ports) only.
 	Client      bool
@@ -73,6 +76,11 @@ func Script(p Params) ([]byte, error) {
 			return nil, fmt.Errorf("gather: bad sysctl key %q", k)
 		}
 	}
+	for _, f := range p.Files {
+		if !safe.PseudoFile(f) {
+			return nil, fmt.Errorf("gather: file %q: only files under /proc/ or /sys/ of letters, digits and %s are read", f, safe.PathExtra)
+		}
+	}
 	conns, err := connParams(p)
 	if err != nil {
 		return nil, err
@@ -80,9 +88,10 @@ func Script(p Params) ([]byte, error) {
 	var b strings.Builder
 	b.Grow(len(scriptBody) + len(conns) + len(feasibilityAwk) + len(kafkaConfAwk) + 512)
 	b.WriteString(conns)
-	fmt.Fprintf(&b, "M=%s\nKAFKA_PORT=%d\nKAFKA_CONFIG=%s\nIFACES=%s\nSYSCTLS=%s\nFEAS_AWK=%s\nKCONF_AWK=%s\n",
+	fmt.Fprintf(&b, "M=%s\nKAFKA_PORT=%d\nKAFKA_CONFIG=%s\nIFACES=%s\nSYSCTLS=%s\nFILES=%s\nFEAS_AWK=%s\nKCONF_AWK=%s\n",
 		remote.Quote(p.Marker), p.KafkaPort, remote.Quote(p.KafkaConfig),
-		remote.Quote(strings.Join(p.Interfaces, " ")), remote.Quote(strings.Join(p.SysctlKeys, " ")), remote.Quote(feasibilityAwk), remote.Quote(kafkaConfAwk))
+		remote.Quote(strings.Join(p.Interfaces, " ")), remote.Quote(strings.Join(p.SysctlKeys, " ")),
+		remote.Quote(strings.Join(p.Files, " ")), remote.Quote(feasibilityAwk), remote.Quote(kafkaConfAwk))
 	b.WriteString(scriptBody)
 	return []byte(b.String()), nil
 }
@@ -98,4 +107,6 @@ var KafkaKeys = []string{
 	"log.dirs",
 	"log.dir",
 	"num.network.threads",
+	"num.io.threads",
+	"broker.rack",
 }

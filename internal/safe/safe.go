@@ -60,3 +60,19 @@ var nmUUIDRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]
 // NMUUID reports whether s is a NetworkManager connection UUID as nmcli
 // prints it: lowercase hex in the 8-4-4-4-12 form.
 func NMUUID(s string) bool { return nmUUIDRE.MatchString(s) }
+
+// PseudoFile reports whether p names a file of /proc or /sys that a
+// catalog may ask the gather to read (facts.Facts.Files): a RemotePath
+// under /proc/ or /sys/ without a ".." step. Those are the kernel's own
+// read-only views, never a user's data that could hold a secret.
+func PseudoFile(p string) bool {
+	if !RemotePath(p) || len(p) > 200 || !(strings.HasPrefix(p, "/proc/") || strings.HasPrefix(p, "/sys/")) {
+		return false
+	}
+	for _, s := range strings.Split(p, "/") {
+		if s == ".." || s == "." {
+			return false
+		}
+	}
+	return !strings.HasSuffix(p, "/")
+}

@@ -7,28 +7,32 @@ import (
 
 func sysctls(over map[string]string) map[string]string {
 	m := map[string]string{
-		"net.core.somaxconn":              "128",
-		"net.ipv4.tcp_max_syn_backlog":    "1024",
-		"net.ipv4.tcp_syncookies":         "1",
-		"net.ipv4.tcp_timestamps":         "1",
-		"net.ipv4.tcp_window_scaling":     "1",
-		"net.core.rmem_default":           "212992",
-		"net.core.wmem_default":           "212992",
-		"net.core.rmem_max":               "212992",
-		"net.core.wmem_max":               "212992",
-		"net.ipv4.tcp_rmem":               "4096 87380 6291456",
-		"net.ipv4.tcp_wmem":               "4096 16384 4194304",
-		"net.ipv4.tcp_congestion_control": "cubic",
-		"net.core.default_qdisc":          "pfifo_fast",
-		"net.ipv4.tcp_tw_reuse":           "0",
-		"net.ipv4.tcp_fin_timeout":        "60",
-		"vm.max_map_count":                "65530",
-		"net.core.netdev_max_backlog":     "1000",
-		"vm.swappiness":                   "60",
-		"vm.dirty_background_ratio":       "10",
-		"vm.dirty_ratio":                  "20",
-		"vm.dirty_background_bytes":       "0",
-		"vm.dirty_bytes":                  "0",
+		"net.core.somaxconn":               "128",
+		"net.ipv4.tcp_max_syn_backlog":     "1024",
+		"net.ipv4.tcp_syncookies":          "1",
+		"net.ipv4.tcp_timestamps":          "1",
+		"net.ipv4.tcp_window_scaling":      "1",
+		"net.core.rmem_default":            "212992",
+		"net.core.wmem_default":            "212992",
+		"net.core.rmem_max":                "212992",
+		"net.core.wmem_max":                "212992",
+		"net.ipv4.tcp_rmem":                "4096 87380 6291456",
+		"net.ipv4.tcp_wmem":                "4096 16384 4194304",
+		"net.ipv4.tcp_congestion_control":  "cubic",
+		"net.core.default_qdisc":           "pfifo_fast",
+		"net.ipv4.tcp_tw_reuse":            "0",
+		"net.ipv4.tcp_fin_timeout":         "60",
+		"vm.max_map_count":                 "262144",
+		"vm.zone_reclaim_mode":             "0",
+		"kernel.numa_balancing":            "1",
+		"net.netfilter.nf_conntrack_count": "5210",
+		"net.netfilter.nf_conntrack_max":   "262144",
+		"net.core.netdev_max_backlog":      "1000",
+		"vm.swappiness":                    "60",
+		"vm.dirty_background_ratio":        "10",
+		"vm.dirty_ratio":                   "20",
+		"vm.dirty_background_bytes":        "0",
+		"vm.dirty_bytes":                   "0",
 	}
 	for k, v := range over {
 		m[k] = v
@@ -131,6 +135,11 @@ func eth(drv string, netlink bool, rxMax, txMax, rx, tx int, gro string) NIC {
 	return NIC{Name: "eth0", Driver: drv, Ring: ring, Features: Features("eth0", "on", "on", gro), Persist: persist}
 }
 
+func withMTU(n NIC, mtu int) NIC {
+	n.MTU = mtu
+	return n
+}
+
 // DemoFleet is the embedded default fleet: the failure of the talk and its
 // neighbours, one host per interesting combination. A data table: a fresh
 // copy per call, so callers may change their hosts.
@@ -140,7 +149,9 @@ func DemoFleet() []*Host {
 			Name: "kafka-centos7-01", Release: "3.10.0-1160.95.1.el7.x86_64",
 			Version:     "Linux version 3.10.0-1160.95.1.el7.x86_64 (mockbuild@kbuilder.bsys.centos.org) (gcc version 4.8.5 20150623 (Red Hat 4.8.5-44) (GCC) ) #1 SMP Mon Jul 24 13:59:37 UTC 2023",
 			OSRelease:   osCentOS7,
-			Sysctl:      sysctls(nil),
+			Sysctl:      sysctls(map[string]string{"vm.zone_reclaim_mode": "1"}),
+			NUMANodes:   2,
+			Files:       map[string]string{"/sys/kernel/mm/transparent_hugepage/enabled": "[always] madvise never", "/sys/kernel/mm/transparent_hugepage/defrag": "[always] defer defer+madvise madvise never"},
 			SysctlFiles: "@link /etc/sysctl.d/99-sysctl.conf /etc/sysctl.conf\n@file /usr/lib/sysctl.d/00-system.conf\n5:net.bridge.bridge-nf-call-ip6tables = 0\n@file /usr/lib/sysctl.d/50-default.conf\n11:kernel.sysrq = 16\n@file /etc/sysctl.conf\n",
 			Changelog:   "source=rpm -q --changelog kernel-3.10.0-1160.95.1.el7.x86_64\n",
 			Netstat:     Netstat(true, map[string]int64{"SyncookiesSent": 18432, "SyncookiesRecv": 17980, "ListenOverflows": 412, "ListenDrops": 412, "TCPReqQFullDoCookies": 18432}),
@@ -189,7 +200,8 @@ func DemoFleet() []*Host {
 				Classpath:  []string{"/usr/bin/../share/java/kafka/kafka-clients-7.1.0-ccs.jar", "/usr/bin/../share/java/kafka/kafka_2.13-7.1.0-ccs.jar"},
 				ConfigBody: "31:listeners=PLAINTEXT://0.0.0.0:9092\n",
 				LogDirs:    logDirsOnRoot}, // on the OS disk, relatime
-			NICs:        []NIC{eth("virtio_net", true, 256, 256, 256, 256, "on")},
+			NICs:        []NIC{withMTU(eth("virtio_net", true, 256, 256, 256, 256, "on"), 9000)}, // jumbo frames where its peers have 1500
+			Files:       map[string]string{"/sys/devices/system/clocksource/clocksource0/current_clocksource": "hpet"},
 			Probe:       &ProbeAnswer{Client: 1, Server: 7, Python: "3.6.8 /usr/libexec/platform-python"}, // the probe settles it: the talk's bug
 			Established: "10.0.0.14:9092 64\n",
 		},
@@ -211,7 +223,7 @@ func DemoFleet() []*Host {
 			Name: "kafka-amzn2-06", Release: "4.14.203-156.332.amzn2.x86_64",
 			Version:     "Linux version 4.14.203-156.332.amzn2.x86_64 (mockbuild@ip-10-0-1-32) (gcc version 7.3.1 20180712 (Red Hat 7.3.1-10) (GCC)) #1 SMP Fri Oct 30 19:19:33 UTC 2020",
 			OSRelease:   osAmzn2,
-			Sysctl:      sysctls(map[string]string{"net.ipv4.tcp_syncookies": "0", "net.core.somaxconn": "4096", "net.ipv4.tcp_max_syn_backlog": "8192"}),
+			Sysctl:      sysctls(map[string]string{"net.ipv4.tcp_syncookies": "0", "net.core.somaxconn": "4096", "net.ipv4.tcp_max_syn_backlog": "8192", "net.netfilter.nf_conntrack_count": "59000", "net.netfilter.nf_conntrack_max": "65536"}),
 			SysctlFiles: "@file /etc/sysctl.d/50-kafka.conf\n1:net.ipv4.tcp_syncookies = 0\n2:net.core.somaxconn = 4096\n3:net.ipv4.tcp_max_syn_backlog = 8192\n@link /etc/sysctl.d/99-sysctl.conf /etc/sysctl.conf\n@file /etc/sysctl.conf\n",
 			Netstat:     Netstat(false, map[string]int64{"TCPReqQFullDrop": 12, "ListenDrops": 12}),
 			SS:          SS(false, Listen{Addr: "*", Port: 9092, Backlog: 4096, PID: 2001, Proc: "java"}),

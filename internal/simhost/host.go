@@ -1,8 +1,10 @@
 package simhost
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Host is the canned state of one simulated broker host: raw command
@@ -35,6 +37,12 @@ type Host struct {
 	// sysctls, conns); Groups its inventory groups (default "demo").
 	Client bool
 	Groups []string
+	// Files overrides the /proc and /sys files the host section answers
+	// (DefaultFiles otherwise; a path in neither is absent); NUMANodes is
+	// its node count (0: 1); ClockSkew how far its clock is off.
+	Files     map[string]string
+	NUMANodes int
+	ClockSkew time.Duration
 	// Probe is how the kernel answers kaudit's SYN-cookie probe (nil: the
 	// login has no root, the probe is skipped); see probe.go.
 	Probe *ProbeAnswer
@@ -105,6 +113,7 @@ const LogDirsXFS = "dir=/var/lib/kafka/data\nreal=/var/lib/kafka/data\nsegments=
 // NIC is one interface's ethtool output.
 type NIC struct {
 	Name, Driver string
+	MTU          int    // 0: 1500
 	Ring         string // ethtool -g output (or its error text)
 	Features     string // ethtool -k output, top-level lines
 	// Persist: the persistence lines the gather prints after them
@@ -113,9 +122,16 @@ type NIC struct {
 }
 
 // Render produces the gather script's output for this host.
-func (h *Host) Render(marker, sysctlKeys string) string {
+func (h *Host) Render(marker, sysctlKeys string) string { return h.RenderFiles(marker, sysctlKeys, "") }
+
+// RenderFiles is Render for a script that names files (its FILES).
+func (h *Host) RenderFiles(marker, sysctlKeys, files string) string {
 	var b strings.Builder
-	for _, sc := range h.sections(sysctlKeys) {
+	secs := h.sections(sysctlKeys)
+	if !h.Client {
+		secs = append(secs[:len(secs)-1], section{"host", "ok", h.hostBody(files)}, secs[len(secs)-1])
+	}
+	for _, sc := range secs {
 		state, body := sc.state, sc.body
 		if st, ok := h.Sections[sc.name]; ok {
 			state = st
@@ -224,6 +240,38 @@ func (h *Host) nicsBody() string {
 		nb.WriteString(ensureNL(n.Persist))
 	}
 	return nb.String()
+}
+
+// DefaultFiles are the /sys files a simulated host answers: THP madvise,
+// the tsc clocksource.
+var DefaultFiles = map[string]string{
+	"/sys/kernel/mm/transparent_hugepage/enabled":                        "always [madvise] never",
+	"/sys/kernel/mm/transparent_hugepage/defrag":                         "always defer defer+madvise [madvise] never",
+	"/sys/devices/system/clocksource/clocksource0/current_clocksource":   "tsc",
+	"/sys/devices/system/clocksource/clocksource0/available_clocksource": "tsc hpet acpi_pm",
+}
+
+// hostBody is the host section as the script prints it.
+func (h *Host) hostBody(files string) string {
+	var b strings.Builder
+	for _, f := range strings.Fields(files) {
+		v, ok := h.Files[f]
+		if !ok {
+			v, ok = DefaultFiles[f]
+		}
+		if ok {
+			fmt.Fprintf(&b, "file %s=%s\n", f, v)
+		} else {
+			fmt.Fprintf(&b, "file %s!absent\n", f)
+		}
+	}
+	fmt.Fprintf(&b, "numa-nodes %d\n", max(h.NUMANodes, 1))
+	for _, n := range h.NICs {
+		fmt.Fprintf(&b, "mtu %s %d\n", n.Name, cmp.Or(n.MTU, 1500))
+	}
+	t := time.Now().Add(h.ClockSkew)
+	fmt.Fprintf(&b, "clock %d.%09d\n", t.Unix(), t.Nanosecond())
+	return b.String()
 }
 
 func ensureNL(s string) string {

@@ -270,7 +270,8 @@ func (s *Server) exec(raw net.Conn, ch ssh.Channel, cmd string, script []byte) i
 		return 0
 	}
 	sysctls, _ := remote.ScriptVar(script, "SYSCTLS")
-	out := h.Render(marker, sysctls)
+	files, _ := remote.ScriptVar(script, "FILES")
+	out := h.RenderFiles(marker, sysctls, files)
 	switch h.Fault {
 	case FaultHang:
 		// Never answer: hold the session until the client gives up.

@@ -120,6 +120,9 @@ type HostSpec struct {
 	// TrustedUserCAKeys is a file (on this machine, readable inside the
 	// host) of CA keys whose user certificates sshd accepts.
 	TrustedUserCAKeys string
+	// MTU, when set, is eth0's MTU inside the host's network namespace
+	// (the veth pair's other end keeps its own).
+	MTU int
 	// Mounts are filesystems mounted inside the host's own mount namespace
 	// (after its overlays and binds, so they hide what is below), e.g. a
 	// log.dirs on a tmpfs or on an ext4 loop image; gone with the host.
@@ -952,6 +955,9 @@ func (h *Host) network() error {
 		{"ip", "-n", ns, "addr", "add", h.Addr + "/30", "dev", "eth0"},
 		{"ip", "-n", ns, "link", "set", "eth0", "up"},
 		{"ip", "-n", ns, "link", "set", "lo", "up"},
+	}
+	if h.Spec.MTU > 0 {
+		cmds = append(cmds, []string{"ip", "-n", ns, "link", "set", "eth0", "mtu", strconv.Itoa(h.Spec.MTU)})
 	}
 	for _, c := range cmds {
 		if out, err := exec.Command(c[0], c[1:]...).CombinedOutput(); err != nil {
