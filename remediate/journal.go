@@ -87,6 +87,9 @@ type HostJournal struct {
 	// Residual is what the verify's re-gather says remains of the talk's
 	// failure on the host (nil: the host did not reach verified).
 	Residual *Residual `json:"residual,omitempty"`
+	// Restart is the broker restart of --restart (nil: none asked or
+	// needed).
+	Restart *Restart `json:"restart,omitempty"`
 }
 
 // Residual is the SYN-cookie failure's state on a host after a verified

@@ -1,0 +1,147 @@
+package apply
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/kaudit/kaudit/audit/facts"
+	"github.com/kaudit/kaudit/internal/remote"
+	"github.com/kaudit/kaudit/remediate"
+)
+
+func TestRestartDecision(t *testing.T) {
+	backlog := remediate.Change{Kind: remediate.KindKafkaProperty, Target: "socket.listen.backlog.size", To: "4096", RestartRequired: true}
+	sysctl := remediate.Change{Kind: remediate.KindSysctl, Target: "net.ipv4.tcp_syncookies", To: "0"}
+	unit := &facts.Facts{Kafka: &facts.Kafka{PID: 42, Unit: &facts.BrokerUnit{Name: "kafka.service"}}}
+	shell := &facts.Facts{Kafka: &facts.Kafka{PID: 42}}
+	for _, tc := range []struct {
+		name      string
+		f         *facts.Facts
+		changes   []remediate.Change
+		need      bool
+		unit      string
+		refusedIn string
+	}{
+		{"no change needs a restart", unit, []remediate.Change{sysctl}, false, "", ""},
+		{"systemd unit", unit, []remediate.Change{sysctl, backlog}, true, "kafka.service", ""},
+		{"not under systemd", shell, []remediate.Change{backlog}, true, "", "not a systemd service"},
+		{"bad unit name", &facts.Facts{Kafka: &facts.Kafka{PID: 1, Unit: &facts.BrokerUnit{Name: "x; rm -rf /"}}}, []remediate.Change{backlog}, true, "", "not a systemd service"},
+		{"no broker running", &facts.Facts{}, []remediate.Change{backlog}, true, "", "no running broker"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			need, u, refused := RestartDecision(tc.f, tc.changes)
+			if need != tc.need || u != tc.unit || (tc.refusedIn == "") != (refused == "") || !strings.Contains(refused, tc.refusedIn) {
+				t.Errorf("got %v %q %q, want %v %q refused~%q", need, u, refused, tc.need, tc.unit, tc.refusedIn)
+			}
+		})
+	}
+}
+
+func TestRestartWantsAndInForce(t *testing.T) {
+	after := &facts.Facts{Sysctl: map[string]string{"net.core.somaxconn": "2048"},
+		Kafka: &facts.Kafka{Version: "3.6.1", Distribution: "apache", Properties: map[string]string{"socket.listen.backlog.size": "4096"}}}
+	b, n := restartWants(after, []remediate.Change{{Kind: remediate.KindUnitDropIn, To: "100000"}})
+	if b != 2048 || n != "100000 100000" {
+		t.Fatalf("wants %d %q, want 2048 and \"100000 100000\"", b, n)
+	}
+	for _, tc := range []struct {
+		r    remediate.Restart
+		ok   bool
+		want string
+	}{
+		{remediate.Restart{Backlog: 2048, WantBacklog: 2048, NoFile: "100000 100000", WantNoFile: "100000 100000"}, true, ""},
+		{remediate.Restart{Backlog: 50, WantBacklog: 2048}, false, "Send-Q) is 50 after the restart, want 2048"},
+		{remediate.Restart{Backlog: 2048, WantBacklog: 2048, NoFile: "4096 4096", WantNoFile: "100000 100000"}, false, "open-files limit is \"4096 4096\""},
+	} {
+		r := tc.r
+		r.CheckInForce()
+		if r.InForce != tc.ok || !strings.Contains(r.Error, tc.want) {
+			t.Errorf("%+v: in force %v %q, want %v ~%q", tc.r, r.InForce, r.Error, tc.ok, tc.want)
+		}
+	}
+}
+
+func TestWatchVerdict(t *testing.T) {
+	before := remediate.Counters{SyncookiesSent: 10, TCPReqQFullDoCookies: 3, ListenOverflows: 0, ListenDrops: 0}
+	storm := remediate.Counters{SyncookiesSent: 250, TCPReqQFullDoCookies: 240, ListenOverflows: 7, ListenDrops: 7}
+	d := before.Delta(storm)
+	if d != (remediate.Counters{SyncookiesSent: 240, TCPReqQFullDoCookies: 237, ListenOverflows: 7, ListenDrops: 7}) {
+		t.Fatalf("delta %+v", d)
+	}
+	if v := remediate.WatchVerdict("b1", d, true); !strings.Contains(v, "b1: 240 SYN cookie(s) sent") || !strings.Contains(v, "wrong window scale") {
+		t.Errorf("storm on an affected kernel: %q", v)
+	}
+	if v := remediate.WatchVerdict("b1", d, false); v != "" {
+		t.Errorf("fixed kernel: %q, want none", v)
+	}
+	if v := remediate.WatchVerdict("b1", before.Delta(before), true); v != "" {
+		t.Errorf("no cookies: %q, want none", v)
+	}
+	if d := before.Delta(remediate.Counters{SyncookiesSent: -1}); d.SyncookiesSent != -1 {
+		t.Errorf("unknown counter: delta %d, want -1", d.SyncookiesSent)
+	}
+}
+
+func TestParseRestart(t *testing.T) {
+	ok := remote.Results{
+		{Step: "counters", OK: true, Detail: []string{"10 3 - 0"}}, {Step: "oldpid", OK: true, Detail: []string{"100"}},
+		{Step: "restart", OK: true, Detail: []string{"-"}}, {Step: "stopped", OK: true, Detail: []string{"4"}},
+		{Step: "newpid", OK: true, Detail: []string{"200"}}, {Step: "listen", OK: true, Detail: []string{"2048"}},
+		{Step: "nofile", OK: true, Detail: []string{"100000 unlimited"}}, {Step: "done", OK: true, Detail: []string{"-"}},
+	}
+	var r remediate.Restart
+	if err := parseRestart(ok, &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.OldPID != 100 || r.NewPID != 200 || r.Backlog != 2048 || r.NoFile != "100000 infinity" || *r.Before != (remediate.Counters{SyncookiesSent: 10, TCPReqQFullDoCookies: 3, ListenOverflows: -1}) {
+		t.Errorf("parsed %+v before %+v", r, *r.Before)
+	}
+	stuck := append(remote.Results{}, ok[:4]...)
+	stuck[3] = remote.Result{Step: "stopped", Detail: []string{"the old process 100 of kafka.service still runs after 600s"}}
+	if err := parseRestart(stuck, &remediate.Restart{}); err == nil || !strings.Contains(err.Error(), "still runs after 600s") {
+		t.Errorf("stuck stop: %v", err)
+	}
+	if err := parseRestart(ok[:5], &remediate.Restart{}); err == nil {
+		t.Error("a script cut short parsed as done")
+	}
+}
+
+func TestRestartScriptRefusesBadValues(t *testing.T) {
+	good := RestartParams{Marker: tMarker, Unit: "kafka.service", Port: 9092, Wait: 600, RunID: tRun}
+	if _, err := RestartScript(good); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []RestartParams{
+		{Marker: tMarker, Unit: "kafka.service'; reboot; '", Port: 9092, Wait: 600, RunID: tRun},
+		{Marker: tMarker, Unit: "kafka.service", Port: 0, Wait: 600, RunID: tRun},
+		{Marker: tMarker, Unit: "kafka.service", Port: 9092, Wait: 0, RunID: tRun},
+		{Marker: "x", Unit: "kafka.service", Port: 9092, Wait: 600, RunID: tRun},
+	} {
+		if _, err := RestartScript(p); err == nil {
+			t.Errorf("%+v rendered", p)
+		}
+	}
+}
+
+// The counters mode reads this machine's /proc/net/netstat (read-only).
+func TestRestartScriptCounters(t *testing.T) {
+	s, err := RestartScript(RestartParams{Marker: tMarker, Unit: "kafka.service", Port: 9092, Wait: 1, CountersOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("sh")
+	cmd.Stdin = strings.NewReader(string(s))
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := remote.ParseResults(out, tMarker)
+	c, err := parseCounters(rs.Find("counters"))
+	if err != nil || rs.Find("done") == nil {
+		t.Fatalf("%v; output %q", err, out)
+	}
+	if c.ListenDrops < 0 || c.SyncookiesSent < 0 {
+		t.Errorf("counters %+v: this kernel has them", c)
+	}
+}
