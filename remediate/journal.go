@@ -141,6 +141,10 @@ func (h *HostJournal) Failed() bool {
 	switch h.Status {
 	case StatusFailed, StatusRolledBack:
 		return true
+	case StatusVerified:
+		// verified, but the restart of --restart failed, its fix is not
+		// in force, or its watch saw the storm
+		return h.Restart != nil && (h.Restart.Error != "" || h.Restart.Critical != "")
 	case StatusUnchanged:
 		return h.Error != "" && !h.NoOp
 	}

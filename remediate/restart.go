@@ -3,6 +3,7 @@ package remediate
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Counters are a host's TcpExt counters a restart is watched by
@@ -41,7 +42,8 @@ func (c Counters) String() string {
 // Restart is a broker restart kaudit made (fix --apply --restart,
 // rollback --restart), or refused, as the journal keeps it.
 type Restart struct {
-	Unit string `json:"unit,omitempty"`
+	Unit string    `json:"unit,omitempty"`
+	At   time.Time `json:"at,omitempty"` // when the restart was asked
 	// Refused says why kaudit did not restart the broker and what to do
 	// instead ("": it restarted it, or tried).
 	Refused string    `json:"refused,omitempty"`

@@ -1,10 +1,12 @@
 package apply
 
 import (
+	"context"
 	_ "embed"
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/kaudit/kaudit/audit/facts"
 	"github.com/kaudit/kaudit/internal/remote"
@@ -156,4 +158,205 @@ func parseRestart(rs remote.Results, r *remediate.Restart) error {
 // normLimits writes "unlimited" as systemd and the drop-in do: infinity.
 func normLimits(s string) string {
 	return strings.ReplaceAll(s, "unlimited", "infinity")
+}
+
+// RestartOptions are --restart's: how long a restart may take, how long
+// the counters are watched after it, and the hosts refused a restart
+// (host → why and what to do instead: a broker of a cluster whose health
+// kaudit cannot read).
+type RestartOptions struct {
+	Timeout time.Duration // --restart-timeout
+	Watch   time.Duration // --watch
+	Refuse  map[string]string
+}
+
+// Defaults of --restart-timeout and --watch.
+const (
+	DefaultRestartTimeout = 10 * time.Minute
+	DefaultWatch          = 5 * time.Minute
+)
+
+// restartHost restarts a verified host's broker when its changes need
+// it (RestartDecision), checks the fix is in force and journals it. It
+// reports whether the host ended as planned: a refused restart is said,
+// not failed; a failed restart or a fix not in force fails the host.
+func restartHost(ctx context.Context, h Host, opt Options, rec *journal, after *facts.Facts, changes []remediate.Change) bool {
+	name := h.Inv.Name
+	need, unit, refused := RestartDecision(after, changes)
+	if why := opt.Restart.Refuse[name]; need && why != "" {
+		unit, refused = "", why
+	}
+	switch {
+	case !need:
+		return true
+	case refused != "":
+		rec.update(name, func(hj *remediate.HostJournal) { hj.Restart = &remediate.Restart{Refused: refused} })
+		rec.logf("%s: broker restart required, NOT restarted: %s", name, refused)
+		return true
+	}
+	r := &remediate.Restart{Unit: unit, At: opt.Now().UTC().Truncate(time.Second)}
+	r.WantBacklog, r.WantNoFile = restartWants(after, changes)
+	rec.logf("%s: restarting the broker (systemctl restart %s; waiting at most %s)", name, unit, opt.restartTimeout())
+	err := runRestart(ctx, h, opt, r)
+	if err == nil {
+		r.CheckInForce()
+	} else {
+		r.Error = err.Error()
+	}
+	rec.update(name, func(hj *remediate.HostJournal) { hj.Restart = r })
+	if r.Error != "" {
+		rec.logf("%s: restart of %s: %s", name, unit, r.Error)
+		return false
+	}
+	rec.logf("%s: restarted %s: pid %d → %d, listener backlog %d (in force), open files %s; counters before: %s", name, unit, r.OldPID, r.NewPID, r.Backlog, orNone(r.NoFile), r.Before)
+	return true
+}
+
+func (o Options) restartTimeout() time.Duration {
+	if o.Restart == nil || o.Restart.Timeout <= 0 {
+		return DefaultRestartTimeout
+	}
+	return o.Restart.Timeout
+}
+
+// runRestart runs the restart script on h, under the restart's own
+// deadline (opt.Timeout on top of --restart-timeout).
+func runRestart(ctx context.Context, h Host, opt Options, r *remediate.Restart) error {
+	wait := opt.restartTimeout()
+	marker := NewMarker()
+	script, err := RestartScript(RestartParams{Marker: marker, Unit: r.Unit, Port: kafkaPort(h), Wait: max(int(wait.Seconds()), 1), RunID: opt.RunID, Lease: opt.lease()})
+	if err != nil {
+		return err
+	}
+	o := opt
+	o.Timeout = wait + opt.Timeout
+	out, runErr := runScript(ctx, o, h.Inv, script, "the restart script")
+	var rs remote.Results
+	if out != nil {
+		rs = remote.ParseResults(out.Stdout, marker)
+	}
+	if err := parseRestart(rs, r); err != nil {
+		if runErr != nil {
+			return fmt.Errorf("%w: %v", err, runErr)
+		}
+		return fmt.Errorf("%w%s", err, stderrTail(out))
+	}
+	return nil
+}
+
+// kafkaPort is the port the gather looked for the broker on.
+func kafkaPort(h Host) int {
+	if h.Facts != nil && h.Facts.KafkaPort > 0 {
+		return h.Facts.KafkaPort
+	}
+	return 9092
+}
+
+// watcher watches the counters of the brokers a wave restarted.
+type watcher struct {
+	hosts map[string]Host
+	opt   Options
+	rec   *journal
+}
+
+func newWatcher(todo []Host, opt Options, rec *journal) *watcher {
+	if opt.Restart == nil {
+		return nil
+	}
+	w := &watcher{hosts: map[string]Host{}, opt: opt, rec: rec}
+	for _, h := range todo {
+		w.hosts[h.Inv.Name] = h
+	}
+	return w
+}
+
+// restarted is host's restart when kaudit restarted it and it is in
+// force (nil otherwise).
+func (w *watcher) restarted(host string) *remediate.Restart {
+	var r *remediate.Restart
+	w.rec.update(host, func(hj *remediate.HostJournal) {
+		if hj.Restart != nil && hj.Restart.Refused == "" && hj.Restart.Before != nil && hj.Restart.After == nil {
+			c := *hj.Restart
+			r = &c
+		}
+	})
+	return r
+}
+
+func (w *watcher) pending(done []string) bool {
+	for _, h := range done {
+		if w.restarted(h) != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// watch waits until --watch has passed since each restart of done, reads
+// the counters again and journals their deltas; cookies sent on a kernel
+// that may have the bug (or counters that cannot be read) stop the
+// rollout. Ctrl-C during the wait starts nothing new.
+func (w *watcher) watch(ctx context.Context, done []string) error {
+	var critical []string
+	for _, name := range done {
+		r := w.restarted(name)
+		if r == nil {
+			continue
+		}
+		if left := r.At.Add(w.opt.Restart.Watch).Sub(w.opt.Now()); left > 0 {
+			w.rec.logf("%s: watching the SYN-cookie counters for %s more (--watch %s)", name, left.Round(time.Second), w.opt.Restart.Watch)
+			if err := sleepCtx(ctx, left); err != nil {
+				return fmt.Errorf("interrupted while watching %s after its restart: nothing further started", name)
+			}
+		}
+		h := w.hosts[name]
+		after, err := readCounters(ctx, h, w.opt, r.Unit)
+		if err != nil {
+			w.rec.update(name, func(hj *remediate.HostJournal) { hj.Restart.Error = "watch: " + err.Error() })
+			return fmt.Errorf("%s: the counters could not be read after the restart's watch (%v): the storm cannot be ruled out; check nstat -az TcpExtSyncookiesSent there, then resume", name, err)
+		}
+		d := r.Before.Delta(after)
+		kernelOpen := true
+		w.rec.update(name, func(hj *remediate.HostJournal) {
+			if hj.Residual != nil {
+				kernelOpen = hj.Residual.Kernel == rules.Fail || hj.Residual.Kernel == rules.Unknown
+			}
+			hj.Restart.After, hj.Restart.Deltas = &after, &d
+			hj.Restart.Critical = remediate.WatchVerdict(name, d, kernelOpen)
+			if c := hj.Restart.Critical; c != "" {
+				critical = append(critical, c)
+			}
+		})
+		w.rec.logf("%s: watch after the restart: %s", name, d)
+	}
+	if len(critical) > 0 {
+		return fmt.Errorf("CRITICAL: %s", strings.Join(critical, "; "))
+	}
+	return nil
+}
+
+// readCounters reads a host's TcpExt counters (the restart script's
+// counters mode).
+func readCounters(ctx context.Context, h Host, opt Options, unit string) (remediate.Counters, error) {
+	marker := NewMarker()
+	script, err := RestartScript(RestartParams{Marker: marker, Unit: unit, Port: kafkaPort(h), Wait: 1, CountersOnly: true})
+	if err != nil {
+		return remediate.Counters{}, err
+	}
+	out, err := runScript(context.WithoutCancel(ctx), opt, h.Inv, script, "the counters read")
+	if err != nil {
+		return remediate.Counters{}, err
+	}
+	return parseCounters(remote.ParseResults(out.Stdout, marker).Find("counters"))
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
