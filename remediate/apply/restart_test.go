@@ -1,9 +1,17 @@
 package apply
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"os/exec"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/kaudit/kaudit/audit/transport"
+	"github.com/kaudit/kaudit/rules"
 
 	"github.com/kaudit/kaudit/audit/facts"
 	"github.com/kaudit/kaudit/internal/remote"
@@ -143,5 +151,84 @@ func TestRestartScriptCounters(t *testing.T) {
 	}
 	if c.ListenDrops < 0 || c.SyncookiesSent < 0 {
 		t.Errorf("counters %+v: this kernel has them", c)
+	}
+}
+
+// countersHost answers the restart script's counters mode with canned
+// counters, per host.
+type countersHost map[string]string
+
+func (c countersHost) Run(_ context.Context, t transport.Target, script []byte) (*transport.Output, error) {
+	m, _ := remote.ScriptMarker(script)
+	if v, _ := remote.ScriptVar(script, "MODE"); v != "counters" {
+		return nil, fmt.Errorf("unexpected script for %s", t.Name)
+	}
+	return &transport.Output{Stdout: []byte(m + "\tcounters\tok\t" + c[t.Name] + "\n" + m + "\tdone\tok\t-\n")}, nil
+}
+
+// TestWatchBetweenWaves: after a wave whose broker kaudit restarted, the
+// gate after it runs first (the cluster healthy again), then the watch
+// reads the counters, then the gate before the next wave; SYN cookies
+// sent on a kernel that may have the bug stop the rollout before the next
+// wave, critical; on a fixed kernel they are reported and the run goes on.
+func TestWatchBetweenWaves(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		kernel   rules.Status
+		stop     bool
+		gateCall []string
+	}{
+		{"affected kernel: stop", rules.Fail, true, []string{"[a1]>[]"}},
+		{"unknown kernel: stop", rules.Unknown, true, []string{"[a1]>[]"}},
+		{"fixed kernel: go on", rules.Pass, false, []string{"[a1]>[]", "[]>[b1]"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := &gateLog{}
+			ro := &Rollout{Gate: g.gate}
+			before := remediate.Counters{SyncookiesSent: 10, TCPReqQFullDoCookies: 10, ListenOverflows: 1, ListenDrops: 1}
+			rec := &journal{j: &remediate.Journal{Hosts: []remediate.HostJournal{{Host: "a1", Status: remediate.StatusVerified,
+				Residual: &remediate.Residual{Kernel: tc.kernel},
+				Restart:  &remediate.Restart{Unit: "kafka.service", At: time.Unix(0, 0), Before: &before, InForce: true}}}}, now: time.Now}
+			opt := Options{Runner: countersHost{"a1": "130 125 9 9"}, Timeout: time.Second, Now: time.Now, Restart: &RestartOptions{Watch: time.Millisecond}}
+			w := newWatcher(sbHosts("a1", "b1"), opt, rec)
+			err := ro.between(context.Background(), []string{"a1"}, []string{"b1"}, w)
+			var ge *GateError
+			if tc.stop != (err != nil) || (err != nil && (!errors.As(err, &ge) || !strings.Contains(err.Error(), "CRITICAL: a1: 120 SYN cookie(s) sent"))) {
+				t.Fatalf("between: %v, want stop %v", err, tc.stop)
+			}
+			if !reflect.DeepEqual(g.calls, tc.gateCall) {
+				t.Errorf("gate calls %q, want %q", g.calls, tc.gateCall)
+			}
+			r := rec.j.Host("a1").Restart
+			if r.Deltas == nil || *r.Deltas != (remediate.Counters{SyncookiesSent: 120, TCPReqQFullDoCookies: 115, ListenOverflows: 8, ListenDrops: 8}) {
+				t.Errorf("deltas %+v", r.Deltas)
+			}
+			if (r.Critical != "") != tc.stop || rec.j.Host("a1").Failed() != tc.stop {
+				t.Errorf("critical %q, failed %v", r.Critical, rec.j.Host("a1").Failed())
+			}
+			if w.pending([]string{"a1"}) {
+				t.Error("a watched restart is still pending")
+			}
+		})
+	}
+}
+
+// TestRestartRefusedInSandbox: with --restart, a verified host whose
+// broker is not a systemd service (the sandbox's gather finds none) is
+// not restarted: the journal and the log say so and give the manual step.
+func TestRestartRefusedInSandbox(t *testing.T) {
+	s := newSandbox(t, "h1")
+	var log []string
+	j, err := Apply(context.Background(), sbHosts("h1"), Options{Runner: s, RunID: "20260101T000000Z-0000000b",
+		Restart: &RestartOptions{Watch: time.Millisecond}, Log: func(l string) { log = append(log, l) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hj := j.Host("h1")
+	if hj.Status != remediate.StatusVerified || hj.Restart == nil || hj.Restart.Refused == "" || hj.Restart.NewPID != 0 || hj.Failed() {
+		t.Fatalf("status %s restart %+v", hj.Status, hj.Restart)
+	}
+	if !strings.Contains(strings.Join(log, "\n"), "h1: broker restart required, NOT restarted: ") {
+		t.Errorf("log:\n%s", strings.Join(log, "\n"))
 	}
 }
