@@ -39,7 +39,7 @@ func Apply(ctx context.Context, fp *FixPlan, cfg ApplyConfig) (*remediate.Journa
 	return apply.Apply(ctx, fp.Hosts, apply.Options{
 		Runner: cfg.Runner, RunID: cfg.RunID, Timeout: cfg.Timeout, ConnectTimeout: cfg.ConnectTimeout,
 		Batch: cfg.Batch, MaxFailures: cfg.MaxFailures, JournalPath: cfg.JournalPath, Log: cfg.Log, Now: cfg.Now,
-		Probes: cfg.Probes,
+		Probes:  cfg.Probes,
 		Rollout: cfg.Rollout, Resume: cfg.Resume, Restart: cfg.Restart,
 	})
 }
