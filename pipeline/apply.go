@@ -27,6 +27,9 @@ type ApplyConfig struct {
 	Rollout *apply.Rollout
 	// Resume is the journal of the run to continue (--resume), nil none.
 	Resume *remediate.Journal
+	// Restart: --restart's options (Rollout.restartOptions), nil: kaudit
+	// restarts no broker.
+	Restart *apply.RestartOptions
 }
 
 // Apply carries out fp on its hosts and returns the run's journal. A nil
@@ -37,7 +40,7 @@ func Apply(ctx context.Context, fp *FixPlan, cfg ApplyConfig) (*remediate.Journa
 		Runner: cfg.Runner, RunID: cfg.RunID, Timeout: cfg.Timeout, ConnectTimeout: cfg.ConnectTimeout,
 		Batch: cfg.Batch, MaxFailures: cfg.MaxFailures, JournalPath: cfg.JournalPath, Log: cfg.Log, Now: cfg.Now,
 		Probes:  cfg.Probes,
-		Rollout: cfg.Rollout, Resume: cfg.Resume,
+		Rollout: cfg.Rollout, Resume: cfg.Resume, Restart: cfg.Restart,
 	})
 }
 

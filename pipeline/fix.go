@@ -58,6 +58,9 @@ func (j FixJob) Check() error {
 	if j.Rollout.Resume != "" && !remediate.ValidRunID(j.Rollout.Resume) {
 		return fmt.Errorf("--resume %q is not a run id", j.Rollout.Resume)
 	}
+	if j.Rollout.Restart && !j.Apply {
+		return errors.New("--restart restarts brokers an apply changed: give --apply too")
+	}
 	if j.Rollout.Resume != "" && !j.Apply {
 		return errors.New("--resume continues an apply: give --apply too")
 	}
@@ -166,6 +169,7 @@ func fixReport(ctx context.Context, c Console, r *report.Report, hosts []invento
 	}
 	gate := newHealthGate(c, ro, r.Cluster, j.cluster)
 	j.Config.Rollout, j.Config.Resume = &apply.Rollout{Waves: ro.Waves, Gate: gate.Gate}, resume
+	j.Config.Restart = ro.restartOptions()
 	return cmp.Or(applyFix(ctx, c, r, fp, j), refusedVerdict(fp))
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/kaudit/kaudit/audit/inventory"
 	"github.com/kaudit/kaudit/internal/termsafe"
 	"github.com/kaudit/kaudit/remediate"
+	"github.com/kaudit/kaudit/remediate/apply"
 	"github.com/kaudit/kaudit/report"
 )
 
@@ -20,6 +21,9 @@ const (
 	DefaultHealthChecks   = 3
 	DefaultHealthInterval = 10 * time.Second
 	DefaultHealthTimeout  = 10 * time.Minute
+	// --restart-timeout and --watch (fix --apply --restart)
+	DefaultRestartTimeout = apply.DefaultRestartTimeout
+	DefaultWatch          = apply.DefaultWatch
 )
 
 // RolloutConfig is how fix --apply and rollback roll the fleet, the way
@@ -37,6 +41,13 @@ type RolloutConfig struct {
 	// for a broker whose rack the cluster's metadata does not say (fix
 	// and rollback set them from the inventory).
 	Racks map[string]string
+	// Restart (--restart, fix --apply with --bootstrap only): restart
+	// the brokers of gated clusters whose verified changes need it,
+	// through their systemd unit, each bounded by RestartTimeout, then
+	// watch their SYN-cookie counters for Watch.
+	Restart        bool
+	RestartTimeout time.Duration
+	Watch          time.Duration
 }
 
 // HealthGate is how long and how often the gate reads the cluster.
@@ -58,6 +69,8 @@ func (c RolloutConfig) Check() error {
 		return errors.New("--health-checks must be at least 1")
 	case c.Health.Interval < 0 || c.Health.Timeout < 0:
 		return errors.New("--health-interval and --health-timeout must be more than 0")
+	case c.RestartTimeout < 0 || c.Watch < 0:
+		return errors.New("--restart-timeout and --watch must be more than 0")
 	}
 	return nil
 }
@@ -423,7 +436,7 @@ func writeUnit(w io.Writer, u Unit, cfg RolloutConfig, restart map[string]bool) 
 				p += fmt.Sprintf(" (node %d)", id)
 			}
 			if restart[h] {
-				p += " [restart required: not restarted by kaudit]"
+				p += restartText(u, cfg)
 			}
 			parts = append(parts, p)
 		}
@@ -433,6 +446,39 @@ func writeUnit(w io.Writer, u Unit, cfg RolloutConfig, restart map[string]bool) 
 		}
 		fmt.Fprintf(w, "  %d. %s\n", i+1, termsafe.Line(step))
 	}
+}
+
+// restartText is the plan's mark of a broker whose changes need a
+// restart.
+func restartText(u Unit, cfg RolloutConfig) string {
+	switch {
+	case cfg.Restart && u.Gated:
+		return " [restart: through its systemd unit (--restart), then watched]"
+	case cfg.Restart:
+		return " [restart required: not restarted by kaudit (its cluster's health cannot be read)]"
+	}
+	return " [restart required: not restarted by kaudit]"
+}
+
+// restartOptions are apply's --restart options for ro: the brokers of a
+// cluster without a gate are refused (kaudit cannot see it healthy again).
+func (ro *Rollout) restartOptions() *apply.RestartOptions {
+	if !ro.cfg.Restart {
+		return nil
+	}
+	o := &apply.RestartOptions{Timeout: ro.cfg.RestartTimeout, Watch: ro.cfg.Watch, Refuse: map[string]string{}}
+	if o.Timeout == 0 {
+		o.Timeout = apply.DefaultRestartTimeout
+	}
+	if o.Watch == 0 {
+		o.Watch = apply.DefaultWatch
+	}
+	for h, i := range ro.unit {
+		if u := ro.Units[i]; !u.Gated {
+			o.Refuse[h] = "no health gate for its cluster (" + u.NoGate + "): restart it by hand, one broker at a time, once that cluster has 0 under-replicated partitions"
+		}
+	}
+	return o
 }
 
 func gateText(u Unit, cfg RolloutConfig) string {

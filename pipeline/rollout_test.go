@@ -78,6 +78,7 @@ func TestRolloutPlans(t *testing.T) {
 		{"batch-by-rack-inventory", twoClusters, RolloutConfig{ByRack: true, Batch: 2, Racks: map[string]string{"a1": "r1", "a2": "r2", "a3": "r1", "b1": "r1"}}},
 		{"batch-by-rack-metadata-wins", racks, RolloutConfig{ByRack: true, Racks: map[string]string{"a1": "r9", "a2": "r9"}}},
 		{"inventory-groups", groups, RolloutConfig{Batch: 4}},
+		{"restart", &gatedA, RolloutConfig{Batch: 2, Restart: true}},
 	}
 	unproven := &report.Report{Hosts: []report.Host{
 		broker("a1", "KA", 1, "all", "kafka", "kafka_a"), broker("b1", "KB", 1, "all", "kafka", "kafka_b"), broker("a2", "KA", 2, "all", "kafka", "kafka_a"),
@@ -111,6 +112,23 @@ func TestRolloutPlans(t *testing.T) {
 				t.Errorf("plan:\n%s\nwant (%s):\n%s", b.String(), golden, want)
 			}
 		})
+	}
+}
+
+// TestRestartOptions: with --restart, the brokers of a cluster without
+// a gate are refused a restart (kaudit cannot see that cluster healthy
+// again); the gated cluster's are not; the defaults fill what was left 0.
+func TestRestartOptions(t *testing.T) {
+	r := &report.Report{Hosts: []report.Host{broker("a1", "KA", 1, "kafka"), broker("b1", "KB", 1, "kafka")}, Cluster: proven("KA", "a1")}
+	if o := PlanRollout(r, names(r), RolloutConfig{}).restartOptions(); o != nil {
+		t.Fatalf("no --restart: options %+v", o)
+	}
+	o := PlanRollout(r, names(r), RolloutConfig{Restart: true}).restartOptions()
+	if o.Refuse["a1"] != "" || !strings.Contains(o.Refuse["b1"], "no health gate for its cluster (not the cluster of --bootstrap (KA)") {
+		t.Errorf("refused: %q", o.Refuse)
+	}
+	if o.Timeout != DefaultRestartTimeout || o.Watch != DefaultWatch {
+		t.Errorf("defaults %s %s", o.Timeout, o.Watch)
 	}
 }
 

@@ -91,6 +91,9 @@ type HostJournal struct {
 	// Residual is what the verify's re-gather says remains of the talk's
 	// failure on the host (nil: the host did not reach verified).
 	Residual *Residual `json:"residual,omitempty"`
+	// Restart is the broker restart of --restart (nil: none asked or
+	// needed).
+	Restart *Restart `json:"restart,omitempty"`
 }
 
 // Residual is the SYN-cookie failure's state on a host after a verified
@@ -142,6 +145,10 @@ func (h *HostJournal) Failed() bool {
 	switch h.Status {
 	case StatusFailed, StatusRolledBack:
 		return true
+	case StatusVerified:
+		// verified, but the restart of --restart failed, its fix is not
+		// in force, or its watch saw the storm
+		return h.Restart != nil && (h.Restart.Error != "" || h.Restart.Critical != "")
 	case StatusUnchanged:
 		return h.Error != "" && !h.NoOp
 	}

@@ -121,6 +121,10 @@ type Options struct {
 	// id, and its hosts that are done (remediate.HostJournal.Done) kept
 	// as they are and not changed again.
 	Resume *remediate.Journal
+	// Restart (fix --apply --restart): a host whose verified changes
+	// need a broker restart is restarted through its systemd unit and
+	// watched (restart.go); nil: never restarted.
+	Restart *RestartOptions
 }
 
 func (o *Options) defaults() {
@@ -278,7 +282,7 @@ func Apply(ctx context.Context, hosts []Host, opt Options) (*remediate.Journal, 
 	// ctx ending (Ctrl-C) starts no further host; a host in flight
 	// finishes the step it is in under its own deadlines, then is verified
 	// or restored (applyHost), never left half-applied.
-	out := fanOut(ctx, todo, opt, func(i int) bool { return applyHost(ctx, todo[i], opt, rec) })
+	out := fanOut(ctx, todo, opt, rec, func(i int) bool { return applyHost(ctx, todo[i], opt, rec) })
 	if out.gate != nil {
 		stopped(rec, todo, out)
 	}
@@ -309,7 +313,7 @@ func Apply(ctx context.Context, hosts []Host, opt Options) (*remediate.Journal, 
 }
 
 // fanOut runs fn over todo: canary then batches, or opt.Rollout's waves.
-func fanOut(ctx context.Context, todo []Host, opt Options, fn func(i int) bool) waveOutcome {
+func fanOut(ctx context.Context, todo []Host, opt Options, rec *journal, fn func(i int) bool) waveOutcome {
 	stopAfter := opt.MaxFailures + 1
 	if opt.Rollout == nil {
 		return waveOutcome{Outcome: fanout.Run(ctx, len(todo), fanout.Options{Canary: true, Batch: opt.Batch, StopAfter: stopAfter}, fn)}
@@ -318,7 +322,7 @@ func fanOut(ctx context.Context, todo []Host, opt Options, fn func(i int) bool) 
 	for i, h := range todo {
 		hosts[i] = h.Inv.Name
 	}
-	return runWaves(ctx, hosts, opt.Rollout, stopAfter, fn)
+	return runWaves(ctx, hosts, opt.Rollout, stopAfter, fn, newWatcher(todo, opt, rec))
 }
 
 // stopped journals where the gate stopped the run: the hosts not started

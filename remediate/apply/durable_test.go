@@ -400,8 +400,12 @@ func TestShellcheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	rs, err := RestartScript(RestartParams{Marker: tMarker, Unit: "kafka.service", Port: 9092, Wait: 600, RunID: tRun})
+	if err != nil {
+		t.Fatal(err)
+	}
 	dir := t.TempDir()
-	for name, s := range map[string][]byte{"release": rel, "runs": runs, "read": read, "apply": ap, "rollback": rb, "manifest": mf,
+	for name, s := range map[string][]byte{"restart": rs, "sh/restart.sh": []byte(restartSh), "release": rel, "runs": runs, "read": read, "apply": ap, "rollback": rb, "manifest": mf,
 		"sh/lib.sh": []byte(libSh), "sh/read.sh": []byte(readSh), "sh/apply.sh": []byte(applySh), "sh/rollback.sh": []byte(rollbackSh), "sh/manifest.sh": []byte(manifestSh), "sh/release.sh": []byte(releaseSh), "sh/runs.sh": []byte(runsSh)} {
 		p := filepath.Join(dir, strings.ReplaceAll(name, "/", "-"))
 		if err := os.WriteFile(p, s, 0o644); err != nil {

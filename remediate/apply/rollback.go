@@ -160,7 +160,7 @@ func rollOut(ctx context.Context, todo []remediate.HostJournal, opt Options, fn 
 	for i, hj := range todo {
 		hosts[i] = hj.Host
 	}
-	o := runWaves(ctx, hosts, opt.Rollout, 0, fn)
+	o := runWaves(ctx, hosts, opt.Rollout, 0, fn, nil)
 	why := "interrupted"
 	if o.gate != nil {
 		why = o.gate.Error()

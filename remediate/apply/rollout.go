@@ -38,7 +38,10 @@ type waveOutcome struct {
 
 // runWaves runs fn(i) for the names of todo in ro's waves, gated;
 // stopAfter as fanout's StopAfter, across the waves.
-func runWaves(ctx context.Context, todo []string, ro *Rollout, stopAfter int, fn func(i int) bool) waveOutcome {
+// A watcher (nil: none) watches the restarted brokers of a wave once
+// the gate after it found the cluster healthy, before the next wave's
+// gate.
+func runWaves(ctx context.Context, todo []string, ro *Rollout, stopAfter int, fn func(i int) bool, wt *watcher) waveOutcome {
 	waves := ro.order(todo)
 	var out waveOutcome
 	var done []string
@@ -48,7 +51,7 @@ func runWaves(ctx context.Context, todo []string, ro *Rollout, stopAfter int, fn
 			out.NotStarted = append(out.NotStarted, rest(waves[w:])...)
 			return out
 		}
-		if err := ro.gate(ctx, done, names(todo, wave)); err != nil {
+		if err := ro.between(ctx, done, names(todo, wave), wt); err != nil {
 			out.gate = err
 			out.NotStarted = append(out.NotStarted, rest(waves[w:])...)
 			return out
@@ -61,9 +64,28 @@ func runWaves(ctx context.Context, todo []string, ro *Rollout, stopAfter int, fn
 		done = names(todo, wave)
 	}
 	if done != nil && ctx.Err() == nil && (stopAfter == 0 || out.Failed < stopAfter) {
-		out.gate = ro.gate(ctx, done, nil)
+		out.gate = ro.between(ctx, done, nil, wt)
 	}
 	return out
+}
+
+// between is the gate between two waves; when brokers of done were
+// restarted: the gate after done (the cluster healthy again), their
+// watch, then the gate before next.
+func (ro *Rollout) between(ctx context.Context, done, next []string, wt *watcher) error {
+	if wt == nil || !wt.pending(done) {
+		return ro.gate(ctx, done, next)
+	}
+	if err := ro.gate(ctx, done, nil); err != nil {
+		return err
+	}
+	if err := wt.watch(ctx, done); err != nil {
+		return &GateError{Err: err}
+	}
+	if next == nil {
+		return nil
+	}
+	return ro.gate(ctx, nil, next)
 }
 
 func (ro *Rollout) gate(ctx context.Context, done, next []string) error {
