@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kaudit/kaudit/discover"
+	"github.com/kaudit/kaudit/internal/fanout"
 	"github.com/kaudit/kaudit/internal/located"
 	"github.com/kaudit/kaudit/internal/termsafe"
 	"github.com/kaudit/kaudit/internal/termui"
@@ -85,7 +86,7 @@ func (g *healthGate) Gate(ctx context.Context, done, next []string) error {
 	}
 	if pause && g.cfg.Pause > 0 {
 		g.status.event(fmt.Sprintf("pausing %s (--pause) before %s", g.cfg.Pause, strings.Join(next, ", ")))
-		if err := sleep(ctx, g.cfg.Pause); err != nil {
+		if err := fanout.Sleep(ctx, g.cfg.Pause); err != nil {
 			return g.interrupted("pausing before " + strings.Join(next, ", "))
 		}
 	}
@@ -153,7 +154,7 @@ func (g *healthGate) waitHealthy(ctx context.Context, when string, touching []in
 			return nil, located.Hint(fmt.Errorf("cluster %s not healthy %s within --health-timeout %s: %s", termsafe.Line(g.cluster), termsafe.Line(when), g.cfg.Health.Timeout, termsafe.Line(state)),
 				"find why (kafka-topics --describe --under-replicated-partitions), then resume")
 		}
-		if sleep(ctx, g.cfg.Health.Interval) != nil {
+		if fanout.Sleep(ctx, g.cfg.Health.Interval) != nil {
 			g.status.done()
 			return nil, g.interrupted("waiting for cluster " + g.cluster + " to be healthy " + when)
 		}
@@ -243,17 +244,6 @@ func (g *healthGate) nodes(i int, hosts []string) (touching []int32, unknown boo
 		touching = append(touching, id)
 	}
 	return touching, false
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // statusLine shows a wait's progress: on a terminal one line rewritten

@@ -3,6 +3,7 @@ package fanout
 import (
 	"context"
 	"sync"
+	"time"
 )
 
 // Options bound a fan-out. The zero value runs every item at once.
@@ -143,5 +144,18 @@ func (r *runner) acquire() bool {
 func (r *runner) release() {
 	if r.sem != nil {
 		<-r.sem
+	}
+}
+
+// Sleep waits d, or until ctx ends (its error): the pause of a rollout
+// between two steps, a health gate's interval, a restart's watch.
+func Sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kaudit/kaudit/audit/facts"
+	"github.com/kaudit/kaudit/internal/fanout"
 	"github.com/kaudit/kaudit/internal/remote"
 	"github.com/kaudit/kaudit/internal/safe"
 	"github.com/kaudit/kaudit/remediate"
@@ -305,7 +306,7 @@ func (w *watcher) watch(ctx context.Context, done []string) error {
 		}
 		if left := r.At.Add(w.opt.Restart.Watch).Sub(w.opt.Now()); left > 0 {
 			w.rec.logf("%s: watching the SYN-cookie counters for %s more (--watch %s)", name, left.Round(time.Second), w.opt.Restart.Watch)
-			if err := sleepCtx(ctx, left); err != nil {
+			if err := fanout.Sleep(ctx, left); err != nil {
 				return fmt.Errorf("interrupted while watching %s after its restart: nothing further started", name)
 			}
 		}
@@ -348,15 +349,4 @@ func readCounters(ctx context.Context, h Host, opt Options, unit string) (remedi
 		return remediate.Counters{}, err
 	}
 	return parseCounters(remote.ParseResults(out.Stdout, marker).Find("counters"))
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
