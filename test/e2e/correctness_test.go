@@ -122,15 +122,15 @@ type kafkaWant struct {
 
 var expectedKafka = map[string]*kafkaWant{
 	"ak281": {"2.8.1", "apache", "/opt/kafka_2.13-2.8.1/config/server.properties",
-		map[string]string{"socket.listen.backlog.size": "2048", "socket.receive.buffer.bytes": "102400", "listeners": "PLAINTEXT://:9092", "log.dirs": "/tmp/kafka-logs", "num.network.threads": "3", "socket.send.buffer.bytes": "102400"}, 50},
+		map[string]string{"socket.listen.backlog.size": "2048", "socket.receive.buffer.bytes": "102400", "listeners": "PLAINTEXT://:9092", "log.dirs": "/tmp/kafka-logs", "num.network.threads": "3", "num.io.threads": "8", "socket.send.buffer.bytes": "102400"}, 50},
 	"ak361": {"3.6.1", "apache", "/opt/kafka_2.13-3.6.1/config/server.properties",
-		map[string]string{"socket.listen.backlog.size": "2048", "socket.receive.buffer.bytes": "102400", "listeners": "PLAINTEXT://:9092", "log.dirs": "/tmp/kafka-logs", "num.network.threads": "3", "socket.send.buffer.bytes": "102400"}, 2048},
+		map[string]string{"socket.listen.backlog.size": "2048", "socket.receive.buffer.bytes": "102400", "listeners": "PLAINTEXT://:9092", "log.dirs": "/tmp/kafka-logs", "num.network.threads": "3", "num.io.threads": "8", "socket.send.buffer.bytes": "102400"}, 2048},
 	"ak361d": {"3.6.1", "apache", "/opt/kafka_2.13-3.6.1/config/server.properties",
-		map[string]string{"socket.receive.buffer.bytes": "102400", "listeners": "PLAINTEXT://:9092", "log.dirs": "/tmp/kafka-logs", "num.network.threads": "3", "socket.send.buffer.bytes": "102400"}, 50},
+		map[string]string{"socket.receive.buffer.bytes": "102400", "listeners": "PLAINTEXT://:9092", "log.dirs": "/tmp/kafka-logs", "num.network.threads": "3", "num.io.threads": "8", "socket.send.buffer.bytes": "102400"}, 50},
 	"cp710": {"7.1.0", "confluent", "/etc/kafka/server.properties",
-		map[string]string{"socket.receive.buffer.bytes": "102400", "listeners": "PLAINTEXT://:9092", "log.dirs": "/var/lib/kafka", "num.network.threads": "3", "socket.send.buffer.bytes": "102400"}, 50},
+		map[string]string{"socket.receive.buffer.bytes": "102400", "listeners": "PLAINTEXT://:9092", "log.dirs": "/var/lib/kafka", "num.network.threads": "3", "num.io.threads": "8", "socket.send.buffer.bytes": "102400"}, 50},
 	"rcvbuf": {"3.6.1", "apache", "/opt/kafka_2.13-3.6.1/config/server.properties",
-		map[string]string{"socket.listen.backlog.size": "8192", "socket.receive.buffer.bytes": "-1", "listeners": "PLAINTEXT://:9092", "log.dirs": "/tmp/kafka-logs", "num.network.threads": "3", "socket.send.buffer.bytes": "102400"}, 4096},
+		map[string]string{"socket.listen.backlog.size": "8192", "socket.receive.buffer.bytes": "-1", "listeners": "PLAINTEXT://:9092", "log.dirs": "/tmp/kafka-logs", "num.network.threads": "3", "num.io.threads": "8", "socket.send.buffer.bytes": "102400"}, 4096},
 	"nobroker": nil,
 }
 
