@@ -164,11 +164,16 @@ func TestServeConnectionReuseCPU(t *testing.T) {
 		fmt.Sprintf("  kept / new connections: client %.2f, host %.2f, sshd %.2f\n", keptClient/freshClient, keptHost/freshHost, keptSSHD/freshSSHD)
 	t.Log("\n" + report)
 	keep(t, "reuse-cpu.txt", report)
-	// Issue 21's targets: at most half the client CPU of a one-shot scan
-	// and a third of sshd's (measured: 0.22 and 0.07); the hosts' total,
-	// mostly the gather's own commands, drops less (0.74).
-	if keptClient > osClient/2 || keptSSHD > osSSHD/3 || keptHost >= osHost {
-		t.Errorf("kept connections: client %.2f (≤ 0.5), sshd %.2f (≤ 0.33), host %.2f (< 1) of a one-shot scan",
+	// Issue 21's targets were at most half the client CPU of a one-shot
+	// scan and a third of sshd's (measured then: 0.22 and 0.07); the hosts'
+	// total, mostly the gather's own commands, drops less (0.74). Since
+	// serve spools each scan's facts to its state directory and gives the
+	// replaced report's memory back (issue 31: 10,000 hosts in 171 MB),
+	// serve's own per-scan work is larger: 0.51-0.58 of a one-shot scan's
+	// client CPU on 2026-12-05. The client bound is 0.7 until that trade
+	// is measured in a benchmark; sshd's is the point of keeping connections.
+	if keptClient > osClient*0.7 || keptSSHD > osSSHD/3 || keptHost >= osHost {
+		t.Errorf("kept connections: client %.2f (≤ 0.7), sshd %.2f (≤ 0.33), host %.2f (< 1) of a one-shot scan",
 			keptClient/osClient, keptSSHD/osSSHD, keptHost/osHost)
 	}
 
