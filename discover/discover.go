@@ -148,6 +148,22 @@ type Options struct {
 
 const defaultTimeout = 15 * time.Second
 
+// connect is a client of the cluster of o and ctx bounded by o.Timeout
+// (defaultTimeout when 0); done closes the client and ends ctx.
+func connect(ctx context.Context, o Options) (context.Context, *kgo.Client, func(), error) {
+	t := o.Timeout
+	if t <= 0 {
+		t = defaultTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, t)
+	cl, err := kgo.NewClient(clientOpts(o, t)...)
+	if err != nil {
+		cancel()
+		return ctx, nil, nil, fmt.Errorf("kafka client: %w", err)
+	}
+	return ctx, cl, func() { cl.Close(); cancel() }, nil
+}
+
 // Discover asks the cluster for its brokers and, when the credentials
 // allow, each broker's running ConfigKeys.
 func Discover(ctx context.Context, o Options) (*Cluster, error) {
@@ -157,17 +173,11 @@ func Discover(ctx context.Context, o Options) (*Cluster, error) {
 	if err := CheckBootstrap(o.Bootstrap); err != nil {
 		return nil, err
 	}
-	t := o.Timeout
-	if t <= 0 {
-		t = defaultTimeout
-	}
-	ctx, cancel := context.WithTimeout(ctx, t)
-	defer cancel()
-	cl, err := kgo.NewClient(clientOpts(o, t)...)
+	ctx, cl, done, err := connect(ctx, o)
 	if err != nil {
-		return nil, fmt.Errorf("kafka client: %w", err)
+		return nil, err
 	}
-	defer cl.Close()
+	defer done()
 	adm := kadm.NewClient(cl)
 	md, err := adm.BrokerMetadata(ctx)
 	if err != nil {

@@ -3,13 +3,11 @@ package discover
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sort"
 	"strconv"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -170,17 +168,11 @@ func holds(ids []int32, id int32) bool {
 // topics; its failure is kept in MinISRError, never fatal). An error is
 // a cluster that could not be asked: the caller counts it unhealthy.
 func ReadHealth(ctx context.Context, o Options) (*Health, error) {
-	t := o.Timeout
-	if t <= 0 {
-		t = defaultTimeout
-	}
-	ctx, cancel := context.WithTimeout(ctx, t)
-	defer cancel()
-	cl, err := kgo.NewClient(clientOpts(o, t)...)
+	ctx, cl, done, err := connect(ctx, o)
 	if err != nil {
-		return nil, fmt.Errorf("kafka client: %w", err)
+		return nil, err
 	}
-	defer cl.Close()
+	defer done()
 	req := kmsg.NewPtrMetadataRequest() // Topics nil: every topic
 	resp, err := req.RequestWith(ctx, cl)
 	if err != nil {

@@ -270,6 +270,16 @@ func mdCode(s string) string {
 	return fence + strings.ReplaceAll(s, "|", `\|`) + fence
 }
 
+// mdClusterHead is the cluster section's title, heading and quorum line,
+// of the per-host and the grouped report alike.
+func mdClusterHead(b *strings.Builder, c *Cluster) {
+	b.WriteString("## Cluster\n\n")
+	b.WriteString(mdText(clusterHeading(c)) + "\n\n")
+	if q := clusterQuorumLine(c); q != "" {
+		b.WriteString(mdText(q) + "\n\n")
+	}
+}
+
 // mdCluster writes the cluster as Kafka described it (scan --bootstrap):
 // its brokers with their hosts and proof, and the cluster-level findings.
 func mdCluster(b *strings.Builder, r *Report) {
@@ -277,11 +287,7 @@ func mdCluster(b *strings.Builder, r *Report) {
 	if c == nil {
 		return
 	}
-	b.WriteString("## Cluster\n\n")
-	b.WriteString(mdText(clusterHeading(c)) + "\n\n")
-	if q := clusterQuorumLine(c); q != "" {
-		b.WriteString(mdText(q) + "\n\n")
-	}
+	mdClusterHead(b, c)
 	b.WriteString("| Broker | Advertised | Host | Proof | Kafka | Running settings |\n|---|---|---|---|---|---|\n")
 	for _, br := range c.Brokers {
 		host, proof := orDash(br.Host), orDash(br.Proof)

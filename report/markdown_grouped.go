@@ -108,11 +108,7 @@ func mdClusterBrief(b *strings.Builder, r *Report) {
 	if c == nil {
 		return
 	}
-	b.WriteString("## Cluster\n\n")
-	b.WriteString(mdText(clusterHeading(c)) + "\n\n")
-	if q := clusterQuorumLine(c); q != "" {
-		b.WriteString(mdText(q) + "\n\n")
-	}
+	mdClusterHead(b, c)
 	b.WriteString(mdText(clusterBrokerCounts(c)+" (--hosts lists each broker)") + "\n\n")
 	for _, l := range clusterProblemLines(c) {
 		b.WriteString("- " + mdText(l) + "\n")

@@ -44,6 +44,17 @@ func (c *evalCtx) file(path string) (string, string, bool) {
 	return "", path + " not read", false
 }
 
+// files is file for two paths: both values, or why the first missing
+// one is not there.
+func (c *evalCtx) files(a, b string) (string, string, string, bool) {
+	va, why, ok := c.file(a)
+	if !ok {
+		return "", "", why, false
+	}
+	vb, why, ok := c.file(b)
+	return va, vb, why, ok
+}
+
 // selected is the bracketed word of a sysfs choice file ("always
 // [madvise] never": madvise); "" when none is.
 func selected(v string) string {
@@ -90,11 +101,7 @@ func evalZoneReclaim(c *evalCtx) Finding {
 }
 
 func evalTHP(c *evalCtx) Finding {
-	en, why, ok := c.file(FileTHPEnabled)
-	if !ok {
-		return unknown(why)
-	}
-	df, why, ok := c.file(FileTHPDefrag)
+	en, df, why, ok := c.files(FileTHPEnabled, FileTHPDefrag)
 	if !ok {
 		return unknown(why)
 	}
@@ -114,11 +121,7 @@ func evalTHP(c *evalCtx) Finding {
 }
 
 func evalClocksource(c *evalCtx) Finding {
-	cur, why, ok := c.file(FileClockCurrent)
-	if !ok {
-		return unknown(why)
-	}
-	avail, why, ok := c.file(FileClockAvailable)
+	cur, avail, why, ok := c.files(FileClockCurrent, FileClockAvailable)
 	if !ok {
 		return unknown(why)
 	}
