@@ -38,8 +38,12 @@ type ServeJob struct {
 	// Listening); WebConfigFile the exporter toolkit's TLS and basic-auth
 	// file ("" plain HTTP).
 	Listen, WebConfigFile string
-	StateDir              string // the last report kept here ("" not kept)
-	HostRules             bool   // per host × rule series in /metrics
+	// HealthListen, when set, serves /healthz and /readyz alone, plain
+	// HTTP without authentication, for probes that carry no credentials
+	// (Kubernetes'): serve.HealthHandler.
+	HealthListen string
+	StateDir     string // the last report kept here ("" not kept)
+	HostRules    bool   // per host × rule series in /metrics
 	// KeepConnections keeps each host's SSH connection from one scan to
 	// the next (a new session on it; transport.SSH.KeepConnections): as
 	// many as the open-file limit allows besides the fan-out, at most
@@ -167,7 +171,15 @@ func Serve(ctx context.Context, c Console, j ServeJob) error {
 	if err != nil {
 		return fmt.Errorf("--listen %s: %v", j.Listen, err)
 	}
+	hl, err := listenHealth(j.HealthListen)
+	if err != nil {
+		l.Close()
+		return err
+	}
 	fmt.Fprintf(c.Stderr, "kaudit serve: listening on %s://%s/ (%d hosts, a scan every %v)\n", web.Scheme(), l.Addr(), len(cur.hosts), j.Interval)
+	if hl != nil {
+		fmt.Fprintf(c.Stderr, "kaudit serve: /healthz and /readyz also on http://%s/ (no authentication, nothing else served)\n", hl.Addr())
+	}
 	if j.Listening != nil {
 		j.Listening(l.Addr())
 	}
@@ -179,6 +191,11 @@ func Serve(ctx context.Context, c Console, j ServeJob) error {
 		stopHTTP()
 		<-httpDone
 	}()
+	if hl != nil {
+		healthDone := make(chan error, 1)
+		go func() { healthDone <- srv.ServeHealth(hctx, hl, logger) }()
+		defer func() { stopHTTP(); <-healthDone }()
+	}
 
 	wait := time.Duration(0)
 	if r, fromState := srv.Report(); r != nil && fromState {
@@ -448,4 +465,16 @@ func waiverExpiries(ws waiver.Waivers) []serve.Waiver {
 		}
 	}
 	return out
+}
+
+// listenHealth binds --health-listen (nil when not asked for).
+func listenHealth(addr string) (net.Listener, error) {
+	if addr == "" {
+		return nil, nil
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--health-listen %s: %v", addr, err)
+	}
+	return l, nil
 }

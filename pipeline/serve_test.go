@@ -86,7 +86,8 @@ func TestServe(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
-	j := pipeline.ServeJob{Fleet: pipeline.Fleet{Inventory: inv}, Interval: time.Hour, Listen: "127.0.0.1:0",
+	health := freePort(t)
+	j := pipeline.ServeJob{Fleet: pipeline.Fleet{Inventory: inv}, Interval: time.Hour, Listen: "127.0.0.1:0", HealthListen: health,
 		StateDir: filepath.Join(dir, "state"), Reload: reload, WatchEvery: 20 * time.Millisecond,
 		Listening: func(a net.Addr) { addrc <- a }, Version: "test"}
 	go func() { done <- pipeline.Serve(ctx, c, j) }()
@@ -101,6 +102,11 @@ func TestServe(t *testing.T) {
 		return func() bool { return strings.Contains(scrapeServe(t, addr), line+"\n") }
 	}
 	waitFor(t, "first scan", has(`kaudit_hosts{state="audited"} 2`))
+	for path, want := range map[string]int{"/readyz": 200, "/healthz": 200, "/metrics": 404} {
+		if code := httpCode(t, "http://"+health+path); code != want {
+			t.Errorf("GET %s on --health-listen: %d, want %d", path, code, want)
+		}
+	}
 	if _, err := os.Stat(filepath.Join(dir, "state", "last-report.json")); err != nil {
 		t.Errorf("state file: %v", err)
 	}
@@ -146,12 +152,13 @@ func TestServeStartErrors(t *testing.T) {
 		mod  func(*pipeline.ServeJob)
 		want string
 	}{
-		"interval":   {func(j *pipeline.ServeJob) { j.Interval = 0 }, "--interval"},
-		"jitter":     {func(j *pipeline.ServeJob) { j.Jitter = 0.9 }, "--jitter"},
-		"stdin":      {func(j *pipeline.ServeJob) { j.Fleet.Inventory = "-" }, "not stdin"},
-		"listen":     {func(j *pipeline.ServeJob) { j.Listen = "9874" }, "--listen"},
-		"busy port":  {func(j *pipeline.ServeJob) { j.Listen = busy.Addr().String() }, "--listen " + busy.Addr().String()},
-		"web config": {func(j *pipeline.ServeJob) { j.WebConfigFile = filepath.Join(dir, "missing.yml") }, "--web.config.file"},
+		"interval":         {func(j *pipeline.ServeJob) { j.Interval = 0 }, "--interval"},
+		"jitter":           {func(j *pipeline.ServeJob) { j.Jitter = 0.9 }, "--jitter"},
+		"stdin":            {func(j *pipeline.ServeJob) { j.Fleet.Inventory = "-" }, "not stdin"},
+		"listen":           {func(j *pipeline.ServeJob) { j.Listen = "9874" }, "--listen"},
+		"busy port":        {func(j *pipeline.ServeJob) { j.Listen = busy.Addr().String() }, "--listen " + busy.Addr().String()},
+		"web config":       {func(j *pipeline.ServeJob) { j.WebConfigFile = filepath.Join(dir, "missing.yml") }, "--web.config.file"},
+		"busy health port": {func(j *pipeline.ServeJob) { j.HealthListen = busy.Addr().String() }, "--health-listen " + busy.Addr().String()},
 		"empty web config": {func(j *pipeline.ServeJob) { // issue 34, row 10: served without authentication
 			j.WebConfigFile = filepath.Join(dir, "empty.yml")
 			_ = os.WriteFile(j.WebConfigFile, nil, 0o600)
@@ -186,4 +193,26 @@ func stopServe(t *testing.T, cancel context.CancelFunc, done <-chan error) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Serve did not return after its context ended")
 	}
+}
+
+// freePort is a loopback address no one listens on now.
+func freePort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func httpCode(t *testing.T, url string) int {
+	t.Helper()
+	resp, err := (&http.Client{Timeout: 5 * time.Second}).Get(url)
+	if err != nil {
+		t.Errorf("GET %s: %v", url, err)
+		return 0
+	}
+	resp.Body.Close()
+	return resp.StatusCode
 }

@@ -34,8 +34,8 @@ func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", s.index)
 	mux.HandleFunc("GET /metrics", s.metrics)
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { text(w, http.StatusOK, "ok\n") })
-	mux.HandleFunc("GET /readyz", s.readyz)
+	mux.Handle("GET /healthz", s.HealthHandler())
+	mux.Handle("GET /readyz", s.HealthHandler())
 	mux.HandleFunc("GET /report.json", s.reportJSON)
 	mux.HandleFunc("GET /report.html", s.reportHTML)
 	return mux
@@ -281,11 +281,20 @@ func ReadWebConfig(file string) (WebConfig, error) {
 func (s *Server) Serve(ctx context.Context, l net.Listener, webConfig string, logger *slog.Logger) error {
 	lim := s.o.Limits.orDefaults()
 	cl := limitConns(l, lim.MaxConns)
-	srv := &http.Server{Handler: s.Handler(), ConnState: cl.track, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
-	lim.apply(srv)
 	s.mu.Lock()
 	s.conns = cl
 	s.mu.Unlock()
+	return serveUntil(ctx, cl, s.Handler(), lim, logger, func(srv *http.Server) error {
+		return web.Serve(cl, srv, &web.FlagConfig{WebConfigFile: &webConfig, WebListenAddresses: &[]string{l.Addr().String()}, WebSystemdSocket: new(bool)}, logger)
+	})
+}
+
+// serveUntil runs serve on an http.Server of h bounded by lim on cl,
+// until ctx ends; then it stops accepting and lets requests in flight
+// finish (5 s at most).
+func serveUntil(ctx context.Context, cl *connLimiter, h http.Handler, lim Limits, logger *slog.Logger, serve func(*http.Server) error) error {
+	srv := &http.Server{Handler: h, ConnState: cl.track, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	lim.apply(srv)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -295,7 +304,7 @@ func (s *Server) Serve(ctx context.Context, l net.Listener, webConfig string, lo
 		_ = srv.Shutdown(sctx)
 		_ = cl.Close()
 	}()
-	err := web.Serve(cl, srv, &web.FlagConfig{WebConfigFile: &webConfig, WebListenAddresses: &[]string{l.Addr().String()}, WebSystemdSocket: new(bool)}, logger)
+	err := serve(srv)
 	if errors.Is(err, http.ErrServerClosed) {
 		<-done
 		return nil

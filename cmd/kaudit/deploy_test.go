@@ -2,6 +2,7 @@ package main
 
 import (
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"regexp"
@@ -33,6 +34,11 @@ func parseServe(t *testing.T, args []string) (*flag.FlagSet, []string) {
 	return set, set.Args()
 }
 
+// httpProbe is a container's httpGet probe (its port by name).
+type httpProbe struct {
+	HTTPGet struct{ Path, Port string } `yaml:"httpGet"`
+}
+
 // TestServeDeployment: the Deployment runs kaudit serve with flags it
 // has, on the port its probes, Service and ServiceMonitor use, from the
 // image the shard Jobs name.
@@ -56,6 +62,8 @@ func TestServeDeployment(t *testing.T) {
 								Name          string
 								ContainerPort int `yaml:"containerPort"`
 							}
+							LivenessProbe  httpProbe `yaml:"livenessProbe"`
+							ReadinessProbe httpProbe `yaml:"readinessProbe"`
 						}
 					}
 				}
@@ -83,8 +91,21 @@ func TestServeDeployment(t *testing.T) {
 		if len(pos) != 1 || !strings.HasPrefix(pos[0], "/etc/kaudit/") {
 			t.Errorf("positional %q: want the mounted inventory", pos)
 		}
-		if l := set.Lookup("listen").Value.String(); l != ":9874" || len(c.Ports) != 1 || c.Ports[0].ContainerPort != 9874 {
+		ports := map[string]int{}
+		for _, p := range c.Ports {
+			ports[p.Name] = p.ContainerPort
+		}
+		if l := set.Lookup("listen").Value.String(); l != ":9874" || ports["metrics"] != 9874 {
 			t.Errorf("--listen %s, container ports %v", l, c.Ports)
+		}
+		// Issue 34: with basic auth on, probes of --listen get 401; they
+		// must reach the health listener, which serves them unauthenticated.
+		health := set.Lookup("health-listen").Value.String()
+		for name, p := range map[string]httpProbe{"livenessProbe": c.LivenessProbe, "readinessProbe": c.ReadinessProbe} {
+			want := map[string]string{"livenessProbe": "/healthz", "readinessProbe": "/readyz"}[name]
+			if p.HTTPGet.Path != want || health == "" || fmt.Sprintf(":%d", ports[p.HTTPGet.Port]) != health {
+				t.Errorf("%s %+v: want %s on the port of --health-listen (%q), container ports %v", name, p.HTTPGet, want, health, c.Ports)
+			}
 		}
 	}
 	for _, k := range []string{"Deployment", "Service", "ServiceMonitor", "PersistentVolumeClaim"} {

@@ -36,6 +36,7 @@ func serveCommand(e env) *cli.Command {
 			&cli.Float64Flag{Name: "jitter", Value: 0.1, Usage: "vary each wait by up to this `FRACTION` of --interval, either way (0 to 0.5)", Destination: &j.Jitter},
 			&cli.StringFlag{Name: "listen", Value: pipeline.DefaultListen, Usage: "serve on `HOST:PORT` (loopback by default; :9874 for every address)", Destination: &j.Listen},
 			&cli.StringFlag{Name: "web.config.file", Usage: "TLS and basic-auth configuration `FILE` of the Prometheus exporter toolkit (as node_exporter's)", Destination: &j.WebConfigFile},
+			&cli.StringFlag{Name: "health-listen", Usage: "also serve /healthz and /readyz alone on `HOST:PORT`, plain HTTP without authentication (for Kubernetes probes when --web.config.file asks for basic auth)", Destination: &j.HealthListen},
 			&cli.StringFlag{Name: "state-dir", Value: defaultStateDir(), Usage: "keep the last report in `DIR` and serve it after a restart", Destination: &j.StateDir},
 			&cli.BoolFlag{Name: "host-rules", Usage: "also export one series per host × rule (kaudit_rule_status, kaudit_rule_failed): hosts × 17 × 2 series", Destination: &j.HostRules},
 			&cli.BoolFlag{Name: "keep-connections", Value: true, Usage: "keep each host's SSH connection between scans (a new session per scan; reconnects when it is gone); --keep-connections=false connects anew each scan", Destination: &j.KeepConnections},
