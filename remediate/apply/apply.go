@@ -97,6 +97,10 @@ type Options struct {
 	// SysctlKeys are the keys the re-gather reads (rules.SysctlKeys()
 	// when nil); the planned keys are always added.
 	SysctlKeys []string
+	// Files are the catalog's plain files the re-gather reads too
+	// (rules.Files() when nil), so the rules judged on its facts see what
+	// the scan's saw.
+	Files []string
 	// Force (Rollback only): restore files and running values even when
 	// they changed since the run.
 	Force bool
@@ -139,6 +143,9 @@ func (o *Options) defaults() {
 	}
 	if o.SysctlKeys == nil {
 		o.SysctlKeys = rules.SysctlKeys()
+	}
+	if o.Files == nil {
+		o.Files = rules.Files()
 	}
 	if o.Operator == "" {
 		o.Operator = localOperator()

@@ -73,7 +73,7 @@ func regather(ctx context.Context, h Host, opt Options, changes []remediate.Chan
 	}
 	res := audit.Scan(ctx, []inventory.Host{h.Inv}, audit.Options{
 		Concurrency: 1, Timeout: opt.Timeout, ConnectTimeout: opt.ConnectTimeout,
-		SysctlKeys: keys, Runner: opt.Runner, Probes: opt.Probes,
+		SysctlKeys: keys, Files: opt.Files, Runner: opt.Runner, Probes: opt.Probes,
 	})
 	if len(res) != 1 {
 		return nil, errors.New("re-gather returned no result")
