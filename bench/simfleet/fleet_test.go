@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"net"
 	"path/filepath"
 	"testing"
 
@@ -28,7 +29,15 @@ func TestAddrUnique(t *testing.T) {
 // its host key checked (260 hosts: past the first 250-address block).
 func TestFleetInventoryScans(t *testing.T) {
 	dir := t.TempDir()
-	f, err := startFleet(dir, 260, 2222)
+	// A port the system picks, not simfleet's 2222: a benchmark's fleet
+	// may be running on this machine.
+	l, err := net.Listen("tcp", "127.1.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	f, err := startFleet(dir, 260, port)
 	if err != nil {
 		t.Fatal(err)
 	}
