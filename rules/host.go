@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -69,17 +70,22 @@ func selected(v string) string {
 // sysctlAbsent: the key's /proc/sys entry does not exist on the host (its
 // module is not loaded), as opposed to not readable.
 func (c *evalCtx) sysctlAbsent(key string) bool {
-	st, ok := c.f.Sections[facts.SecSysctl]
-	return ok && strings.Contains(st.Message, key+" (absent)")
+	return c.f.SysctlUnread[key] == "absent"
 }
 
 func evalZoneReclaim(c *evalCtx) Finding {
+	if c.f.Host != nil && c.f.Host.NUMANodes < 0 && c.sysctlAbsent(KeyZoneReclaim) {
+		return skip("the kernel has no NUMA support (no " + KeyZoneReclaim + ", no /sys/devices/system/node): zone reclaim does not exist on it")
+	}
 	mode, why, ok := c.sysctlInt(KeyZoneReclaim)
 	if !ok {
 		return unknown(why)
 	}
 	if c.f.Host == nil {
 		return unknown(c.notGathered(facts.SecHost, "the NUMA node count"))
+	}
+	if c.f.Host.NUMANodes == 0 {
+		return unknown("the NUMA node count was not read (" + cmp.Or(c.f.Host.Unread["numa"], "no numa-nodes line in the host section") + ")")
 	}
 	bal := "not readable"
 	if v, _, ok := c.sysctl(KeyNUMABalancing); ok {
@@ -102,6 +108,11 @@ func evalZoneReclaim(c *evalCtx) Finding {
 
 func evalTHP(c *evalCtx) Finding {
 	en, df, why, ok := c.files(FileTHPEnabled, FileTHPDefrag)
+	if !ok && c.f.Host != nil && c.f.Host.Unread[FileTHPEnabled] == "absent" {
+		if _, sysRead := c.f.Files[FileClockCurrent]; sysRead {
+			return skip("the kernel has no transparent huge pages (" + FileTHPEnabled + " is absent where the rest of /sys is read)")
+		}
+	}
 	if !ok {
 		return unknown(why)
 	}

@@ -19,6 +19,24 @@ func TestHostRules(t *testing.T) {
 		{"zone reclaim on two nodes", "numa-zone-reclaim", func(f *facts.Facts) { f.Sysctl[KeyZoneReclaim] = "1" }, Fail, "vm.zone_reclaim_mode=1 on 2 NUMA nodes", map[string]string{KeyZoneReclaim: "0"}},
 		{"zone reclaim on one node", "numa-zone-reclaim", func(f *facts.Facts) { f.Sysctl[KeyZoneReclaim] = "1"; f.Host.NUMANodes = 1 }, Pass, "one NUMA node", nil},
 		{"zone reclaim, no NUMA in the kernel", "numa-zone-reclaim", func(f *facts.Facts) { f.Sysctl[KeyZoneReclaim] = "1"; f.Host.NUMANodes = -1 }, Pass, "one NUMA node", nil},
+		{"a kernel without THP (the VM lab's)", "transparent-hugepages", func(f *facts.Facts) {
+			delete(f.Files, FileTHPEnabled)
+			f.Host.Unread = map[string]string{FileTHPEnabled: "absent"}
+		}, Skip, "no transparent huge pages", nil},
+		{"THP absent, /sys not read", "transparent-hugepages", func(f *facts.Facts) {
+			delete(f.Files, FileTHPEnabled)
+			delete(f.Files, FileClockCurrent)
+			f.Host.Unread = map[string]string{FileTHPEnabled: "absent"}
+		}, Unknown, "absent", nil},
+		{"a kernel without NUMA (the VM lab's)", "numa-zone-reclaim", func(f *facts.Facts) {
+			delete(f.Sysctl, KeyZoneReclaim)
+			f.SysctlUnread, f.Host.NUMANodes = map[string]string{KeyZoneReclaim: "absent"}, -1
+		}, Skip, "no NUMA support", nil},
+		{"zone reclaim absent, nodes present", "numa-zone-reclaim", func(f *facts.Facts) {
+			delete(f.Sysctl, KeyZoneReclaim)
+			f.SysctlUnread = map[string]string{KeyZoneReclaim: "absent"}
+		}, Unknown, "not readable", nil},
+		{"node count not read", "numa-zone-reclaim", func(f *facts.Facts) { f.Host.NUMANodes = 0 }, Unknown, "NUMA node count was not read", nil},
 		{"zone reclaim unreadable", "numa-zone-reclaim", func(f *facts.Facts) { delete(f.Sysctl, KeyZoneReclaim) }, Unknown, "not readable", nil},
 		{"zone reclaim, no host section", "numa-zone-reclaim", func(f *facts.Facts) { f.Host = nil }, Unknown, "NUMA node count not gathered", nil},
 		{"thp always+always", "transparent-hugepages", func(f *facts.Facts) {
@@ -40,10 +58,12 @@ func TestHostRules(t *testing.T) {
 		{"conntrack not loaded", "conntrack-table", func(f *facts.Facts) {
 			delete(f.Sysctl, KeyConntrackCount)
 			delete(f.Sysctl, KeyConntrackMax)
+			f.SysctlUnread = map[string]string{KeyConntrackCount: "absent", KeyConntrackMax: "absent"}
 			f.Sections = map[string]facts.SectionStatus{facts.SecSysctl: {State: facts.SectionPartial, Message: "not readable: net.netfilter.nf_conntrack_count (absent), net.netfilter.nf_conntrack_max (absent)"}}
 		}, Skip, "not loaded", nil},
 		{"conntrack denied", "conntrack-table", func(f *facts.Facts) {
 			delete(f.Sysctl, KeyConntrackCount)
+			f.SysctlUnread = map[string]string{KeyConntrackCount: "denied"}
 			f.Sections = map[string]facts.SectionStatus{facts.SecSysctl: {State: facts.SectionPartial, Message: "not readable: net.netfilter.nf_conntrack_count (denied)"}}
 		}, Unknown, "not readable", nil},
 		{"clock 3 s ahead", "clock-offset", func(f *facts.Facts) { f.Host.Clock.OffsetSeconds = 3 }, Fail, "+3s off", nil},

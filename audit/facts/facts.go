@@ -15,12 +15,17 @@ type Facts struct {
 	// Role is the profile the host was gathered with: RoleClient for a
 	// producer/consumer host (the inventory's clients group), "" for a
 	// broker.
-	Role      Role                        `json:"role,omitempty"`
-	Kernel    Kernel                      `json:"kernel"`
-	Sysctl    map[string]string           `json:"sysctl"`    // runtime values read from /proc/sys, keys dotted (net.core.somaxconn), whitespace folded to one space
-	Persisted map[string]PersistedSysctl  `json:"persisted"` // the value each key will have after boot, and the file that wins
-	Netstat   map[string]map[string]int64 `json:"netstat"`   // "TcpExt" -> counter -> value, parsed by header name
-	Listeners []Listener                  `json:"listeners"`
+	Role   Role              `json:"role,omitempty"`
+	Kernel Kernel            `json:"kernel"`
+	Sysctl map[string]string `json:"sysctl"` // runtime values read from /proc/sys, keys dotted (net.core.somaxconn), whitespace folded to one space
+	// SysctlUnread maps each key the gather asked for and could not read
+	// to why, as the script said it: "absent" (no such entry: its module
+	// is not loaded or the kernel was built without it), "denied",
+	// "unreadable".
+	SysctlUnread map[string]string           `json:"sysctl_unread,omitempty"`
+	Persisted    map[string]PersistedSysctl  `json:"persisted"` // the value each key will have after boot, and the file that wins
+	Netstat      map[string]map[string]int64 `json:"netstat"`   // "TcpExt" -> counter -> value, parsed by header name
+	Listeners    []Listener                  `json:"listeners"`
 	// Established counts the ESTABLISHED TCP connections per local
 	// address:port of every listening port (counted on the host from the
 	// gather's one `ss -tinp state listening state established`): what
@@ -70,7 +75,7 @@ type Facts struct {
 type HostInfo struct {
 	// NUMANodes is the number of /sys/devices/system/node/nodeN
 	// directories; -1 when /sys/devices/system/node is absent (a kernel
-	// without NUMA support: one node).
+	// without NUMA support: one node); 0 when not read.
 	NUMANodes int `json:"numa_nodes"`
 	// Clock is the host's clock read at the end of the gather, against
 	// kaudit's own clock around the session; nil when not read.

@@ -140,6 +140,10 @@ func (a *assembler) sysctl(s remote.Section) {
 			a.f.Sysctl[k] = strings.Join(strings.Fields(v), " ")
 		} else if k, why, ok := strings.Cut(line, "!"); ok {
 			bad = append(bad, k+" ("+why+")")
+			if a.f.SysctlUnread == nil {
+				a.f.SysctlUnread = map[string]string{}
+			}
+			a.f.SysctlUnread[k] = why
 		}
 	}
 	if len(bad) > 0 {

@@ -34,3 +34,21 @@ func TestAssembleSectionEndState(t *testing.T) {
 		})
 	}
 }
+
+// A sysctl the script could not read is kept by key with why, typed, so
+// that a rule tells a module not loaded ("absent") from a read refused;
+// the section's message still names them for the reader.
+func TestAssembleSysctlUnread(t *testing.T) {
+	body := "net.core.somaxconn=4096\nnet.netfilter.nf_conntrack_max!absent\nvm.zone_reclaim_mode!denied\nno separator"
+	f := gather.Assemble(map[string]remote.Section{facts.SecSysctl: {Name: facts.SecSysctl, State: "ok", Body: body}}, 9092)
+	if f.Sysctl["net.core.somaxconn"] != "4096" || len(f.Sysctl) != 1 {
+		t.Errorf("Sysctl = %v", f.Sysctl)
+	}
+	want := map[string]string{"net.netfilter.nf_conntrack_max": "absent", "vm.zone_reclaim_mode": "denied"}
+	if len(f.SysctlUnread) != len(want) || f.SysctlUnread["net.netfilter.nf_conntrack_max"] != "absent" || f.SysctlUnread["vm.zone_reclaim_mode"] != "denied" {
+		t.Errorf("SysctlUnread = %v, want %v", f.SysctlUnread, want)
+	}
+	if st := f.Sections[facts.SecSysctl]; st.State != facts.SectionPartial || !strings.Contains(st.Message, "vm.zone_reclaim_mode (denied)") {
+		t.Errorf("section noted %+v", st)
+	}
+}

@@ -22,14 +22,14 @@ type HostSection struct {
 // A line it does not know is ignored; a value it cannot read is named in
 // Unread, never guessed.
 func Host(body string) HostSection {
-	h := HostSection{Files: map[string]string{}, MTU: map[string]int{}, Unread: map[string]string{}, Info: facts.HostInfo{NUMANodes: -1}}
+	h := HostSection{Files: map[string]string{}, MTU: map[string]int{}, Unread: map[string]string{}}
 	for _, line := range strings.Split(body, "\n") {
 		tag, rest, _ := strings.Cut(line, " ")
 		switch tag {
 		case "file":
 			h.file(rest)
 		case "numa-nodes":
-			if n, err := strconv.Atoi(rest); err == nil && n >= 0 {
+			if n, err := strconv.Atoi(rest); err == nil && n > 0 {
 				h.Info.NUMANodes = n
 			} else if strings.HasPrefix(rest, "!absent ") {
 				h.Info.NUMANodes = -1

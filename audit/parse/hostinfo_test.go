@@ -39,7 +39,14 @@ func TestHost(t *testing.T) {
 			t.Errorf("%s:\n got %+v\nwant %+v", c.file, got, c.want)
 		}
 	}
-	if h := Host("clock garbage\nnuma-nodes x\n"); h.Info.Clock != nil || h.Unread["clock"] == "" || h.Unread["numa"] == "" || h.Info.NUMANodes != -1 {
+	if h := Host("clock garbage\nnuma-nodes x\n"); h.Info.Clock != nil || h.Unread["clock"] == "" || h.Unread["numa"] == "" || h.Info.NUMANodes != 0 {
 		t.Errorf("garbage read as values: %+v", h)
+	}
+	// No numa-nodes line, or "0" (a NUMA kernel has node0 at least): not
+	// read (0), never a kernel without NUMA (-1).
+	for _, body := range []string{"", "numa-nodes 0\n"} {
+		if h := Host(body); h.Info.NUMANodes != 0 {
+			t.Errorf("%q: NUMANodes %d, want 0 (not read)", body, h.Info.NUMANodes)
+		}
 	}
 }
