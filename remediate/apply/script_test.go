@@ -20,6 +20,28 @@ const (
 	tRun    = "20260102T030405Z-1a2b3c4d"
 )
 
+// rendered is a script with its static parts (remote.SayFunc, sh/lib.sh,
+// the step's sh/*.sh, each embedded as is and checked by shellcheck and
+// by the tests that run them) replaced by a line naming them: what the
+// golden file keeps is what Go renders (the header and its records), so
+// a change to sh/lib.sh rewrites no golden file. The script must hold
+// each part exactly once, at its place.
+func rendered(t *testing.T, s []byte, body, bodyName string) []byte {
+	t.Helper()
+	parts := []struct{ text, name string }{{remote.SayFunc, "internal/remote.SayFunc"}, {libSh, "remediate/apply/sh/lib.sh"}, {body, "remediate/apply/sh/" + bodyName}}
+	out := string(s)
+	for _, p := range parts {
+		if strings.Count(out, p.text) != 1 {
+			t.Fatalf("the script holds %s %d times, want once", p.name, strings.Count(out, p.text))
+		}
+		out = strings.Replace(out, p.text, "# [embedded: "+p.name+"]\n", 1)
+	}
+	if !strings.HasSuffix(out, "# [embedded: remediate/apply/sh/"+bodyName+"]\n") {
+		t.Fatalf("the script does not end with sh/%s", bodyName)
+	}
+	return []byte(out)
+}
+
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
 	p := filepath.Join("testdata", name)
@@ -75,7 +97,7 @@ func TestApplyScriptGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "apply.sh", s)
+	golden(t, "apply.sh", rendered(t, s, applySh, "apply.sh"))
 	shSyntax(t, s)
 	// The file content travels only as base64.
 	if strings.Contains(string(s), "$(reboot)") || strings.Contains(string(s), "socket.listen.backlog.size=4096") {
@@ -88,7 +110,7 @@ func TestReadScriptGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "read.sh", s)
+	golden(t, "read.sh", rendered(t, s, readSh, "read.sh"))
 	shSyntax(t, s)
 }
 
@@ -103,7 +125,7 @@ func TestRollbackScriptGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "rollback.sh", s)
+	golden(t, "rollback.sh", rendered(t, s, rollbackSh, "rollback.sh"))
 	shSyntax(t, s)
 }
 
