@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"io/fs"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -35,8 +36,12 @@ var layers = map[string][]string{
 	// the facts and ErrorKind; it never evaluates (TestReportNeverEvaluates).
 	"report": {"audit/facts", "rules", "internal/*"},
 	// report/diff compares and renders; rules for its types only.
-	"report/diff":       {"audit/facts", "report", "rules", "internal/*"},
-	"whatif":            {"audit/facts", "rules", "report", "report/diff", "internal/*"},
+	"report/diff": {"audit/facts", "report", "rules", "internal/*"},
+	// fleetpass: the fleet rules run over a report, the one home of the
+	// pass every scan, merge and what-if runs.
+	"fleetpass": {"audit/facts", "report", "rules", "internal/*"},
+	// whatif models upgrades; it re-runs the fleet pass on what it models.
+	"whatif":            {"audit/facts", "fleetpass", "rules", "report", "report/diff", "internal/*"},
 	"remediate":         {"audit/facts", "rules", "remediate/props", "remediate/sysctld", "internal/*"},
 	"remediate/props":   {"internal/*"},
 	"remediate/sysctld": {"audit/facts", "internal/*"},
@@ -48,7 +53,7 @@ var layers = map[string][]string{
 	// pipeline: every command's flow; it talks with the person only
 	// through internal/ui and internal/termui, and serves the demo's
 	// simulated fleet (internal/simhost).
-	"pipeline": {"audit", "audit/facts", "discover", "audit/inventory", "audit/probe", "audit/sshconfig", "audit/transport", "audit/trust", "rules", "report", "report/diff",
+	"pipeline": {"audit", "audit/facts", "discover", "audit/inventory", "audit/probe", "audit/sshconfig", "audit/transport", "audit/trust", "fleetpass", "rules", "report", "report/diff",
 		"remediate", "remediate/apply", "serve", "waiver", "whatif", "internal/atomicfile", "internal/fanout", "internal/located", "internal/remote", "internal/termsafe", "internal/termui", "internal/ui", "internal/simhost"},
 	// The CLI parses flags and calls the library (pipeline); of the rest
 	// only the defaults and types its flags are bound to, the formats its
@@ -88,7 +93,7 @@ func permitted(imp string, allowed []string) bool {
 }
 
 func TestImportLayers(t *testing.T) {
-	for _, tags := range []string{"", "e2e"} {
+	for _, tags := range []string{"", "e2e", "browser", "vm"} {
 		for pkg, imports := range goList(t, tags) {
 			rule, allowed, ok := allowedBy(pkg)
 			if !ok {
@@ -162,6 +167,9 @@ func TestImportLayersForbid(t *testing.T) {
 		{"internal/remote", "audit/gather", false},
 		{"internal/fanout", "internal/safe", true},
 		{"whatif", "remediate", false},
+		{"fleetpass", "whatif", false},
+		{"fleetpass", "pipeline", false},
+		{"whatif", "fleetpass", true},
 	} {
 		_, allowed, _ := allowedBy(c.pkg)
 		if got := permitted(c.imp, allowed); got != c.ok {
@@ -201,5 +209,38 @@ func TestReportNeverEvaluates(t *testing.T) {
 				return true
 			})
 		}
+	}
+}
+
+// The fleet pass has one home: outside rules (which defines them) only
+// fleetpass calls rules.EvaluateFleet and rules.ApplyFleet; the scan,
+// merge and the what-if call fleetpass.
+func TestFleetPassOneHome(t *testing.T) {
+	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (path == "../rules" || path == "../fleetpass" || strings.HasPrefix(d.Name(), ".")) && path != ".." {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
+		if err != nil {
+			return err
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			if sel, ok := n.(*ast.SelectorExpr); ok {
+				if x, ok := sel.X.(*ast.Ident); ok && x.Name == "rules" && (sel.Sel.Name == "EvaluateFleet" || sel.Sel.Name == "ApplyFleet") {
+					t.Errorf("%s calls rules.%s: the fleet pass is fleetpass's (fleetpass.Run, RunOn)", path, sel.Sel.Name)
+				}
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -1,8 +1,8 @@
 package pipeline
 
 import (
+	"github.com/kaudit/kaudit/fleetpass"
 	"github.com/kaudit/kaudit/report"
-	"github.com/kaudit/kaudit/whatif"
 )
 
 // Merge is kaudit merge: the shards' reports joined (report.MergeFiles),
@@ -13,6 +13,6 @@ func Merge(c Console, files []string, f OutputFlags, failOnSet bool) error {
 	if err != nil {
 		return err
 	}
-	whatif.FleetPass(r)
+	fleetpass.Run(r)
 	return Rerender(c, r, f, failOnSet)
 }
