@@ -3,6 +3,7 @@ package pipeline
 import (
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/jedib0t/go-pretty/v6/table"
@@ -13,6 +14,30 @@ import (
 )
 
 // What kaudit rules and kaudit explain print: the catalog and one rule.
+
+// Catalog is kaudit rules: WriteCatalog on c's stdout, for its width
+// ($COLUMNS, the terminal's, else 100).
+func Catalog(c Console) {
+	WriteCatalog(c.Stdout, stdoutWidth(c))
+}
+
+// Explain is kaudit explain ID: WriteExplain of the rule on c's stdout;
+// an unknown ID is an error that lists the known ones.
+func Explain(c Console, id string) error {
+	r, ok := rules.Lookup(id)
+	if !ok {
+		return fmt.Errorf("no rule %q (known: %s)", id, strings.Join(RuleIDs(), ", "))
+	}
+	WriteExplain(c.Stdout, r, stdoutWidth(c))
+	return nil
+}
+
+// stdoutWidth is the width c's stdout is laid out for: $COLUMNS, the
+// terminal's, else 100.
+func stdoutWidth(c Console) int {
+	out, _ := c.Stdout.(*os.File)
+	return termui.Width(0, os.Getenv, out)
+}
 
 // WriteCatalog lists every rule of the catalog: the host rules, then the
 // cluster rules (judged by asking the cluster, scan --bootstrap); each with

@@ -17,3 +17,12 @@ func Rerender(c Console, r *report.Report, f OutputFlags, failOnSet bool) error 
 	report.Summarize(r)
 	return emit(c.Stdout, r, o)
 }
+
+// RerenderFile is kaudit report: Rerender of the JSON report at path.
+func RerenderFile(c Console, path string, f OutputFlags, failOnSet bool) error {
+	r, err := report.Load(path)
+	if err != nil {
+		return err
+	}
+	return Rerender(c, r, f, failOnSet)
+}

@@ -87,6 +87,22 @@ func (j ServeJob) Check() error {
 	return err
 }
 
+// DefaultStateDir is kaudit serve's --state-dir: systemd's
+// $STATE_DIRECTORY (StateDirectory=), else $XDG_STATE_HOME/kaudit, else
+// ~/.local/state/kaudit.
+func DefaultStateDir() string {
+	if d := os.Getenv("STATE_DIRECTORY"); d != "" {
+		return d
+	}
+	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
+		return filepath.Join(d, "kaudit")
+	}
+	if h, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(h, ".local", "state", "kaudit")
+	}
+	return ""
+}
+
 // HangUps is a channel that receives a value on each SIGHUP until ctx ends
 // (ServeJob.Reload).
 func HangUps(ctx context.Context) <-chan struct{} {

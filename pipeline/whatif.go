@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -71,6 +72,9 @@ type WhatIfJob struct {
 // FailUnsafe is Findings when a cluster is not safe to rolling-restart
 // after the upgrade.
 func WhatIfFile(c Console, j WhatIfJob) error {
+	if j.Assume.Kernel == "" && j.Assume.Kafka == "" {
+		return errors.New("whatif needs --assume-kernel RELEASE and/or --assume-kafka VERSION")
+	}
 	if err := oneOf("format", j.Format, whatif.Formats()); err != nil {
 		return err
 	}
