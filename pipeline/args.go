@@ -25,8 +25,8 @@ func (f ScanFlags) Load(failOn rules.Severity, version string) (Config, error) {
 	if err := cfg.Check(); err != nil {
 		return cfg, err
 	}
-	cfg.ProbeRecords = ProbeRecordsAt(f.ProbeRecords)
-	prof, err := LoadProfile(f.Profile)
+	cfg.ProbeRecords = probeRecordsAt(f.ProbeRecords)
+	prof, err := loadProfile(f.Profile)
 	cfg.Profile = prof
 	return cfg, err
 }

@@ -14,7 +14,7 @@
 //	Restore    journal → remediate/apply.Rollback on its hosts
 //
 // The commands, one function each: Scan (kaudit scan and probe), Demo,
-// Fix, Rollback, Trust, Serve, Rerender (kaudit report), Merge, Diff,
+// Fix, Rollback, Trust, Serve, RerenderFile (kaudit report), Merge, Diff,
 // WhatIfFile (kaudit whatif), CheckWaivers. Each file is named for what
 // it holds: scan.go, fix.go, rollback.go, serve.go, ... for the
 // commands; audit.go, plan.go, apply.go, restore.go, connect.go for the

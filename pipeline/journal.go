@@ -54,12 +54,12 @@ func stateDir(sub string) (string, error) {
 // ProbeRecordsOff is the --probe-records value that keeps no probe verdicts.
 const ProbeRecordsOff = "off"
 
-// ProbeRecordsAt is where the probe's verdicts are kept (probe.Records):
+// probeRecordsAt is where the probe's verdicts are kept (probe.Records):
 // dir, or when empty kaudit's state directory's probes
 // (~/.local/state/kaudit/probes); nil for ProbeRecordsOff, or when there
 // is no home directory for the default. Nothing is created until a probe
 // is recorded.
-func ProbeRecordsAt(dir string) *probe.Records {
+func probeRecordsAt(dir string) *probe.Records {
 	switch dir {
 	case ProbeRecordsOff:
 		return nil

@@ -6,7 +6,7 @@ import (
 )
 
 // Merge is kaudit merge: the shards' reports joined (report.MergeFiles),
-// the fleet rules run again over every shard's hosts, then Rerender
+// the fleet rules run again over every shard's hosts, then rerender
 // (which summarizes).
 func Merge(c Console, files []string, f OutputFlags, failOnSet bool) error {
 	r, err := report.MergeFiles(files)
@@ -14,5 +14,5 @@ func Merge(c Console, files []string, f OutputFlags, failOnSet bool) error {
 		return err
 	}
 	fleetpass.Run(r)
-	return Rerender(c, r, f, failOnSet)
+	return rerender(c, r, f, failOnSet)
 }

@@ -4,10 +4,10 @@ import (
 	"github.com/kaudit/kaudit/report"
 )
 
-// Rerender is kaudit report, and merge, once the report is loaded (or
+// rerender is kaudit report, and merge, once the report is loaded (or
 // merged): judged at failOn (the scan's threshold unless given), waived,
 // summarized, emitted.
-func Rerender(c Console, r *report.Report, f OutputFlags, failOnSet bool) error {
+func rerender(c Console, r *report.Report, f OutputFlags, failOnSet bool) error {
 	o, err := f.Check(r.FailOnFor(f.FailOn, failOnSet), c.Stdout)
 	if err != nil {
 		return err
@@ -18,11 +18,11 @@ func Rerender(c Console, r *report.Report, f OutputFlags, failOnSet bool) error 
 	return emit(c.Stdout, r, o)
 }
 
-// RerenderFile is kaudit report: Rerender of the JSON report at path.
+// RerenderFile is kaudit report: rerender of the JSON report at path.
 func RerenderFile(c Console, path string, f OutputFlags, failOnSet bool) error {
 	r, err := report.Load(path)
 	if err != nil {
 		return err
 	}
-	return Rerender(c, r, f, failOnSet)
+	return rerender(c, r, f, failOnSet)
 }

@@ -224,7 +224,7 @@ func loadServed(ctx context.Context, c Console, j ServeJob) (*served, error) {
 	}
 	s.inventory, s.fresh = inv.Path, j.Fleet.Inventory == ""
 	s.cfg.ClientsGroup = clientsGroup(j.Config.ClientsGroup, inv)
-	if s.cfg.Profile, err = LoadProfile(j.ProfileFile); err != nil {
+	if s.cfg.Profile, err = loadProfile(j.ProfileFile); err != nil {
 		return nil, err
 	}
 	if s.waivers, err = loadWaivers(j.Waivers); err != nil {

@@ -82,7 +82,7 @@ func WhatIfFile(c Console, j WhatIfJob) error {
 	if err != nil {
 		return err
 	}
-	prof, err := LoadProfile(j.Profile)
+	prof, err := loadProfile(j.Profile)
 	if err != nil {
 		return err
 	}
