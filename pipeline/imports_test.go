@@ -53,20 +53,20 @@ var layers = map[string][]string{
 	"serve": {"audit/facts", "report", "internal/*"},
 	// pipeline: every command's flow; it talks with the person only
 	// through internal/ui and internal/termui, and serves the demo's
-	// simulated fleet (internal/simhost).
+	// simulated fleet (test/simhost).
 	"pipeline": {"audit", "audit/facts", "discover", "audit/inventory", "audit/probe", "audit/sshconfig", "audit/transport", "audit/trust", "fleetpass", "rules", "report", "report/diff",
-		"remediate", "remediate/apply", "serve", "waiver", "whatif", "internal/atomicfile", "internal/fanout", "internal/located", "internal/remote", "internal/termsafe", "internal/termui", "internal/ui", "internal/simhost"},
+		"remediate", "remediate/apply", "serve", "waiver", "whatif", "internal/atomicfile", "internal/fanout", "internal/located", "internal/remote", "internal/termsafe", "internal/termui", "internal/ui", "test/simhost"},
 	// The CLI parses flags and calls the library (pipeline); of the rest
 	// only the defaults and types its flags are bound to, the formats its
 	// help lists, and the terminal helpers. No flow of its own: no
 	// inventory, trust, waiver, remediation or simulated fleet.
 	"cmd/kaudit": {"audit", "audit/probe", "audit/transport", "pipeline", "rules", "report", "report/diff", "whatif",
 		"internal/argv", "internal/located", "internal/ui", "internal/termsafe", "internal/termui", "internal/suggest"},
-	"internal/simhost":   {"audit/inventory", "internal/*"},
-	"internal/testfleet": {"audit/inventory", "internal/*"},
-	"internal":           {"internal/*"},
+	"test/simhost":   {"audit/inventory", "internal/*"},
+	"test/testfleet": {"audit/inventory", "internal/*"},
+	"internal":       {"internal/*"},
 	// bench: programs and benchmarks that drive the library, as a user would.
-	"bench": {"audit", "audit/facts", "audit/gather", "audit/inventory", "audit/parse", "pipeline", "rules", "report", "internal/simhost", "internal/*"},
+	"bench": {"audit", "audit/facts", "audit/gather", "audit/inventory", "audit/parse", "pipeline", "rules", "report", "test/simhost", "internal/*"},
 	"docs":  {},
 	"test":  {}, // test-only packages: their imports are test imports
 }
@@ -84,7 +84,7 @@ func allowedBy(pkg string) (string, []string, bool) {
 }
 
 func permitted(imp string, allowed []string) bool {
-	helper := strings.HasPrefix(imp, "internal/") && !strings.HasPrefix(imp, "internal/simhost") && !strings.HasPrefix(imp, "internal/testfleet")
+	helper := strings.HasPrefix(imp, "internal/") && !strings.HasPrefix(imp, "test/simhost") && !strings.HasPrefix(imp, "test/testfleet")
 	for _, a := range allowed {
 		if a == imp || (a == "internal/*" && helper) {
 			return true
@@ -151,7 +151,7 @@ func TestImportLayersForbid(t *testing.T) {
 		{"rules", "audit/transport", false},
 		{"rules", "audit/facts", true},
 		{"rules", "internal/assume", true},
-		{"rules", "internal/simhost", false},
+		{"rules", "test/simhost", false},
 		{"report", "remediate", false},
 		{"report", "rules", true},
 		{"report/diff", "remediate", false},
@@ -162,10 +162,10 @@ func TestImportLayersForbid(t *testing.T) {
 		{"cmd/kaudit", "pipeline", true},
 		{"cmd/kaudit", "remediate/apply", false},
 		{"cmd/kaudit", "audit/inventory", false},
-		{"cmd/kaudit", "internal/simhost", false},
+		{"cmd/kaudit", "test/simhost", false},
 		{"cmd/kaudit", "discover", false},
-		{"pipeline", "internal/simhost", true},
-		{"pipeline", "internal/testfleet", false},
+		{"pipeline", "test/simhost", true},
+		{"pipeline", "test/testfleet", false},
 		{"internal/remote", "audit/gather", false},
 		{"internal/fanout", "internal/safe", true},
 		{"whatif", "remediate", false},
