@@ -3,8 +3,8 @@
 // served over HTTP as Prometheus metrics, JSON, HTML and an index page.
 // It never scans: Run's loop calls back the scan it is given
 // (pipeline.Serve's), one at a time, and hands each report here
-// (ScanDone); a scrape reads what was rendered
-// when the report arrived and returns at once, during a scan too.
+// (ScanDone); a scrape reads what was rendered when the report arrived
+// and returns at once, during a scan too.
 package serve
 
 import (
