@@ -6,7 +6,7 @@ import (
 
 	"github.com/kaudit/kaudit/audit"
 	"github.com/kaudit/kaudit/audit/transport"
-	"github.com/kaudit/kaudit/internal/simhost"
+	"github.com/kaudit/kaudit/test/simhost"
 )
 
 // TestKeepConnections: with transport.SSH.KeepConnections (kaudit serve)

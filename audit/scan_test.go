@@ -14,7 +14,7 @@ import (
 	"github.com/kaudit/kaudit/audit"
 	"github.com/kaudit/kaudit/audit/facts"
 	"github.com/kaudit/kaudit/audit/inventory"
-	"github.com/kaudit/kaudit/internal/simhost"
+	"github.com/kaudit/kaudit/test/simhost"
 )
 
 var sysctlKeys = []string{"net.core.somaxconn", "net.ipv4.tcp_syncookies", "net.ipv4.tcp_rmem"}

@@ -8,9 +8,9 @@ import (
 
 	"github.com/kaudit/kaudit/audit/facts"
 	"github.com/kaudit/kaudit/audit/gather"
-	"github.com/kaudit/kaudit/internal/simhost"
 	"github.com/kaudit/kaudit/report"
 	"github.com/kaudit/kaudit/rules"
+	"github.com/kaudit/kaudit/test/simhost"
 )
 
 // output is one recorded gather output: what a host sent back, byte for byte.

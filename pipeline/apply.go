@@ -10,7 +10,7 @@ import (
 	"github.com/kaudit/kaudit/remediate/apply"
 )
 
-// ApplyConfig is what Apply needs besides the plan.
+// ApplyConfig is what applyPlan needs besides the plan.
 type ApplyConfig struct {
 	Runner         transport.Runner // nil: transport.NewSSH()
 	RunID          string           // remediate.NewRunID
@@ -32,10 +32,10 @@ type ApplyConfig struct {
 	Restart *apply.RestartOptions
 }
 
-// Apply carries out fp on its hosts and returns the run's journal. A nil
+// applyPlan carries out fp on its hosts and returns the run's journal. A nil
 // journal means nothing was started (the error says why); a journal with
 // an error is a run that went wrong part way (the journal says where).
-func Apply(ctx context.Context, fp *FixPlan, cfg ApplyConfig) (*remediate.Journal, error) {
+func applyPlan(ctx context.Context, fp *FixPlan, cfg ApplyConfig) (*remediate.Journal, error) {
 	return apply.Apply(ctx, fp.Hosts, apply.Options{
 		Runner: cfg.Runner, RunID: cfg.RunID, Timeout: cfg.Timeout, ConnectTimeout: cfg.ConnectTimeout,
 		Batch: cfg.Batch, MaxFailures: cfg.MaxFailures, JournalPath: cfg.JournalPath, Log: cfg.Log, Now: cfg.Now,

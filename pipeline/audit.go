@@ -7,9 +7,9 @@ import (
 	"github.com/kaudit/kaudit/audit"
 	"github.com/kaudit/kaudit/audit/inventory"
 	"github.com/kaudit/kaudit/discover"
+	"github.com/kaudit/kaudit/fleetpass"
 	"github.com/kaudit/kaudit/report"
 	"github.com/kaudit/kaudit/rules"
-	"github.com/kaudit/kaudit/whatif"
 )
 
 // Audit gathers facts from hosts, evaluates the rules on each audited host
@@ -67,7 +67,7 @@ func Audit(ctx context.Context, hosts []inventory.Host, cfg Config) (*report.Rep
 	if cl != nil {
 		r.Cluster = clusterReport(cl, cfg.Cluster, r.Hosts, sink.fleet)
 	}
-	whatif.FleetPassOn(r, sink.fleet)
+	fleetpass.RunOn(r, sink.fleet)
 	report.Summarize(r)
 	return r, nil
 }

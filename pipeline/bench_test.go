@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/kaudit/kaudit/audit/inventory"
-	"github.com/kaudit/kaudit/internal/simhost"
 	"github.com/kaudit/kaudit/pipeline"
 	"github.com/kaudit/kaudit/rules"
+	"github.com/kaudit/kaudit/test/simhost"
 )
 
 // benchScan runs pipeline.Audit, as kaudit scan does, over n in-process

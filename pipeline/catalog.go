@@ -3,6 +3,7 @@ package pipeline
 import (
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/jedib0t/go-pretty/v6/table"
@@ -14,11 +15,35 @@ import (
 
 // What kaudit rules and kaudit explain print: the catalog and one rule.
 
-// WriteCatalog lists every rule of the catalog: the host rules, then the
+// Catalog is kaudit rules: writeCatalog on c's stdout, for its width
+// ($COLUMNS, the terminal's, else 100).
+func Catalog(c Console) {
+	writeCatalog(c.Stdout, stdoutWidth(c))
+}
+
+// Explain is kaudit explain ID: writeExplain of the rule on c's stdout;
+// an unknown ID is an error that lists the known ones.
+func Explain(c Console, id string) error {
+	r, ok := rules.Lookup(id)
+	if !ok {
+		return fmt.Errorf("no rule %q (known: %s)", id, strings.Join(ruleIDs(), ", "))
+	}
+	writeExplain(c.Stdout, r, stdoutWidth(c))
+	return nil
+}
+
+// stdoutWidth is the width c's stdout is laid out for: $COLUMNS, the
+// terminal's, else 100.
+func stdoutWidth(c Console) int {
+	out, _ := c.Stdout.(*os.File)
+	return termui.Width(0, os.Getenv, out)
+}
+
+// writeCatalog lists every rule of the catalog: the host rules, then the
 // cluster rules (judged by asking the cluster, scan --bootstrap); each with
 // ID, severity, title, the titles folded so that the tables fit width
 // columns (as far as the IDs allow: an ID is never cut).
-func WriteCatalog(w io.Writer, width int) {
+func writeCatalog(w io.Writer, width int) {
 	catalogTable(w, rules.Catalog(), width)
 	fmt.Fprintf(w, "\n%s\n", wrap("Cluster rules (scan --bootstrap: judged on the Kafka cluster, reported in the report's cluster section):", width))
 	catalogTable(w, rules.ClusterCatalog(), width)
@@ -40,9 +65,9 @@ func catalogTable(w io.Writer, rs []rules.Rule, width int) {
 	t.Render()
 }
 
-// RuleIDs lists the catalog's rule IDs in catalog order, the host rules
+// ruleIDs lists the catalog's rule IDs in catalog order, the host rules
 // then the cluster rules.
-func RuleIDs() []string {
+func ruleIDs() []string {
 	var ids []string
 	for _, r := range append(rules.Catalog(), rules.ClusterCatalog()...) {
 		ids = append(ids, r.ID)
@@ -50,10 +75,10 @@ func RuleIDs() []string {
 	return ids
 }
 
-// WriteExplain writes a rule's rationale, its thresholds in the default
+// writeExplain writes a rule's rationale, its thresholds in the default
 // profile, its fix and its references, prose folded to width columns
 // (a reference's URL is never cut).
-func WriteExplain(w io.Writer, r rules.Rule, width int) {
+func writeExplain(w io.Writer, r rules.Rule, width int) {
 	fmt.Fprintf(w, "%s\nseverity: %s\n\n", strings.Join(termui.Wrap(r.ID+" — "+r.Title, width, 4), "\n"), r.Severity)
 	fmt.Fprintln(w, wrap(r.Rationale, width))
 	if len(r.Thresholds) > 0 {

@@ -86,7 +86,7 @@ func TestOutputFlagsCheck(t *testing.T) {
 }
 
 // emit carries the report's verdict out as a *Failure (nil for Pass),
-// with Judge's message when it has one.
+// with judge's message when it has one.
 func TestEmitVerdict(t *testing.T) {
 	high := rules.Finding{Rule: "somaxconn", Status: rules.Fail, Severity: rules.High}
 	r := func(interrupted bool, unreachable int, fs ...rules.Finding) *report.Report {

@@ -35,12 +35,12 @@ type ConnectConfig struct {
 	Warn func(string)
 }
 
-// Connect is the SSH runner for hosts, the one the CLI's scan, fix,
+// newRunner is the SSH runner for hosts, the one the CLI's scan, fix,
 // rollback and trust connect with: ssh_config loaded (unless no host uses
 // it and no file is given), warnings, passphrases and the become password
 // as c says. Close it when done (it holds the bastion connections). A bad
 // ssh_config is an error that says how to fix or ignore it.
-func Connect(hosts []inventory.Host, c ConnectConfig) (*transport.SSH, error) {
+func newRunner(hosts []inventory.Host, c ConnectConfig) (*transport.SSH, error) {
 	if c.AskBecome {
 		pw, err := askBecomePassword(c.Prompt)
 		if err != nil {

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/kaudit/kaudit/audit/probe"
-	"github.com/kaudit/kaudit/internal/simhost"
+	"github.com/kaudit/kaudit/test/simhost"
 )
 
 // demoInventory is what the demo's report names as its inventory.

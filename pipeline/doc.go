@@ -1,19 +1,20 @@
 // Package pipeline is kaudit as a library: one entry point per command,
-// and the few steps a library user composes, in one place.
+// and the steps the commands share, in one place. It exports what the
+// CLI, the benchmarks and the tests call.
 //
 // The steps (each prints nothing; what a caller shows is a value):
 //
-//	Connect   inventory hosts → the SSH runner (ssh_config, become password, passphrases)
-//	Audit     inventory hosts → gather (audit.Scan) → rules.Evaluate → fleet pass → report
-//	Judge     report → its verdict (pass, unaudited, findings, interrupted)
-//	WhatIf    report → the findings under an assumed kernel or Kafka upgrade
-//	PlanFix   report → remediate.PlanHost per audited host → what apply will do / skip
-//	Apply     fix plan → remediate/apply (canary, batches, journal, verify, restore)
-//	LoadRun   a run's journal (local, or rebuilt from the hosts' manifests)
-//	Restore   journal → remediate/apply.Rollback on its hosts
+//	newRunner  inventory hosts → the SSH runner (ssh_config, become password, passphrases)
+//	Audit      inventory hosts → gather (audit.Scan) → rules.Evaluate → fleetpass → report
+//	judge      report → its verdict (pass, unaudited, findings, interrupted)
+//	whatIf     report → the findings under an assumed kernel or Kafka upgrade
+//	PlanFix    report → remediate.PlanHost per audited host → what apply will do / skip
+//	applyPlan  fix plan → remediate/apply (canary, batches, journal, verify, restore)
+//	LoadRun    a run's journal (local, or rebuilt from the hosts' manifests)
+//	Restore    journal → remediate/apply.Rollback on its hosts
 //
 // The commands, one function each: Scan (kaudit scan and probe), Demo,
-// Fix, Rollback, Trust, Serve, Rerender (kaudit report), Merge, Diff,
+// Fix, Rollback, Trust, Serve, RerenderFile (kaudit report), Merge, Diff,
 // WhatIfFile (kaudit whatif), CheckWaivers. Each file is named for what
 // it holds: scan.go, fix.go, rollback.go, serve.go, ... for the
 // commands; audit.go, plan.go, apply.go, restore.go, connect.go for the

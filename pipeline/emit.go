@@ -88,7 +88,7 @@ func emit(w io.Writer, r *report.Report, o Output) error {
 	if err != nil {
 		return err
 	}
-	v, msg := Judge(r, o.FailOn, o.FailOnUnknown)
+	v, msg := judge(r, o.FailOn, o.FailOnUnknown)
 	if v == Pass {
 		return nil
 	}

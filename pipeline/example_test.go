@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/kaudit/kaudit/internal/simhost"
 	"github.com/kaudit/kaudit/pipeline"
 	"github.com/kaudit/kaudit/remediate"
 	"github.com/kaudit/kaudit/rules"
+	"github.com/kaudit/kaudit/test/simhost"
 )
 
 // Audit the simulated demo fleet over real SSH on 127.0.0.1, then plan its

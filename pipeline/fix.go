@@ -195,7 +195,7 @@ func applyFix(ctx context.Context, c Console, r *report.Report, fp *FixPlan, j F
 	sctx, stop := interruptible(ctx)
 	defer stop()
 	writeApplying(c.Stdout, fp, cfg)
-	jr, err := Apply(sctx, fp, cfg)
+	jr, err := applyPlan(sctx, fp, cfg)
 	if jr == nil {
 		return err
 	}

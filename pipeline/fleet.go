@@ -6,7 +6,7 @@ import (
 )
 
 // Fleet is the hosts a command works on: those of the inventory file
-// Inventory that Limit selects (LoadInventory), and how to connect to
+// Inventory that Limit selects (loadInventory), and how to connect to
 // them (Connect).
 type Fleet struct {
 	Inventory, Limit string
@@ -17,7 +17,7 @@ type Fleet struct {
 // (checkKnownHosts), its fan-out of *n connections fitted to the
 // open-file limit (fitWarned). Close it when done.
 func (f Fleet) connect(c Console, hosts []inventory.Host, n *int) (*transport.SSH, error) {
-	runner, err := Connect(hosts, f.Connect)
+	runner, err := newRunner(hosts, f.Connect)
 	if err != nil {
 		return nil, err
 	}

@@ -6,10 +6,10 @@ import (
 	"github.com/kaudit/kaudit/audit/inventory"
 )
 
-// LoadInventory loads the inventory at path and selects the hosts limit
+// loadInventory loads the inventory at path and selects the hosts limit
 // matches (inventory.Select: groups, hosts, globs, !exclusions; "" is
 // every host). Any problem is found here, before a connection is made.
-func LoadInventory(path, limit string) (*inventory.Inventory, []inventory.Host, error) {
+func loadInventory(path, limit string) (*inventory.Inventory, []inventory.Host, error) {
 	inv, err := inventory.Load(path)
 	if err != nil {
 		return nil, nil, err
@@ -21,10 +21,10 @@ func LoadInventory(path, limit string) (*inventory.Inventory, []inventory.Host, 
 	return inv, hosts, nil
 }
 
-// load is LoadInventory of f's inventory and limit, the inventory's
+// load is loadInventory of f's inventory and limit, the inventory's
 // warnings (a host defined twice with two addresses) on c's stderr.
 func (f Fleet) load(c Console) (*inventory.Inventory, []inventory.Host, error) {
-	inv, hosts, err := LoadInventory(f.Inventory, f.Limit)
+	inv, hosts, err := loadInventory(f.Inventory, f.Limit)
 	if err != nil {
 		return nil, nil, err
 	}

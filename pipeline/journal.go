@@ -11,9 +11,9 @@ import (
 	"github.com/kaudit/kaudit/remediate"
 )
 
-// ErrNoHome is journalDir without a directory and without a home
+// errNoHome is journalDir without a directory and without a home
 // directory to put the default in.
-var ErrNoHome = errors.New("cannot find the home directory for the run journal")
+var errNoHome = errors.New("cannot find the home directory for the run journal")
 
 // journalDir is where fix --apply writes a run's journal and rollback
 // reads it: dir, or when empty $XDG_STATE_HOME/kaudit/runs (an absolute
@@ -21,12 +21,12 @@ var ErrNoHome = errors.New("cannot find the home directory for the run journal")
 // (0700: a journal holds the hosts' previous settings), and must be
 // private (remediate.CheckPrivate: another user's, or one others may
 // write, is refused before any host is contacted). Without a home
-// directory the error (ErrNoHome) says to set --journal-dir.
+// directory the error (errNoHome) says to set --journal-dir.
 func journalDir(dir string) (string, error) {
 	if dir == "" {
 		var err error
 		if dir, err = stateDir("runs"); err != nil {
-			return "", located.Hint(fmt.Errorf("%w (%v)", ErrNoHome, err), "set --journal-dir")
+			return "", located.Hint(fmt.Errorf("%w (%v)", errNoHome, err), "set --journal-dir")
 		}
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -54,12 +54,12 @@ func stateDir(sub string) (string, error) {
 // ProbeRecordsOff is the --probe-records value that keeps no probe verdicts.
 const ProbeRecordsOff = "off"
 
-// ProbeRecordsAt is where the probe's verdicts are kept (probe.Records):
+// probeRecordsAt is where the probe's verdicts are kept (probe.Records):
 // dir, or when empty kaudit's state directory's probes
 // (~/.local/state/kaudit/probes); nil for ProbeRecordsOff, or when there
 // is no home directory for the default. Nothing is created until a probe
 // is recorded.
-func ProbeRecordsAt(dir string) *probe.Records {
+func probeRecordsAt(dir string) *probe.Records {
 	switch dir {
 	case ProbeRecordsOff:
 		return nil

@@ -1,18 +1,18 @@
 package pipeline
 
 import (
+	"github.com/kaudit/kaudit/fleetpass"
 	"github.com/kaudit/kaudit/report"
-	"github.com/kaudit/kaudit/whatif"
 )
 
 // Merge is kaudit merge: the shards' reports joined (report.MergeFiles),
-// the fleet rules run again over every shard's hosts, then Rerender
+// the fleet rules run again over every shard's hosts, then rerender
 // (which summarizes).
 func Merge(c Console, files []string, f OutputFlags, failOnSet bool) error {
 	r, err := report.MergeFiles(files)
 	if err != nil {
 		return err
 	}
-	whatif.FleetPass(r)
-	return Rerender(c, r, f, failOnSet)
+	fleetpass.Run(r)
+	return rerender(c, r, f, failOnSet)
 }

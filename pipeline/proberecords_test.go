@@ -7,11 +7,11 @@ import (
 	"time"
 
 	"github.com/kaudit/kaudit/audit/probe"
-	"github.com/kaudit/kaudit/internal/simhost"
 	"github.com/kaudit/kaudit/pipeline"
 	"github.com/kaudit/kaudit/remediate"
 	"github.com/kaudit/kaudit/report"
 	"github.com/kaudit/kaudit/rules"
+	"github.com/kaudit/kaudit/test/simhost"
 )
 
 // bookworm is the demo's Debian 12 broker (6.1.0-13: fixed by the version

@@ -4,10 +4,10 @@ import (
 	"github.com/kaudit/kaudit/report"
 )
 
-// Rerender is kaudit report, and merge, once the report is loaded (or
+// rerender is kaudit report, and merge, once the report is loaded (or
 // merged): judged at failOn (the scan's threshold unless given), waived,
 // summarized, emitted.
-func Rerender(c Console, r *report.Report, f OutputFlags, failOnSet bool) error {
+func rerender(c Console, r *report.Report, f OutputFlags, failOnSet bool) error {
 	o, err := f.Check(r.FailOnFor(f.FailOn, failOnSet), c.Stdout)
 	if err != nil {
 		return err
@@ -16,4 +16,13 @@ func Rerender(c Console, r *report.Report, f OutputFlags, failOnSet bool) error 
 	waive(c, r, o.waivers)
 	report.Summarize(r)
 	return emit(c.Stdout, r, o)
+}
+
+// RerenderFile is kaudit report: rerender of the JSON report at path.
+func RerenderFile(c Console, path string, f OutputFlags, failOnSet bool) error {
+	r, err := report.Load(path)
+	if err != nil {
+		return err
+	}
+	return rerender(c, r, f, failOnSet)
 }

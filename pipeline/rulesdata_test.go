@@ -12,9 +12,9 @@ import (
 
 	"github.com/kaudit/kaudit/audit/facts"
 	"github.com/kaudit/kaudit/audit/gather"
-	"github.com/kaudit/kaudit/internal/simhost"
 	"github.com/kaudit/kaudit/remediate"
 	"github.com/kaudit/kaudit/rules"
+	"github.com/kaudit/kaudit/test/simhost"
 )
 
 // cachePressureRule is a sysctl threshold rule added as YAML alone: one block

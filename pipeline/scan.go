@@ -49,7 +49,7 @@ type Config struct {
 	SpoolDir   string
 	// ProbeRecords, when set, keeps each probe's verdict for the host's
 	// boot and gives the hosts without a probe in this run theirs
-	// (probe.Records; ProbeRecordsAt); ProbeRecordsErr is told what it could
+	// (probe.Records; probeRecordsAt); ProbeRecordsErr is told what it could
 	// not read or write (nil: nothing is said).
 	ProbeRecords    *probe.Records
 	ProbeRecordsErr func(error)
@@ -87,11 +87,11 @@ func profiles(hosts []inventory.Host, base rules.Profile) (map[string]rules.Prof
 	return out, nil
 }
 
-// LoadProfile is the thresholds file (rules.LoadProfile), or the default
+// loadProfile is the thresholds file (rules.LoadProfile), or the default
 // profile when file is "". Its errors are rules' *located.Error (FILE:LINE,
 // what is wrong, what to give), under "--profile"; the CLI loads it before
 // any host is contacted.
-func LoadProfile(file string) (rules.Profile, error) {
+func loadProfile(file string) (rules.Profile, error) {
 	if file == "" {
 		return rules.DefaultProfile(), nil
 	}

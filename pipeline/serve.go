@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
-	"math/rand/v2"
 	"net"
 	"os"
 	"os/signal"
@@ -93,6 +91,22 @@ func (j ServeJob) Check() error {
 	return err
 }
 
+// DefaultStateDir is kaudit serve's --state-dir: systemd's
+// $STATE_DIRECTORY (StateDirectory=), else $XDG_STATE_HOME/kaudit, else
+// ~/.local/state/kaudit.
+func DefaultStateDir() string {
+	if d := os.Getenv("STATE_DIRECTORY"); d != "" {
+		return d
+	}
+	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
+		return filepath.Join(d, "kaudit")
+	}
+	if h, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(h, ".local", "state", "kaudit")
+	}
+	return ""
+}
+
 // HangUps is a channel that receives a value on each SIGHUP until ctx ends
 // (ServeJob.Reload).
 func HangUps(ctx context.Context) <-chan struct{} {
@@ -138,11 +152,11 @@ func (s *served) close() {
 
 // Serve is kaudit serve. It loads the fleet (an error here is returned:
 // nothing is served), serves the report the state directory holds (an
-// unreadable one is a warning), listens, then scans: at once, or when the
-// loaded report is Interval old; then every Interval (± Jitter), one scan
-// at a time, and again at once after a reload. ctx ending (SIGTERM)
-// interrupts a scan in progress, which is not served, and stops the
-// server; Serve then returns nil.
+// unreadable one is a warning), then runs serve.Run with one scan of the
+// fleet as its callback: a scan at once, or when the loaded report is
+// Interval old; then every Interval (± Jitter), and again after a reload.
+// ctx ending (SIGTERM) interrupts a scan in progress, which is not served,
+// and stops the server; Serve then returns nil.
 func Serve(ctx context.Context, c Console, j ServeJob) error {
 	if err := j.Check(); err != nil {
 		return err
@@ -163,143 +177,40 @@ func Serve(ctx context.Context, c Console, j ServeJob) error {
 	if err := srv.LoadState(); err != nil {
 		c.Warn(err.Error())
 	}
-	web, err := serve.ReadWebConfig(j.WebConfigFile) // checked by Check; read again in case it changed
-	if err != nil {
-		return err
-	}
-	l, err := net.Listen("tcp", j.Listen)
-	if err != nil {
-		return fmt.Errorf("--listen %s: %v", j.Listen, err)
-	}
-	hl, err := listenHealth(j.HealthListen)
-	if err != nil {
-		l.Close()
-		return err
-	}
-	fmt.Fprintf(c.Stderr, "kaudit serve: listening on %s://%s/ (%d hosts, a scan every %v)\n", web.Scheme(), l.Addr(), len(cur.hosts), j.Interval)
-	if hl != nil {
-		fmt.Fprintf(c.Stderr, "kaudit serve: /healthz and /readyz also on http://%s/ (no authentication, nothing else served)\n", hl.Addr())
-	}
-	if j.Listening != nil {
-		j.Listening(l.Addr())
-	}
-	hctx, stopHTTP := context.WithCancel(context.Background())
-	httpDone := make(chan error, 1)
-	logger := slog.New(slog.NewTextHandler(c.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	go func() { httpDone <- srv.Serve(hctx, l, j.WebConfigFile, logger) }()
-	defer func() {
-		stopHTTP()
-		<-httpDone
-	}()
-	if hl != nil {
-		healthDone := make(chan error, 1)
-		go func() { healthDone <- srv.ServeHealth(hctx, hl, logger) }()
-		defer func() { stopHTTP(); <-healthDone }()
-	}
-
-	wait := time.Duration(0)
-	if r, fromState := srv.Report(); r != nil && fromState {
-		if due := r.StartedAt.Add(j.Interval).Sub(c.Now()); due > 0 {
-			wait = due
-			fmt.Fprintf(c.Stderr, "kaudit serve: serving the report of %s from the state file; next scan in %v\n", r.StartedAt.UTC().Format(time.RFC3339), due.Truncate(time.Second))
-		}
-	}
-	watch := j.WatchEvery
-	if watch == 0 {
-		watch = 5 * time.Second
-	}
-	var tick <-chan time.Time
-	if watch > 0 {
-		t := time.NewTicker(watch)
-		defer t.Stop()
-		tick = t.C
-	}
-	timer := time.NewTimer(wait)
-	defer timer.Stop()
-	for {
-		reload := false
-		select {
-		case <-ctx.Done():
-			return nil
-		case err := <-httpDone:
-			httpDone <- err // for the deferred wait
-			return fmt.Errorf("serving %s: %v", l.Addr(), err)
-		case <-j.Reload:
-			reload = true
-		case <-tick:
-			if fileStamp(j) == cur.stamp {
-				continue
-			}
-			fmt.Fprintln(c.Stderr, "kaudit serve: the inventory, profile, waiver or broker map file changed")
-			reload = true
-		case <-timer.C:
-		}
-		if reload {
+	return serve.Run(ctx, srv, serve.Loop{
+		Listen: j.Listen, HealthListen: j.HealthListen, WebConfigFile: j.WebConfigFile, Listening: j.Listening, Hosts: len(cur.hosts),
+		Interval: j.Interval, Jitter: j.Jitter, Reload: j.Reload, WatchEvery: j.WatchEvery,
+		Changed: func() bool { return fileStamp(j) != cur.stamp },
+		Scan:    func(ctx context.Context) (*report.Report, error) { return cur.scan(ctx, c, j) },
+		Refresh: func(ctx context.Context) error {
 			next, err := loadServed(ctx, c, j)
-			srv.SetReload(err == nil)
 			if err != nil {
-				c.Warnf("reload failed, still scanning the previous inventory: %v", err)
-				if tick != nil {
-					cur.stamp = fileStamp(j) // warn once per change
-				}
-				continue
+				cur.stamp = fileStamp(j) // warn once per change
+				return err
 			}
 			cur.close()
 			cur = next
 			srv.SetWaivers(waiverExpiries(cur.waivers))
 			fmt.Fprintf(c.Stderr, "kaudit serve: reloaded: %d hosts\n", len(cur.hosts))
-		}
-		serveScan(ctx, c, j, cur, srv)
-		if ctx.Err() != nil {
 			return nil
-		}
-		timer.Stop()
-		select {
-		case <-timer.C:
-		default:
-		}
-		timer.Reset(jittered(j.Interval, j.Jitter))
-	}
+		},
+		Log: c.Stderr, Warn: c.Warn, Now: c.Now,
+	})
 }
 
-// serveScan runs one scan and hands its report to srv; without an
-// inventory the cluster is asked for its brokers first (rediscover).
-func serveScan(ctx context.Context, c Console, j ServeJob, cur *served, srv *serve.Server) {
-	srv.ScanStarted()
-	start := time.Now()
-	err := cur.rediscover(ctx, c, j)
-	var r *report.Report
-	if err == nil {
-		r, err = Audit(ctx, cur.hosts, cur.cfg)
+// scan is one scan of s, its waivers applied; without an inventory the
+// cluster is asked for its brokers first (rediscover).
+func (s *served) scan(ctx context.Context, c Console, j ServeJob) (*report.Report, error) {
+	if err := s.rediscover(ctx, c, j); err != nil {
+		return nil, err
 	}
-	switch {
-	case err != nil:
-		c.Warnf("scan could not run: %v", err)
-		_ = srv.ScanDone(nil, serve.Failed)
-	case r.Interrupted:
-		fmt.Fprintf(c.Stderr, "kaudit serve: scan interrupted after %v: not served\n", time.Since(start).Truncate(time.Millisecond))
-		_ = srv.ScanDone(r, serve.Interrupted)
-	default:
-		r.Inventory = cur.inventory
-		waive(c, r, cur.waivers)
-		sayServed(c, srv.ScanDone(r, serve.Success), r, time.Since(start))
+	r, err := Audit(ctx, s.hosts, s.cfg)
+	if err != nil || r.Interrupted {
+		return r, err
 	}
-}
-
-// sayServed says how a finished scan was taken: served, served but not kept
-// in the state file, or failed on kaudit's side (serve.LocalFault).
-func sayServed(c Console, err error, r *report.Report, took time.Duration) {
-	var lf *serve.LocalFault
-	if errors.As(err, &lf) {
-		c.Warnf("scan failed after %v, the previous report is still served: %v", took.Truncate(time.Millisecond), located.WithHint(lf.Error(), "raise kaudit's open-file limit (ulimit -n, LimitNOFILE=), or free memory or disk on this machine"))
-		return
-	}
-	s := r.Summary
-	fmt.Fprintf(c.Stderr, "kaudit serve: scan done in %v: %d hosts, %d audited, %d not, fleet score %d\n",
-		took.Truncate(time.Millisecond), s.Hosts, s.Audited, s.Unreachable, s.Score)
-	if err != nil {
-		c.Warnf("the report is served but not kept for a restart: %v", err)
-	}
+	r.Inventory = s.inventory
+	waive(c, r, s.waivers)
+	return r, nil
 }
 
 // loadServed reads the inventory (--limit applied) or asks the cluster
@@ -317,7 +228,7 @@ func loadServed(ctx context.Context, c Console, j ServeJob) (*served, error) {
 	}
 	s.inventory, s.fresh = inv.Path, j.Fleet.Inventory == ""
 	s.cfg.ClientsGroup = clientsGroup(j.Config.ClientsGroup, inv)
-	if s.cfg.Profile, err = LoadProfile(j.ProfileFile); err != nil {
+	if s.cfg.Profile, err = loadProfile(j.ProfileFile); err != nil {
 		return nil, err
 	}
 	if s.waivers, err = loadWaivers(j.Waivers); err != nil {
@@ -450,13 +361,6 @@ func fileStamp(j ServeJob) string {
 	return out
 }
 
-func jittered(d time.Duration, jitter float64) time.Duration {
-	if jitter <= 0 {
-		return d
-	}
-	return d + time.Duration((rand.Float64()*2-1)*jitter*float64(d))
-}
-
 func waiverExpiries(ws waiver.Waivers) []serve.Waiver {
 	var out []serve.Waiver
 	for _, w := range ws {
@@ -465,16 +369,4 @@ func waiverExpiries(ws waiver.Waivers) []serve.Waiver {
 		}
 	}
 	return out
-}
-
-// listenHealth binds --health-listen (nil when not asked for).
-func listenHealth(addr string) (net.Listener, error) {
-	if addr == "" {
-		return nil, nil
-	}
-	l, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("--health-listen %s: %v", addr, err)
-	}
-	return l, nil
 }

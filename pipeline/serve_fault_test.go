@@ -23,8 +23,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kaudit/kaudit/internal/simhost"
 	"github.com/kaudit/kaudit/pipeline"
+	"github.com/kaudit/kaudit/test/simhost"
 )
 
 // helperEnv runs TestServeHelperProcess as kaudit serve of the inventory

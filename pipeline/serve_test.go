@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kaudit/kaudit/internal/simhost"
 	"github.com/kaudit/kaudit/pipeline"
+	"github.com/kaudit/kaudit/test/simhost"
 )
 
 // lockedBuffer is stderr written by Serve and read by the test.

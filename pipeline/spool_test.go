@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"github.com/kaudit/kaudit/audit/inventory"
-	"github.com/kaudit/kaudit/internal/simhost"
 	"github.com/kaudit/kaudit/pipeline"
 	"github.com/kaudit/kaudit/report"
 	"github.com/kaudit/kaudit/rules"
+	"github.com/kaudit/kaudit/test/simhost"
 	"github.com/kaudit/kaudit/whatif"
 )
 

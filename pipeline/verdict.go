@@ -21,11 +21,11 @@ const (
 	NotApplied                 // fix --apply / rollback: a host was not changed or restored as planned
 )
 
-// Judge is r's verdict at threshold failOn, with what to tell the person
+// judge is r's verdict at threshold failOn, with what to tell the person
 // ("" when the report says it all). With failOnUnknown, an unknown finding
 // at or above the threshold counts as failing. Failing findings win over
 // unaudited hosts.
-func Judge(r *report.Report, failOn rules.Severity, failOnUnknown bool) (Verdict, string) {
+func judge(r *report.Report, failOn rules.Severity, failOnUnknown bool) (Verdict, string) {
 	worstUnknown := r.Worst(rules.Unknown)
 	switch {
 	case r.Interrupted:

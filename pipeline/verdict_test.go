@@ -43,7 +43,7 @@ func TestJudge(t *testing.T) {
 		{"interrupted", interrupted, rules.High, false, Interrupted, "interrupted: 1 of 2 hosts audited"},
 	}
 	for _, c := range cases {
-		v, msg := Judge(c.r, c.failOn, c.failOnUnknown)
+		v, msg := judge(c.r, c.failOn, c.failOnUnknown)
 		if v != c.want || msg != c.msg {
 			t.Errorf("%s: %v %q, want %v %q", c.name, v, msg, c.want, c.msg)
 		}

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -11,14 +12,14 @@ import (
 	"github.com/kaudit/kaudit/whatif"
 )
 
-// WhatIf is the what-if of a scan: the rules evaluated on a copy of every
+// whatIf is the what-if of a scan: the rules evaluated on a copy of every
 // host's facts as the upgrade would leave them. a (the --assume-kernel /
 // --assume-kafka flags) applies to every host and wins over the upgrade
 // each host of hosts plans (assume_kernel / assume_kafka in the
 // inventory); hosts with neither keep their findings. Each host's
 // thresholds are base with its inventory overrides. A nil result means
 // nothing is assumed or planned: there is no what-if. r is left alone.
-func WhatIf(r *report.Report, a whatif.Assume, base rules.Profile, hosts []inventory.Host) (*whatif.Result, error) {
+func whatIf(r *report.Report, a whatif.Assume, base rules.Profile, hosts []inventory.Host) (*whatif.Result, error) {
 	overrides := map[string]map[string]any{}
 	planned := map[string]whatif.Assume{}
 	for _, h := range hosts {
@@ -46,11 +47,11 @@ func plansUpgrade(a whatif.Assume, hosts []inventory.Host) bool {
 		slices.ContainsFunc(hosts, func(h inventory.Host) bool { return h.AssumeKernel != "" || h.AssumeKafka != "" })
 }
 
-// WriteWhatIf writes the what-if of WhatIf (when there is one) to w as a
+// WriteWhatIf writes the what-if of whatIf (when there is one) to w as a
 // table after a blank line: the scan's hook, stdout keeping the report.
 // Call it right after the scan, before waivers are applied.
 func WriteWhatIf(w io.Writer, r *report.Report, a whatif.Assume, base rules.Profile, hosts []inventory.Host) error {
-	res, err := WhatIf(r, a, base, hosts)
+	res, err := whatIf(r, a, base, hosts)
 	if err != nil || res == nil {
 		return err
 	}
@@ -71,6 +72,9 @@ type WhatIfJob struct {
 // FailUnsafe is Findings when a cluster is not safe to rolling-restart
 // after the upgrade.
 func WhatIfFile(c Console, j WhatIfJob) error {
+	if j.Assume.Kernel == "" && j.Assume.Kafka == "" {
+		return errors.New("whatif needs --assume-kernel RELEASE and/or --assume-kafka VERSION")
+	}
 	if err := oneOf("format", j.Format, whatif.Formats()); err != nil {
 		return err
 	}
@@ -78,7 +82,7 @@ func WhatIfFile(c Console, j WhatIfJob) error {
 	if err != nil {
 		return err
 	}
-	prof, err := LoadProfile(j.Profile)
+	prof, err := loadProfile(j.Profile)
 	if err != nil {
 		return err
 	}

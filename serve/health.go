@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -31,4 +32,16 @@ func (s *Server) ServeHealth(ctx context.Context, l net.Listener, logger *slog.L
 	lim.MaxConns = HealthMaxConns
 	cl := limitConns(l, lim.MaxConns)
 	return serveUntil(ctx, cl, s.HealthHandler(), lim, logger, func(srv *http.Server) error { return srv.Serve(cl) })
+}
+
+// listenHealth binds --health-listen (nil when not asked for).
+func listenHealth(addr string) (net.Listener, error) {
+	if addr == "" {
+		return nil, nil
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--health-listen %s: %v", addr, err)
+	}
+	return l, nil
 }

@@ -1,9 +1,10 @@
 // Package serve is kaudit serve's exporter: the last report and the
 // scans' counters kept in memory (and the report in a state directory),
 // served over HTTP as Prometheus metrics, JSON, HTML and an index page.
-// It never scans: pipeline.Serve runs the scans, one at a time, and hands
-// each one's report here (ScanDone); a scrape reads what was rendered
-// when the report arrived and returns at once, during a scan too.
+// It never scans: Run's loop calls back the scan it is given
+// (pipeline.Serve's), one at a time, and hands each report here
+// (ScanDone); a scrape reads what was rendered when the report arrived
+// and returns at once, during a scan too.
 package serve
 
 import (

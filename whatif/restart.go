@@ -1,11 +1,10 @@
 package whatif
 
 import (
-	"fmt"
 	"sort"
 
 	"github.com/kaudit/kaudit/audit/facts"
-
+	"github.com/kaudit/kaudit/fleetpass"
 	"github.com/kaudit/kaudit/report"
 	"github.com/kaudit/kaudit/rules"
 )
@@ -26,7 +25,7 @@ type RestartVerdict struct {
 
 func restartVerdicts(now, after *report.Report, noUpgrade map[string]bool) []RestartVerdict {
 	clusters := map[string][]int{}
-	proven, unaudited := clusterMembers(now.Cluster)
+	proven, unaudited := fleetpass.Members(now.Cluster)
 	for i, h := range now.Hosts {
 		if h.Facts != nil && h.Facts.Role == facts.RoleClient {
 			continue // a producer host is no broker to restart
@@ -63,28 +62,6 @@ func restartVerdicts(now, after *report.Report, noUpgrade map[string]bool) []Res
 		out = append(out, v)
 	}
 	return out
-}
-
-// clusterMembers are the hosts proven brokers of rc (host → cluster id,
-// report.ProvenClusters) and, per restart group, a blocker for each broker
-// no audited host is.
-func clusterMembers(rc *report.Cluster) (map[string]string, map[string][]string) {
-	unaudited := map[string][]string{}
-	if rc == nil {
-		return report.ProvenClusters(rc), unaudited
-	}
-	clusterPrefix := report.ClusterPrefix
-	for _, b := range rc.Brokers {
-		switch {
-		case b.Host == "":
-			unaudited[clusterPrefix+rc.ID] = append(unaudited[clusterPrefix+rc.ID],
-				fmt.Sprintf("broker %d (%s): in no inventory, not audited", b.NodeID, b.Advertised))
-		case b.Proof == report.ProofLeftOut:
-			unaudited[clusterPrefix+rc.ID] = append(unaudited[clusterPrefix+rc.ID],
-				fmt.Sprintf("broker %d (%s): host %s, left out of this run (--limit), not audited", b.NodeID, b.Advertised, b.Host))
-		}
-	}
-	return report.ProvenClusters(rc), unaudited
 }
 
 func blockers(h *report.Host, gates []string) []string {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/kaudit/kaudit/audit/facts"
+	"github.com/kaudit/kaudit/fleetpass"
 	"github.com/kaudit/kaudit/report"
 	"github.com/kaudit/kaudit/report/diff"
 	"github.com/kaudit/kaudit/rules"
@@ -76,7 +77,7 @@ func EvaluatePlan(r *report.Report, flags Assume, inventory func(host string) As
 		w.Facts = append(w.Facts, backlogChange(r.Hosts[i].Facts, h.Facts, h.Name)...)
 		h.Findings = rules.Evaluate(h.Facts, profileFor(h.Name))
 	}
-	FleetPass(after)
+	fleetpass.Run(after)
 	report.Summarize(after)
 	w.After = after
 	for i := range after.Hosts {
@@ -257,39 +258,6 @@ func backlogChange(of, nf *facts.Facts, host string) []diff.FactChange {
 		}
 	}
 	return out
-}
-
-// FleetPass runs the fleet rules (rules.EvaluateFleet: the client and
-// broker sides of each connection) over every audited host of r and puts
-// their findings into each audited host's. The scan runs it once every
-// host is gathered (FleetPassOn, from pipeline.Audit); the what-if and
-// kaudit merge re-run it, the what-if on the modelled facts with the
-// connections kept as observed (it does not model reconnections).
-func FleetPass(r *report.Report) {
-	fleet := make([]*facts.Facts, len(r.Hosts))
-	for i, h := range r.Hosts {
-		fleet[i] = h.Facts
-	}
-	FleetPassOn(r, fleet)
-}
-
-// FleetPassOn is FleetPass with the facts of r.Hosts[i] in fleet[i]
-// (nil: not audited), for a scan that no longer holds them in the report
-// (pipeline.Config.SpoolFacts keeps rules.FleetFacts of each host).
-func FleetPassOn(r *report.Report, fleet []*facts.Facts) {
-	hosts := make([]rules.FleetHost, len(r.Hosts))
-	proven, _ := clusterMembers(r.Cluster)
-	for i, h := range r.Hosts {
-		hosts[i] = rules.FleetHost{Name: h.Name, Address: h.Address, Facts: fleet[i], Groups: report.HostClustersOf(&r.Hosts[i], fleet[i], proven)}
-		if h.Error != nil {
-			hosts[i].Facts = nil
-		}
-	}
-	for i, fs := range rules.EvaluateFleet(hosts) {
-		if r.Hosts[i].Error == nil && fleet[i] != nil {
-			r.Hosts[i].Findings = rules.ApplyFleet(r.Hosts[i].Findings, fs)
-		}
-	}
 }
 
 func cloneReport(r *report.Report) *report.Report {

@@ -16,7 +16,7 @@ import (
 	"github.com/kaudit/kaudit/audit/sshconfig"
 	"github.com/kaudit/kaudit/audit/transport"
 	"github.com/kaudit/kaudit/audit/trust"
-	"github.com/kaudit/kaudit/internal/simhost"
+	"github.com/kaudit/kaudit/test/simhost"
 )
 
 // trustFleet starts simulated hosts and an inventory whose known_hosts

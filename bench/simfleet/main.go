@@ -9,7 +9,7 @@
 // Host i listens on 127.A.B.C:PORT (A = 1 + i/62500, B, C from i): one
 // address per host keeps the client's ephemeral port range free and the
 // inventory readable. The hosts cycle through the demo fleet's seven
-// broker profiles (internal/simhost.DemoFleet), each under its own name.
+// broker profiles (test/simhost.DemoFleet), each under its own name.
 // DIR gets inventory.yaml, known_hosts (one shared ed25519 host key, checked
 // strictly) and id_ed25519 (the client key the hosts accept). The soft
 // RLIMIT_NOFILE is raised to the hard limit first: every host holds a

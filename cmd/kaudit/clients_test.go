@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/kaudit/kaudit/internal/shard"
-	"github.com/kaudit/kaudit/internal/simhost"
 	"github.com/kaudit/kaudit/rules"
+	"github.com/kaudit/kaudit/test/simhost"
 )
 
 // clientsFleet is the talk's broker and its producer host, the producer

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kaudit/kaudit/internal/simhost"
 	"github.com/kaudit/kaudit/remediate"
+	"github.com/kaudit/kaudit/test/simhost"
 )
 
 // TestFixRefusedApplyWritesNoJournal: fix --apply refused (stdin is not a

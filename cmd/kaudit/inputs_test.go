@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kaudit/kaudit/internal/simhost"
+	"github.com/kaudit/kaudit/test/simhost"
 )
 
 // countedFleet serves one compliant host and writes an inventory whose

@@ -188,7 +188,7 @@ func interspersed(app *cli.App, args []string) []string {
 	}
 	takesValue := func(name string) bool {
 		for _, f := range cmd.Flags {
-			if _, isBool := f.(*cli.BoolFlag); !isBool && hasName(f, name) {
+			if _, isBool := f.(*cli.BoolFlag); !isBool && slices.Contains(f.Names(), name) {
 				return true
 			}
 		}
@@ -205,13 +205,4 @@ func subcommand(cmd *cli.Command, name string) *cli.Command {
 		}
 	}
 	return nil
-}
-
-func hasName(f cli.Flag, name string) bool {
-	for _, n := range f.Names() {
-		if n == name {
-			return true
-		}
-	}
-	return false
 }

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kaudit/kaudit/internal/simhost"
 	"github.com/kaudit/kaudit/report"
 	"github.com/kaudit/kaudit/rules"
+	"github.com/kaudit/kaudit/test/simhost"
 )
 
 func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kaudit/kaudit/internal/simhost"
+	"github.com/kaudit/kaudit/test/simhost"
 )
 
 // TestConcurrencyFitsOpenFileLimit: kaudit scan -c 120 under ulimit -n

@@ -35,36 +35,25 @@ func limitFlag(dst *string, usage string) []cli.Flag {
 
 const scanLimitUsage = "only hosts matching `PATTERN`: comma-separated groups, hosts or globs; !term excludes"
 
-// fanoutOpts tune a scan's fan-out; the flags are bound to the scan's
-// pipeline.Config, --profile to the file it is loaded from.
-type fanoutOpts struct {
-	cfg          pipeline.Config
-	profile      string
-	probeRecords string
-}
+// fanoutOpts tune a scan's fan-out: the flags are bound to
+// pipeline.ScanFlags (its Config, --profile, --probe-records).
+type fanoutOpts struct{ s pipeline.ScanFlags }
 
 func (o *fanoutOpts) flags() []cli.Flag {
+	cfg := &o.s.Config
 	return []cli.Flag{
-		&cli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Value: audit.DefaultConcurrency, Usage: "hosts audited at once", Destination: &o.cfg.Concurrency},
-		&cli.DurationFlag{Name: "timeout", Value: audit.DefaultTimeout, Usage: "per-host deadline, connect + gather (an inventory timeout wins)", Destination: &o.cfg.Timeout},
-		&cli.DurationFlag{Name: "connect-timeout", Value: transport.DefaultConnectTimeout, Usage: "per-host TCP connect + SSH handshake deadline", Destination: &o.cfg.ConnectTimeout},
-		&cli.StringFlag{Name: "profile", Usage: "threshold overrides from `FILE` (YAML; keys as in rules/profile.default.yaml, shown per rule by kaudit explain RULE)", Destination: &o.profile},
-		&cli.StringFlag{Name: "probe-records", Usage: "`DIR` where kaudit keeps each host's probe verdict for that boot and kernel, which later scans, fixes and serve of the same boot use (default ~/.local/state/kaudit/probes; \"" + pipeline.ProbeRecordsOff + "\": neither kept nor used)", Destination: &o.probeRecords},
-		&cli.StringFlag{Name: "clients-group", Usage: "inventory `GROUP` of producer/consumer hosts: gathered with the client profile, their connections matched with the brokers' (client-wscale-mismatch); default the inventory's clients_group:, else " + audit.DefaultClientsGroup, Destination: &o.cfg.ClientsGroup},
+		&cli.IntFlag{Name: "concurrency", Aliases: []string{"c"}, Value: audit.DefaultConcurrency, Usage: "hosts audited at once", Destination: &cfg.Concurrency},
+		&cli.DurationFlag{Name: "timeout", Value: audit.DefaultTimeout, Usage: "per-host deadline, connect + gather (an inventory timeout wins)", Destination: &cfg.Timeout},
+		&cli.DurationFlag{Name: "connect-timeout", Value: transport.DefaultConnectTimeout, Usage: "per-host TCP connect + SSH handshake deadline", Destination: &cfg.ConnectTimeout},
+		&cli.StringFlag{Name: "profile", Usage: "threshold overrides from `FILE` (YAML; keys as in rules/profile.default.yaml, shown per rule by kaudit explain RULE)", Destination: &o.s.Profile},
+		&cli.StringFlag{Name: "probe-records", Usage: "`DIR` where kaudit keeps each host's probe verdict for that boot and kernel, which later scans, fixes and serve of the same boot use (default ~/.local/state/kaudit/probes; \"" + pipeline.ProbeRecordsOff + "\": neither kept nor used)", Destination: &o.s.ProbeRecords},
+		&cli.StringFlag{Name: "clients-group", Usage: "inventory `GROUP` of producer/consumer hosts: gathered with the client profile, their connections matched with the brokers' (client-wscale-mismatch); default the inventory's clients_group:, else " + audit.DefaultClientsGroup, Destination: &cfg.ClientsGroup},
 	}
 }
 
-// config checks the fan-out flags and returns the scan's configuration.
+// config is the scan's configuration, failing at failOn.
 func (o fanoutOpts) config(failOn rules.Severity) (pipeline.Config, error) {
-	cfg := o.cfg
-	cfg.FailOn, cfg.ToolVersion = failOn, toolVersion()
-	if err := cfg.Check(); err != nil {
-		return cfg, err
-	}
-	cfg.ProbeRecords = pipeline.ProbeRecordsAt(o.probeRecords)
-	prof, err := pipeline.LoadProfile(o.profile)
-	cfg.Profile = prof
-	return cfg, err
+	return o.s.Load(failOn, toolVersion())
 }
 
 // outputOpts are the flags of every command that prints a report.

@@ -5,9 +5,12 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/kaudit/kaudit/internal/located"
 	"github.com/kaudit/kaudit/pipeline"
-	"github.com/kaudit/kaudit/report"
 )
+
+// kaudit report, and kaudit merge: the shards' reports joined, then
+// rendered as kaudit report renders one.
 
 // reportOptions are the flags of kaudit report (and merge).
 type reportOptions struct {
@@ -36,9 +39,28 @@ func runReport(_ context.Context, o reportOptions, args []string, e env) error {
 	if len(args) != 1 {
 		return usageErr("report needs exactly one SCAN.json argument (written by kaudit scan -f json)")
 	}
-	r, err := report.Load(args[0])
-	if err != nil {
-		return err
+	return pipeline.RerenderFile(e, args[0], o.output.f, o.failOnSet)
+}
+
+// mergeCommand joins the JSON reports of a sharded scan into one.
+func mergeCommand(e env) *cli.Command {
+	o := &reportOptions{output: outputOpts{defaultFormat: "json", formatUsage: "report format: json (default), or any of kaudit report's"}}
+	return &cli.Command{
+		Name:        "merge",
+		Usage:       "join the JSON reports of a sharded scan (kaudit scan --shard K/N): kaudit merge shard-*.json -o fleet.json",
+		ArgsUsage:   "SHARD.json...",
+		Description: helpWithExit("merge"),
+		Flags:       o.output.flags(),
+		Action: func(c *cli.Context) error {
+			o.failOnSet = c.IsSet("fail-on")
+			return runMerge(c.Context, *o, c.Args().Slice(), e)
+		},
 	}
-	return pipeline.Rerender(e, r, o.output.f, o.failOnSet)
+}
+
+func runMerge(_ context.Context, o reportOptions, args []string, e env) error {
+	if len(args) < 1 {
+		return located.Hint(usageErr("merge needs the JSON reports of the shards"), "kaudit merge shard-0.json shard-1.json … -o fleet.json")
+	}
+	return pipeline.Merge(e, args, o.output.f, o.failOnSet) // the fleet rules see the hosts of every shard
 }

@@ -1,11 +1,8 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/urfave/cli/v2"
 
-	"github.com/kaudit/kaudit/internal/located"
 	"github.com/kaudit/kaudit/pipeline"
 )
 
@@ -30,13 +27,7 @@ func (o *rolloutOpts) flags(r *pipeline.RolloutConfig, batch bool) []cli.Flag {
 }
 
 // check sets what --batch-by asked for.
-func (o rolloutOpts) check(r *pipeline.RolloutConfig) error {
-	switch o.batchBy {
-	case "", "broker":
-	case "rack":
-		r.ByRack = true
-	default:
-		return located.Hint(usageErr("--batch-by %q", o.batchBy), fmt.Sprintf("give %q (one rack of a cluster at a time) or %q (the default)", "rack", "broker"))
-	}
-	return nil
+func (o rolloutOpts) check(r *pipeline.RolloutConfig) (err error) {
+	r.ByRack, err = pipeline.ParseBatchBy(o.batchBy)
+	return err
 }

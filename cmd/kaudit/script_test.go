@@ -12,7 +12,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/kaudit/kaudit/internal/simhost"
+	"github.com/kaudit/kaudit/test/simhost"
 )
 
 var updateScripts = flag.Bool("update-scripts", false, "rewrite the transcripts' expected output from the runs")
@@ -100,7 +100,7 @@ func cmdExpand(ts *testscript.TestScript, neg bool, args []string) {
 }
 
 // simfleet HOST... [down=NAME...] serves the named hosts of the simulated
-// demo fleet (internal/simhost) on loopback SSH servers for the rest of
+// demo fleet (test/simhost) on loopback SSH servers for the rest of
 // the script and writes $WORK/inventory.yaml for them; down=NAME adds a
 // host nothing listens for.
 func cmdSimfleet(ts *testscript.TestScript, neg bool, args []string) {

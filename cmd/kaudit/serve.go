@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
 
 	"github.com/urfave/cli/v2"
 
@@ -37,7 +35,7 @@ func serveCommand(e env) *cli.Command {
 			&cli.StringFlag{Name: "listen", Value: pipeline.DefaultListen, Usage: "serve on `HOST:PORT` (loopback by default; :9874 for every address)", Destination: &j.Listen},
 			&cli.StringFlag{Name: "web.config.file", Usage: "TLS and basic-auth configuration `FILE` of the Prometheus exporter toolkit (as node_exporter's)", Destination: &j.WebConfigFile},
 			&cli.StringFlag{Name: "health-listen", Usage: "also serve /healthz and /readyz alone on `HOST:PORT`, plain HTTP without authentication (for Kubernetes probes when --web.config.file asks for basic auth)", Destination: &j.HealthListen},
-			&cli.StringFlag{Name: "state-dir", Value: defaultStateDir(), Usage: "keep the last report in `DIR` and serve it after a restart", Destination: &j.StateDir},
+			&cli.StringFlag{Name: "state-dir", Value: pipeline.DefaultStateDir(), Usage: "keep the last report in `DIR` and serve it after a restart", Destination: &j.StateDir},
 			&cli.BoolFlag{Name: "host-rules", Usage: "also export one series per host × rule (kaudit_rule_status, kaudit_rule_failed): hosts × 17 × 2 series", Destination: &j.HostRules},
 			&cli.BoolFlag{Name: "keep-connections", Value: true, Usage: "keep each host's SSH connection between scans (a new session per scan; reconnects when it is gone); --keep-connections=false connects anew each scan", Destination: &j.KeepConnections},
 			&cli.IntFlag{Name: "keep-max", Value: pipeline.DefaultKeepMax, Usage: "keep at most `N` SSH connections between scans (each holds ≈ 60 KB; the open-file limit may allow fewer: serve says how many it keeps)", Destination: &j.KeepMax},
@@ -52,21 +50,6 @@ func serveCommand(e env) *cli.Command {
 	}
 }
 
-// defaultStateDir is systemd's $STATE_DIRECTORY (StateDirectory=), else
-// $XDG_STATE_HOME/kaudit, else ~/.local/state/kaudit.
-func defaultStateDir() string {
-	if d := os.Getenv("STATE_DIRECTORY"); d != "" {
-		return d
-	}
-	if d := os.Getenv("XDG_STATE_HOME"); d != "" {
-		return filepath.Join(d, "kaudit")
-	}
-	if h, err := os.UserHomeDir(); err == nil {
-		return filepath.Join(h, ".local", "state", "kaudit")
-	}
-	return ""
-}
-
 func runServe(ctx context.Context, o serveOptions, args []string, e env) error {
 	inv, src, err := o.cluster.fleetArgs("serve", args, "to serve the cluster's brokers (asked again at every scan)")
 	if err != nil {
@@ -77,7 +60,7 @@ func runServe(ctx context.Context, o serveOptions, args []string, e env) error {
 		return err
 	}
 	j.Config.Cluster = src
-	j.ProfileFile, j.Waivers, j.Version = o.fanout.profile, o.waivers, toolVersion()
+	j.ProfileFile, j.Waivers, j.Version = o.fanout.s.Profile, o.waivers, toolVersion()
 	j.Fleet = o.conn.fleet(e, inv, o.limit)
 	j.Reload = pipeline.HangUps(ctx)
 	return pipeline.Serve(ctx, e, j)

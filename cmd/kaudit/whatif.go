@@ -41,8 +41,5 @@ func runWhatif(_ context.Context, o whatifOptions, args []string, e env) error {
 		return usageErr("whatif needs exactly one SCAN.json argument (written by kaudit scan -f json)")
 	}
 	o.job.Scan, o.job.Assume = args[0], o.assume.assume()
-	if o.job.Assume.Kernel == "" && o.job.Assume.Kafka == "" {
-		return usageErr("whatif needs --assume-kernel RELEASE and/or --assume-kafka VERSION")
-	}
 	return pipeline.WhatIfFile(e, o.job)
 }

@@ -20,9 +20,9 @@ import (
 	"github.com/kaudit/kaudit/audit/inventory"
 	"github.com/kaudit/kaudit/audit/transport"
 	"github.com/kaudit/kaudit/internal/remote"
-	"github.com/kaudit/kaudit/internal/simhost"
 	"github.com/kaudit/kaudit/remediate"
 	"github.com/kaudit/kaudit/rules"
+	"github.com/kaudit/kaudit/test/simhost"
 )
 
 // sandbox is a transport.Runner that runs kaudit's apply, read and

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/kaudit/kaudit/internal/remote"
-	"github.com/kaudit/kaudit/internal/testfleet"
 	"github.com/kaudit/kaudit/remediate"
 	"github.com/kaudit/kaudit/remediate/apply"
+	"github.com/kaudit/kaudit/test/testfleet"
 )
 
 // TestApplyScriptCost measures the apply and the restore script on a real

@@ -13,10 +13,10 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/kaudit/kaudit/internal/testfleet"
 	"github.com/kaudit/kaudit/remediate"
 	"github.com/kaudit/kaudit/report"
 	"github.com/kaudit/kaudit/rules"
+	"github.com/kaudit/kaudit/test/testfleet"
 )
 
 const udevRulesFile = "/etc/udev/rules.d/99-kaudit-ethtool.rules"

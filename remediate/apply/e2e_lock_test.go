@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kaudit/kaudit/internal/testfleet"
 	"github.com/kaudit/kaudit/remediate"
+	"github.com/kaudit/kaudit/test/testfleet"
 )
 
 // kauditProc is a kaudit started in the background that a test can kill.

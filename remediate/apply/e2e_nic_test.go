@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kaudit/kaudit/internal/testfleet"
 	"github.com/kaudit/kaudit/remediate"
+	"github.com/kaudit/kaudit/test/testfleet"
 )
 
 // TestNICPersistIfupdown: a host whose eth0 is configured by ifupdown

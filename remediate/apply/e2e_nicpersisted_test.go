@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kaudit/kaudit/internal/testfleet"
 	"github.com/kaudit/kaudit/remediate"
 	"github.com/kaudit/kaudit/report"
 	"github.com/kaudit/kaudit/rules"
+	"github.com/kaudit/kaudit/test/testfleet"
 )
 
 // nicFinding is one host's finding of a rule in a JSON scan.

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kaudit/kaudit/internal/testfleet"
+	"github.com/kaudit/kaudit/test/testfleet"
 )
 
 // clockTicks is USER_HZ, the unit of /proc/PID/stat's times.

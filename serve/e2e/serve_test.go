@@ -1,7 +1,7 @@
 //go:build e2e
 
 // Package e2e runs kaudit serve against real OpenSSH hosts
-// (internal/testfleet: network namespaces, root) and a real Prometheus
+// (test/testfleet: network namespaces, root) and a real Prometheus
 // (the distribution's prometheus package) that scrapes it on loopback:
 //
 //	go test -tags e2e -count=1 -v ./serve/e2e/
@@ -34,9 +34,9 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
-	"github.com/kaudit/kaudit/internal/testfleet"
 	"github.com/kaudit/kaudit/report"
 	"github.com/kaudit/kaudit/rules"
+	"github.com/kaudit/kaudit/test/testfleet"
 )
 
 // moduleRoot is the directory of go.mod.

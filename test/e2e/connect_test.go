@@ -16,8 +16,8 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/kaudit/kaudit/internal/testfleet"
 	"github.com/kaudit/kaudit/report"
+	"github.com/kaudit/kaudit/test/testfleet"
 )
 
 // farmSize is how many inventory hosts share the farm's one sshd, behind

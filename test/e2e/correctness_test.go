@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/kaudit/kaudit/audit/facts"
-	"github.com/kaudit/kaudit/internal/testfleet"
 	"github.com/kaudit/kaudit/report"
 	"github.com/kaudit/kaudit/rules"
+	"github.com/kaudit/kaudit/test/testfleet"
 )
 
 // base are sysctls every correctness host starts from, so that the

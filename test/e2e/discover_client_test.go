@@ -21,7 +21,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kfake"
 
-	"github.com/kaudit/kaudit/internal/testfleet"
+	"github.com/kaudit/kaudit/test/testfleet"
 )
 
 // The SCRAM users of TestBootstrapClients' cluster. The passwords must

@@ -15,8 +15,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kversion"
 	"golang.org/x/sys/unix"
 
-	"github.com/kaudit/kaudit/internal/testfleet"
 	"github.com/kaudit/kaudit/rules"
+	"github.com/kaudit/kaudit/test/testfleet"
 )
 
 // listenIn opens a TCP listener inside the network namespace netns: the

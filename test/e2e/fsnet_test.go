@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kaudit/kaudit/internal/testfleet"
 	"github.com/kaudit/kaudit/rules"
+	"github.com/kaudit/kaudit/test/testfleet"
 )
 
 // TestLogDirsAndSysctls: log.dirs on a tmpfs and on an ext4 loop mount

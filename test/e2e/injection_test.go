@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/kaudit/kaudit/audit/facts"
-	"github.com/kaudit/kaudit/internal/testfleet"
 	"github.com/kaudit/kaudit/rules"
+	"github.com/kaudit/kaudit/test/testfleet"
 )
 
 // injections are shell metacharacter payloads; CANARY is replaced by a

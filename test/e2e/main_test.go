@@ -1,7 +1,7 @@
 //go:build e2e
 
 // Package e2e runs the real kaudit binary against a fleet of real test
-// hosts (internal/testfleet: network namespaces, real OpenSSH sshd, fake
+// hosts (test/testfleet: network namespaces, real OpenSSH sshd, fake
 // Kafka brokers) and checks what it reports against ground truth read inside
 // each host. Build tag e2e; needs root, sshd and the Go toolchain.
 //
@@ -28,9 +28,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kaudit/kaudit/internal/testfleet"
 	"github.com/kaudit/kaudit/report"
 	"github.com/kaudit/kaudit/rules"
+	"github.com/kaudit/kaudit/test/testfleet"
 )
 
 var (

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/kaudit/kaudit/audit/facts"
-	"github.com/kaudit/kaudit/internal/testfleet"
 	"github.com/kaudit/kaudit/rules"
+	"github.com/kaudit/kaudit/test/testfleet"
 )
 
 // probeFleet: this machine's kernel (it has commit 909172a) seen through

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kaudit/kaudit/internal/testfleet"
 	"github.com/kaudit/kaudit/rules"
+	"github.com/kaudit/kaudit/test/testfleet"
 )
 
 // TestBrokerProcess: the broker-process section read over real SSH from

@@ -13,8 +13,8 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/kaudit/kaudit/audit/facts"
-	"github.com/kaudit/kaudit/internal/testfleet"
 	"github.com/kaudit/kaudit/remediate"
+	"github.com/kaudit/kaudit/test/testfleet"
 )
 
 // discoveredSSHConfig is an ssh_config reaching each of hosts by its

@@ -13,7 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/kaudit/kaudit/internal/fakecluster"
-	"github.com/kaudit/kaudit/internal/testfleet"
+	"github.com/kaudit/kaudit/test/testfleet"
 )
 
 // rolloutFleet is three brokers of one cluster (node ids 0-2, proven by

@@ -20,8 +20,8 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/kaudit/kaudit/audit/gather"
-	"github.com/kaudit/kaudit/internal/testfleet"
 	"github.com/kaudit/kaudit/report"
+	"github.com/kaudit/kaudit/test/testfleet"
 )
 
 const (

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kaudit/kaudit/internal/testfleet"
+	"github.com/kaudit/kaudit/test/testfleet"
 )
 
 const socketsHelperEnv = "KAUDIT_E2E_SOCKETS"

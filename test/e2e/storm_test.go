@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kaudit/kaudit/internal/testfleet"
 	"github.com/kaudit/kaudit/rules"
+	"github.com/kaudit/kaudit/test/testfleet"
 )
 
 // Held connections from the producer, over IPv4 and IPv6.

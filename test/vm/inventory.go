@@ -11,7 +11,7 @@ import (
 )
 
 // InventoryYAML returns a kaudit inventory (audit/inventory's own format,
-// the fields internal/testfleet writes for its sshd hosts) that reaches
+// the fields test/testfleet writes for its sshd hosts) that reaches
 // each guest as g.User with the lab's key and strict host-key checking
 // against the guest's own known_hosts file. Hosts are named g.Name;
 // become is "sudo" unless the user is root.

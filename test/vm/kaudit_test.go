@@ -51,7 +51,7 @@ func build(t *testing.T) {
 		}
 		for _, b := range [][]string{
 			{"build", "-o", bins.kaudit, "./cmd/kaudit"},
-			{"build", "-tags", "e2e", "-o", bins.broker, "./internal/testfleet/fakebroker"},
+			{"build", "-tags", "e2e", "-o", bins.broker, "./test/testfleet/fakebroker"},
 		} {
 			cmd := exec.Command(goTool(), b...)
 			cmd.Dir, cmd.Env = root, append(os.Environ(), "CGO_ENABLED=0")
@@ -177,7 +177,7 @@ func push(t *testing.T, g *Guest, path string, content []byte, mode string) {
 }
 
 // The broker the guests run: Apache Kafka 3.6.1's layout and command line
-// (internal/testfleet's fake broker as the JVM), started by systemd so it
+// (test/testfleet's fake broker as the JVM), started by systemd so it
 // comes back after every boot.
 const (
 	brokerHome   = "/opt/kafka_2.13-3.6.1"

@@ -2,16 +2,30 @@ package main
 
 import (
 	"context"
-	"os"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/kaudit/kaudit/internal/located"
-	"github.com/kaudit/kaudit/internal/termui"
 	"github.com/kaudit/kaudit/pipeline"
-	"github.com/kaudit/kaudit/rules"
 )
+
+// kaudit rules and kaudit explain: the catalog and one rule.
+
+func rulesCommand(e env) *cli.Command {
+	return &cli.Command{
+		Name:   "rules",
+		Usage:  "list the rule catalog",
+		Action: func(c *cli.Context) error { return runRules(c.Context, c.Args().Slice(), e) },
+	}
+}
+
+func runRules(_ context.Context, args []string, e env) error {
+	if len(args) > 0 {
+		return located.Hint(usageErr("rules takes no arguments"), "kaudit explain "+args[0]+" explains one rule")
+	}
+	pipeline.Catalog(e)
+	return nil
+}
 
 func explainCommand(e env) *cli.Command {
 	return &cli.Command{
@@ -26,11 +40,5 @@ func runExplain(_ context.Context, args []string, e env) error {
 	if len(args) != 1 {
 		return located.Hint(usageErr("explain needs one RULE-ID"), "kaudit rules lists them")
 	}
-	r, ok := rules.Lookup(args[0])
-	if !ok {
-		return usageErr("no rule %q (known: %s)", args[0], strings.Join(pipeline.RuleIDs(), ", "))
-	}
-	out, _ := e.Stdout.(*os.File)
-	pipeline.WriteExplain(e.Stdout, r, termui.Width(0, os.Getenv, out)) // $COLUMNS, the terminal's, else 100
-	return nil
+	return pipeline.Explain(e, args[0])
 }
