@@ -355,3 +355,38 @@ func TestRollbackRollout(t *testing.T) {
 		t.Errorf("discovered brokers: units %+v waves %v", ro.Units, ro.Waves)
 	}
 }
+
+// TestRollbackRestartPlan: rollback --restart marks the brokers whose run
+// made a change that needs a restart (restartsOf) and restarts them only
+// in the gated cluster of --bootstrap; its minimum counts the watch.
+func TestRollbackRestartPlan(t *testing.T) {
+	backlog := remediate.Change{Kind: remediate.KindKafkaProperty, Target: "socket.listen.backlog.size", Persist: true, PersistPath: "/k/server.properties", RestartRequired: true}
+	jr := &remediate.Journal{RunID: "20260101T000000Z-00000001"}
+	for _, h := range []string{"a1", "a2"} {
+		hj := remediate.HostJournal{Host: h, Status: remediate.StatusVerified, Backups: []remediate.Backup{{Path: "/k/server.properties", Existed: true, Changed: remediate.ChangedYes}}}
+		if h == "a2" {
+			hj.Changes = []remediate.Change{backlog}
+		}
+		jr.Hosts = append(jr.Hosts, hj)
+	}
+	if got := restartsOf(jr); !reflect.DeepEqual(got, map[string]bool{"a2": true}) {
+		t.Fatalf("restarts %v, want a2's", got)
+	}
+	hosts := []inventory.Host{{Name: "a1", Groups: []string{"ka"}}, {Name: "a2", Groups: []string{"ka"}}}
+	cfg := RolloutConfig{Restart: true, Watch: time.Minute, Health: HealthGate{Checks: 2, Interval: 10 * time.Second}}
+	src := &ClusterSource{found: &discover.Cluster{ID: "KA", Brokers: []discover.Broker{{NodeID: 1}, {NodeID: 2}}}}
+	ro := rollbackRollout(hosts, jr, RollbackJob{Rollout: cfg, cluster: src})
+	var b strings.Builder
+	WriteRollout(&b, ro, restartsOf(jr))
+	// gate 10s before a1, 10s between, after a2's restart max(10s, 1m)
+	if !strings.Contains(b.String(), "a2 [restart: through its systemd unit (--restart), then watched]") || !strings.Contains(b.String(), "minimum 1m20s of waits") {
+		t.Errorf("plan:\n%s", b.String())
+	}
+	if o := ro.restartOptions(); o == nil || len(o.Refuse) != 0 || o.Watch != time.Minute {
+		t.Errorf("gated: restart options %+v", o)
+	}
+	ro = rollbackRollout(hosts, jr, RollbackJob{Rollout: cfg})
+	if o := ro.restartOptions(); o == nil || !strings.Contains(o.Refuse["a2"], "no health gate for its cluster") {
+		t.Errorf("ungated: restart options %+v", o)
+	}
+}
