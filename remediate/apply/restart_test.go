@@ -1,9 +1,11 @@
 package apply
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"reflect"
 	"strings"
@@ -311,5 +313,62 @@ func TestRollbackRestart(t *testing.T) {
 				t.Errorf("refusal said %v, %s (%s); log:\n%s", said, j.Host("h1").Status, j.Host("h1").Error, strings.Join(log, "\n"))
 			}
 		})
+	}
+}
+
+// unitSandbox is the sandbox whose gather finds the broker under
+// kafka.service, and whose systemctl (first in PATH, never this
+// machine's) refuses every command: the restart script runs, and stops
+// at its first systemctl call.
+type unitSandbox struct{ *sandbox }
+
+func newUnitSandbox(t *testing.T, hosts ...string) unitSandbox {
+	s := newSandbox(t, hosts...)
+	for _, h := range hosts {
+		s.write(t, h, "/bin/systemctl", "#!/bin/sh\necho 'sandbox: no systemd here' >&2\nexit 1\n")
+		if err := os.Chmod(s.path(h, "/bin/systemctl"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return unitSandbox{s}
+}
+
+func (u unitSandbox) Run(ctx context.Context, t transport.Target, script []byte) (*transport.Output, error) {
+	out, err := u.sandbox.Run(ctx, t, script)
+	m := reGatherMarker.FindSubmatch(script)
+	if err != nil || m == nil || bytes.HasPrefix(script, []byte("M='KAUDIT_")) {
+		return out, err
+	}
+	mk := string(m[1])
+	sec := mk + " begin broker-unit\npid=4242\ncgroup=0::/system.slice/kafka.service\nsystemd=yes\nunit=kafka.service\n\n" + mk + " end broker-unit ok\n"
+	out.Stdout = bytes.Replace(out.Stdout, []byte(mk+" done\n"), []byte(sec+mk+" done\n"), 1)
+	return out, nil
+}
+
+// TestRollbackRestartRuns: a broker under systemd is restarted after its
+// rollback by the restart script, run under the rolled-back run's id
+// (its lock names it): here the sandbox's systemctl refuses, so the
+// restart fails, the host fails and says why.
+func TestRollbackRestartRuns(t *testing.T) {
+	s := newUnitSandbox(t, "h1")
+	j, err := Apply(context.Background(), sbHosts("h1"), Options{Runner: s.sandbox, RunID: "20260101T000000Z-0000000e"})
+	if err != nil || j.Host("h1").Status != remediate.StatusVerified {
+		t.Fatalf("apply: %v %+v", err, j.Host("h1"))
+	}
+	res, err := Rollback(context.Background(), []inventory.Host{sbHosts("h1")[0].Inv}, j, Options{Runner: s, Rollout: &Rollout{Waves: [][]string{{"h1"}}},
+		Restart: &RestartOptions{Timeout: 5 * time.Second, Watch: time.Millisecond}})
+	if err != nil || len(res) != 1 {
+		t.Fatalf("rollback: %v %+v", err, res)
+	}
+	hj := j.Host("h1")
+	r := hj.Restart
+	if r == nil || r.Unit != "kafka.service" || r.Refused != "" || !strings.Contains(r.Error, "cannot read the MainPID of kafka.service") {
+		t.Fatalf("restart %+v: want kafka.service's restart tried by the script", r)
+	}
+	if res[0].Err == nil || !strings.Contains(res[0].Err.Error(), "rolled back, but the broker's restart after it: ") || hj.Status != remediate.StatusFailed {
+		t.Errorf("result %+v, journal %s %q", res[0], hj.Status, hj.Error)
+	}
+	if got := s.read("h1", sbProps); strings.Contains(got, "socket.listen.backlog.size") {
+		t.Errorf("server.properties not restored: %q", got)
 	}
 }

@@ -138,6 +138,7 @@ func Rollback(ctx context.Context, inv []inventory.Host, j *remediate.Journal, o
 		}
 		rec.update(hj.Host, func(x *remediate.HostJournal) { rolledBack(x, res, refused, err) })
 		if err == nil && len(refused) == 0 && opt.Restart != nil {
+			o.RunID = j.RunID // the restart script's lock names the run
 			err = restartUndone(ctx, byName[hj.Host], o, rec, hj, res.undone)
 		}
 		mu.Lock()

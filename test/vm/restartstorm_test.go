@@ -36,6 +36,9 @@ import (
 func TestRestartStormStopsRollout(t *testing.T) {
 	g := Boot(t, Options{Name: "restart-storm", Flavour: Reverted})
 	installBroker(t, g)
+	// The unit's own limit, below the drop-in's (the Go broker raises its
+	// soft limit to the hard one).
+	slow(t, g, `sed -i 's/^\[Service\]$/[Service]\nLimitNOFILE=4096/' /etc/systemd/system/kafka.service && systemctl daemon-reload && systemctl restart kafka.service && sleep 2`)
 	path := WriteInventory(t, g)
 	records := filepath.Join(t.TempDir(), "probes")
 	rep, pr := scanJSON(t, "probe", path, "--timeout", "5m", "--probe-budget", "10s", "--probe-records", records)
@@ -76,11 +79,6 @@ func TestRestartStormStopsRollout(t *testing.T) {
 	if j == nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		if _, err := apply.Rollback(context.Background(), inv.Hosts, j, apply.Options{Timeout: 5 * time.Minute}); err != nil {
-			t.Error(err)
-		}
-	})
 	hj := j.Hosts[0]
 	r := hj.Restart
 	if hj.Status != remediate.StatusVerified || r == nil || hj.Residual == nil {
@@ -110,5 +108,41 @@ func TestRestartStormStopsRollout(t *testing.T) {
 	}
 	if j.Stopped == nil || !strings.Contains(j.Stopped.Reason, "CRITICAL") {
 		t.Errorf("journal: stopped %+v, want the critical stop recorded", j.Stopped)
+	}
+	rollbackRestarts(t, g, inv.Hosts, j, r.NewPID)
+}
+
+// rollbackRestarts is rollback --restart's machinery on the guest after
+// the run above: the drop-in removed (a change that needed a restart),
+// kafka.service restarted through the same restart step, gated, its
+// Send-Q the restored backlog (50), the unit's own open-files limit
+// (4096) in force again, the counters watched.
+func rollbackRestarts(t *testing.T, g *Guest, hosts []inventory.Host, j *remediate.Journal, pid int) {
+	t.Helper()
+	var gates []string
+	ro := &apply.Rollout{Waves: [][]string{{g.Name}}, Gate: func(_ context.Context, done, next []string) error {
+		gates = append(gates, strings.Join(done, ",")+">"+strings.Join(next, ","))
+		return nil
+	}}
+	res, err := apply.Rollback(context.Background(), hosts, j, apply.Options{Timeout: 5 * time.Minute, Log: func(s string) { t.Log(s) },
+		Rollout: ro, Restart: &apply.RestartOptions{Timeout: 3 * time.Minute, Watch: 3 * time.Second}})
+	if err != nil || len(res) != 1 || res[0].Err != nil {
+		t.Fatalf("rollback --restart: %v %+v", err, res)
+	}
+	r := j.Hosts[0].Restart
+	if r == nil {
+		t.Fatal("rollback --restart: no restart journalled")
+	}
+	t.Logf("rollback restart: %s, pid %d → %d, Send-Q %d (want %d), open files %q, in force %v, deltas %v, critical %q; gates %q",
+		res[0].Detail, r.OldPID, r.NewPID, r.Backlog, r.WantBacklog, r.NoFile, r.InForce, r.Deltas, r.Critical, gates)
+	if r.OldPID != pid || r.NewPID == pid || r.NewPID == 0 || !r.InForce || r.Backlog != 50 || r.WantNoFile != "" || r.Deltas == nil {
+		t.Errorf("rollback restart %+v: want pid %d replaced, backlog 50 in force, the counters watched", r, pid)
+	}
+	lim := strings.TrimSpace(slow(t, g, `p=$(systemctl show -p MainPID kafka.service); awk '/^Max open files/ { print $4, $5 }' /proc/${p#MainPID=}/limits`))
+	if lim != "4096 4096" {
+		t.Errorf("after rollback --restart: open files %q, want the unit's own 4096", lim)
+	}
+	if want := []string{">" + g.Name, g.Name + ">"}; strings.Join(gates, " ") != strings.Join(want, " ") {
+		t.Errorf("gates %q, want %q", gates, want)
 	}
 }
