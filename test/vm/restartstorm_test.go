@@ -41,7 +41,7 @@ func TestRestartStormStopsRollout(t *testing.T) {
 	slow(t, g, `sed -i 's/^\[Service\]$/[Service]\nLimitNOFILE=4096/' /etc/systemd/system/kafka.service && systemctl daemon-reload && systemctl restart kafka.service && sleep 2`)
 	path := WriteInventory(t, g)
 	records := filepath.Join(t.TempDir(), "probes")
-	rep, pr := scanJSON(t, "probe", path, "--timeout", "5m", "--probe-budget", "10s", "--probe-records", records)
+	rep, pr := scanJSON(t, "probe", path, "--timeout", "5m", "--connect-timeout", "1m", "--probe-budget", "10s", "--probe-records", records)
 	if k := findingOf(t, rep, g.Name, rules.RuleKernelSynackWscale); k.Status != rules.Fail || k.Source != rules.SourceProbe {
 		t.Fatalf("reverted kernel: kernel-synack-wscale %s/%s (probe exit %d), want fail/probe: %s", k.Status, k.Source, pr.code, k.Reason)
 	}
@@ -72,7 +72,7 @@ func TestRestartStormStopsRollout(t *testing.T) {
 		t.Logf("burst after the restart: SyncookiesSent +%d, ListenOverflows %d, ListenDrops %d", burstSent, netstat(t, g, "ListenOverflows"), netstat(t, g, "ListenDrops"))
 		return nil
 	}}
-	opt := apply.Options{JournalPath: filepath.Join(t.TempDir(), "journal.json"), Timeout: 5 * time.Minute, Log: func(s string) { t.Log(s) },
+	opt := apply.Options{JournalPath: filepath.Join(t.TempDir(), "journal.json"), Timeout: 5 * time.Minute, ConnectTimeout: time.Minute, Log: func(s string) { t.Log(s) },
 		Probes: &probe.Records{Dir: records}, Rollout: ro, Restart: &apply.RestartOptions{Timeout: 3 * time.Minute, Watch: 5 * time.Second}}
 	ctx := context.Background()
 	j, err := apply.Apply(ctx, []apply.Host{{Inv: inv.Hosts[0], Facts: fx, Findings: stand, Plan: plan}}, opt)
@@ -124,7 +124,7 @@ func rollbackRestarts(t *testing.T, g *Guest, hosts []inventory.Host, j *remedia
 		gates = append(gates, strings.Join(done, ",")+">"+strings.Join(next, ","))
 		return nil
 	}}
-	res, err := apply.Rollback(context.Background(), hosts, j, apply.Options{Timeout: 5 * time.Minute, Log: func(s string) { t.Log(s) },
+	res, err := apply.Rollback(context.Background(), hosts, j, apply.Options{Timeout: 5 * time.Minute, ConnectTimeout: time.Minute, Log: func(s string) { t.Log(s) },
 		Rollout: ro, Restart: &apply.RestartOptions{Timeout: 3 * time.Minute, Watch: 3 * time.Second}})
 	if err != nil || len(res) != 1 || res[0].Err != nil {
 		t.Fatalf("rollback --restart: %v %+v", err, res)
