@@ -30,12 +30,17 @@ type RollbackConfig struct {
 	Force bool
 	// Rollout orders and gates the hosts (nil: Concurrency at a time).
 	Rollout *apply.Rollout
+	// Restart (rollback --restart, Rollout.restartOptions): restart the
+	// brokers whose restored changes need it; nil: none.
+	Restart *apply.RestartOptions
+	Log     func(line string) // the restarts' and watches' progress
 }
 
 func (c RollbackConfig) options() apply.Options {
 	return apply.Options{
 		Runner: c.Runner, Timeout: c.Timeout, ConnectTimeout: c.ConnectTimeout,
 		Batch: c.Concurrency, JournalPath: c.JournalPath, Force: c.Force, Rollout: c.Rollout,
+		Restart: c.Restart, Log: c.Log,
 	}
 }
 

@@ -60,6 +60,9 @@ func Rollback(ctx context.Context, c Console, f Fleet, src *ClusterSource, j Rol
 	if err := j.Check(); err != nil {
 		return err
 	}
+	if j.Rollout.Restart && (src == nil || j.List) {
+		return errors.New("rollback --restart needs --bootstrap (kaudit restarts a broker only while it can see its cluster healthy again) and a run to roll back")
+	}
 	var err error
 	if j.JournalDir, err = journalDir(j.JournalDir); err != nil {
 		return err
@@ -148,8 +151,10 @@ func rollbackRun(ctx context.Context, c Console, hosts []inventory.Host, j Rollb
 	ctx, stop := interruptible(ctx)
 	defer stop()
 	ro := rollbackRollout(hosts, jr, j)
-	WriteRollout(c.Stdout, ro, nil)
+	WriteRollout(c.Stdout, ro, restartsOf(jr))
 	j.Config.Rollout = &apply.Rollout{Waves: ro.Waves, Gate: newHealthGate(c, ro, ro.cluster, j.cluster).Gate}
+	j.Config.Restart = ro.restartOptions()
+	j.Config.Log = func(line string) { fmt.Fprintf(c.Stderr, "kaudit: %s\n", termsafe.Line(line)) }
 	res, err := Restore(ctx, hosts, jr, j.Config)
 	failed := writeRollback(c.Stdout, res)
 	if err != nil {
@@ -160,6 +165,21 @@ func rollbackRun(ctx context.Context, c Console, hosts []inventory.Host, j Rollb
 		return failHint(NotApplied, "re-run when they are reachable (a manifest that cannot be trusted, or an item REFUSED above: restore by hand)", "%d host(s) could not be rolled back", failed+unread)
 	}
 	return nil
+}
+
+// restartsOf are the hosts of jr whose run made a change that needs a
+// broker restart: restoring it needs one too (the plan's mark; the
+// restart itself follows what the restore changed back).
+func restartsOf(jr *remediate.Journal) map[string]bool {
+	out := map[string]bool{}
+	for _, hj := range jr.Hosts {
+		for _, c := range hj.Changes {
+			if c.RestartRequired && hj.Owns() {
+				out[hj.Host] = true
+			}
+		}
+	}
+	return out
 }
 
 // loadRun is LoadRun with what the person is told on the way; unread

@@ -88,6 +88,12 @@ func (c RolloutConfig) withDefaults() RolloutConfig {
 	if c.Health.Timeout == 0 {
 		c.Health.Timeout = DefaultHealthTimeout
 	}
+	if c.RestartTimeout == 0 {
+		c.RestartTimeout = DefaultRestartTimeout
+	}
+	if c.Watch == 0 {
+		c.Watch = DefaultWatch
+	}
 	return c
 }
 
@@ -356,43 +362,61 @@ func waves(units []Unit, batch int) [][]string {
 	}
 }
 
-// minimum is the least time u's waits take: a gate (checks-1 intervals)
-// before its first step and after each, or a pause between two steps.
-func (u Unit) minimum(cfg RolloutConfig) time.Duration {
-	if u.Gated {
-		return time.Duration(len(u.Steps)+1) * time.Duration(cfg.Health.Checks-1) * cfg.Health.Interval
-	}
-	return time.Duration(max(len(u.Steps)-1, 0)) * cfg.Pause
+// Minimum is the least time the rollout takes besides the changes (and
+// the restarts) themselves (restart: host → its verified changes need a
+// restart): the waits between its waves, one after another.
+func (ro *Rollout) Minimum(restart map[string]bool) time.Duration {
+	return ro.waits(ro.Waves, restart)
 }
 
-// Minimum is the least time the rollout takes besides the changes
-// themselves: the waits of each wave's slowest cluster, one after another.
-func (ro *Rollout) Minimum() time.Duration {
+// waits is the least time the waits between waves take, as
+// apply.Rollout runs them (runWaves, Rollout.between, healthGate.Gate):
+// before the first wave, between two, and after the last, the gated
+// cluster's gate (Checks-1 intervals: after the wave just done, or
+// before the next one's first step); after a wave that restarted a
+// broker of it, the gate and --watch (counted from the restart, so
+// the longer of the two), then the gate before the next wave; and
+// --pause, after the gate, when a cluster without a gate goes on with
+// its next step.
+func (ro *Rollout) waits(waves [][]string, restart map[string]bool) time.Duration {
+	gate := time.Duration(ro.cfg.Health.Checks-1) * ro.cfg.Health.Interval
+	started := map[int]bool{}
 	var total time.Duration
-	done := map[int]int{} // unit → steps done
-	for _, w := range ro.Waves {
-		var longest time.Duration
-		seen := map[int]bool{}
-		for _, h := range w {
-			i := ro.unit[h]
-			if seen[i] {
-				continue
-			}
-			seen[i] = true
-			u := ro.Units[i]
-			var wait time.Duration
-			switch {
-			case u.Gated && done[i] == 0:
-				wait = 2 * time.Duration(ro.cfg.Health.Checks-1) * ro.cfg.Health.Interval // before and after
-			case u.Gated:
-				wait = time.Duration(ro.cfg.Health.Checks-1) * ro.cfg.Health.Interval
-			case done[i] > 0:
-				wait = ro.cfg.Pause
-			}
-			done[i]++
-			longest = max(longest, wait)
+	for k := 0; k <= len(waves); k++ {
+		var done, next []string
+		if k > 0 {
+			done = waves[k-1]
 		}
-		total += longest
+		if k < len(waves) {
+			next = waves[k]
+		}
+		gatedDone, restarted := false, false
+		for _, h := range done {
+			if ro.Units[ro.unit[h]].Gated {
+				gatedDone = true
+				restarted = restarted || (ro.cfg.Restart && restart[h])
+			}
+		}
+		gatedNext, pause := false, false
+		for _, h := range next {
+			i := ro.unit[h]
+			gatedNext = gatedNext || ro.Units[i].Gated
+			pause = pause || (!ro.Units[i].Gated && started[i])
+		}
+		for _, h := range next {
+			started[ro.unit[h]] = true
+		}
+		switch {
+		case restarted && gatedNext:
+			total += max(gate, ro.cfg.Watch) + gate
+		case restarted:
+			total += max(gate, ro.cfg.Watch)
+		case gatedDone || gatedNext:
+			total += gate
+		}
+		if pause {
+			total += ro.cfg.Pause
+		}
 	}
 	return total
 }
@@ -409,9 +433,9 @@ func WriteRollout(w io.Writer, ro *Rollout, restart map[string]bool) {
 		per = "one rack of a cluster at a time"
 	}
 	fmt.Fprintf(w, "\nrollout: %s, %s, up to %s at once; minimum %s of waits\n", countOf(len(ro.Units), "cluster", "clusters"), per,
-		countOf(ro.cfg.Batch, "cluster", "clusters"), ro.Minimum())
+		countOf(ro.cfg.Batch, "cluster", "clusters"), ro.Minimum(restart))
 	for _, u := range ro.Units {
-		writeUnit(w, u, ro.cfg, restart)
+		writeUnit(w, ro, u, restart)
 	}
 	fmt.Fprintln(w, "order:")
 	for i, wave := range ro.Waves {
@@ -423,8 +447,9 @@ func WriteRollout(w io.Writer, ro *Rollout, restart map[string]bool) {
 	}
 }
 
-func writeUnit(w io.Writer, u Unit, cfg RolloutConfig, restart map[string]bool) {
-	fmt.Fprintf(w, "%s: %s; minimum %s of waits\n", termsafe.Line(u.Name), gateText(u, cfg), u.minimum(cfg))
+func writeUnit(w io.Writer, ro *Rollout, u Unit, restart map[string]bool) {
+	cfg := ro.cfg
+	fmt.Fprintf(w, "%s: %s; minimum %s of waits\n", termsafe.Line(u.Name), gateText(u, cfg), ro.waits(u.Steps, restart))
 	if u.RackNote != "" {
 		fmt.Fprintf(w, "  --batch-by rack: %s\n", termsafe.Line(u.RackNote))
 	}

@@ -79,6 +79,7 @@ func TestRolloutPlans(t *testing.T) {
 		{"batch-by-rack-metadata-wins", racks, RolloutConfig{ByRack: true, Racks: map[string]string{"a1": "r9", "a2": "r9"}}},
 		{"inventory-groups", groups, RolloutConfig{Batch: 4}},
 		{"restart", &gatedA, RolloutConfig{Batch: 2, Restart: true}},
+		{"restart-watch-pause", &gatedA, RolloutConfig{Batch: 2, Restart: true, Watch: 2 * time.Minute, Pause: 45 * time.Second}},
 	}
 	unproven := &report.Report{Hosts: []report.Host{
 		broker("a1", "KA", 1, "all", "kafka", "kafka_a"), broker("b1", "KB", 1, "all", "kafka", "kafka_b"), broker("a2", "KA", 2, "all", "kafka", "kafka_a"),
@@ -110,6 +111,47 @@ func TestRolloutPlans(t *testing.T) {
 			}
 			if b.String() != string(want) {
 				t.Errorf("plan:\n%s\nwant (%s):\n%s", b.String(), golden, want)
+			}
+		})
+	}
+}
+
+// TestRolloutMinimum: the plan's minimum counts every wait the rollout
+// makes, one after another: the gate (checks-1 intervals) before the
+// first step, between two and after the last; after a restarted broker
+// the longer of the gate and --watch, then the gate before the next
+// step; --pause after the gate when an ungated cluster goes on.
+func TestRolloutMinimum(t *testing.T) {
+	gated := &report.Report{Hosts: []report.Host{broker("a1", "KA", 1, "kafka"), broker("a2", "KA", 2, "kafka"), broker("a3", "KA", 3, "kafka")},
+		Cluster: proven("KA", "a1", "a2", "a3")}
+	two := &report.Report{Hosts: []report.Host{broker("a1", "KA", 1, "kafka"), broker("b1", "KB", 1, "kafka_b"), broker("a2", "KA", 2, "kafka"),
+		broker("b2", "KB", 2, "kafka_b")}, Cluster: proven("KA", "a1", "a2")}
+	gate := RolloutConfig{Health: HealthGate{Checks: 3, Interval: 10 * time.Second}} // 20s a gate
+	withRestart := gate
+	withRestart.Restart, withRestart.Watch = true, 5*time.Minute
+	shortWatch := withRestart
+	shortWatch.Watch = 5 * time.Second
+	paused := gate
+	paused.Batch, paused.Pause = 2, time.Minute
+	cases := []struct {
+		name    string
+		r       *report.Report
+		cfg     RolloutConfig
+		restart map[string]bool
+		want    time.Duration
+	}{
+		{"gated, no restart: 4 gates", gated, gate, map[string]bool{"a2": true}, 80 * time.Second},
+		{"restart of a2: gate, max(gate, watch) + gate, gate", gated, withRestart, map[string]bool{"a2": true}, 20*time.Second + 20*time.Second + 5*time.Minute + 20*time.Second + 20*time.Second},
+		{"restart of the last broker: the watch ends the run", gated, withRestart, map[string]bool{"a3": true}, 3*20*time.Second + 5*time.Minute},
+		{"watch shorter than the gate: the gate", gated, shortWatch, map[string]bool{"a2": true}, 5 * 20 * time.Second},
+		{"--restart but no broker needs one", gated, withRestart, nil, 80 * time.Second},
+		// waves [a1] [a2 b1] [b2]: gate 20 | gate 20 | gate 20 + pause 60 (b2 after b1)
+		{"gate then pause, one after another", two, paused, nil, 20*time.Second + 20*time.Second + 20*time.Second + time.Minute},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := PlanRollout(c.r, names(c.r), c.cfg).Minimum(c.restart); got != c.want {
+				t.Errorf("minimum %s, want %s", got, c.want)
 			}
 		})
 	}
@@ -311,5 +353,40 @@ func TestRollbackRollout(t *testing.T) {
 	ro = rollbackRollout(hosts, jr, RollbackJob{Rollout: RolloutConfig{Batch: 2}, cluster: src})
 	if len(ro.Units) != 1 || !ro.Units[0].Gated || len(ro.Waves) != 3 || ro.cluster == nil || len(ro.cluster.Brokers) != 4 {
 		t.Errorf("discovered brokers: units %+v waves %v", ro.Units, ro.Waves)
+	}
+}
+
+// TestRollbackRestartPlan: rollback --restart marks the brokers whose run
+// made a change that needs a restart (restartsOf) and restarts them only
+// in the gated cluster of --bootstrap; its minimum counts the watch.
+func TestRollbackRestartPlan(t *testing.T) {
+	backlog := remediate.Change{Kind: remediate.KindKafkaProperty, Target: "socket.listen.backlog.size", Persist: true, PersistPath: "/k/server.properties", RestartRequired: true}
+	jr := &remediate.Journal{RunID: "20260101T000000Z-00000001"}
+	for _, h := range []string{"a1", "a2"} {
+		hj := remediate.HostJournal{Host: h, Status: remediate.StatusVerified, Backups: []remediate.Backup{{Path: "/k/server.properties", Existed: true, Changed: remediate.ChangedYes}}}
+		if h == "a2" {
+			hj.Changes = []remediate.Change{backlog}
+		}
+		jr.Hosts = append(jr.Hosts, hj)
+	}
+	if got := restartsOf(jr); !reflect.DeepEqual(got, map[string]bool{"a2": true}) {
+		t.Fatalf("restarts %v, want a2's", got)
+	}
+	hosts := []inventory.Host{{Name: "a1", Groups: []string{"ka"}}, {Name: "a2", Groups: []string{"ka"}}}
+	cfg := RolloutConfig{Restart: true, Watch: time.Minute, Health: HealthGate{Checks: 2, Interval: 10 * time.Second}}
+	src := &ClusterSource{found: &discover.Cluster{ID: "KA", Brokers: []discover.Broker{{NodeID: 1}, {NodeID: 2}}}}
+	ro := rollbackRollout(hosts, jr, RollbackJob{Rollout: cfg, cluster: src})
+	var b strings.Builder
+	WriteRollout(&b, ro, restartsOf(jr))
+	// gate 10s before a1, 10s between, after a2's restart max(10s, 1m)
+	if !strings.Contains(b.String(), "a2 [restart: through its systemd unit (--restart), then watched]") || !strings.Contains(b.String(), "minimum 1m20s of waits") {
+		t.Errorf("plan:\n%s", b.String())
+	}
+	if o := ro.restartOptions(); o == nil || len(o.Refuse) != 0 || o.Watch != time.Minute {
+		t.Errorf("gated: restart options %+v", o)
+	}
+	ro = rollbackRollout(hosts, jr, RollbackJob{Rollout: cfg})
+	if o := ro.restartOptions(); o == nil || !strings.Contains(o.Refuse["a2"], "no health gate for its cluster") {
+		t.Errorf("ungated: restart options %+v", o)
 	}
 }

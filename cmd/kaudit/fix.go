@@ -40,9 +40,6 @@ func fixCommand(e env) *cli.Command {
 			&cli.BoolFlag{Name: "yes", Aliases: []string{"y"}, Usage: "with --apply: do not ask for confirmation", Destination: &j.Yes},
 			&cli.IntFlag{Name: "batch", Value: 1, Usage: "with --apply: clusters changed at once after the first (canary) host, never two brokers of one cluster", Destination: &j.Config.Batch},
 			&cli.StringFlag{Name: "resume", Usage: "with --apply: continue the run `RUN-ID` a rollout's gate stopped (hosts it changed are not changed again)", Destination: &j.Rollout.Resume},
-			&cli.BoolFlag{Name: "restart", Usage: "with --apply and --bootstrap: restart each broker whose verified changes need it through its systemd unit, in its step of the rollout (gated), check the fix is in force and watch its SYN-cookie counters", Destination: &j.Rollout.Restart},
-			&cli.DurationFlag{Name: "restart-timeout", Value: pipeline.DefaultRestartTimeout, Usage: "with --restart: the longest a broker's restart (its controlled shutdown and start until it listens) may take", Destination: &j.Rollout.RestartTimeout},
-			&cli.DurationFlag{Name: "watch", Value: pipeline.DefaultWatch, Usage: "with --restart: watch a restarted broker's SYN-cookie and listen-queue counters this long (and until the cluster is healthy again)", Destination: &j.Rollout.Watch},
 			&cli.IntFlag{Name: "max-failures", Value: 0, Usage: "with --apply: start no further batch once more than `N` hosts failed", Destination: &j.Config.MaxFailures},
 			&cli.StringFlag{Name: "journal-dir", Usage: "with --apply: where the run journal is written (default ~/.local/state/kaudit/runs)", Destination: &j.JournalDir},
 			&cli.StringSliceFlag{Name: "accept-cluster-mismatch", Usage: "with --bootstrap and an inventory: change inventory `HOST` although its meta.properties names another cluster (repeat for each host; a host named only by the cluster must be proven, always)", Destination: &o.accept},
@@ -60,9 +57,8 @@ func runFix(ctx context.Context, o fixOptions, args []string, e env) error {
 	if err := o.check(); err != nil {
 		return err
 	}
-	if o.job.Rollout.Restart && src == nil {
-		return located.Hint(usageErr("--restart needs --bootstrap: kaudit restarts a broker only while it can see its cluster healthy again"),
-			"give --bootstrap HOST:PORT of the cluster (and --broker-map if its brokers advertise other names), or restart the brokers by hand")
+	if err := restartCheck(o.job.Rollout, src != nil); err != nil {
+		return err
 	}
 	cfg, err := o.fanout.config(rules.High) // the plan is printed, not a report
 	if err != nil {

@@ -7,9 +7,9 @@ import (
 	"testing"
 )
 
-// TestRestartRefusedWithoutBootstrap: fix --restart is a usage error
-// (exit 2, a hint) without --bootstrap or without --apply; nothing is
-// contacted.
+// TestRestartRefusedWithoutBootstrap: fix --restart and rollback
+// --restart are usage errors (exit 2, a hint) without --bootstrap (fix:
+// or without --apply); nothing is contacted.
 func TestRestartRefusedWithoutBootstrap(t *testing.T) {
 	inv := filepath.Join(t.TempDir(), "inv.yaml")
 	if err := os.WriteFile(inv, []byte("hosts:\n  - name: b1\n    address: 192.0.2.1\n"), 0o644); err != nil {
@@ -22,6 +22,8 @@ func TestRestartRefusedWithoutBootstrap(t *testing.T) {
 		{[]string{"fix", inv, "--apply", "--yes", "--restart"}, "--restart needs --bootstrap"},
 		{[]string{"fix", "--bootstrap", "127.0.0.1:9", "--restart"}, "give --apply too"},
 		{[]string{"fix", inv, "--apply", "--yes", "--restart", "--bootstrap", "127.0.0.1:9", "--watch", "-1s"}, "--watch must be more than 0"},
+		{[]string{"rollback", inv, "--run", "20260101T000000Z-0000000a", "--yes", "--restart"}, "--restart needs --bootstrap"},
+		{[]string{"rollback", "--bootstrap", "127.0.0.1:9", "--run", "20260101T000000Z-0000000a", "--restart", "--restart-timeout", "-1s"}, "--restart-timeout and --watch must be more than 0"},
 	} {
 		code, _, stderr := runCLI(t, tc.args...)
 		if code != 2 || !strings.Contains(stderr, tc.want) {

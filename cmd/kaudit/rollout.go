@@ -19,6 +19,9 @@ func (o *rolloutOpts) flags(r *pipeline.RolloutConfig, batch bool) []cli.Flag {
 		&cli.IntFlag{Name: "health-checks", Value: pipeline.DefaultHealthChecks, Usage: "with --bootstrap: consecutive healthy reads of the cluster (0 under-replicated, 0 offline, every broker registered) before and after each broker", Destination: &r.Health.Checks},
 		&cli.DurationFlag{Name: "health-interval", Value: pipeline.DefaultHealthInterval, Usage: "with --bootstrap: time between two health reads", Destination: &r.Health.Interval},
 		&cli.DurationFlag{Name: "health-timeout", Value: pipeline.DefaultHealthTimeout, Usage: "with --bootstrap: the longest one wait for a healthy cluster lasts; then the rollout stops (exit 4)", Destination: &r.Health.Timeout},
+		&cli.BoolFlag{Name: "restart", Usage: "with --bootstrap: restart each broker whose changes (fix --apply: verified; rollback: restored) need it through its systemd unit, in its step of the rollout (gated), check the values are in force and watch its SYN-cookie counters", Destination: &r.Restart},
+		&cli.DurationFlag{Name: "restart-timeout", Value: pipeline.DefaultRestartTimeout, Usage: "with --restart: the longest a broker's restart (its controlled shutdown and start until it listens) may take", Destination: &r.RestartTimeout},
+		&cli.DurationFlag{Name: "watch", Value: pipeline.DefaultWatch, Usage: "with --restart: watch a restarted broker's SYN-cookie and listen-queue counters this long (and until the cluster is healthy again)", Destination: &r.Watch},
 	}
 	if batch {
 		fs = append(fs, &cli.IntFlag{Name: "batch", Value: 1, Usage: "clusters rolled back at once (never two brokers of one cluster)", Destination: &r.Batch})
@@ -30,4 +33,15 @@ func (o *rolloutOpts) flags(r *pipeline.RolloutConfig, batch bool) []cli.Flag {
 func (o rolloutOpts) check(r *pipeline.RolloutConfig) (err error) {
 	r.ByRack, err = pipeline.ParseBatchBy(o.batchBy)
 	return err
+}
+
+// restartCheck refuses --restart without --bootstrap (cluster: the
+// command has one): kaudit restarts a broker only while it can see its
+// cluster healthy again.
+func restartCheck(r pipeline.RolloutConfig, cluster bool) error {
+	if !r.Restart || cluster {
+		return nil
+	}
+	return located.Hint(usageErr("--restart needs --bootstrap: kaudit restarts a broker only while it can see its cluster healthy again"),
+		"give --bootstrap HOST:PORT of the cluster (and --broker-map if its brokers advertise other names), or restart the brokers by hand")
 }

@@ -103,7 +103,7 @@ func applyHost(ctx context.Context, h Host, opt Options, rec *journal) bool {
 	msg := fmt.Sprintf("%s: verified %d change(s)", name, len(changes))
 	if opt.Restart != nil {
 		rec.logf("%s", msg)
-		return restartHost(ctx, h, opt, rec, after, changes)
+		return restartHost(ctx, h, opt, rec, after, changes, false)
 	}
 	if h.Plan.RestartRequired() {
 		msg += "; broker restart required for the Kafka changes to take effect (kaudit never restarts it)"

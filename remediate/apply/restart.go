@@ -181,7 +181,10 @@ const (
 // it (RestartDecision), checks the fix is in force and journals it. It
 // reports whether the host ended as planned: a refused restart is said,
 // not failed; a failed restart or a fix not in force fails the host.
-func restartHost(ctx context.Context, h Host, opt Options, rec *journal, after *facts.Facts, changes []remediate.Change) bool {
+// undone: the changes were rolled back (rollback --restart): the backlog
+// read after the rollback must be in force, the open-files limit is the
+// unit's own again (not checked).
+func restartHost(ctx context.Context, h Host, opt Options, rec *journal, after *facts.Facts, changes []remediate.Change, undone bool) bool {
 	name := h.Inv.Name
 	need, unit, refused := RestartDecision(after, changes)
 	if why := opt.Restart.Refuse[name]; need && why != "" {
@@ -196,7 +199,11 @@ func restartHost(ctx context.Context, h Host, opt Options, rec *journal, after *
 		return true
 	}
 	r := &remediate.Restart{Unit: unit, At: opt.Now().UTC().Truncate(time.Second)}
-	r.WantBacklog, r.WantNoFile = restartWants(after, changes)
+	if undone {
+		r.WantBacklog, _ = restartWants(after, nil)
+	} else {
+		r.WantBacklog, r.WantNoFile = restartWants(after, changes)
+	}
 	rec.logf("%s: restarting the broker (systemctl restart %s; waiting at most %s)", name, unit, opt.restartTimeout())
 	err := runRestart(ctx, h, opt, r)
 	if err == nil {
@@ -258,6 +265,10 @@ type watcher struct {
 	hosts map[string]Host
 	opt   Options
 	rec   *journal
+	// since: a restart asked before it is not this rollout's to watch
+	// (a rollback's: the fix run's restarts; zero: every one, so a
+	// resumed run still watches the restart its stop interrupted).
+	since time.Time
 }
 
 func newWatcher(todo []Host, opt Options, rec *journal) *watcher {
@@ -276,7 +287,7 @@ func newWatcher(todo []Host, opt Options, rec *journal) *watcher {
 func (w *watcher) restarted(host string) *remediate.Restart {
 	var r *remediate.Restart
 	w.rec.update(host, func(hj *remediate.HostJournal) {
-		if hj.Restart != nil && hj.Restart.Refused == "" && hj.Restart.Before != nil && hj.Restart.After == nil {
+		if hj.Restart != nil && hj.Restart.Refused == "" && hj.Restart.Before != nil && hj.Restart.After == nil && !hj.Restart.At.Before(w.since) {
 			c := *hj.Restart
 			r = &c
 		}

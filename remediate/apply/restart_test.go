@@ -1,15 +1,18 @@
 package apply
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/kaudit/kaudit/audit/inventory"
 	"github.com/kaudit/kaudit/audit/transport"
 	"github.com/kaudit/kaudit/rules"
 
@@ -230,5 +233,142 @@ func TestRestartRefusedInSandbox(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(log, "\n"), "h1: broker restart required, NOT restarted: ") {
 		t.Errorf("log:\n%s", strings.Join(log, "\n"))
+	}
+}
+
+// TestUndoneRestarts: a rollback restarts the broker only for what it
+// changed back of a change that needs a restart: the file of a Kafka
+// property or a drop-in, the running value of a runtime sysctl (not its
+// persisted file alone).
+func TestUndoneRestarts(t *testing.T) {
+	backlog := remediate.Change{Kind: remediate.KindKafkaProperty, Target: "socket.listen.backlog.size", Persist: true, PersistPath: "/opt/k/server.properties", RestartRequired: true}
+	dropIn := remediate.Change{Kind: remediate.KindUnitDropIn, Target: "LimitNOFILE", Persist: true, PersistPath: "/etc/systemd/system/kafka.service.d/90-kaudit-nofile.conf", RestartRequired: true}
+	somaxconn := remediate.Change{Kind: remediate.KindSysctl, Target: "net.core.somaxconn", Runtime: true, Persist: true, PersistPath: "/etc/sysctl.d/99-kaudit.conf", RestartRequired: true}
+	rmem := remediate.Change{Kind: remediate.KindSysctl, Target: "net.ipv4.tcp_rmem", Runtime: true, Persist: true, PersistPath: "/etc/sysctl.d/99-kaudit.conf"}
+	hj := remediate.HostJournal{Changes: []remediate.Change{backlog, dropIn, somaxconn, rmem}}
+	for _, tc := range []struct {
+		name   string
+		undone []string
+		want   []string
+	}{
+		{"nothing changed back", nil, nil},
+		{"server.properties restored", []string{"/opt/k/server.properties"}, []string{"socket.listen.backlog.size"}},
+		{"drop-in removed", []string{dropIn.PersistPath}, []string{"LimitNOFILE"}},
+		{"somaxconn set back", []string{"net.core.somaxconn", "/etc/sysctl.d/99-kaudit.conf"}, []string{"net.core.somaxconn"}},
+		{"only the sysctl file and tcp_rmem", []string{"/etc/sysctl.d/99-kaudit.conf", "net.ipv4.tcp_rmem"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []string
+			for _, c := range UndoneRestarts(hj, tc.undone) {
+				got = append(got, c.Target)
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("restart for %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestRollbackRestart: rollback --restart decides per host from what its
+// restore changed back: server.properties restored (the backlog change
+// needs a restart) → a restart, refused here because the sandbox's
+// broker is no systemd service (journalled, said, no failure);
+// server.properties edited since the run (kept) → no restart. Without
+// --restart the journal holds no restart.
+func TestRollbackRestart(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		restart bool
+		edit    bool
+		refused bool
+	}{
+		{"restored-refused-without-systemd", true, false, true},
+		{"server.properties-kept-no-restart", true, true, false},
+		{"no-restart-flag", false, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSandbox(t, "h1")
+			j, err := Apply(context.Background(), sbHosts("h1"), Options{Runner: s, RunID: "20260101T000000Z-0000000d"})
+			if err != nil || j.Host("h1").Status != remediate.StatusVerified {
+				t.Fatalf("apply: %v %+v", err, j.Host("h1"))
+			}
+			if tc.edit {
+				s.write(t, "h1", sbProps, s.read("h1", sbProps)+"num.io.threads=16\n")
+			}
+			var log []string
+			opt := Options{Runner: s, Log: func(l string) { log = append(log, l) }, Rollout: &Rollout{Waves: [][]string{{"h1"}}}}
+			if tc.restart {
+				opt.Restart = &RestartOptions{Watch: time.Millisecond}
+			}
+			res, err := Rollback(context.Background(), []inventory.Host{sbHosts("h1")[0].Inv}, j, opt)
+			if err != nil || len(res) != 1 || res[0].Err != nil {
+				t.Fatalf("rollback: %v %+v", err, res)
+			}
+			r := j.Host("h1").Restart
+			if tc.refused != (r != nil) || (r != nil && (!strings.Contains(r.Refused, "not a systemd service") || r.NewPID != 0)) {
+				t.Fatalf("restart %+v, want refused %v", r, tc.refused)
+			}
+			said := strings.Contains(strings.Join(log, "\n"), "h1: broker restart required, NOT restarted: ")
+			if said != tc.refused || j.Host("h1").Status != remediate.StatusRolledBack {
+				t.Errorf("refusal said %v, %s (%s); log:\n%s", said, j.Host("h1").Status, j.Host("h1").Error, strings.Join(log, "\n"))
+			}
+		})
+	}
+}
+
+// unitSandbox is the sandbox whose gather finds the broker under
+// kafka.service, and whose systemctl (first in PATH, never this
+// machine's) refuses every command: the restart script runs, and stops
+// at its first systemctl call.
+type unitSandbox struct{ *sandbox }
+
+func newUnitSandbox(t *testing.T, hosts ...string) unitSandbox {
+	s := newSandbox(t, hosts...)
+	for _, h := range hosts {
+		s.write(t, h, "/bin/systemctl", "#!/bin/sh\necho 'sandbox: no systemd here' >&2\nexit 1\n")
+		if err := os.Chmod(s.path(h, "/bin/systemctl"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return unitSandbox{s}
+}
+
+func (u unitSandbox) Run(ctx context.Context, t transport.Target, script []byte) (*transport.Output, error) {
+	out, err := u.sandbox.Run(ctx, t, script)
+	m := reGatherMarker.FindSubmatch(script)
+	if err != nil || m == nil || bytes.HasPrefix(script, []byte("M='KAUDIT_")) {
+		return out, err
+	}
+	mk := string(m[1])
+	sec := mk + " begin broker-unit\npid=4242\ncgroup=0::/system.slice/kafka.service\nsystemd=yes\nunit=kafka.service\n\n" + mk + " end broker-unit ok\n"
+	out.Stdout = bytes.Replace(out.Stdout, []byte(mk+" done\n"), []byte(sec+mk+" done\n"), 1)
+	return out, nil
+}
+
+// TestRollbackRestartRuns: a broker under systemd is restarted after its
+// rollback by the restart script, run under the rolled-back run's id
+// (its lock names it): here the sandbox's systemctl refuses, so the
+// restart fails, the host fails and says why.
+func TestRollbackRestartRuns(t *testing.T) {
+	s := newUnitSandbox(t, "h1")
+	j, err := Apply(context.Background(), sbHosts("h1"), Options{Runner: s.sandbox, RunID: "20260101T000000Z-0000000e"})
+	if err != nil || j.Host("h1").Status != remediate.StatusVerified {
+		t.Fatalf("apply: %v %+v", err, j.Host("h1"))
+	}
+	res, err := Rollback(context.Background(), []inventory.Host{sbHosts("h1")[0].Inv}, j, Options{Runner: s, Rollout: &Rollout{Waves: [][]string{{"h1"}}},
+		Restart: &RestartOptions{Timeout: 5 * time.Second, Watch: time.Millisecond}})
+	if err != nil || len(res) != 1 {
+		t.Fatalf("rollback: %v %+v", err, res)
+	}
+	hj := j.Host("h1")
+	r := hj.Restart
+	if r == nil || r.Unit != "kafka.service" || r.Refused != "" || !strings.Contains(r.Error, "cannot read the MainPID of kafka.service") {
+		t.Fatalf("restart %+v: want kafka.service's restart tried by the script", r)
+	}
+	if res[0].Err == nil || !strings.Contains(res[0].Err.Error(), "rolled back, but the broker's restart after it: ") || hj.Status != remediate.StatusFailed {
+		t.Errorf("result %+v, journal %s %q", res[0], hj.Status, hj.Error)
+	}
+	if got := s.read("h1", sbProps); strings.Contains(got, "socket.listen.backlog.size") {
+		t.Errorf("server.properties not restored: %q", got)
 	}
 }

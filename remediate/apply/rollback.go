@@ -48,6 +48,9 @@ type restored struct {
 	Restored, Removed, Unchanged, Kept int
 	kept                               []string // what each kept item is, and why
 	nothing                            bool     // the host has no manifest of the run: it changed nothing there
+	// undone are the items the restore changed back: file paths and
+	// running values' keys (a restart after it: UndoneRestarts).
+	undone []string
 }
 
 // changed reports whether the restore changed anything on the host.
@@ -68,21 +71,22 @@ func (c restored) String() string {
 	return strings.Join(parts, ", ")
 }
 
-// count adds one ok restore step's detail; what names the item of a
-// "kept" one.
-func (c *restored) count(detail []string, what func(current string) string) {
-	if len(detail) == 1 && what != nil {
+// count adds one ok restore step's detail about item.
+func (c *restored) count(detail []string, item restoreItem) {
+	if len(detail) == 1 && item.kept != nil {
 		if cur, ok := strings.CutPrefix(detail[0], keptItem+" "); ok {
 			c.Kept++
-			c.kept = append(c.kept, what(cur))
+			c.kept = append(c.kept, item.kept(cur))
 			return
 		}
 	}
 	switch strings.Join(detail, " ") {
 	case restoredItem:
 		c.Restored++
+		c.undone = append(c.undone, item.target)
 	case removedItem:
 		c.Removed++
+		c.undone = append(c.undone, item.target)
 	case unchangedItem:
 		c.Unchanged++
 	}
@@ -119,7 +123,11 @@ func Rollback(ctx context.Context, inv []inventory.Host, j *remediate.Journal, o
 		todo = append(todo, hj)
 	}
 	var mu sync.Mutex
-	notDone, gateErr := rollOut(ctx, todo, opt, func(i int) bool {
+	wt := newWatcher(rollbackHosts(todo, byName), opt, rec)
+	if wt != nil {
+		wt.since = opt.Now().UTC().Truncate(time.Second)
+	}
+	notDone, gateErr := rollOut(ctx, todo, opt, wt, func(i int) bool {
 		hj := todo[i]
 		o := opt
 		o.release = true
@@ -129,6 +137,10 @@ func Rollback(ctx context.Context, inv []inventory.Host, j *remediate.Journal, o
 			res, err = rollbackHost(ctx, byName[hj.Host], o, j.RunID, agreed)
 		}
 		rec.update(hj.Host, func(x *remediate.HostJournal) { rolledBack(x, res, refused, err) })
+		if err == nil && len(refused) == 0 && opt.Restart != nil {
+			o.RunID = j.RunID // the restart script's lock names the run
+			err = restartUndone(ctx, byName[hj.Host], o, rec, hj, res.undone)
+		}
 		mu.Lock()
 		detail := res.String()
 		if res.nothing {
@@ -151,7 +163,7 @@ func Rollback(ctx context.Context, inv []inventory.Host, j *remediate.Journal, o
 // so); or opt.Rollout's waves, gated, starting nothing once ctx ended or
 // the gate refused: those hosts are returned as not rolled back, and the
 // gate's refusal (also after the last host) as the error.
-func rollOut(ctx context.Context, todo []remediate.HostJournal, opt Options, fn func(i int) bool) ([]RollbackResult, error) {
+func rollOut(ctx context.Context, todo []remediate.HostJournal, opt Options, wt *watcher, fn func(i int) bool) ([]RollbackResult, error) {
 	if opt.Rollout == nil {
 		fanout.Run(context.WithoutCancel(ctx), len(todo), fanout.Options{Limit: max(opt.Batch, 1)}, fn)
 		return nil, nil
@@ -160,7 +172,7 @@ func rollOut(ctx context.Context, todo []remediate.HostJournal, opt Options, fn 
 	for i, hj := range todo {
 		hosts[i] = hj.Host
 	}
-	o := runWaves(ctx, hosts, opt.Rollout, 0, fn, nil)
+	o := runWaves(ctx, hosts, opt.Rollout, 0, fn, wt)
 	why := "interrupted"
 	if o.gate != nil {
 		why = o.gate.Error()
@@ -170,6 +182,44 @@ func rollOut(ctx context.Context, todo []remediate.HostJournal, opt Options, fn 
 		out = append(out, RollbackResult{Host: hosts[i], Err: &GateError{Err: errors.New("not rolled back: " + why)}})
 	}
 	return out, o.gate
+}
+
+// rollbackHosts are the hosts of todo as the watcher knows them.
+func rollbackHosts(todo []remediate.HostJournal, byName map[string]inventory.Host) []Host {
+	out := make([]Host, len(todo))
+	for i, hj := range todo {
+		out[i] = Host{Inv: byName[hj.Host]}
+	}
+	return out
+}
+
+// restartUndone restarts h's broker after its rollback (rollback
+// --restart) when what the restore changed back needs it
+// (UndoneRestarts), as fix --apply --restart does after a verify
+// (restartHost): gathered again, restarted through its systemd unit, the
+// restored backlog checked in force, then watched. The error says why the
+// broker was not restarted as it should have been.
+func restartUndone(ctx context.Context, h inventory.Host, opt Options, rec *journal, hj remediate.HostJournal, undone []string) error {
+	changes := UndoneRestarts(hj, undone)
+	if len(changes) == 0 {
+		return nil
+	}
+	after, err := regather(ctx, Host{Inv: h}, opt, nil)
+	if err != nil {
+		return located.Hint(fmt.Errorf("rolled back, but the broker, which needs a restart for it, was not restarted: the host could not be read again: %w", err), "restart it by hand once the cluster has 0 under-replicated partitions")
+	}
+	if restartHost(ctx, Host{Inv: h, Facts: after}, opt, rec, after, changes, true) {
+		return nil
+	}
+	why := "the restart failed"
+	rec.update(h.Name, func(x *remediate.HostJournal) {
+		if x.Restart != nil && x.Restart.Error != "" {
+			why = x.Restart.Error
+		}
+		x.Status = remediate.StatusFailed
+		x.Error += "; the broker's restart after it: " + why
+	})
+	return fmt.Errorf("rolled back, but the broker's restart after it: %s", why)
 }
 
 // byManifest is the part of hj the run's own manifest on host h holds
@@ -251,7 +301,7 @@ func rollbackHost(ctx context.Context, h inventory.Host, opt Options, runID stri
 	}
 	var counts restored
 	var fails []string
-	items := keptItems(runID, owned)
+	items := restoreItems(runID, owned)
 	for _, r := range rs {
 		switch {
 		case r.Step == "manifest" && r.OK:
@@ -276,25 +326,54 @@ func rollbackHost(ctx context.Context, h inventory.Host, opt Options, runID stri
 	return counts, nil
 }
 
-// keptItems says, per restore step, what a "kept" item is: which file or
+// restoreItem is what one restore step is about: its target (a file's
+// path, a running value's key) and what a "kept" one is: which file or
 // running value changed since the run, and how to overwrite it anyway.
-func keptItems(runID string, hj remediate.HostJournal) map[string]func(string) string {
+type restoreItem struct {
+	target string
+	kept   func(current string) string
+}
+
+// restoreItems are the restore steps' items, by step.
+func restoreItems(runID string, hj remediate.HostJournal) map[string]restoreItem {
 	again := "kaudit rollback --run " + runID + " --force overwrites it"
-	m := map[string]func(string) string{}
+	m := map[string]restoreItem{}
 	for i, bk := range hj.Backups {
-		m["restore-file-"+strconv.Itoa(i)] = func(cur string) string {
+		m["restore-file-"+strconv.Itoa(i)] = restoreItem{target: bk.Path, kept: func(cur string) string {
 			if cur == "gone" {
 				return located.WithHint(fmt.Sprintf("%s was removed since run %s: left as it is", bk.Path, runID), again)
 			}
 			return located.WithHint(fmt.Sprintf("%s changed since run %s (sha256 %s, kaudit wrote %s): left as it is", bk.Path, runID, short(cur), short(bk.Written)), "merge by hand, or "+again)
-		}
+		}}
 	}
 	for i, r := range hj.Runtime {
-		m["restore-"+runtimeStep(r.Kind, i)] = func(cur string) string {
+		m["restore-"+runtimeStep(r.Kind, i)] = restoreItem{target: r.Key, kept: func(cur string) string {
 			return located.WithHint(fmt.Sprintf("%s is %s, not the %s run %s set: left as it is (was %s before the run)", r.Key, cur, r.After, runID, r.Before), again)
-		}
+		}}
 	}
 	return m
+}
+
+// UndoneRestarts are the changes of hj that need a broker restart
+// (Change.RestartRequired) and whose item a rollback changed back
+// (undone: file paths and running values' keys): the broker runs with
+// the run's values until it restarts.
+func UndoneRestarts(hj remediate.HostJournal, undone []string) []remediate.Change {
+	var out []remediate.Change
+	for _, c := range hj.Changes {
+		if !c.RestartRequired {
+			continue
+		}
+		for _, u := range undone {
+			// a running value (somaxconn) only when it was set back, a
+			// file (server.properties, the drop-in) when it was
+			if (c.Runtime && u == c.Target) || (!c.Runtime && c.Persist && u == c.PersistPath) {
+				out = append(out, c)
+				break
+			}
+		}
+	}
+	return out
 }
 
 func short(sha string) string {

@@ -86,10 +86,12 @@ func TestBrokerUnitDropIn(t *testing.T) {
 	}
 }
 
-// scanFactsOf scans the inventory and returns host's facts.
+// scanFactsOf scans the inventory and returns host's facts (generous
+// deadlines: exit 3, the guest not audited in the default 10 s SSH
+// handshake, was seen under a load average of 20).
 func scanFactsOf(t *testing.T, inv, host string) *facts.Facts {
 	t.Helper()
-	rep, r := scanJSON(t, "scan", inv)
+	rep, r := scanJSON(t, "scan", inv, "--timeout", "5m", "--connect-timeout", "1m") // a TCG guest on a loaded machine is slow to answer SSH
 	for i := range rep.Hosts {
 		if h := rep.Hosts[i]; h.Name == host && h.Facts != nil && h.Facts.Kafka != nil {
 			return h.Facts
