@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kaudit/kaudit/audit/inventory"
+	"github.com/kaudit/kaudit/internal/located"
 	"github.com/kaudit/kaudit/internal/termsafe"
 	"github.com/kaudit/kaudit/remediate"
 	"github.com/kaudit/kaudit/remediate/apply"
@@ -562,4 +563,15 @@ func racksOf(hosts []inventory.Host) map[string]string {
 		}
 	}
 	return out
+}
+
+// CheckRestart refuses --restart without --bootstrap (cluster: the
+// command has one): kaudit restarts a broker only while it can see its
+// cluster healthy again.
+func (r RolloutConfig) CheckRestart(cluster bool) error {
+	if !r.Restart || cluster {
+		return nil
+	}
+	return located.Hint(errors.New("--restart needs --bootstrap: kaudit restarts a broker only while it can see its cluster healthy again"),
+		"give --bootstrap HOST:PORT of the cluster (and --broker-map if its brokers advertise other names), or restart the brokers by hand")
 }

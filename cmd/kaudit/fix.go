@@ -57,7 +57,7 @@ func runFix(ctx context.Context, o fixOptions, args []string, e env) error {
 	if err := o.check(); err != nil {
 		return err
 	}
-	if err := restartCheck(o.job.Rollout, src != nil); err != nil {
+	if err := o.job.Rollout.CheckRestart(src != nil); err != nil {
 		return err
 	}
 	cfg, err := o.fanout.config(rules.High) // the plan is printed, not a report

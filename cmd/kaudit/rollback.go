@@ -55,7 +55,7 @@ func runRollback(ctx context.Context, o rollbackOptions, args []string, e env) e
 	if err := o.rollout.check(&o.job.Rollout); err != nil {
 		return err
 	}
-	if err := restartCheck(o.job.Rollout, src != nil); err != nil {
+	if err := o.job.Rollout.CheckRestart(src != nil); err != nil {
 		return err
 	}
 	return pipeline.Rollback(ctx, e, o.conn.fleet(e, inv, o.limit), src, o.job)

@@ -34,14 +34,3 @@ func (o rolloutOpts) check(r *pipeline.RolloutConfig) (err error) {
 	r.ByRack, err = pipeline.ParseBatchBy(o.batchBy)
 	return err
 }
-
-// restartCheck refuses --restart without --bootstrap (cluster: the
-// command has one): kaudit restarts a broker only while it can see its
-// cluster healthy again.
-func restartCheck(r pipeline.RolloutConfig, cluster bool) error {
-	if !r.Restart || cluster {
-		return nil
-	}
-	return located.Hint(usageErr("--restart needs --bootstrap: kaudit restarts a broker only while it can see its cluster healthy again"),
-		"give --bootstrap HOST:PORT of the cluster (and --broker-map if its brokers advertise other names), or restart the brokers by hand")
-}

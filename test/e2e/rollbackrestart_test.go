@@ -9,7 +9,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kfake"
 
-	"github.com/kaudit/kaudit/internal/testfleet"
+	"github.com/kaudit/kaudit/test/testfleet"
 	"github.com/kaudit/kaudit/remediate"
 )
 
