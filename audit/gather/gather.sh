@@ -149,7 +149,7 @@ if [ -r /proc/net/netstat ]; then cat /proc/net/netstat; e netstat; else e netst
 # ([.] rather than \. because awk -v would read the backslash): nothing
 # else leaves the host, because the file can hold secrets. Go's list is
 # gather.KafkaKeys; TestKafkaKeysMatch keeps the two equal.
-KKEYS='socket[.]listen[.]backlog[.]size|socket[.]receive[.]buffer[.]bytes|socket[.]send[.]buffer[.]bytes|listeners|log[.]dirs|log[.]dir|num[.]network[.]threads|num[.]io[.]threads|broker[.]rack'
+KKEYS='socket[.]listen[.]backlog[.]size|socket[.]receive[.]buffer[.]bytes|socket[.]send[.]buffer[.]bytes|listeners|log[.]dirs|log[.]dir|num[.]network[.]threads|num[.]io[.]threads|broker[.]rack|listener[.]security[.]protocol[.]map'
 kpids=''
 kc=''
 kcread=''
@@ -646,6 +646,77 @@ else echo "numa-nodes !absent /sys/devices/system/node"; fi
 for i in $ifs; do rv "/sys/class/net/$i/mtu"; echo "mtu $i $v"; done
 echo "clock $(date +%s.%N 2>/dev/null)"
 e host
+
+# The time service's state (timesync; parse/timesync.go reads it): chronyd,
+# ntpd or systemd-timesyncd, whichever answers first. Each query runs only
+# when its tool exists and is bounded by timeout(1); timesyncd's state is a
+# file test. timedatectl (the kernel's sync flag, through timedated) only
+# when neither daemon answered: chronyd without rtcsync leaves that flag
+# unsynchronised however well it keeps time.
+b timesync
+if have timeout; then
+	ts=''
+	if have chronyc; then
+		t=$(timeout 2 chronyc -n tracking 2>&1); printf '@chronyc %s\n%s\n' "$?" "$t"
+		case $t in *"Leap status"*) ts=1 ;; esac
+	fi
+	if [ -z "$ts" ] && have ntpq; then
+		t=$(timeout 2 ntpq -n -c rv 2>&1); printf '@ntpq %s\n%s\n' "$?" "$t"
+		case $t in *leap=*|*associd=*) ts=1 ;; esac
+	fi
+	if [ -z "$ts" ] && [ -e /run/systemd/timesync/synchronized ]; then echo "@timesyncd synchronized"; ts=1; fi
+	if [ -z "$ts" ] && have timedatectl; then
+		t=$(timeout 2 timedatectl show -p NTP -p NTPSynchronized 2>&1); printf '@timedatectl %s\n%s\n' "$?" "$t"
+	fi
+	e timesync
+else
+	echo "timeout not found in PATH (install coreutils)"; e timesync missing
+fi
+
+# The conntrack table's per-CPU counters (conntrack-stat), where the
+# nf_conntrack module is loaded: one cat, only then.
+b conntrack-stat
+f=/proc/net/stat/nf_conntrack
+if [ -r "$f" ]; then cat "$f" 2>&1; e conntrack-stat
+elif [ -e "$f" ]; then e conntrack-stat denied
+else e conntrack-stat absent; fi
+
+# Reverse DNS (rdns), only when the broker's listeners or its protocol
+# map name a SASL protocol: a SASL handshake resolves the peer's address
+# back to a name (KAFKA-8562). The host's own address (RDNS_SELF) and its
+# peers' (RDNS_PEERS, from kaudit's inventory), each looked up as
+# "getent hosts IP" bounded by timeout(1) and timed by /proc/uptime
+# (builtins); a name is first resolved forward. Past 5 s in all, the rest
+# are skipped.
+# rptr KIND ADDR: one lookup's line (parse/rdns.go).
+rptr() {
+	read -r u _ < /proc/uptime; s=${u%.*}
+	case $s$s0 in ''|*[!0-9]*) s=0 s0=0 ;; esac
+	if [ $((s - s0)) -ge 5 ]; then printf 'ptr %s %s !skipped\n' "$1" "$2"; return; fi
+	ip=$2
+	case $2 in
+	*:*) ;;
+	*[!0-9.]*) g=$(timeout 2 getent hosts "$2" 2>/dev/null); ip=${g%%[!0-9A-Fa-f:.]*} ;;
+	esac
+	if [ -z "$ip" ]; then printf 'ptr %s %s !unresolved\n' "$1" "$2"; return; fi
+	read -r u0 _ < /proc/uptime
+	g=$(timeout 2 getent hosts "$ip" 2>/dev/null); rc=$?
+	read -r u1 _ < /proc/uptime
+	printf 'ptr %s %s %s %s %s %s %s\n' "$1" "$2" "$ip" "$rc" "$u0" "$u1" "${g%%"$NL"*}"
+}
+b rdns
+case "$kc$NL$kargs" in
+*[Ss][Aa][Ss][Ll]_*)
+	if have getent && have timeout; then
+		read -r u _ < /proc/uptime; s0=${u%.*}
+		for a in $RDNS_SELF; do rptr self "$a"; done
+		for a in $RDNS_PEERS; do rptr peer "$a"; done
+		e rdns
+	else
+		echo "getent or timeout not found in PATH (install libc-bin, coreutils)"; e rdns missing
+	fi ;;
+*) echo "no SASL listener named in the broker's configuration"; e rdns absent ;;
+esac
 
 b evidence
 if have dmesg; then
