@@ -40,7 +40,7 @@ func evalTimeSync(c *evalCtx) Finding {
 		fd.Reason = "no time service keeps this host's clock (timedatectl: NTP=no and not synchronised): it drifts on its own, and Kafka's retention and segment rolling follow the record timestamps the broker stamps"
 	}
 	fd.Status = Fail
-	fd.Fix = &Fix{Summary: "synchronise the host's clock", Manual: "run a time service (chronyd, ntpd or systemd-timesyncd) against the same servers as the other brokers, and check that it reaches them: chronyc sources, ntpq -p or timedatectl timesync-status"}
+	fd.Fix = &Fix{Summary: "synchronise the host's clock", Manual: "start a time service (chronyd, ntpd or systemd-timesyncd) against the same servers as the other brokers, and check that it reaches them: chronyc sources, ntpq -p or timedatectl timesync-status"}
 	return fd
 }
 
