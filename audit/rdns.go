@@ -84,7 +84,13 @@ func rdnsAddr(h inventory.Host) string {
 	if a == "" {
 		a = h.Name
 	}
-	if ip, err := netip.ParseAddr(a); err == nil && ip.IsLoopback() || strings.EqualFold(a, "localhost") || !gather.RDNSAddr(a) {
+	if ip, err := netip.ParseAddr(a); err == nil {
+		if ip.IsLoopback() {
+			return ""
+		}
+		return ip.String() // as getent prints it back
+	}
+	if strings.EqualFold(a, "localhost") || !gather.RDNSAddr(a) {
 		return ""
 	}
 	return a

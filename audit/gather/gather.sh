@@ -651,8 +651,9 @@ e host
 # ntpd or systemd-timesyncd, whichever answers first. Each query runs only
 # when its tool exists and is bounded by timeout(1); timesyncd's state is a
 # file test. timedatectl (the kernel's sync flag, through timedated) only
-# when neither daemon answered: chronyd without rtcsync leaves that flag
-# unsynchronised however well it keeps time.
+# on a host booted with systemd (/run/systemd/system, as sd_booted tests)
+# and when neither daemon answered: chronyd without rtcsync leaves that
+# flag unsynchronised however well it keeps time.
 b timesync
 if have timeout; then
 	ts=''
@@ -665,7 +666,7 @@ if have timeout; then
 		case $t in *leap=*|*associd=*) ts=1 ;; esac
 	fi
 	if [ -z "$ts" ] && [ -e /run/systemd/timesync/synchronized ]; then echo "@timesyncd synchronized"; ts=1; fi
-	if [ -z "$ts" ] && have timedatectl; then
+	if [ -z "$ts" ] && [ -d /run/systemd/system ] && have timedatectl; then
 		t=$(timeout 2 timedatectl show -p NTP -p NTPSynchronized 2>&1); printf '@timedatectl %s\n%s\n' "$?" "$t"
 	fi
 	e timesync
@@ -682,35 +683,90 @@ elif [ -e "$f" ]; then e conntrack-stat denied
 else e conntrack-stat absent; fi
 
 # Reverse DNS (rdns), only when the broker's listeners or its protocol
-# map name a SASL protocol: a SASL handshake resolves the peer's address
-# back to a name (KAFKA-8562). The host's own address (RDNS_SELF) and its
-# peers' (RDNS_PEERS, from kaudit's inventory), each looked up as
-# "getent hosts IP" bounded by timeout(1) and timed by /proc/uptime
-# (builtins); a name is first resolved forward. Past 5 s in all, the rest
-# are skipped.
-# rptr KIND ADDR: one lookup's line (parse/rdns.go).
-rptr() {
-	read -r u _ < /proc/uptime; s=${u%.*}
-	case $s$s0 in ''|*[!0-9]*) s=0 s0=0 ;; esac
-	if [ $((s - s0)) -ge 5 ]; then printf 'ptr %s %s !skipped\n' "$1" "$2"; return; fi
+# map name a SASL protocol: a SASL handshake resolves addresses back to
+# names (KAFKA-8562). The host's own address (RDNS_SELF) and its peers'
+# (RDNS_PEERS, from kaudit's inventory) are resolved back as the host's
+# resolver sees them, with getent hosts bounded by timeout(1) and timed by
+# /proc/uptime (builtins). Fork-light: the names are resolved forward by
+# one getent, the addresses back by one more; only when that batch took
+# over a second (or did not end) is each address looked up alone, to tell
+# which is slow, the rest skipped past 5 s in all. parse/rdns.go reads
+# the lines.
+# rline KEY ip|name TEXT: l = TEXT's getent line whose address (ip) or
+# one of whose names (name) is KEY; "" when none.
+rline() {
+	k=$1 md=$2 tx=$3 l=''
+	o=$IFS; IFS=$NL; set -f
+	for x in $tx; do
+		IFS=' 	'
+		# shellcheck disable=SC2086 # split the line into its fields
+		set -- $x
+		if [ "$md" = ip ]; then [ "$1" = "$k" ] && { l=$x; break; }
+		else shift; for w in "$@"; do [ "$w" = "$k" ] && { l=$x; break 2; }; done; fi
+		IFS=$NL
+	done
+	IFS=$o; set +f
+}
+# cs: c = /proc/uptime in centiseconds (0 when unreadable).
+cs() {
+	read -r u _ < /proc/uptime; c=${u%.*}${u#*.}; c=${c#"${c%%[!0]*}"}
+	case $c in ''|*[!0-9]*) c=0 ;; esac
+}
+# rmap KIND ADDR: the address ADDR stands for, appended to rl ("KIND ADDR
+# IP" lines) and ips; a name that does not resolve is printed as such.
+rmap() {
 	ip=$2
 	case $2 in
-	*:*) ;;
-	*[!0-9.]*) g=$(timeout 2 getent hosts "$2" 2>/dev/null); ip=${g%%[!0-9A-Fa-f:.]*} ;;
+	*:*|*[!0-9.]*)
+		case $2 in *:*) ;; *)
+			rline "$2" name "$fw"; ip=${l%%[!0-9A-Fa-f:.]*}
+			if [ -z "$ip" ]; then g=$(timeout 2 getent hosts "$2" 2>/dev/null); ip=${g%%[!0-9A-Fa-f:.]*}; fi ;;
+		esac ;;
 	esac
 	if [ -z "$ip" ]; then printf 'ptr %s %s !unresolved\n' "$1" "$2"; return; fi
+	rl="$rl$1 $2 $ip$NL"; ips="$ips $ip"
+}
+# rone KIND ADDR IP: one address resolved back alone, timed.
+rone() {
+	cs; if [ $((c - c00)) -ge 500 ]; then printf 'ptr %s %s !skipped\n' "$1" "$2"; return; fi
 	read -r u0 _ < /proc/uptime
-	g=$(timeout 2 getent hosts "$ip" 2>/dev/null); rc=$?
+	g=$(timeout 2 getent hosts "$3" 2>/dev/null); rc=$?
 	read -r u1 _ < /proc/uptime
-	printf 'ptr %s %s %s %s %s %s %s\n' "$1" "$2" "$ip" "$rc" "$u0" "$u1" "${g%%"$NL"*}"
+	printf 'ptr %s %s %s %s %s %s %s\n' "$1" "$2" "$3" "$rc" "$u0" "$u1" "${g%%"$NL"*}"
 }
 b rdns
 case "$kc$NL$kargs" in
 *[Ss][Aa][Ss][Ll]_*)
 	if have getent && have timeout; then
-		read -r u _ < /proc/uptime; s0=${u%.*}
-		for a in $RDNS_SELF; do rptr self "$a"; done
-		for a in $RDNS_PEERS; do rptr peer "$a"; done
+		cs; c00=$c
+		fw='' rl='' ips='' names=''
+		for a in $RDNS_SELF $RDNS_PEERS; do case $a in *:*) ;; *[!0-9.]*) names="$names $a" ;; esac; done
+		set -f
+		# shellcheck disable=SC2086 # names and addresses are kaudit's, validated: one word each
+		[ -n "$names" ] && fw=$(timeout 2 getent hosts $names 2>/dev/null)
+		for a in $RDNS_SELF; do rmap self "$a"; done
+		for a in $RDNS_PEERS; do rmap peer "$a"; done
+		if [ -n "$ips" ]; then
+			read -r b0 _ < /proc/uptime; cs; c0=$c
+			# shellcheck disable=SC2086
+			bk=$(timeout 3 getent hosts $ips 2>/dev/null); brc=$?
+			read -r b1 _ < /proc/uptime; cs
+			slow=''; if [ "$brc" -eq 124 ] || [ $((c - c0)) -gt 100 ]; then slow=1; fi
+			o=$IFS; IFS=$NL
+			for x in $rl; do
+				IFS=' '
+				# shellcheck disable=SC2086
+				set -- $x
+				if [ -z "$slow" ]; then
+					rline "$3" ip "$bk"
+					if [ -n "$l" ]; then printf 'ptr %s %s %s 0 %s %s %s\n' "$1" "$2" "$3" "$b0" "$b1" "$l"
+					else printf 'ptr %s %s %s 2 %s %s \n' "$1" "$2" "$3" "$b0" "$b1"; fi
+				else rone "$1" "$2" "$3"; fi
+				IFS=$NL
+			done
+			IFS=$o
+		fi
+		set +f
 		e rdns
 	else
 		echo "getent or timeout not found in PATH (install libc-bin, coreutils)"; e rdns missing

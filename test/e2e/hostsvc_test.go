@@ -17,7 +17,8 @@ import (
 // resolves back and its peers' do not (no DNS server answers in the
 // namespaces): reverse-dns fails naming the peers, never the host's own
 // address. A SASL broker alone in its group resolves only itself: pass. A
-// PLAINTEXT broker: skip, and the gather looks nothing up. One host runs
+// PLAINTEXT broker: skip, and the gather looks nothing up. A resolver
+// slower than a second (a getent that sleeps first) fails with its time. One host runs
 // a chronyc that says "Not synchronised": time-sync fails; the others have
 // no time service kaudit can ask (no chronyc, ntpq, timesyncd state; no
 // systemd for timedatectl): unknown, never pass. The conntrack counters
@@ -32,8 +33,10 @@ func TestHostServices(t *testing.T) {
 	}
 	unsynced := broker("ra", sasl)
 	unsynced.Files = map[string]string{"/usr/local/bin/chronyc": "#!/bin/sh\nprintf 'Reference ID    : 00000000 ()\\nStratum         : 0\\nLeap status     : Not synchronised\\n'\n"}
-	f := testfleet.Start(t, []testfleet.HostSpec{unsynced, broker("rb", sasl), broker("rc", sasl), broker("solo", sasl), broker("plain", nil)})
-	inv := writeGroupedInventory(t, f, map[string][]string{"sasl": {"ra", "rb", "rc"}, "one": {"solo"}, "plaintext": {"plain"}})
+	slow := broker("slow", sasl)
+	slow.Files = map[string]string{"/usr/local/bin/getent": "#!/bin/sh\nsleep 1.3\nexec /usr/bin/getent \"$@\"\n"}
+	f := testfleet.Start(t, []testfleet.HostSpec{unsynced, broker("rb", sasl), broker("rc", sasl), broker("solo", sasl), broker("plain", nil), slow})
+	inv := writeGroupedInventory(t, f, map[string][]string{"sasl": {"ra", "rb", "rc"}, "one": {"solo"}, "plaintext": {"plain"}, "slowdns": {"slow"}})
 	r := scan(t, runOpts{}, inv, "--timeout", "40s", "--connect-timeout", "5s")
 
 	for _, name := range []string{"ra", "rb", "rc"} {
@@ -57,6 +60,11 @@ func TestHostServices(t *testing.T) {
 	}
 	if fd := finding(r.host(t, "solo"), rules.RuleReverseDNS); fd == nil || fd.Status != rules.Pass {
 		t.Errorf("solo reverse-dns: %+v, want pass", fd)
+	}
+	// A resolver that takes 1.3 s: the batch is slow, so each address is
+	// looked up alone and named with its time.
+	if fd := finding(r.host(t, "slow"), rules.RuleReverseDNS); fd == nil || fd.Status != rules.Fail || !strings.Contains(fd.Observed, f.Host("slow").Addr+" → slow took 1.") {
+		t.Errorf("slow reverse-dns: %+v, want fail naming its own address as slow", fd)
 	}
 	plain := r.host(t, "plain")
 	if fd := finding(plain, rules.RuleReverseDNS); fd == nil || fd.Status != rules.Skip || plain.Facts.ReverseDNS != nil {
