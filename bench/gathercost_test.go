@@ -69,4 +69,6 @@ func BenchmarkGatherScriptHost(b *testing.B) {
 	}
 }
 
-func tv(t syscall.Timeval) time.Duration { return time.Duration(t.Sec)*time.Second + time.Duration(t.Usec)*time.Microsecond }
+func tv(t syscall.Timeval) time.Duration {
+	return time.Duration(t.Sec)*time.Second + time.Duration(t.Usec)*time.Microsecond
+}
