@@ -675,10 +675,17 @@ else
 fi
 
 # The conntrack table's per-CPU counters (conntrack-stat), where the
-# nf_conntrack module is loaded: one cat, only then.
+# nf_conntrack module is loaded: one line per possible CPU, read with the
+# shell's read up to 48 CPUs (a byte a read: cheaper than starting cat
+# below that), with cat above.
 b conntrack-stat
 f=/proc/net/stat/nf_conntrack
-if [ -r "$f" ]; then cat "$f" 2>&1; e conntrack-stat
+if [ -r "$f" ]; then
+	n=48
+	[ -r /sys/devices/system/cpu/possible ] && read -r n < /sys/devices/system/cpu/possible
+	n=${n##*[-,]}; case $n in ''|*[!0-9]*) n=48 ;; esac
+	if [ "$n" -lt 48 ]; then rv "$f"; printf '%s\n' "$v"; else cat "$f" 2>&1; fi
+	e conntrack-stat
 elif [ -e "$f" ]; then e conntrack-stat denied
 else e conntrack-stat absent; fi
 
