@@ -85,8 +85,8 @@ func rdnsAddr(h inventory.Host) string {
 		a = h.Name
 	}
 	if ip, err := netip.ParseAddr(a); err == nil {
-		if ip.IsLoopback() {
-			return ""
+		if ip.IsLoopback() || ip.Zone() != "" || ip.IsLinkLocalUnicast() {
+			return "" // not an address a peer connects to (getent prints no zone)
 		}
 		return ip.String() // as getent prints it back
 	}

@@ -20,6 +20,8 @@ func TestRDNSTargets(t *testing.T) {
 		{Name: "p1", Address: "10.0.9.1", Groups: []string{"all", "clients"}},
 		{Name: "l1", Address: "127.0.0.1"},
 		{Name: "u1", Address: "10.0.2.1"},
+		{Name: "v6", Address: "fd00:0:0::1", Groups: []string{"kafka-c"}},
+		{Name: "ll", Address: "fe80::1%eth0", Groups: []string{"kafka-c"}},
 	}
 	rd := newRDNSTargets(hosts, "")
 	for i, want := range []struct {
@@ -33,6 +35,8 @@ func TestRDNSTargets(t *testing.T) {
 		{"", nil},
 		{"", []string{"10.0.2.1"}},
 		{"10.0.2.1", nil},
+		{"fd00::1", nil}, // canonical, as getent prints it
+		{"", []string{"fd00::1"}},
 	} {
 		if rd.self[i] != want.self || !reflect.DeepEqual(rd.peers[i], want.peers) {
 			t.Errorf("%s: self %q peers %q, want %q %q", hosts[i].Name, rd.self[i], rd.peers[i], want.self, want.peers)

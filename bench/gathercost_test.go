@@ -36,7 +36,7 @@ func BenchmarkGatherScriptHost(b *testing.B) {
 	sasl := base
 	sasl.KafkaConfig = conf
 	sasl.RDNSSelf = "127.0.0.1"
-	sasl.RDNSPeers = []string{"localhost", "127.0.0.1", "::1", "127.0.0.1", "localhost", "127.0.0.1", "::1"}
+	sasl.RDNSPeers = []string{"localhost", "127.0.0.1", "127.0.0.1", "127.0.0.1", "localhost", "127.0.0.1", "127.0.0.1"}
 	for _, c := range []struct {
 		name string
 		p    gather.Params

@@ -697,8 +697,9 @@ else e conntrack-stat absent; fi
 # /proc/uptime (builtins). Fork-light: the names are resolved forward by
 # one getent, the addresses back by one more; only when that batch took
 # over a second (or did not end) is each address looked up alone, to tell
-# which is slow, the rest skipped past 5 s in all. parse/rdns.go reads
-# the lines.
+# which is slow, the rest skipped past 5 s in all; an address the batch
+# did not answer is looked up alone too (its own exit status says
+# whether it has no name). parse/rdns.go reads the lines.
 # rline KEY ip|name TEXT: l = TEXT's getent line whose address (ip) or
 # one of whose names (name) is KEY; "" when none.
 rline() {
@@ -767,7 +768,7 @@ case "$kc$NL$kargs" in
 				if [ -z "$slow" ]; then
 					rline "$3" ip "$bk"
 					if [ -n "$l" ]; then printf 'ptr %s %s %s 0 %s %s %s\n' "$1" "$2" "$3" "$b0" "$b1" "$l"
-					else printf 'ptr %s %s %s 2 %s %s \n' "$1" "$2" "$3" "$b0" "$b1"; fi
+					else rone "$1" "$2" "$3"; fi
 				else rone "$1" "$2" "$3"; fi
 				IFS=$NL
 			done
