@@ -140,7 +140,7 @@ func ptrProblems(ls []facts.PTRLookup) (bad []string, skipped int) {
 		if l.IP != "" && l.IP != l.Addr {
 			who += " (" + l.IP + ")"
 		}
-		took := (time.Duration(l.Millis) * time.Millisecond).String()
+		took := ptrTook(l.Millis)
 		switch l.Stat {
 		case facts.PTRFound:
 			if time.Duration(l.Millis)*time.Millisecond > rdnsSlow {
@@ -159,4 +159,12 @@ func ptrProblems(ls []facts.PTRLookup) (bad []string, skipped int) {
 		}
 	}
 	return bad, skipped
+}
+
+// ptrTook is a lookup's time as /proc/uptime measures it (10 ms steps).
+func ptrTook(ms int64) string {
+	if ms < 10 {
+		return "under 10ms"
+	}
+	return (time.Duration(ms) * time.Millisecond).String()
 }

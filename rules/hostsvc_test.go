@@ -58,6 +58,12 @@ func TestReverseDNSRule(t *testing.T) {
 	}
 	runRuleCases(t, RuleReverseDNS, []ruleCase{
 		{name: "both resolve quickly", status: Pass, reason: "SASL listener: CLIENT://:9092"},
+		{name: "no PTR, answered at once", mutate: func(f *facts.Facts) { lookup(f, 1, facts.PTRMissing, 0) }, status: Fail, reason: "SASL",
+			check: func(t *testing.T, fd Finding) {
+				if fd.Observed != "peer 10.0.0.6: no PTR record (answered in under 10ms)" {
+					t.Errorf("observed %q", fd.Observed)
+				}
+			}},
 		{name: "own address has no PTR", mutate: func(f *facts.Facts) { lookup(f, 0, facts.PTRMissing, 10) }, status: Fail, reason: "KAFKA-8562",
 			check: func(t *testing.T, fd Finding) {
 				if fd.Observed != "10.0.0.5: no PTR record (answered in 10ms)" {

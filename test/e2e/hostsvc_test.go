@@ -43,6 +43,9 @@ func TestHostServices(t *testing.T) {
 		h := r.host(t, name)
 		assertComplete(t, h)
 		fd := finding(h, rules.RuleReverseDNS)
+		if fd != nil {
+			t.Logf("%s reverse-dns %s: %s", name, fd.Status, fd.Observed)
+		}
 		if fd == nil || fd.Status != rules.Fail {
 			t.Errorf("%s reverse-dns: %+v, want fail", name, fd)
 			continue
