@@ -119,9 +119,10 @@ func Scan(ctx context.Context, hosts []inventory.Host, opt Options) []Result {
 		p.Prepare(ctx, targets)
 	}
 	ports := brokerPorts(hosts, opt.ClientsGroup)
+	rdns := newRDNSTargets(hosts, opt.ClientsGroup)
 	results := make([]Result, len(hosts))
 	out := fanout.Run(ctx, len(hosts), fanout.Options{Limit: opt.Concurrency}, func(i int) bool {
-		res := scanHost(ctx, hosts[i], opt, ports)
+		res := scanHost(ctx, hosts[i], opt, ports, rdns.self[i], rdns.peers[i])
 		if opt.Progress != nil {
 			opt.Progress(res)
 		}
@@ -142,7 +143,7 @@ func notStarted() *transport.Error {
 	return &transport.Error{Kind: facts.KindTimeout, Msg: "interrupted before this host was started"}
 }
 
-func scanHost(parent context.Context, h inventory.Host, opt Options, clientPorts []int) (res Result) {
+func scanHost(parent context.Context, h inventory.Host, opt Options, clientPorts []int, rdnsSelf string, rdnsPeers []string) (res Result) {
 	start := time.Now()
 	res.Host = h
 	defer func() { res.Duration = time.Since(start) }()
@@ -162,6 +163,7 @@ func scanHost(parent context.Context, h inventory.Host, opt Options, clientPorts
 	p := gather.Params{
 		KafkaPort: port, KafkaConfig: h.KafkaConfig, Interfaces: h.Interfaces,
 		SysctlKeys: opt.SysctlKeys, Files: opt.Files, Marker: marker,
+		RDNSSelf: rdnsSelf, RDNSPeers: rdnsPeers,
 	}
 	if IsClient(h, opt.ClientsGroup) {
 		p.Client, p.ClientPorts = true, clientPorts

@@ -48,6 +48,9 @@ var evaluators = map[string]evaluator{
 	"clocksource":              evalClocksource,
 	"conntrack-table":          evalConntrack,
 	"clock-offset":             evalClockOffset,
+	RuleTimeSync:               evalTimeSync,
+	RuleConntrackDrops:         evalConntrackDrops,
+	RuleReverseDNS:             evalReverseDNS,
 }
 
 // Evaluate runs every catalog rule against one host's facts and returns

@@ -69,6 +69,15 @@ func compliantHost() *facts.Facts {
 	f.Files = map[string]string{FileTHPEnabled: "always [madvise] never", FileTHPDefrag: "always defer defer+madvise [madvise] never",
 		FileClockCurrent: "tsc", FileClockAvailable: "tsc hpet acpi_pm"}
 	f.Host = &facts.HostInfo{NUMANodes: 2, Clock: &facts.Clock{Measured: true, BoundSeconds: 1}}
+	f.TimeSync = &facts.TimeSync{State: facts.Synced, Service: "chronyd", Source: "chronyc -n tracking", Detail: "Leap status: Normal"}
+	f.ConntrackStat = &facts.ConntrackStat{CPUs: 8}
+	f.Kafka.Properties[PropProtocolMap] = "CLIENT:SASL_SSL"
+	f.Kafka.PropertyLines[PropProtocolMap] = 4
+	f.Kafka.Properties["listeners"] = "CLIENT://:9092"
+	f.ReverseDNS = &facts.ReverseDNS{Lookups: []facts.PTRLookup{
+		{Addr: "10.0.0.5", IP: "10.0.0.5", Name: "broker-a.example.com", Stat: facts.PTRFound, Millis: 10},
+		{Addr: "10.0.0.6", IP: "10.0.0.6", Peer: true, Name: "broker-b.example.com", Stat: facts.PTRFound, Millis: 20},
+	}}
 	f.Kafka.LogDirs = []facts.LogDir{{Path: "/var/lib/kafka/data", Exists: true, Mount: "/var/lib/kafka", FSType: "xfs",
 		Source: "/dev/nvme1n1", Device: "259:1", Options: []string{"rw", "noatime", "rw", "attr2", "inode64"}, Segments: 1200}}
 	return f

@@ -68,6 +68,11 @@ type Facts struct {
 	// NUMA nodes, the clock. Nil: not gathered (an older script, a client
 	// host).
 	Host *HostInfo `json:"host,omitempty"`
+	// TimeSync, ConntrackStat and ReverseDNS are the host services'
+	// sections (hostsvc.go); nil when not gathered, Sections says why.
+	TimeSync      *TimeSync      `json:"time_sync,omitempty"`
+	ConntrackStat *ConntrackStat `json:"conntrack_stat,omitempty"`
+	ReverseDNS    *ReverseDNS    `json:"reverse_dns,omitempty"`
 }
 
 // HostInfo is the gather's host section: facts about the machine the

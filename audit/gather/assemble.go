@@ -51,6 +51,9 @@ var sectionParsers = []struct {
 	{facts.SecConns, false, (*assembler).conns},
 	{facts.SecNICs, true, (*assembler).nics},
 	{facts.SecHost, true, (*assembler).host}, // after nics: it adds their MTU
+	{facts.SecTimeSync, true, (*assembler).timeSync},
+	{facts.SecConntrack, true, (*assembler).conntrackStat},
+	{facts.SecRDNS, true, (*assembler).rdns},
 	{facts.SecEvidence, false, (*assembler).evidence},
 }
 
@@ -240,11 +243,7 @@ func (a *assembler) kernelCaps(s remote.Section) {
 // script or fake host) nothing is judged on it; what it could not read is
 // noted as partial, by name.
 func (a *assembler) host(s remote.Section) {
-	switch {
-	case s.Name == "":
-		return
-	case s.State != "ok":
-		a.noteSection(facts.SecHost, s, s.Body)
+	if !a.present(facts.SecHost, s) {
 		return
 	}
 	h := parse.Host(s.Body)

@@ -149,7 +149,7 @@ if [ -r /proc/net/netstat ]; then cat /proc/net/netstat; e netstat; else e netst
 # ([.] rather than \. because awk -v would read the backslash): nothing
 # else leaves the host, because the file can hold secrets. Go's list is
 # gather.KafkaKeys; TestKafkaKeysMatch keeps the two equal.
-KKEYS='socket[.]listen[.]backlog[.]size|socket[.]receive[.]buffer[.]bytes|socket[.]send[.]buffer[.]bytes|listeners|log[.]dirs|log[.]dir|num[.]network[.]threads|num[.]io[.]threads|broker[.]rack'
+KKEYS='socket[.]listen[.]backlog[.]size|socket[.]receive[.]buffer[.]bytes|socket[.]send[.]buffer[.]bytes|listeners|log[.]dirs|log[.]dir|num[.]network[.]threads|num[.]io[.]threads|broker[.]rack|listener[.]security[.]protocol[.]map'
 kpids=''
 kc=''
 kcread=''
@@ -646,6 +646,141 @@ else echo "numa-nodes !absent /sys/devices/system/node"; fi
 for i in $ifs; do rv "/sys/class/net/$i/mtu"; echo "mtu $i $v"; done
 echo "clock $(date +%s.%N 2>/dev/null)"
 e host
+
+# The time service's state (timesync; parse/timesync.go reads it): chronyd,
+# ntpd or systemd-timesyncd, whichever answers first. Each query runs only
+# when its tool exists and is bounded by timeout(1); timesyncd's state is a
+# file test. timedatectl (the kernel's sync flag, through timedated) only
+# on a host booted with systemd (/run/systemd/system, as sd_booted tests)
+# and when neither daemon answered: chronyd without rtcsync leaves that
+# flag unsynchronised however well it keeps time.
+b timesync
+if have timeout; then
+	ts=''
+	if have chronyc; then
+		t=$(timeout 2 chronyc -n tracking 2>&1); printf '@chronyc %s\n%s\n' "$?" "$t"
+		case $t in *"Leap status"*) ts=1 ;; esac
+	fi
+	if [ -z "$ts" ] && have ntpq; then
+		t=$(timeout 2 ntpq -n -c rv 2>&1); printf '@ntpq %s\n%s\n' "$?" "$t"
+		case $t in *leap=*|*associd=*) ts=1 ;; esac
+	fi
+	if [ -z "$ts" ] && [ -e /run/systemd/timesync/synchronized ]; then echo "@timesyncd synchronized"; ts=1; fi
+	if [ -z "$ts" ] && [ -d /run/systemd/system ] && have timedatectl; then
+		t=$(timeout 2 timedatectl show -p NTP -p NTPSynchronized 2>&1); printf '@timedatectl %s\n%s\n' "$?" "$t"
+	fi
+	e timesync
+else
+	echo "timeout not found in PATH (install coreutils)"; e timesync missing
+fi
+
+# The conntrack table's per-CPU counters (conntrack-stat), where the
+# nf_conntrack module is loaded: one line per possible CPU, read with the
+# shell's read up to 48 CPUs (a byte a read: cheaper than starting cat
+# below that), with cat above.
+b conntrack-stat
+f=/proc/net/stat/nf_conntrack
+if [ -r "$f" ]; then
+	n=48
+	[ -r /sys/devices/system/cpu/possible ] && read -r n < /sys/devices/system/cpu/possible
+	n=${n##*[-,]}; case $n in ''|*[!0-9]*) n=48 ;; esac
+	if [ "$n" -lt 48 ]; then rv "$f"; printf '%s\n' "$v"; else cat "$f" 2>&1; fi
+	e conntrack-stat
+elif [ -e "$f" ]; then e conntrack-stat denied
+else e conntrack-stat absent; fi
+
+# Reverse DNS (rdns), only when the broker's listeners or its protocol
+# map name a SASL protocol: a SASL handshake resolves addresses back to
+# names (KAFKA-8562). The host's own address (RDNS_SELF) and its peers'
+# (RDNS_PEERS, from kaudit's inventory) are resolved back as the host's
+# resolver sees them, with getent hosts bounded by timeout(1) and timed by
+# /proc/uptime (builtins). Fork-light: the names are resolved forward by
+# one getent, the addresses back by one more; only when that batch took
+# over a second (or did not end) is each address looked up alone, to tell
+# which is slow, the rest skipped past 5 s in all; an address the batch
+# did not answer is looked up alone too (its own exit status says
+# whether it has no name). parse/rdns.go reads the lines.
+# rline KEY ip|name TEXT: l = TEXT's getent line whose address (ip) or
+# one of whose names (name) is KEY; "" when none.
+rline() {
+	k=$1 md=$2 tx=$3 l=''
+	o=$IFS; IFS=$NL; set -f
+	for x in $tx; do
+		IFS=' 	'
+		# shellcheck disable=SC2086 # split the line into its fields
+		set -- $x
+		if [ "$md" = ip ]; then [ "$1" = "$k" ] && { l=$x; break; }
+		else shift; for w in "$@"; do [ "$w" = "$k" ] && { l=$x; break 2; }; done; fi
+		IFS=$NL
+	done
+	IFS=$o; set +f
+}
+# cs: c = /proc/uptime in centiseconds (0 when unreadable).
+cs() {
+	read -r u _ < /proc/uptime; c=${u%.*}${u#*.}; c=${c#"${c%%[!0]*}"}
+	case $c in ''|*[!0-9]*) c=0 ;; esac
+}
+# rmap KIND ADDR: the address ADDR stands for, appended to rl ("KIND ADDR
+# IP" lines) and ips; a name that does not resolve is printed as such.
+rmap() {
+	ip=$2
+	case $2 in
+	*:*|*[!0-9.]*)
+		case $2 in *:*) ;; *)
+			rline "$2" name "$fw"; ip=${l%%[!0-9A-Fa-f:.]*}
+			if [ -z "$ip" ]; then g=$(timeout 2 getent hosts "$2" 2>/dev/null); ip=${g%%[!0-9A-Fa-f:.]*}; fi ;;
+		esac ;;
+	esac
+	if [ -z "$ip" ]; then printf 'ptr %s %s !unresolved\n' "$1" "$2"; return; fi
+	rl="$rl$1 $2 $ip$NL"; ips="$ips $ip"
+}
+# rone KIND ADDR IP: one address resolved back alone, timed.
+rone() {
+	cs; if [ $((c - c00)) -ge 500 ]; then printf 'ptr %s %s !skipped\n' "$1" "$2"; return; fi
+	read -r u0 _ < /proc/uptime
+	g=$(timeout 2 getent hosts "$3" 2>/dev/null); rc=$?
+	read -r u1 _ < /proc/uptime
+	printf 'ptr %s %s %s %s %s %s %s\n' "$1" "$2" "$3" "$rc" "$u0" "$u1" "${g%%"$NL"*}"
+}
+b rdns
+case "$kc$NL$kargs" in
+*[Ss][Aa][Ss][Ll]_*)
+	if have getent && have timeout; then
+		cs; c00=$c
+		fw='' rl='' ips='' names=''
+		for a in $RDNS_SELF $RDNS_PEERS; do case $a in *:*) ;; *[!0-9.]*) names="$names $a" ;; esac; done
+		set -f
+		# shellcheck disable=SC2086 # names and addresses are kaudit's, validated: one word each
+		[ -n "$names" ] && fw=$(timeout 2 getent hosts $names 2>/dev/null)
+		for a in $RDNS_SELF; do rmap self "$a"; done
+		for a in $RDNS_PEERS; do rmap peer "$a"; done
+		if [ -n "$ips" ]; then
+			read -r b0 _ < /proc/uptime; cs; c0=$c
+			# shellcheck disable=SC2086
+			bk=$(timeout 3 getent hosts $ips 2>/dev/null); brc=$?
+			read -r b1 _ < /proc/uptime; cs
+			slow=''; if [ "$brc" -eq 124 ] || [ $((c - c0)) -gt 100 ]; then slow=1; fi
+			o=$IFS; IFS=$NL
+			for x in $rl; do
+				IFS=' '
+				# shellcheck disable=SC2086
+				set -- $x
+				if [ -z "$slow" ]; then
+					rline "$3" ip "$bk"
+					if [ -n "$l" ]; then printf 'ptr %s %s %s 0 %s %s %s\n' "$1" "$2" "$3" "$b0" "$b1" "$l"
+					else rone "$1" "$2" "$3"; fi
+				else rone "$1" "$2" "$3"; fi
+				IFS=$NL
+			done
+			IFS=$o
+		fi
+		set +f
+		e rdns
+	else
+		echo "getent or timeout not found in PATH (install libc-bin, coreutils)"; e rdns missing
+	fi ;;
+*) echo "no SASL listener named in the broker's configuration"; e rdns absent ;;
+esac
 
 b evidence
 if have dmesg; then

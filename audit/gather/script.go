@@ -43,6 +43,11 @@ type Params struct {
 	Client      bool
 	ClientPorts []int
 	ConnLimit   int // connections listed at most; DefaultConnLimit when 0
+	// RDNSSelf and RDNSPeers are the host's own address and its peers'
+	// (IPs or DNS names), resolved back on the host when the broker has a
+	// SASL listener (the rdns section): at most MaxRDNSPeers peers.
+	RDNSSelf  string
+	RDNSPeers []string
 }
 
 var reSysctl = regexp.MustCompile(`^[a-z0-9_]+(\.[a-z0-9_-]+)+$`)
@@ -81,6 +86,9 @@ func Script(p Params) ([]byte, error) {
 			return nil, fmt.Errorf("gather: file %q: only files under /proc/ or /sys/ of letters, digits and %s are read", f, safe.PathExtra)
 		}
 	}
+	if err := checkRDNS(p); err != nil {
+		return nil, err
+	}
 	conns, err := connParams(p)
 	if err != nil {
 		return nil, err
@@ -88,6 +96,7 @@ func Script(p Params) ([]byte, error) {
 	var b strings.Builder
 	b.Grow(len(scriptBody) + len(conns) + len(feasibilityAwk) + len(kafkaConfAwk) + 512)
 	b.WriteString(conns)
+	fmt.Fprintf(&b, "RDNS_SELF=%s\nRDNS_PEERS=%s\n", remote.Quote(p.RDNSSelf), remote.Quote(strings.Join(p.RDNSPeers, " ")))
 	fmt.Fprintf(&b, "M=%s\nKAFKA_PORT=%d\nKAFKA_CONFIG=%s\nIFACES=%s\nSYSCTLS=%s\nFILES=%s\nFEAS_AWK=%s\nKCONF_AWK=%s\n",
 		remote.Quote(p.Marker), p.KafkaPort, remote.Quote(p.KafkaConfig),
 		remote.Quote(strings.Join(p.Interfaces, " ")), remote.Quote(strings.Join(p.SysctlKeys, " ")),
@@ -109,4 +118,5 @@ var KafkaKeys = []string{
 	"num.network.threads",
 	"num.io.threads",
 	"broker.rack",
+	"listener.security.protocol.map",
 }

@@ -9,8 +9,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kfake"
 
-	"github.com/kaudit/kaudit/test/testfleet"
 	"github.com/kaudit/kaudit/remediate"
+	"github.com/kaudit/kaudit/test/testfleet"
 )
 
 // TestRollbackRestart: kaudit rollback --restart on real sshd hosts, the

@@ -151,6 +151,7 @@ func DemoFleet() []*Host {
 			OSRelease:   osCentOS7,
 			Sysctl:      sysctls(map[string]string{"vm.zone_reclaim_mode": "1"}),
 			NUMANodes:   2,
+			TimeSync:    NTPUnsynced,
 			Files:       map[string]string{"/sys/kernel/mm/transparent_hugepage/enabled": "[always] madvise never", "/sys/kernel/mm/transparent_hugepage/defrag": "[always] defer defer+madvise madvise never"},
 			SysctlFiles: "@link /etc/sysctl.d/99-sysctl.conf /etc/sysctl.conf\n@file /usr/lib/sysctl.d/00-system.conf\n5:net.bridge.bridge-nf-call-ip6tables = 0\n@file /usr/lib/sysctl.d/50-default.conf\n11:kernel.sysrq = 16\n@file /etc/sysctl.conf\n",
 			Changelog:   "source=rpm -q --changelog kernel-3.10.0-1160.95.1.el7.x86_64\n",
@@ -184,7 +185,8 @@ func DemoFleet() []*Host {
 			SysctlFiles: tunedFile("/etc/sysctl.d/60-kafka.conf") + "@link /etc/sysctl.d/99-sysctl.conf /etc/sysctl.conf\n@file /etc/sysctl.conf\n",
 			Netstat:     Netstat(false, nil),
 			SS:          SS(false, Listen{Addr: "0.0.0.0", Port: 22, Backlog: 128}, Listen{Addr: "*", Port: 9092, Backlog: 4096, PID: 988, Proc: "java"}),
-			Kafka:       apacheKafka(988, "3.6.1", "/opt/kafka/config/server.properties", "listeners=PLAINTEXT://:9092", "socket.listen.backlog.size=4096", "socket.receive.buffer.bytes=-1"),
+			Kafka:       apacheKafka(988, "3.6.1", "/opt/kafka/config/server.properties", "listeners=SASL_SSL://:9092", "socket.listen.backlog.size=4096", "socket.receive.buffer.bytes=-1"),
+			RDNS:        "ptr self 10.0.0.13 10.0.0.13 0 5120.31 5120.31 10.0.0.13 kafka-bookworm-03.demo.example\nptr peer 10.0.0.17 10.0.0.17 0 5120.31 5120.32 10.0.0.17 kafka-buster-07.demo.example\n",
 			NICs:        []NIC{eth("mlx5_core", true, 8192, 8192, 4096, 4096, "on")},
 			Established: "[::ffff:10.0.0.13]:9092 2100\n",
 		},
@@ -230,6 +232,7 @@ func DemoFleet() []*Host {
 			Kafka:       withProc(apacheKafka(2001, "3.3.2", "/opt/kafka/config/server.properties", "socket.listen.backlog.size=8192", "socket.receive.buffer.bytes=-1"), Proc{Soft: 100000, Hard: 100000, FDs: 86000, Maps: 7000, MemKB: 64 << 20, Java: "17.0.9", Xms: "-Xms1g", Xmx: "-Xmx6g"}),
 			NICs:        []NIC{eth("ena", false, 16384, 1024, 8192, 1024, "on")},
 			Established: "10.0.0.16:9092 5000\n",
+			Conntrack:   ConntrackStat("0000002a"), // the nearly full table already evicted entries
 		},
 		{ // Debian 10 on an affected 4.19 sublevel, somaxconn raised by hand and not persisted.
 			Name: "kafka-buster-07", Release: "4.19.0-12-amd64",
@@ -239,9 +242,10 @@ func DemoFleet() []*Host {
 			SysctlFiles: "@link /etc/sysctl.d/99-sysctl.conf /etc/sysctl.conf\n@file /etc/sysctl.conf\n",
 			Netstat:     Netstat(false, map[string]int64{"SyncookiesSent": 7, "TCPReqQFullDoCookies": 7}),
 			SS:          SS(false, Listen{Addr: "*", Port: 9092, Backlog: 2048, PID: 777, Proc: "java"}),
-			Kafka:       withProc(withLogDirs(apacheKafka(777, "3.2.3", "/opt/kafka/config/server.properties", "socket.listen.backlog.size=2048"), logDirsTmpfs), Proc{Soft: 100000, Hard: 100000, FDs: 1900, Maps: 4800, MemKB: 32 << 20, Java: "1.8.0_392", Xms: "-Xms6g", Xmx: "-Xmx6g"}), // Kafka's default /tmp/kafka-logs, /tmp a tmpfs
+			Kafka:       withProc(withLogDirs(apacheKafka(777, "3.2.3", "/opt/kafka/config/server.properties", "socket.listen.backlog.size=2048", "listeners=SASL_PLAINTEXT://:9092"), logDirsTmpfs), Proc{Soft: 100000, Hard: 100000, FDs: 1900, Maps: 4800, MemKB: 32 << 20, Java: "1.8.0_392", Xms: "-Xms6g", Xmx: "-Xmx6g"}), // Kafka's default /tmp/kafka-logs, /tmp a tmpfs
 			NICs:        []NIC{eth("virtio_net", true, 1024, 1024, 256, 256, "on")},
 			Established: "10.0.0.17:9092 800\n",
+			RDNS:        "ptr self 10.0.0.17 10.0.0.17 0 7310.02 7310.03 10.0.0.17 kafka-buster-07.demo.example\nptr peer 10.0.0.13 10.0.0.13 0 7310.03 7310.03 10.0.0.13 kafka-bookworm-03.demo.example\nptr peer 10.0.0.14 10.0.0.14 124 7310.03 7312.04 \n", // a peer's PTR lookup never answers (the resolver's first server is gone)
 		},
 		{ // Confluent Platform 7.1.7 has socket.listen.backlog.size backported (confluentinc/kafka tag v7.1.7): one line of server.properties, no upgrade.
 			Name: "kafka-cp717-09", Release: "6.1.0-13-amd64",

@@ -43,6 +43,10 @@ type Host struct {
 	Files     map[string]string
 	NUMANodes int
 	ClockSkew time.Duration
+	// TimeSync, Conntrack and RDNS are the bodies of the timesync,
+	// conntrack-stat and rdns sections (hostsvc.go; "": the defaults,
+	// rdns only with a SASL listener in Kafka.ConfigBody).
+	TimeSync, Conntrack, RDNS string
 	// Probe is how the kernel answers kaudit's SYN-cookie probe (nil: the
 	// login has no root, the probe is skipped); see probe.go.
 	Probe *ProbeAnswer
@@ -129,7 +133,9 @@ func (h *Host) RenderFiles(marker, sysctlKeys, files string) string {
 	var b strings.Builder
 	secs := h.sections(sysctlKeys)
 	if !h.Client {
-		secs = append(secs[:len(secs)-1], section{"host", "ok", h.hostBody(files)}, secs[len(secs)-1])
+		last := secs[len(secs)-1]
+		secs = append(append(secs[:len(secs)-1], section{"host", "ok", h.hostBody(files)}), h.hostSvcSections()...)
+		secs = append(secs, last)
 	}
 	for _, sc := range secs {
 		state, body := sc.state, sc.body
