@@ -48,6 +48,8 @@ var evaluators = map[string]evaluator{
 	"clocksource":              evalClocksource,
 	"conntrack-table":          evalConntrack,
 	"clock-offset":             evalClockOffset,
+	"broker-cgroup-memory":     evalCgroupMemory,
+	"log-dir-devices":          evalLogDevices,
 }
 
 // Evaluate runs every catalog rule against one host's facts and returns
