@@ -135,7 +135,7 @@ func disksUnder(d *facts.BlockDevices, name string, depth int) ([]facts.BlockNod
 		return nil, "the device stack under " + name + " is deeper than 16"
 	case n.Kind == facts.BlockPartition:
 		return disksUnder(d, n.Disk, depth+1)
-	case n.Kind == facts.BlockDisk:
+	case n.Kind == facts.BlockDisk, n.Kind == facts.BlockLoop:
 		return []facts.BlockNode{n}, ""
 	case len(n.Slaves) == 0:
 		return nil, n.Name + " (" + string(n.Kind) + ") lists no devices below it"
@@ -245,19 +245,18 @@ func evalLogDevices(c *evalCtx) Finding {
 	if why != "" {
 		return unknown(why)
 	}
-	var seen, bad []string
-	var obs []string
+	var unread, loops, bad, obs []string
 	for _, ld := range lds {
 		var ds []string
 		for _, d := range ld.disks {
 			ds = append(ds, diskText(d))
-			if d.Rotational == 1 && d.Scheduler == "none" && !slices.Contains(bad, d.Name) {
-				bad = append(bad, d.Name)
-			}
-			if d.Rotational < 0 || d.Scheduler == "" {
-				if !slices.Contains(seen, d.Name) {
-					seen = append(seen, d.Name)
-				}
+			switch {
+			case d.Kind == facts.BlockLoop:
+				loops = addOnce(loops, d.Name)
+			case d.Rotational == 1 && d.Scheduler == "none":
+				bad = addOnce(bad, d.Name)
+			case d.Rotational < 0 || d.Scheduler == "":
+				unread = addOnce(unread, d.Name)
 			}
 		}
 		obs = append(obs, fmt.Sprintf("%s on %s (read-ahead %s): %s", ld.dir, nodeText(ld.top), kbText(ld.top.ReadAheadKB), strings.Join(ds, ", ")))
@@ -269,12 +268,21 @@ func evalLogDevices(c *evalCtx) Finding {
 		fd.Reason = "rotational disk " + strings.Join(bad, ", ") + " under the log directories runs without an I/O scheduler (none): on a spinning disk the segment writes and lagging consumers' reads are not sorted or merged; mq-deadline (or bfq) is the advice for rotational disks. A virtual disk or a RAID controller may report rotational 1 over flash: check what is behind it"
 		fd.Fix = &Fix{Summary: "use mq-deadline on the rotational disks under the log directories",
 			Manual: "echo mq-deadline > /sys/block/DISK/queue/scheduler for " + strings.Join(bad, ", ") + ", and persist it with a udev rule (ACTION==\"add|change\", KERNEL==\"sd*\", ATTR{queue/rotational}==\"1\", ATTR{queue/scheduler}=\"mq-deadline\"); no broker restart", WhenWarn: true}
-	case len(seen) > 0:
-		fd.Status, fd.Reason = Unknown, "the queue settings of "+strings.Join(seen, ", ")+" were not read"
+	case len(unread) > 0:
+		fd.Status, fd.Reason = Unknown, "the queue settings of "+strings.Join(unread, ", ")+" were not read"
+	case len(loops) > 0:
+		fd.Status, fd.Reason = Unknown, strings.Join(loops, ", ")+": a loop device over a file; its I/O goes to the disk under that file, which is not followed"
 	default:
 		fd.Status, fd.Reason = Pass, "every disk under the log directories has a scheduler fit for it (reported: scheduler, read-ahead, rotational)"
 	}
 	return fd
+}
+
+func addOnce(list []string, s string) []string {
+	if slices.Contains(list, s) {
+		return list
+	}
+	return append(list, s)
 }
 
 func nodeText(n facts.BlockNode) string {
@@ -286,6 +294,9 @@ func nodeText(n facts.BlockNode) string {
 
 func diskText(d facts.BlockNode) string {
 	rot := map[int]string{1: "rotational", 0: "non-rotational", -1: "rotational not read"}[d.Rotational]
+	if d.Kind == facts.BlockLoop {
+		rot = "loop, " + rot
+	}
 	s := d.Scheduler
 	if s == "" {
 		s = "scheduler not read"

@@ -125,6 +125,11 @@ func TestLogDevicesRule(t *testing.T) {
 			devices("none", 1)(f)
 			delete(f.Kafka.Devices.Nodes, "sdc")
 		}, status: Unknown, reason: "sdc was not followed"},
+		{name: "a loop device: its file's disk not followed", mutate: func(f *facts.Facts) {
+			f.Kafka.LogDirs[0].Device = "7:0"
+			f.Kafka.Devices = &facts.BlockDevices{ByNumber: map[string]string{"7:0": "loop0"}, Nodes: map[string]facts.BlockNode{
+				"loop0": {Name: "loop0", Kind: facts.BlockLoop, Scheduler: "none", ReadAheadKB: 128, Rotational: 1}}}
+		}, status: Unknown, reason: "loop0: a loop device over a file"},
 		{name: "tmpfs", mutate: func(f *facts.Facts) {
 			f.Kafka.LogDirs[0].Device, f.Kafka.LogDirs[0].FSType = "0:45", "tmpfs"
 			f.Kafka.Devices.ByNumber = map[string]string{"0:45": ""}

@@ -70,6 +70,7 @@ const (
 	BlockPartition BlockKind = "partition" // a partition: its queue is its disk's
 	BlockDM        BlockKind = "dm"        // device mapper (LVM, dm-crypt, multipath): slaves below
 	BlockMD        BlockKind = "md"        // software RAID: slaves below
+	BlockLoop      BlockKind = "loop"      // a loop device over a file: its I/O goes to that file's disk
 )
 
 // BlockNode is one block device node and its queue settings.

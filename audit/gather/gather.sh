@@ -439,7 +439,8 @@ fi
 # The block devices under the log directories: each device number of the
 # log-dirs section's mounts (mi) followed through /sys/dev/block to its
 # node, a partition to its disk, a dm or md device through slaves/ to the
-# nodes below (at most 64 nodes), and each node's kind and queue settings
+# nodes below (at most 64 nodes; a loop device's backing file is not
+# followed), and each node's kind and queue settings
 # (scheduler, read_ahead_kb, rotational). Builtins only: cd -P resolves
 # the links.
 b log-devices
@@ -473,6 +474,7 @@ else
 			continue
 		elif [ -d "$s/dm" ]; then rv "$s/dm/name"; echo "node $x dm $v"
 		elif [ -d "$s/md" ]; then echo "node $x md"
+		elif [ -d "$s/loop" ]; then echo "node $x loop"
 		else echo "node $x disk"; fi
 		for y in "$s"/slaves/*; do [ -e "$y" ] || [ -L "$y" ] && { echo "slave $x ${y##*/}"; q="$q ${y##*/}"; }; done
 		for f in scheduler read_ahead_kb rotational; do rv "$s/queue/$f"; echo "queue $x $f $v"; done

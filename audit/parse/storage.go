@@ -163,7 +163,7 @@ func blockNode(d *facts.BlockDevices, name string, kind facts.BlockKind, rest []
 		if len(rest) > 0 && !strings.HasPrefix(rest[0], "!") {
 			n.DMName = strings.Join(rest, " ")
 		}
-	case (kind == facts.BlockMD || kind == facts.BlockDisk) && len(rest) == 0:
+	case (kind == facts.BlockMD || kind == facts.BlockDisk || kind == facts.BlockLoop) && len(rest) == 0:
 	default:
 		return fmt.Errorf("bad node kind or fields")
 	}

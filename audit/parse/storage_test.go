@@ -95,6 +95,8 @@ func TestBlockDevices(t *testing.T) {
 		{"log-devices/nvme-partition-and-tmpfs-reconstructed.txt", &facts.BlockDevices{ByNumber: map[string]string{"259:2": "nvme0n1p2", "0:45": ""}, Nodes: map[string]facts.BlockNode{
 			"nvme0n1p2": part("nvme0n1p2", "nvme0n1"), "nvme0n1": disk("nvme0n1", "none", 128, 0),
 		}}},
+		{"log-devices/loop-ext4-image-this-machine.txt", &facts.BlockDevices{ByNumber: map[string]string{"7:0": "loop0"}, Nodes: map[string]facts.BlockNode{
+			"loop0": {Name: "loop0", Kind: facts.BlockLoop, Scheduler: "none", ReadAheadKB: 2560, Rotational: 1}}}},
 		{"log-devices/no-sys-container-reconstructed.txt", &facts.BlockDevices{ByNumber: map[string]string{}, Nodes: map[string]facts.BlockNode{}, NoSys: true}},
 		{"log-devices/denied-queue-reconstructed.txt", &facts.BlockDevices{ByNumber: map[string]string{"8:16": "sdb"}, Nodes: map[string]facts.BlockNode{
 			"sdb": {Name: "sdb", Kind: facts.BlockDisk, ReadAheadKB: 128, Rotational: -1, Unread: map[string]string{"scheduler": "denied", "rotational": "absent"}},
@@ -117,6 +119,7 @@ func TestBlockDevicesStrict(t *testing.T) {
 		"node sda disk\nqueue sda scheduler mq-deadline none\n", // nothing selected
 		"node sda disk\nqueue sda nr_requests 64\n",
 		"node sda tape\n",
+		"node loop0 loop /var/x.img\n",
 		"node sda1 partition\n",
 		"hello\n",
 	} {
