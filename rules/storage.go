@@ -33,6 +33,8 @@ func cgroupLimitOf(cg *facts.CgroupMemory) (cgroupBound, string) {
 		return cgroupBound{}, "the broker's cgroup " + cg.Path + " is not a directory under /sys/fs/cgroup here (a container's view, or another mount layout): its memory limit is not known"
 	case cg.Member == facts.MemberNo:
 		return cgroupBound{}, "the broker's pid is not in " + cg.Path + "/cgroup.procs: the directory read is not its cgroup (another cgroup namespace)"
+	case cg.Member != facts.MemberYes:
+		return cgroupBound{}, cg.Path + "/cgroup.procs could not be read (or is too long): the directory is not proven to be the broker's cgroup"
 	case len(cg.Limits) == 0:
 		return cgroupBound{}, "no memory limit file of " + cg.Path + " was read"
 	}

@@ -79,6 +79,7 @@ func TestCgroupMemoryRule(t *testing.T) {
 		{name: "a container's view", mutate: func(f *facts.Facts) {
 			f.Kafka.Cgroup = &facts.CgroupMemory{Version: 2, Path: "/kubepods/x", NoDir: true}
 		}, status: Unknown, reason: "not a directory"},
+		{name: "membership not proven", mutate: func(f *facts.Facts) { f.Kafka.Cgroup.Member = facts.MemberUnknown }, status: Unknown, reason: "not proven"},
 		{name: "another cgroup namespace", mutate: func(f *facts.Facts) { f.Kafka.Cgroup.Member = facts.MemberNo }, status: Unknown, reason: "not in"},
 		{name: "not gathered", mutate: func(f *facts.Facts) {
 			f.Kafka.Cgroup = nil
