@@ -312,3 +312,36 @@ func kbText(kb int) string {
 	}
 	return strconv.Itoa(kb) + " KB"
 }
+
+// peerCgroup is the copy of a broker's cgroup that FleetFacts keeps for
+// the peer comparison (cgroupPeerValues).
+func peerCgroup(cg *facts.CgroupMemory) *facts.CgroupMemory {
+	if cg == nil {
+		return nil
+	}
+	out := *cg
+	out.Path, out.Member = strings.Clone(cg.Path), facts.Membership(strings.Clone(string(cg.Member)))
+	out.Limits = cloneSlice(cg.Limits, func(l facts.CgroupLimit) facts.CgroupLimit {
+		l.Path, l.File, l.Unread = strings.Clone(l.Path), strings.Clone(l.File), strings.Clone(l.Unread)
+		return l
+	})
+	return &out
+}
+
+// peerDevices is the copy of a broker's block devices that FleetFacts
+// keeps for the peer comparison (devicePeerValues).
+func peerDevices(d *facts.BlockDevices) *facts.BlockDevices {
+	if d == nil {
+		return nil
+	}
+	out := *d
+	out.ByNumber = cloneMap(d.ByNumber, strings.Clone)
+	out.Nodes = cloneMap(d.Nodes, func(n facts.BlockNode) facts.BlockNode {
+		n.Name, n.Kind, n.Disk, n.DMName = strings.Clone(n.Name), facts.BlockKind(strings.Clone(string(n.Kind))), strings.Clone(n.Disk), strings.Clone(n.DMName)
+		n.Slaves = cloneSlice(n.Slaves, strings.Clone)
+		n.Scheduler = strings.Clone(n.Scheduler)
+		n.Unread = cloneMap(n.Unread, strings.Clone)
+		return n
+	})
+	return &out
+}
