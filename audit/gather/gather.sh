@@ -472,7 +472,7 @@ else
 		if [ -e "$s/partition" ]; then
 			cd -P "$s" 2>/dev/null && { y=${PWD%/*}; echo "node $x partition ${y##*/}"; q="$q ${y##*/}"; }
 			continue
-		elif [ -d "$s/dm" ]; then rv "$s/dm/name"; echo "node $x dm $v"
+		elif [ -d "$s/dm" ]; then rv "$s/dm/name"; echo "node $x dm ${v%%"$NL"*}"
 		elif [ -d "$s/md" ]; then echo "node $x md"
 		elif [ -d "$s/loop" ]; then echo "node $x loop"
 		else echo "node $x disk"; fi
