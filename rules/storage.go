@@ -207,7 +207,7 @@ func cgroupPeerValues(f *facts.Facts) []peerValue {
 }
 
 // devicePeerValues is the peers: fact log_dirs.devices: per log
-// directory, its disks' schedulers and rotational flags and the mounted
+// directory (by its position in log.dirs), its disks' schedulers and rotational flags and the mounted
 // device's read-ahead, each when read.
 func devicePeerValues(f *facts.Facts) []peerValue {
 	if f.Kafka == nil || f.Kafka.LogDirs == nil || f.Kafka.Devices == nil {
@@ -218,7 +218,8 @@ func devicePeerValues(f *facts.Facts) []peerValue {
 		return nil
 	}
 	var out []peerValue
-	for _, ld := range lds {
+	for i, ld := range lds {
+		dir := "log dir " + strconv.Itoa(i+1) // by position: brokers' paths may differ
 		var sched, rot []string
 		for _, d := range ld.disks {
 			if d.Scheduler != "" && !slices.Contains(sched, d.Scheduler) {
@@ -230,10 +231,10 @@ func devicePeerValues(f *facts.Facts) []peerValue {
 		}
 		slices.Sort(sched)
 		slices.Sort(rot)
-		out = append(out, one("I/O scheduler of the disks under "+ld.dir, strings.Join(sched, ","))...)
-		out = append(out, one("rotational flag of the disks under "+ld.dir, strings.Join(rot, ","))...)
+		out = append(out, one("I/O scheduler of the disks under "+dir, strings.Join(sched, ","))...)
+		out = append(out, one("rotational flag of the disks under "+dir, strings.Join(rot, ","))...)
 		if ld.top.ReadAheadKB >= 0 {
-			out = append(out, one("read-ahead of the device of "+ld.dir+" (KB)", strconv.Itoa(ld.top.ReadAheadKB))...)
+			out = append(out, one("read-ahead (KB) of the device of "+dir, strconv.Itoa(ld.top.ReadAheadKB))...)
 		}
 	}
 	return out

@@ -153,10 +153,10 @@ func TestStoragePeerValues(t *testing.T) {
 		got[v.label] = v.value
 	}
 	want := map[string]string{
-		"broker cgroup memory limit":                             "16g",
-		"I/O scheduler of the disks under /var/lib/kafka/data":   "none",
-		"rotational flag of the disks under /var/lib/kafka/data": "1",
-		"read-ahead of the device of /var/lib/kafka/data (KB)":   "4096",
+		"broker cgroup memory limit":                   "16g",
+		"I/O scheduler of the disks under log dir 1":   "none",
+		"rotational flag of the disks under log dir 1": "1",
+		"read-ahead (KB) of the device of log dir 1":   "4096",
 	}
 	if len(got) != len(want) {
 		t.Fatalf("got %v, want %v", got, want)
