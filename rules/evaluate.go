@@ -51,6 +51,8 @@ var evaluators = map[string]evaluator{
 	RuleTimeSync:               evalTimeSync,
 	RuleConntrackDrops:         evalConntrackDrops,
 	RuleReverseDNS:             evalReverseDNS,
+	"broker-cgroup-memory":     evalCgroupMemory,
+	"log-dir-devices":          evalLogDevices,
 }
 
 // Evaluate runs every catalog rule against one host's facts and returns

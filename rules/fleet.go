@@ -393,9 +393,13 @@ func FleetFacts(f *facts.Facts) *facts.Facts {
 			PropertyLines: cloneMap(k.PropertyLines, func(n int) int { return n }),
 			Process:       peerProcess(k.Process),
 			Running:       cloneMap(k.Running, func(r facts.RunningConfig) facts.RunningConfig { return r }),
-			// The cluster cross-check (scan --bootstrap) proves hosts by these.
+			Cgroup:        peerCgroup(k.Cgroup),   // storage.go
+			Devices:       peerDevices(k.Devices), // storage.go
+			// The cluster cross-check (scan --bootstrap) proves hosts by
+			// these; the peers' devices are found by Device.
 			LogDirs: cloneSlice(k.LogDirs, func(d facts.LogDir) facts.LogDir {
-				out := facts.LogDir{Path: strings.Clone(d.Path), Segments: d.Segments}
+				out := facts.LogDir{Path: strings.Clone(d.Path), Segments: d.Segments,
+					Device: strings.Clone(d.Device), Mount: strings.Clone(d.Mount), FSType: strings.Clone(d.FSType)}
 				if d.Meta != nil {
 					m := *d.Meta
 					out.Meta = &m

@@ -80,6 +80,10 @@ func compliantHost() *facts.Facts {
 	}}
 	f.Kafka.LogDirs = []facts.LogDir{{Path: "/var/lib/kafka/data", Exists: true, Mount: "/var/lib/kafka", FSType: "xfs",
 		Source: "/dev/nvme1n1", Device: "259:1", Options: []string{"rw", "noatime", "rw", "attr2", "inode64"}, Segments: 1200}}
+	f.Kafka.Cgroup = &facts.CgroupMemory{Version: 2, Path: "/system.slice/kafka.service", Member: facts.MemberYes, Limits: []facts.CgroupLimit{
+		{Path: "/system.slice/kafka.service", File: "memory.max", Bytes: facts.Unlimited}, {Path: "/", File: "memory.max", Absent: true}}}
+	f.Kafka.Devices = &facts.BlockDevices{ByNumber: map[string]string{"259:1": "nvme1n1"}, Nodes: map[string]facts.BlockNode{
+		"nvme1n1": {Name: "nvme1n1", Kind: facts.BlockDisk, Scheduler: "none", ReadAheadKB: 128, Rotational: 0}}}
 	return f
 }
 

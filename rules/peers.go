@@ -87,6 +87,8 @@ var peerFacts = map[string]func(f *facts.Facts) []peerValue{
 		}
 		return nil
 	},
+	"broker.cgroup_memory": cgroupPeerValues, // storage.go
+	"log_dirs.devices":     devicePeerValues,
 	"kafka.log_dirs": func(f *facts.Facts) []peerValue {
 		if f.Kafka != nil && f.Kafka.LogDirs != nil {
 			return one("number of log dirs", strconv.Itoa(len(f.Kafka.LogDirs)))

@@ -142,6 +142,8 @@ const (
 	SecKafkaMeta   = "kafka-meta"
 	SecBrokerUnit  = "broker-unit"
 	SecHost        = "host"
+	SecCgroup      = "broker-cgroup"
+	SecLogDevices  = "log-devices"
 )
 
 // SectionState says how a section is incomplete (SectionStatus.State).
@@ -268,6 +270,12 @@ type Kafka struct {
 	// or the broker is not a service (a container, a shell, no systemd);
 	// the broker-unit section says which.
 	Unit *BrokerUnit `json:"unit,omitempty"`
+	// Cgroup is the broker's memory cgroup and its limits (storage.go).
+	// Nil: not gathered; the broker-cgroup section says why.
+	Cgroup *CgroupMemory `json:"cgroup,omitempty"`
+	// Devices are the block devices under the log directories
+	// (storage.go). Nil: not gathered; the log-devices section says why.
+	Devices *BlockDevices `json:"devices,omitempty"`
 }
 
 // LogDir is one of the broker's log directories.

@@ -45,6 +45,8 @@ var sectionParsers = []struct {
 	{facts.SecLogDirs, true, (*assembler).logDirs}, // before kafka-meta, which joins its entries by Path
 	{facts.SecKafkaMeta, true, (*assembler).kafkaMeta},
 	{facts.SecBrokerUnit, true, (*assembler).brokerUnit},
+	{facts.SecCgroup, true, (*assembler).brokerCgroup},
+	{facts.SecLogDevices, true, (*assembler).logDevices},
 	{facts.SecFeasible, true, (*assembler).feasibility},
 	{facts.SecKernelCaps, true, (*assembler).kernelCaps},
 	{facts.SecEstablished, false, (*assembler).established},

@@ -41,7 +41,8 @@ func connParams(p Params) (string, error) {
 // brokerOnly are the sections the client profile does not gather.
 var brokerOnly = map[string]bool{facts.SecPersisted: true, facts.SecChangelog: true, facts.SecNetstat: true,
 	facts.SecListeners: true, facts.SecKafka: true, facts.SecNICs: true, facts.SecEvidence: true, facts.SecEstablished: true,
-	facts.SecProcess: true, facts.SecLogDirs: true, facts.SecBrokerUnit: true}
+	facts.SecProcess: true, facts.SecLogDirs: true, facts.SecBrokerUnit: true,
+	facts.SecCgroup: true, facts.SecLogDevices: true}
 
 // secProfile is the section a client-profile run starts with ("client").
 const secProfile = "profile"

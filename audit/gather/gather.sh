@@ -238,6 +238,7 @@ fi
 # was read and names neither. One per line; empty when no broker or no
 # readable configuration. The sections that look inside them read this.
 logdirs=''
+mi=''
 # shellcheck disable=SC2034 # read by the log-dirs and kafka-meta sections
 if [ -n "$pid" ] && [ -n "$kc$kargs" ]; then
 	logdirs=$(printf '%s\n%s\n' "$kc" "$kargs" | awk -v read="$kcread" '
@@ -344,12 +345,14 @@ else
 		reals="$reals$r$NL"
 	done
 	set +f; IFS=$o
-	R=$reals awk '
+	# Kept in mi for the log-devices section (their device numbers).
+	mi=$(R=$reals awk '
 		function esc(p) { gsub(/\\/, "\\134", p); gsub(/ /, "\\040", p); gsub(/\t/, "\\011", p); return p }
 		BEGIN { n = split(ENVIRON["R"], r, "\n"); for (i = 1; i <= n; i++) r[i] = esc(r[i]) }
 		$5 == "/" { print "mi=" $0; next }
 		{ for (i = 1; i <= n; i++) if (r[i] != "" && (r[i] == $5 || index(r[i], $5 "/") == 1)) { print "mi=" $0; next } }
-	' /proc/self/mountinfo
+	' /proc/self/mountinfo)
+	[ -n "$mi" ] && printf '%s\n' "$mi"
 	e log-dirs
 fi
 
@@ -377,6 +380,107 @@ else
 		systemctl show -p LimitNOFILE -p LimitNOFILESoft -p FragmentPath -p DropInPaths -- "$u" 2>&1 | awk '{ print "show=" $0 }'
 	fi
 	e broker-unit
+fi
+
+# The broker's memory cgroup (cgroups(7)): the memory controller's line of
+# /proc/PID/cgroup (v1 "N:…memory…:PATH", else the v2 "0::PATH"), then
+# under the mount systemd and container runtimes use (/sys/fs/cgroup/memory
+# for v1, /sys/fs/cgroup for v2) whether the broker's pid is in that
+# directory's cgroup.procs (proof it is the broker's cgroup, at most 4096
+# lines read) and the limits of the cgroup and of each ancestor up to the
+# root (v2 memory.max and memory.high, v1 memory.limit_in_bytes): "limit
+# FILE VALUE PATH", VALUE "!denied" or "!absent". Builtins only.
+b broker-cgroup
+if [ -z "$pid" ]; then
+	e broker-cgroup absent
+elif [ ! -r "/proc/$pid/cgroup" ]; then
+	printf '!denied /proc/%s/cgroup\n' "$pid"; e broker-cgroup denied
+else
+	cv=''; cp=''
+	while IFS=: read -r n c x; do
+		case ",$c," in *,memory,*) cv=1; cp=$x; break ;; esac
+		[ "$n" = 0 ] && [ -z "$c" ] && [ -z "$cv" ] && { cv=2; cp=$x; }
+	done < "/proc/$pid/cgroup"
+	case $cv in
+	1) cb=/sys/fs/cgroup/memory; cf=memory.limit_in_bytes ;;
+	2) cb=/sys/fs/cgroup; cf='memory.max memory.high' ;;
+	*) cb='' ;;
+	esac
+	if [ -z "$cb" ]; then
+		echo version 0
+	elif [ ! -d "$cb${cp%/}" ]; then
+		printf 'version %s\npath %s\nnodir %s\n' "$cv" "$cp" "$cb${cp%/}"
+	else
+		printf 'version %s\npath %s\n' "$cv" "$cp"
+		m=unknown; n=0
+		if [ -r "$cb${cp%/}/cgroup.procs" ]; then
+			m=no
+			while [ $n -lt 4096 ] && read -r x; do
+				n=$((n + 1)); [ "$x" = "$pid" ] && { m=yes; break; }
+			done < "$cb${cp%/}/cgroup.procs"
+			[ "$m" = no ] && [ $n -ge 4096 ] && m=unknown
+		fi
+		echo "member $m"
+		x=$cp; n=0
+		while [ $n -lt 32 ]; do
+			for f in $cf; do
+				if [ -r "$cb${x%/}/$f" ]; then read -r v < "$cb${x%/}/$f"; echo "limit $f $v $x"
+				elif [ -e "$cb${x%/}/$f" ]; then echo "limit $f !denied $x"
+				else echo "limit $f !absent $x"; fi
+			done
+			[ "$x" = / ] && break
+			x=${x%/*}; [ -n "$x" ] || x=/
+			n=$((n + 1))
+		done
+	fi
+	e broker-cgroup
+fi
+
+# The block devices under the log directories: each device number of the
+# log-dirs section's mounts (mi) followed through /sys/dev/block to its
+# node, a partition to its disk, a dm or md device through slaves/ to the
+# nodes below (at most 64 nodes; a loop device's backing file is not
+# followed), and each node's kind and queue settings
+# (scheduler, read_ahead_kb, rotational). Builtins only: cd -P resolves
+# the links.
+b log-devices
+if [ -z "$mi" ]; then
+	e log-devices absent
+elif [ ! -d /sys/dev/block ]; then
+	echo '!absent /sys/dev/block'; e log-devices absent
+else
+	d0=$PWD; q=''; seen=' '
+	o=$IFS; IFS=$NL; set -f
+	for l in $mi; do
+		IFS=' '
+		# shellcheck disable=SC2086 # a mountinfo line's fields (globbing is off)
+		set -- $l
+		IFS=$NL
+		case "$seen" in *" $3 "*) continue ;; esac
+		seen="$seen$3 "
+		if cd -P "/sys/dev/block/$3" 2>/dev/null; then echo "dev $3 ${PWD##*/}"; q="$q ${PWD##*/}"; else echo "dev $3 !absent"; fi
+	done
+	set +f; IFS=$o
+	seen=' '; n=0
+	while [ -n "$q" ]; do
+		# shellcheck disable=SC2086 # kernel node names, one word each
+		set -- $q; [ $# -gt 0 ] || break
+		x=$1; shift; q=$*
+		case "$seen" in *" $x "*) continue ;; esac
+		[ $n -ge 64 ] && { echo truncated; break; }
+		seen="$seen$x "; n=$((n + 1)); s=/sys/class/block/$x
+		if [ -e "$s/partition" ]; then
+			cd -P "$s" 2>/dev/null && { y=${PWD%/*}; echo "node $x partition ${y##*/}"; q="$q ${y##*/}"; }
+			continue
+		elif [ -d "$s/dm" ]; then rv "$s/dm/name"; echo "node $x dm ${v%%"$NL"*}"
+		elif [ -d "$s/md" ]; then echo "node $x md"
+		elif [ -d "$s/loop" ]; then echo "node $x loop"
+		else echo "node $x disk"; fi
+		for y in "$s"/slaves/*; do [ -e "$y" ] || [ -L "$y" ] && { echo "slave $x ${y##*/}"; q="$q ${y##*/}"; }; done
+		for f in scheduler read_ahead_kb rotational; do rv "$s/queue/$f"; echo "queue $x $f $v"; done
+	done
+	cd "$d0" 2>/dev/null || cd /
+	e log-devices
 fi
 
 # What kaudit's changes need here, read only. The mode of each /proc/sys

@@ -229,7 +229,7 @@ func DemoFleet() []*Host {
 			SysctlFiles: "@file /etc/sysctl.d/50-kafka.conf\n1:net.ipv4.tcp_syncookies = 0\n2:net.core.somaxconn = 4096\n3:net.ipv4.tcp_max_syn_backlog = 8192\n@link /etc/sysctl.d/99-sysctl.conf /etc/sysctl.conf\n@file /etc/sysctl.conf\n",
 			Netstat:     Netstat(false, map[string]int64{"TCPReqQFullDrop": 12, "ListenDrops": 12}),
 			SS:          SS(false, Listen{Addr: "*", Port: 9092, Backlog: 4096, PID: 2001, Proc: "java"}),
-			Kafka:       withProc(apacheKafka(2001, "3.3.2", "/opt/kafka/config/server.properties", "socket.listen.backlog.size=8192", "socket.receive.buffer.bytes=-1"), Proc{Soft: 100000, Hard: 100000, FDs: 86000, Maps: 7000, MemKB: 64 << 20, Java: "17.0.9", Xms: "-Xms1g", Xmx: "-Xmx6g"}),
+			Kafka:       withCgroup(withProc(apacheKafka(2001, "3.3.2", "/opt/kafka/config/server.properties", "socket.listen.backlog.size=8192", "socket.receive.buffer.bytes=-1"), Proc{Soft: 100000, Hard: 100000, FDs: 86000, Maps: 7000, MemKB: 64 << 20, Java: "17.0.9", Xms: "-Xms1g", Xmx: "-Xmx6g"}), CgroupMemoryMax(8<<30)), // MemoryMax=8G for a 6g heap
 			NICs:        []NIC{eth("ena", false, 16384, 1024, 8192, 1024, "on")},
 			Established: "10.0.0.16:9092 5000\n",
 			Conntrack:   ConntrackStat("0000002a"), // the nearly full table already evicted entries

@@ -67,6 +67,11 @@ type Kafka struct {
 	// LogDirs is the log-dirs section body (dir=, real=, segments=, mi=
 	// lines); "" is a dedicated XFS disk mounted noatime (LogDirsXFS).
 	LogDirs string
+	// Cgroup is the broker-cgroup section body; "" is a systemd unit
+	// without a memory limit (CgroupNoLimit). Devices is the log-devices
+	// section body; "" is the devices under the log-dirs mounts
+	// (devicesFor).
+	Cgroup, Devices string
 }
 
 // Proc is a broker-process section body: the open-files limit, the
@@ -211,7 +216,8 @@ func (h *Host) sysctlBody(keys string) string {
 func (h *Host) kafkaSections() []section {
 	k := h.Kafka
 	if k == nil {
-		return []section{{"kafka", "absent", ""}, {"kafka-config", "absent", ""}, {"broker-process", "absent", ""}, {"log-dirs", "absent", ""}}
+		return []section{{"kafka", "absent", ""}, {"kafka-config", "absent", ""}, {"broker-process", "absent", ""}, {"log-dirs", "absent", ""},
+			{"broker-cgroup", "absent", ""}, {"log-devices", "absent", ""}}
 	}
 	var kb strings.Builder
 	fmt.Fprintf(&kb, "pid=%d\nfound=%s\n", k.PID, k.FoundBy)
@@ -231,7 +237,8 @@ func (h *Host) kafkaSections() []section {
 	if ld == "" {
 		ld = LogDirsXFS
 	}
-	return []section{{"kafka", "ok", kb.String()}, {"kafka-config", "ok", "path=" + k.Config + "\n" + k.ConfigBody}, {"broker-process", "ok", proc}, {"log-dirs", "ok", ld}}
+	return []section{{"kafka", "ok", kb.String()}, {"kafka-config", "ok", "path=" + k.Config + "\n" + k.ConfigBody}, {"broker-process", "ok", proc}, {"log-dirs", "ok", ld},
+		{"broker-cgroup", "ok", cmp.Or(k.Cgroup, CgroupNoLimit)}, {"log-devices", "ok", cmp.Or(k.Devices, devicesFor(ld))}}
 }
 
 func (h *Host) nicsBody() string {

@@ -130,8 +130,10 @@ type HostSpec struct {
 }
 
 // MountSpec is one filesystem of a test host: FSType "tmpfs" (Source
-// names it) or "ext4" (a 32 MiB image in the host's directory, made with
-// mkfs.ext4 and mounted -o loop); Options are mount's -o (e.g. "noatime").
+// names it), "ext4" (a 32 MiB image in the host's directory, made with
+// mkfs.ext4 and mounted -o loop) or "bind" (a directory in the host's
+// directory bound there: whatever disk this machine's filesystem is on);
+// Options are mount's -o (e.g. "noatime").
 type MountSpec struct {
 	Path, FSType, Source, Options string
 }
@@ -166,8 +168,14 @@ func (h *Host) mountScript() (string, error) {
 			}
 			opts = strings.TrimSuffix("loop,"+opts, ",")
 			fmt.Fprintf(&s, "mkdir -p %s && mount -t ext4 -o %s %s %s\n", q(m.Path), q(opts), q(img), q(m.Path))
+		case "bind":
+			dir := filepath.Join(h.Dir, fmt.Sprintf("mount%d.d", i))
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return "", err
+			}
+			fmt.Fprintf(&s, "mkdir -p %s && mount --bind %s %s\n", q(m.Path), q(dir), q(m.Path))
 		default:
-			return "", fmt.Errorf("mount %d: fstype %q is not tmpfs or ext4", i, m.FSType)
+			return "", fmt.Errorf("mount %d: fstype %q is not tmpfs, ext4 or bind", i, m.FSType)
 		}
 	}
 	return s.String(), nil
