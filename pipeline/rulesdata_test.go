@@ -159,7 +159,7 @@ func TestThresholdRuleByYAMLAlone(t *testing.T) {
 		t.Fatalf("plan %+v", plan)
 	}
 	plan = remediate.PlanHost("h", f, []rules.Finding{fd, other("10", rules.AtMost)}, sel)
-	if c := planned(plan, "vm.vfs_cache_pressure"); c == nil || c.To != "1" || c.Rule != "cache-pressure,other" {
+	if c := planned(plan, "vm.vfs_cache_pressure"); c == nil || c.To != "1" || strings.Join(c.Rules, ",") != "cache-pressure,other" {
 		t.Fatalf("at most 1 and at most 10: %+v", plan)
 	}
 	plan = remediate.PlanHost("h", f, []rules.Finding{fd, other("10", rules.AtLeast)}, sel)

@@ -39,7 +39,7 @@ func (p *planner) feasible(c Change) (Change, *Infeasible) {
 		return c, nil
 	}
 	no := func(reason, instead string) (Change, *Infeasible) {
-		return c, &Infeasible{Host: p.host, Rule: c.Rule, Kind: c.Kind, Target: c.Target, To: c.To, Reason: reason, Instead: instead}
+		return c, &Infeasible{Host: p.host, Rule: strings.Join(c.Rules, ","), Kind: c.Kind, Target: c.Target, To: c.To, Reason: reason, Instead: instead}
 	}
 	if c.Kind == KindSysctl {
 		if fs.ProcSysReadOnly {

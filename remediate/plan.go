@@ -55,9 +55,9 @@ const (
 // Change is one setting kaudit would change on one host.
 type Change struct {
 	Host string `json:"host"`
-	// Rule is the rule that asked for the change; when several rules ask
-	// for the same target, their IDs sorted and joined with ",".
-	Rule            string     `json:"rule"`
+	// Rules are the rules that asked for the change, sorted (several when
+	// they ask for the same target: merge.go).
+	Rules           []string   `json:"rules"`
 	Kind            ChangeKind `json:"kind"`
 	Target          string     `json:"target"` // sysctl key, property key, or "eth0 rx" / "eth0 gro"
 	From            string     `json:"from"`   // "" when unknown (or, for a property, unset)

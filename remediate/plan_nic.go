@@ -198,7 +198,7 @@ func (p *planner) nicChange(target string, nic facts.NIC, np nicPersistence) Cha
 	r := p.nic[target]
 	_, setting, _ := strings.Cut(target, " ")
 	c := Change{
-		Host: p.host, Rule: strings.Join(r.rules, ","), Target: target, To: r.to,
+		Host: p.host, Rules: r.rules, Target: target, To: r.to,
 		Runtime: !r.persistOnly, Persist: true, PersistPath: np.path, PersistMatch: np.match,
 	}
 	switch setting {

@@ -60,7 +60,7 @@ func (p *planner) sysctlChanges() []Change {
 			continue
 		}
 		c := Change{
-			Host: p.host, Rule: strings.Join(r.rules, ","), Kind: KindSysctl, Target: key,
+			Host: p.host, Rules: r.rules, Kind: KindSysctl, Target: key,
 			From: from, To: r.to, Runtime: runtime, Persist: persist,
 		}
 		if persist {

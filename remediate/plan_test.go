@@ -268,7 +268,7 @@ func TestPlanHost(t *testing.T) {
 					}
 				}
 				c := find(p, KindSysctl, keySomaxconn)
-				if n != 1 || c.To != "4096" || c.Rule != "listen-backlog-effective,somaxconn" || c.RestartRequired {
+				if n != 1 || c.To != "4096" || strings.Join(c.Rules, ",") != "listen-backlog-effective,somaxconn" || c.RestartRequired {
 					t.Fatalf("somaxconn: %d changes, %+v", n, c)
 				}
 				if r := find(p, KindSysctl, "net.ipv4.tcp_rmem"); r == nil || r.To != "8192 65536 134217728" {
@@ -462,7 +462,7 @@ func TestPlanHost(t *testing.T) {
 			p := PlanHost("broker-1", f, tc.findings, tc.sel)
 			tc.check(t, p)
 			for _, c := range p.Changes {
-				if c.Host != "broker-1" || c.Rule == "" || c.Kind == "" || c.Target == "" {
+				if c.Host != "broker-1" || len(c.Rules) == 0 || c.Kind == "" || c.Target == "" {
 					t.Errorf("incomplete change %+v", c)
 				}
 			}
@@ -579,7 +579,7 @@ func TestPlanOppositeDirections(t *testing.T) {
 			p := PlanHost("h", f, fs, Selector{})
 			c := find(p, KindSysctl, "vm.swappiness")
 			if tc.want != "" {
-				if c == nil || c.To != tc.want || c.Rule != "swap-a,swap-b" || len(p.Conflicts) != 0 {
+				if c == nil || c.To != tc.want || strings.Join(c.Rules, ",") != "swap-a,swap-b" || len(p.Conflicts) != 0 {
 					t.Fatalf("planned %+v, conflicts %+v; want vm.swappiness → %s", c, p.Conflicts, tc.want)
 				}
 				return
@@ -773,7 +773,7 @@ func TestPlanNICPersistence(t *testing.T) {
 // line is left out, the rest of the text is the dry run's; "nothing to
 // change" is kept.
 func TestRenderPlanApplying(t *testing.T) {
-	plans := []HostPlan{{Host: "h1", Changes: []Change{{Host: "h1", Rule: "somaxconn", Kind: KindSysctl, Target: keySomaxconn, From: "128", To: "4096", Runtime: true}}}}
+	plans := []HostPlan{{Host: "h1", Changes: []Change{{Host: "h1", Rules: []string{"somaxconn"}, Kind: KindSysctl, Target: keySomaxconn, From: "128", To: "4096", Runtime: true}}}}
 	var dry, applying bytes.Buffer
 	RenderPlan(&dry, plans, PlanOptions{})
 	RenderPlan(&applying, plans, PlanOptions{Applying: true})

@@ -165,8 +165,8 @@ func TestRenderNICPersistRefuses(t *testing.T) {
 // nicPersistPlan is a plan of NIC changes persisted in path.
 func nicPersistPlan(host, path string, match remediate.PersistMatch) remediate.HostPlan {
 	return remediate.HostPlan{Host: host, Changes: []remediate.Change{
-		{Host: host, Rule: "nic-ring", Kind: remediate.KindNICRing, Target: "eth0 rx", From: "512", To: "4096", Runtime: true, Persist: true, PersistPath: path, PersistMatch: match},
-		{Host: host, Rule: "nic-offload", Kind: remediate.KindNICOffload, Target: "eth0 gro", From: "off", To: "on", Runtime: true, Persist: true, PersistPath: path, PersistMatch: match},
+		{Host: host, Rules: []string{"nic-ring"}, Kind: remediate.KindNICRing, Target: "eth0 rx", From: "512", To: "4096", Runtime: true, Persist: true, PersistPath: path, PersistMatch: match},
+		{Host: host, Rules: []string{"nic-offload"}, Kind: remediate.KindNICOffload, Target: "eth0 gro", From: "off", To: "on", Runtime: true, Persist: true, PersistPath: path, PersistMatch: match},
 	}}
 }
 
