@@ -71,18 +71,18 @@ func TestCheckOps(t *testing.T) {
 		fix     string
 		current string
 	}{
-		{c: SysctlCheck{Key: "vm.swappiness", Op: OpAtMost, Value: "1"}, value: "60", exp: "<= 1", fix: "1"},
-		{c: SysctlCheck{Key: "vm.swappiness", Op: OpAtMost, Value: "1"}, value: "1", ok: true, exp: "<= 1"},
-		{c: SysctlCheck{Key: "vm.swappiness", Op: OpAtMost, Value: "1"}, value: "0", ok: true, exp: "<= 1"},
-		{c: SysctlCheck{Key: "vm.swappiness", Op: OpAtMost, Value: "1"}, value: "one", err: "is not an integer", exp: "<= 1"},
-		{c: SysctlCheck{Key: "net.core.somaxconn", Op: OpAtLeast, Profile: "somaxconn"}, value: "4095", exp: ">= 4096", fix: "4096"},
-		{c: SysctlCheck{Key: "net.core.somaxconn", Op: OpAtLeast, Profile: "somaxconn"}, value: "1 2", err: "is not an integer", exp: ">= 4096"},
-		{c: SysctlCheck{Key: "net.ipv4.tcp_rmem", Op: OpAtLeast, Profile: "tcp_rmem_max", Field: 3, FieldName: "max"}, value: "4096\t131072 6291456", exp: "max field >= 134217728", fix: "4096 131072 134217728"},
-		{c: SysctlCheck{Key: "net.ipv4.tcp_rmem", Op: OpAtLeast, Profile: "tcp_rmem_max", Field: 3}, value: "4096 131072", err: "does not have 3 fields", exp: "field 3 >= 134217728"},
-		{c: SysctlCheck{Key: "net.ipv4.tcp_timestamps", Op: OpOneOf, Values: []string{"1", "2"}}, value: "2", ok: true, exp: "one of 1, 2"},
-		{c: SysctlCheck{Key: "net.ipv4.tcp_timestamps", Op: OpOneOf, Values: []string{"1", "2"}}, value: "0", exp: "one of 1, 2", fix: "1"},
-		{c: SysctlCheck{Key: "net.core.default_qdisc", Op: OpEqual, Profile: "default_qdisc"}, value: "fq_codel", exp: "fq", fix: "fq"},
-		{c: SysctlCheck{Key: "net.ipv4.tcp_window_scaling", Op: OpEqual, Value: "1"}, value: "1", ok: true, exp: "1"},
+		{c: SysctlCheck{Key: "vm.swappiness", Target: Target{Op: OpAtMost, Value: "1"}}, value: "60", exp: "<= 1", fix: "1"},
+		{c: SysctlCheck{Key: "vm.swappiness", Target: Target{Op: OpAtMost, Value: "1"}}, value: "1", ok: true, exp: "<= 1"},
+		{c: SysctlCheck{Key: "vm.swappiness", Target: Target{Op: OpAtMost, Value: "1"}}, value: "0", ok: true, exp: "<= 1"},
+		{c: SysctlCheck{Key: "vm.swappiness", Target: Target{Op: OpAtMost, Value: "1"}}, value: "one", err: "is not an integer", exp: "<= 1"},
+		{c: SysctlCheck{Key: "net.core.somaxconn", Target: Target{Op: OpAtLeast, Profile: "somaxconn"}}, value: "4095", exp: ">= 4096", fix: "4096"},
+		{c: SysctlCheck{Key: "net.core.somaxconn", Target: Target{Op: OpAtLeast, Profile: "somaxconn"}}, value: "1 2", err: "is not an integer", exp: ">= 4096"},
+		{c: SysctlCheck{Key: "net.ipv4.tcp_rmem", Target: Target{Op: OpAtLeast, Profile: "tcp_rmem_max", Field: 3, FieldName: "max"}}, value: "4096\t131072 6291456", exp: "max field >= 134217728", fix: "4096 131072 134217728"},
+		{c: SysctlCheck{Key: "net.ipv4.tcp_rmem", Target: Target{Op: OpAtLeast, Profile: "tcp_rmem_max", Field: 3}}, value: "4096 131072", err: "does not have 3 fields", exp: "field 3 >= 134217728"},
+		{c: SysctlCheck{Key: "net.ipv4.tcp_timestamps", Target: Target{Op: OpOneOf, Values: []string{"1", "2"}}}, value: "2", ok: true, exp: "one of 1, 2"},
+		{c: SysctlCheck{Key: "net.ipv4.tcp_timestamps", Target: Target{Op: OpOneOf, Values: []string{"1", "2"}}}, value: "0", exp: "one of 1, 2", fix: "1"},
+		{c: SysctlCheck{Key: "net.core.default_qdisc", Target: Target{Op: OpEqual, Profile: "default_qdisc"}}, value: "fq_codel", exp: "fq", fix: "fq"},
+		{c: SysctlCheck{Key: "net.ipv4.tcp_window_scaling", Target: Target{Op: OpEqual, Value: "1"}}, value: "1", ok: true, exp: "1"},
 	} {
 		t.Run(tc.c.Key+"="+tc.value, func(t *testing.T) {
 			ok, err := tc.c.ok(tc.value, p)
@@ -107,9 +107,9 @@ func TestCheckOps(t *testing.T) {
 
 func TestBootDefault(t *testing.T) {
 	p := DefaultProfile()
-	somax := SysctlCheck{Key: "net.core.somaxconn", Op: OpAtLeast, Profile: "somaxconn",
+	somax := SysctlCheck{Key: "net.core.somaxconn", Target: Target{Op: OpAtLeast, Profile: "somaxconn"},
 		Boot: BootDefault{Value: "4096", Note: "kernel default from 5.4", Before: []BootBefore{{Kernel: "5.4", Value: "128", Note: "kernel default before 5.4"}}}}
-	rmem := SysctlCheck{Key: "net.ipv4.tcp_rmem", Op: OpAtLeast, Profile: "tcp_rmem_max", Field: 3,
+	rmem := SysctlCheck{Key: "net.ipv4.tcp_rmem", Target: Target{Op: OpAtLeast, Profile: "tcp_rmem_max", Field: 3},
 		Boot: BootDefault{Value: "4096 131072 6291456", AtMost: true, Note: "at most"}}
 	for _, tc := range []struct {
 		name   string
