@@ -56,7 +56,7 @@ var layers = map[string][]string{
 	// inventory, trust, waiver, remediation or simulated fleet.
 	"cmd/kaudit": {"audit", "audit/probe", "discover", "audit/transport", "pipeline", "rules", "report", "report/diff", "whatif",
 		"internal/argv", "internal/located", "internal/ui", "internal/termsafe", "internal/termui", "internal/suggest"},
-	"internal/simhost":   {"audit/inventory", "internal/*"},
+	"internal/simhost":   {"audit/inventory", "rules", "internal/*"},
 	"internal/testfleet": {"audit/inventory", "internal/*"},
 	"internal":           {"internal/*"},
 	// bench: programs and benchmarks that drive the library, as a user would.

@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -510,4 +511,27 @@ func checkFix(sysctls, props map[string]string, bounds map[string]Bound) *Fix {
 	}
 	fx.Summary = strings.Join(do, "; ")
 	return fx
+}
+
+// Tuned is base with every sysctl a shipped check names brought to its
+// target under p where base's value does not meet it: a host tuned as
+// the catalog asks (the demo's tuned hosts are built from it).
+func Tuned(base map[string]string, p Profile) map[string]string { return shipped.Tuned(base, p) }
+
+// Tuned is Tuned for the set's checks: a field target is set in its field
+// (the other fields kept), one-of sets the first value; a value without
+// the field a check compares is left as it is.
+func (s *Set) Tuned(base map[string]string, p Profile) map[string]string {
+	out := maps.Clone(base)
+	for _, c := range s.checked() {
+		v, ok := out[c.Key]
+		good, err := c.ok(v, p)
+		switch {
+		case ok && err == nil && good:
+		case c.Field > 0 && len(strings.Fields(v)) < c.Field:
+		default:
+			out[c.Key] = c.fixValue(v, p)
+		}
+	}
+	return out
 }

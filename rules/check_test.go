@@ -136,3 +136,37 @@ func TestBootDefault(t *testing.T) {
 		})
 	}
 }
+
+// TestTuned: every checked sysctl brought to its target where the base
+// value does not meet it, in its field; a value that meets it is kept; a
+// value without the compared field is left alone.
+func TestTuned(t *testing.T) {
+	p := DefaultProfile()
+	base := map[string]string{
+		"net.core.somaxconn":          "128",
+		"vm.dirty_ratio":              "80",
+		"net.ipv4.tcp_rmem":           "4096 87380 6291456",
+		"net.ipv4.tcp_wmem":           "4096",
+		"net.ipv4.tcp_timestamps":     "0",
+		"net.core.netdev_max_backlog": "1000",
+		"vm.max_map_count":            "65530",
+	}
+	got := Tuned(base, p)
+	for k, want := range map[string]string{
+		"net.core.somaxconn":          "4096",
+		"vm.dirty_ratio":              "80",
+		"net.ipv4.tcp_rmem":           "4096 87380 134217728",
+		"net.ipv4.tcp_wmem":           "4096",
+		"net.ipv4.tcp_timestamps":     "1",
+		"net.core.netdev_max_backlog": "5000",
+		"vm.max_map_count":            "65530", // judged by Go, not a check
+		"vm.swappiness":               "1",     // absent: set
+	} {
+		if got[k] != want {
+			t.Errorf("%s = %q, want %q", k, got[k], want)
+		}
+	}
+	if base["net.core.somaxconn"] != "128" {
+		t.Error("Tuned changed its base")
+	}
+}
