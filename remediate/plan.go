@@ -173,12 +173,7 @@ func PlanHost(host string, f *facts.Facts, findings []rules.Finding, sel Selecto
 	for _, fd := range findings {
 		p.byRule[fd.Rule] = fd
 	}
-	var st rules.Status
-	p.kernelAffected, st = rules.SyncookiesOffWarranted(findings)
-	p.kernelStatus = "not evaluated"
-	if st != "" {
-		p.kernelStatus = string(st)
-	}
+	p.kernelAffected, p.kernelStatus = rules.SyncookiesOffWarranted(findings)
 
 	for _, fd := range findings {
 		if !sel.Match(fd.Rule) || !actionable(fd) {
@@ -226,7 +221,7 @@ type planner struct {
 	f              *facts.Facts
 	byRule         map[string]rules.Finding
 	kernelAffected bool
-	kernelStatus   string
+	kernelStatus   rules.Status // kernel-synack-wscale's; "" when it was not evaluated
 	syncookiesOff  bool
 	offeredRcvbuf  bool
 	// upgrades: rules whose socket.listen.backlog.size cannot be set on

@@ -163,6 +163,18 @@ func TestPlanHost(t *testing.T) {
 			},
 		},
 		{
+			name:     "kernel rule not evaluated: never syncookies=0, and the warning says so",
+			findings: []rules.Finding{cookiesFired, somaxconnF},
+			check: func(t *testing.T, p HostPlan) {
+				if c := find(p, KindSysctl, keySyncookies); c != nil {
+					t.Fatalf("syncookies planned without the kernel rule: %+v", c)
+				}
+				if !hasText(p.Warnings, "kernel-synack-wscale is not evaluated, and on a fixed kernel") {
+					t.Errorf("warnings: %v", p.Warnings)
+				}
+			},
+		},
+		{
 			name:     "fixed kernel: never syncookies=0, whoever asks",
 			findings: []rules.Finding{kernelFinding(rules.Pass), cookiesFired, somaxconnF},
 			check: func(t *testing.T, p HostPlan) {
