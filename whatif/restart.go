@@ -79,7 +79,7 @@ func clusterMembers(rc *report.Cluster) (map[string]string, map[string][]string)
 		case b.Host == "":
 			unaudited[clusterPrefix+rc.ID] = append(unaudited[clusterPrefix+rc.ID],
 				fmt.Sprintf("broker %d (%s): in no inventory, not audited", b.NodeID, b.Advertised))
-		case b.Proof == report.ProofLeftOut:
+		case b.Proof == facts.ProofLeftOut:
 			unaudited[clusterPrefix+rc.ID] = append(unaudited[clusterPrefix+rc.ID],
 				fmt.Sprintf("broker %d (%s): host %s, left out of this run (--limit), not audited", b.NodeID, b.Advertised, b.Host))
 		}
