@@ -69,10 +69,11 @@ type Change struct {
 	Note            string     `json:"note,omitempty"`             // trade-offs and caveats, one per line
 
 	// PersistMatch is, for a systemd .link file (LinkPath), its [Match]
-	// keys, space-separated: "MACAddress=52:54:00:aa:bb:cc Driver=ixgbe";
-	// for a NetworkManager connection NMMatchPrefix and its UUID (and
-	// PersistPath then names the connection, it is no file).
+	// keys, space-separated: "MACAddress=52:54:00:aa:bb:cc Driver=ixgbe".
 	PersistMatch PersistMatch `json:"persist_match,omitempty"`
+	// NM is the NetworkManager connection a NIC setting is persisted in
+	// (PersistPath then names the connection, it is no file).
+	NM NMConnection `json:"nm_connection,omitempty"`
 }
 
 // Manual is something kaudit cannot do itself (kernel or Kafka upgrade, a

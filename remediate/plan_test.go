@@ -624,7 +624,7 @@ var nicFindings = []rules.Finding{ringF, offloadF}
 func TestPlanNICPersistenceNMOffloadOnly(t *testing.T) {
 	f := nicPersistFacts(&facts.NICPersist{Mechanism: facts.PersistNetworkManager, Connection: "eth0", ConnectionUUID: "16b7676e-40b8-3b51-b414-7d7c32c7969a", NMVersion: "1.22.8"})
 	p := PlanHost("b1", f, []rules.Finding{offloadF}, Selector{})
-	if c := find(p, KindNICOffload, "eth0 gro"); c == nil || c.PersistMatch != NMMatchPrefix+"16b7676e-40b8-3b51-b414-7d7c32c7969a" || len(p.Manual) != 0 {
+	if c := find(p, KindNICOffload, "eth0 gro"); c == nil || c.NM != "16b7676e-40b8-3b51-b414-7d7c32c7969a" || c.PersistMatch != "" || len(p.Manual) != 0 {
 		t.Errorf("NetworkManager 1.22 takes offloads: %+v %+v", c, p.Manual)
 	}
 }
@@ -710,6 +710,7 @@ func TestPlanNICPersistence(t *testing.T) {
 		driver  string
 		path    string
 		match   PersistMatch
+		nm      NMConnection
 		note    string // in every NIC change's note
 		manual  string // a manual action containing it ("" none)
 	}{
@@ -729,7 +730,7 @@ func TestPlanNICPersistence(t *testing.T) {
 		{name: "systemd-link without driver", persist: &facts.NICPersist{Mechanism: facts.PersistSystemdLink, MAC: mac}, driver: "-", path: NICPersistPath},
 		{name: "systemd-link, another .link matches", persist: &facts.NICPersist{Mechanism: facts.PersistSystemdLink, MAC: mac, File: "/run/systemd/network/10-netplan-eth0.link"},
 			path: NICPersistPath, manual: "/run/systemd/network/10-netplan-eth0.link already matches eth0 and applies before any .link kaudit could add: kaudit persisted the settings in /etc/udev/rules.d/99-kaudit-ethtool.rules; to keep them in systemd instead add GenericReceiveOffload=true RxBufferSize=4096 TxBufferSize=2048 to its [Link] section"},
-		{name: "NetworkManager ≥ 1.26", persist: nmu("1.26.0"), path: `NetworkManager connection "Wired connection 1"`, match: "nm-uuid=" + uuid,
+		{name: "NetworkManager ≥ 1.26", persist: nmu("1.26.0"), path: `NetworkManager connection "Wired connection 1"`, nm: uuid,
 			note: "nmcli connection modify " + uuid + " ethtool.feature-gro on ethtool.ring-rx 4096 ethtool.ring-tx 2048; the previous values are journalled"},
 		{name: "NetworkManager without connection UUID", persist: nm("1.30.0"), path: NICPersistPath, note: "managed by NetworkManager",
 			manual: "`nmcli connection modify 'Wired connection 1' ethtool.feature-gro on ethtool.ring-rx 4096 ethtool.ring-tx 2048`"},
@@ -752,8 +753,8 @@ func TestPlanNICPersistence(t *testing.T) {
 					continue
 				}
 				n++
-				if c.PersistPath != tc.path || c.PersistMatch != tc.match || !c.Persist || !c.Runtime {
-					t.Errorf("%s: persist %q match %q, want %q %q", c.Target, c.PersistPath, c.PersistMatch, tc.path, tc.match)
+				if c.PersistPath != tc.path || c.PersistMatch != tc.match || c.NM != tc.nm || !c.Persist || !c.Runtime {
+					t.Errorf("%s: persist %q match %q nm %q, want %q %q %q", c.Target, c.PersistPath, c.PersistMatch, c.NM, tc.path, tc.match, tc.nm)
 				}
 				if !strings.Contains(c.Note, tc.note) {
 					t.Errorf("%s: note %q, want %q", c.Target, c.Note, tc.note)
