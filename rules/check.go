@@ -13,9 +13,9 @@ import (
 )
 
 // Check is a catalog entry's `check:` block: thresholds judged by one
-// generic evaluator (evalChecks), no Go per rule: on sysctls, and on the
-// broker's server.properties keys (properties:), with the same closed set
-// of operators. A rule whose verdict needs reasoning beyond the thresholds
+// generic evaluator (evalChecks), no Go per rule: on sysctls, on the
+// broker's server.properties keys (properties:) and on the broker
+// process's limits (limits:), with the same closed set of operators. A rule whose verdict needs reasoning beyond the thresholds
 // (syn-backlog, congestion-control) keeps a Go evaluator that starts from
 // the same data (c.checkItems).
 type Check struct {
@@ -29,6 +29,7 @@ type Check struct {
 	Restart    string          `yaml:"restart"`
 	Sysctls    []SysctlCheck   `yaml:"sysctls"`
 	Properties []PropertyCheck `yaml:"properties"`
+	Limits     []LimitCheck    `yaml:"limits"`
 }
 
 // Op is a check's comparison: a closed set.
@@ -78,6 +79,22 @@ type PropertyCheck struct {
 	Default string `yaml:"default"`
 	Target  `yaml:",inline"`
 }
+
+// LimitCheck compares one of the broker process's limits (its soft
+// value, the one the process runs with: /proc/PID/limits) with its
+// Target; "unlimited" meets any at-least and no at-most.
+type LimitCheck struct {
+	Limit  ProcessLimit `yaml:"limit"`
+	Target `yaml:",inline"`
+}
+
+// ProcessLimit names a limit of the broker process a check may read: a
+// closed set, each a fact the gather reads (facts.BrokerProcess).
+type ProcessLimit string
+
+// LimitOpenFiles is "Max open files" (facts.BrokerProcess.NoFile); a
+// failing check's fix raises LimitNOFILE (Fix.NoFile).
+const LimitOpenFiles ProcessLimit = "open-files"
 
 // BootDefault is the value the kernel boots with when nothing persists
 // one (sysctl-persisted compares it with the target).
@@ -145,6 +162,18 @@ func (s *PropertyCheck) validate(keys *keyTable) (need keyKind, dyn bool, err er
 		return 0, false, fmt.Errorf("%s: give default, the value Kafka runs with when server.properties does not set it", s.Key)
 	}
 	return s.Target.validate(s.Key, keys)
+}
+
+func (s *LimitCheck) validate(keys *keyTable) (need keyKind, dyn bool, err error) {
+	switch {
+	case s.Limit != LimitOpenFiles:
+		return 0, false, fmt.Errorf("limit %q is not one of %s", s.Limit, LimitOpenFiles)
+	case s.Op != OpAtLeast && s.Op != OpAtMost:
+		return 0, false, fmt.Errorf("%s: a limit takes at-least or at-most, not %q", s.Limit, s.Op)
+	case s.Field != 0:
+		return 0, false, fmt.Errorf("%s: a limit has no fields", s.Limit)
+	}
+	return s.Target.validate(string(s.Limit), keys)
 }
 
 // validate checks the target of item name.
@@ -386,7 +415,17 @@ type reading struct {
 	value    string // what is compared
 	observed string // as the finding shows it
 	missing  string // why there is no value; "" when there is one
-	property bool   // a server.properties key (else a sysctl)
+	property bool   // a server.properties key
+	limit    bool   // a process limit (else a sysctl)
+}
+
+// meets says whether the reading meets its target; an unlimited limit
+// meets any at-least and no at-most.
+func (r reading) meets(p Profile) (bool, error) {
+	if r.limit && r.value == "unlimited" {
+		return r.target.Op == OpAtLeast, nil
+	}
+	return r.target.meets(r.key, r.value, p)
 }
 
 // readings reads the rule's check items, or returns the finding when what
@@ -397,7 +436,7 @@ func (c *evalCtx) readings() ([]reading, *Finding) {
 		fd := unknown(c.notGathered(facts.SecSysctl, "sysctl values"))
 		return nil, &fd
 	}
-	if len(ck.Properties) > 0 && c.f.Kafka == nil {
+	if len(ck.Properties)+len(ck.Limits) > 0 && c.f.Kafka == nil {
 		fd := c.noKafkaFinding()
 		return nil, &fd
 	}
@@ -409,7 +448,26 @@ func (c *evalCtx) readings() ([]reading, *Finding) {
 	for _, s := range ck.Properties {
 		out = append(out, c.propertyReading(s))
 	}
+	for _, s := range ck.Limits {
+		out = append(out, c.limitReading(s))
+	}
 	return out, nil
+}
+
+// limitReading is the soft value of the broker process's limit s.
+func (c *evalCtx) limitReading(s LimitCheck) reading {
+	r := reading{key: string(s.Limit), target: s.Target, limit: true}
+	p := c.f.Kafka.Process
+	switch {
+	case p == nil:
+		r.missing = c.notGathered(facts.SecProcess, fmt.Sprintf("the broker process (pid %d)", c.f.Kafka.PID))
+	case p.NoFile == nil:
+		r.missing = unread(p, "limits", "the broker's open-files limit (/proc/PID/limits)")
+	default:
+		r.value = limitText(p.NoFile.Soft)
+		r.observed = fmt.Sprintf("%s soft %s, hard %s (Max open files)", s.Limit, r.value, limitText(p.NoFile.Hard))
+	}
+	return r
 }
 
 // propertyReading is the value the broker runs with for s's key: the
@@ -441,7 +499,7 @@ func (c *evalCtx) checkItems(why string) Finding {
 		return *stop
 	}
 	var obs, bad, missing, exp []string
-	sysctls, props := map[string]string{}, map[string]string{}
+	sysctls, props, limits := map[string]string{}, map[string]string{}, map[string]string{}
 	bounds := map[string]Bound{}
 	seen := map[string]bool{}
 	for _, r := range rs {
@@ -454,7 +512,7 @@ func (c *evalCtx) checkItems(why string) Finding {
 			obs = append(obs, r.observed)
 			seen[r.key] = true
 		}
-		good, err := r.target.meets(r.key, r.value, c.p)
+		good, err := r.meets(c.p)
 		if err != nil {
 			missing = append(missing, err.Error())
 			continue
@@ -462,15 +520,20 @@ func (c *evalCtx) checkItems(why string) Finding {
 		if !good {
 			bad = append(bad, fmt.Sprintf("%s=%s (want %s)", r.key, r.value, r.target.expected(c.p)))
 			to := sysctls
-			if r.property {
+			switch {
+			case r.property:
 				to = props
+			case r.limit:
+				to = limits
 			}
 			cur := r.value
 			if prev, ok := to[r.key]; ok {
 				cur = prev // a second field of the same key
 			}
 			to[r.key] = r.target.fixValue(cur, c.p)
-			bounds[r.key] = r.target.bound()
+			if !r.limit {
+				bounds[r.key] = r.target.bound()
+			}
 		}
 	}
 	fd := Finding{Observed: strings.Join(obs, ", "), Expected: strings.Join(exp, ", ")}
@@ -481,7 +544,7 @@ func (c *evalCtx) checkItems(why string) Finding {
 		if len(missing) > 0 {
 			fd.Reason += " (also unknown: " + strings.Join(missing, "; ") + ")"
 		}
-		fd.Fix = checkFix(sysctls, props, bounds)
+		fd.Fix = checkFix(sysctls, props, limits, bounds)
 	case len(missing) > 0:
 		fd.Status = Unknown
 		fd.Reason = strings.Join(missing, "; ")
@@ -493,8 +556,9 @@ func (c *evalCtx) checkItems(why string) Finding {
 }
 
 // checkFix is the fix of a failed check: the sysctls set and persisted,
-// the properties set in server.properties with a broker restart.
-func checkFix(sysctls, props map[string]string, bounds map[string]Bound) *Fix {
+// the properties set in server.properties and the open-files limit
+// raised (LimitNOFILE), both with a broker restart.
+func checkFix(sysctls, props, limits map[string]string, bounds map[string]Bound) *Fix {
 	fx := &Fix{Bounds: bounds}
 	var do []string
 	if len(sysctls) > 0 {
@@ -508,6 +572,11 @@ func checkFix(sysctls, props map[string]string, bounds map[string]Bound) *Fix {
 			kv = append(kv, k+"="+props[k])
 		}
 		do = append(do, "set "+strings.Join(kv, ", ")+" in server.properties and restart the broker")
+	}
+	if v, ok := limits[string(LimitOpenFiles)]; ok {
+		n, _ := strconv.ParseInt(v, 10, 64) // validated: an integer target
+		fx.NoFile, fx.Restart = n, true
+		do = append(do, fmt.Sprintf("raise the broker service's open-files limit to %d (LimitNOFILE) and restart the broker", n))
 	}
 	fx.Summary = strings.Join(do, "; ")
 	return fx

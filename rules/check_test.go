@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/kaudit/kaudit/audit/facts"
 )
 
 // failingValue is a value of c's sysctl (cur: the compliant one) that fails c.
@@ -168,5 +170,75 @@ func TestTuned(t *testing.T) {
 	}
 	if base["net.core.somaxconn"] != "128" {
 		t.Error("Tuned changed its base")
+	}
+}
+
+// A threshold on a broker process limit is one check block: the soft
+// open-files limit judged (unlimited meets at-least), the fix raises
+// LimitNOFILE with a restart, a host without a broker is skip and one
+// whose limits were not read unknown.
+func TestLimitCheckByYAMLAlone(t *testing.T) {
+	const block = `
+  - id: open-files-floor
+    title: The broker may open at least 200000 files
+    severity: medium
+    rationale: A test rule.
+    references:
+      - {title: proc_pid_limits(5), url: "https://man7.org/linux/man-pages/man5/proc_pid_limits.5.html"}
+    thresholds: []
+    check:
+      why: segments and connections each hold a descriptor
+      pass: "open files ≥ 200000"
+      limits:
+        - {limit: open-files, op: at-least, value: "200000"}
+    fix: raise LimitNOFILE.
+`
+	cat, err := shippedFS.ReadFile(catalogFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prof, err := shippedFS.ReadFile(profileFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := LoadSet(catalogFile, append(cat, block...), profileFile, prof)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proc := func(soft int64) *facts.Facts {
+		return &facts.Facts{Kafka: &facts.Kafka{PID: 42, Process: &facts.BrokerProcess{NoFile: &facts.Limit{Soft: soft, Hard: facts.Unlimited}, FDs: -1}}}
+	}
+	judge := func(f *facts.Facts) Finding {
+		for _, fd := range set.Evaluate(f, set.DefaultProfile()) {
+			if fd.Rule == "open-files-floor" {
+				return fd
+			}
+		}
+		t.Fatal("no finding")
+		return Finding{}
+	}
+	fd := judge(proc(100000))
+	if fd.Status != Fail || fd.Severity != Medium || fd.Reason != "open-files=100000 (want >= 200000): segments and connections each hold a descriptor" ||
+		fd.Observed != "open-files soft 100000, hard unlimited (Max open files)" {
+		t.Fatalf("finding %+v", fd)
+	}
+	if fd.Fix == nil || fd.Fix.NoFile != 200000 || !fd.Fix.Restart || len(fd.Fix.Sysctl)+len(fd.Fix.KafkaProperties) != 0 {
+		t.Fatalf("fix %+v", fd.Fix)
+	}
+	for _, tc := range []struct {
+		name   string
+		f      *facts.Facts
+		status Status
+		reason string
+	}{
+		{"at the floor", proc(200000), Pass, "open files ≥ 200000"},
+		{"unlimited", proc(facts.Unlimited), Pass, "open files ≥ 200000"},
+		{"limits not read", &facts.Facts{Kafka: &facts.Kafka{PID: 42, Process: &facts.BrokerProcess{FDs: -1, Unread: map[string]string{"limits": "denied /proc/42/limits"}}}}, Unknown, "not readable: denied /proc/42/limits"},
+		{"no process facts", &facts.Facts{Kafka: &facts.Kafka{PID: 42}}, Unknown, "the broker process (pid 42) not gathered"},
+		{"no broker", &facts.Facts{}, Skip, "no Kafka broker found"},
+	} {
+		if fd := judge(tc.f); fd.Status != tc.status || !strings.Contains(fd.Reason, tc.reason) {
+			t.Errorf("%s: %s %q, want %s %q", tc.name, fd.Status, fd.Reason, tc.status, tc.reason)
+		}
 	}
 }

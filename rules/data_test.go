@@ -63,6 +63,10 @@ func propertyRule(item string) string {
 	return "rules:\n  - {id: x, title: t, severity: low, rationale: r, references: [{title: a, url: 'https://a'}], fix: f, check: {why: w, properties: [" + item + "]}}\n"
 }
 
+func limitRule(item string) string {
+	return "rules:\n  - {id: x, title: t, severity: low, rationale: r, references: [{title: a, url: 'https://a'}], fix: f, check: {why: w, limits: [" + item + "]}}\n"
+}
+
 func TestStrictLoadersRejectTypos(t *testing.T) {
 	cases := []struct {
 		name, file, data, want string
@@ -90,7 +94,10 @@ func TestStrictLoadersRejectTypos(t *testing.T) {
 		{"property unknown op", catalogFile, propertyRule("{property: num.io.threads, op: above, value: '8', default: '8'}"), `op "above" is not one of`},
 		{"property non-integer bound", catalogFile, propertyRule("{property: num.io.threads, op: at-least, value: many, default: '8'}"), "needs an integer value"},
 		{"property with a boot default", catalogFile, propertyRule("{property: num.io.threads, op: at-least, value: '8', default: '8', boot_default: {value: '1'}}"), "boot_default"},
-		{"check without why", catalogFile, "rules:\n  - {id: x, title: t, severity: low, rationale: r, references: [{title: a, url: 'https://a'}], fix: f, check: {sysctls: [{sysctl: vm.swappiness, op: at-most, value: '1'}]}}\n", "needs sysctls or properties, and why"},
+		{"limit not in the closed set", catalogFile, limitRule("{limit: max-processes, op: at-least, value: '8'}"), `limit "max-processes" is not one of open-files`},
+		{"limit with equal", catalogFile, limitRule("{limit: open-files, op: equal, value: '8'}"), "a limit takes at-least or at-most"},
+		{"limit with a field", catalogFile, limitRule("{limit: open-files, op: at-least, value: '8', field: 2}"), "a limit has no fields"},
+		{"check without why", catalogFile, "rules:\n  - {id: x, title: t, severity: low, rationale: r, references: [{title: a, url: 'https://a'}], fix: f, check: {sysctls: [{sysctl: vm.swappiness, op: at-most, value: '1'}]}}\n", "needs sysctls, properties or limits, and why"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
