@@ -293,9 +293,6 @@ func (s Target) expected(p Profile) string {
 // ok says whether a gathered value meets the target.
 func (s SysctlCheck) ok(value string, p Profile) (bool, error) { return s.meets(s.Key, value, p) }
 
-// ok says whether the value the broker runs with meets the target.
-func (s PropertyCheck) ok(value string, p Profile) (bool, error) { return s.meets(s.Key, value, p) }
-
 // meets says whether item name's value meets the target.
 func (s Target) meets(name, value string, p Profile) (bool, error) {
 	v, err := s.fieldOf(name, value)
