@@ -14,8 +14,9 @@ import (
 
 // Check is a catalog entry's `check:` block: thresholds judged by one
 // generic evaluator (evalChecks), no Go per rule: on sysctls, on the
-// broker's server.properties keys (properties:) and on the broker
-// process's limits (limits:), with the same closed set of operators. A rule whose verdict needs reasoning beyond the thresholds
+// broker's server.properties keys (properties:), on the broker
+// process's limits (limits:) and on the mount options of its log
+// directories (mounts:), with the same closed set of operators. A rule whose verdict needs reasoning beyond the thresholds
 // (syn-backlog, congestion-control) keeps a Go evaluator that starts from
 // the same data (c.checkItems).
 type Check struct {
@@ -30,6 +31,7 @@ type Check struct {
 	Sysctls    []SysctlCheck   `yaml:"sysctls"`
 	Properties []PropertyCheck `yaml:"properties"`
 	Limits     []LimitCheck    `yaml:"limits"`
+	Mounts     []MountCheck    `yaml:"mounts"`
 }
 
 // Op is a check's comparison: a closed set.
@@ -95,6 +97,51 @@ type ProcessLimit string
 // LimitOpenFiles is "Max open files" (facts.BrokerProcess.NoFile); a
 // failing check's fix raises LimitNOFILE (Fix.NoFile).
 const LimitOpenFiles ProcessLimit = "open-files"
+
+// MountCheck compares one mount option of every log directory's mount
+// with its Target: the option's value ("commit=5": 5), "set" for a flag
+// the mount has (noatime), else Default. A failing mount's fix is a
+// manual fstab change and a remount.
+type MountCheck struct {
+	Option string `yaml:"mount_option"`
+	// Default is the value when the mount does not list the option:
+	// "unset" for a flag, the filesystem's default for a valued one.
+	Default string `yaml:"default"`
+	Target  `yaml:",inline"`
+}
+
+// Mount option values of a flag (MountCheck).
+const (
+	MountFlagSet   = "set"
+	MountFlagUnset = "unset"
+)
+
+var mountOptionRE = regexp.MustCompile(`^[a-z0-9_]+$`)
+
+func (s *MountCheck) validate(keys *keyTable) (need keyKind, dyn bool, err error) {
+	switch {
+	case !mountOptionRE.MatchString(s.Option) || len(s.Option) > 64:
+		return 0, false, fmt.Errorf("mount_option %q is not a mount option name", s.Option)
+	case s.Default == "":
+		return 0, false, fmt.Errorf("%s: give default, the value when the mount does not list the option (%s for a flag)", s.Option, MountFlagUnset)
+	case s.Field != 0:
+		return 0, false, fmt.Errorf("%s: a mount option has no fields", s.Option)
+	}
+	return s.Target.validate(s.Option, keys)
+}
+
+// value is the option's value in a mount's options.
+func (s MountCheck) value(opts []string) string {
+	for _, o := range opts {
+		if o == s.Option {
+			return MountFlagSet
+		}
+		if v, ok := strings.CutPrefix(o, s.Option+"="); ok {
+			return v
+		}
+	}
+	return s.Default
+}
 
 // BootDefault is the value the kernel boots with when nothing persists
 // one (sysctl-persisted compares it with the target).
@@ -413,7 +460,9 @@ type reading struct {
 	observed string // as the finding shows it
 	missing  string // why there is no value; "" when there is one
 	property bool   // a server.properties key
-	limit    bool   // a process limit (else a sysctl)
+	limit    bool   // a process limit
+	mount    string // a mount option: the mount (else a sysctl)
+	option   string // the mount option
 }
 
 // meets says whether the reading meets its target; an unlimited limit
@@ -448,7 +497,37 @@ func (c *evalCtx) readings() ([]reading, *Finding) {
 	for _, s := range ck.Limits {
 		out = append(out, c.limitReading(s))
 	}
+	if len(ck.Mounts) > 0 {
+		dirs, stop := c.logDirs()
+		if stop != nil {
+			return nil, stop
+		}
+		for _, s := range ck.Mounts {
+			out = append(out, mountReadings(s, dirs)...)
+		}
+	}
 	return out, nil
+}
+
+// mountReadings are option s of each log directory's mount, once per
+// mount; a directory whose mount is not known is missing.
+func mountReadings(s MountCheck, dirs []facts.LogDir) []reading {
+	var out []reading
+	seen := map[string]bool{}
+	for _, d := range dirs {
+		if why := unreached(d); why != "" {
+			out = append(out, reading{key: d.Path + " " + s.Option, target: s.Target, missing: why})
+			continue
+		}
+		if seen[d.Mount] {
+			continue
+		}
+		seen[d.Mount] = true
+		r := reading{key: d.Mount + " " + s.Option, target: s.Target, value: s.value(d.Options), mount: d.Mount, option: s.Option}
+		r.observed = r.key + "=" + r.value
+		out = append(out, r)
+	}
+	return out
 }
 
 // limitReading is the soft value of the broker process's limit s.
@@ -497,6 +576,7 @@ func (c *evalCtx) checkItems(why string) Finding {
 	}
 	var obs, bad, missing, exp []string
 	sysctls, props, limits := map[string]string{}, map[string]string{}, map[string]string{}
+	var mounts []reading
 	bounds := map[string]Bound{}
 	seen := map[string]bool{}
 	for _, r := range rs {
@@ -516,6 +596,10 @@ func (c *evalCtx) checkItems(why string) Finding {
 		}
 		if !good {
 			bad = append(bad, fmt.Sprintf("%s=%s (want %s)", r.key, r.value, r.target.expected(c.p)))
+			if r.mount != "" {
+				mounts = append(mounts, r)
+				continue
+			}
 			to := sysctls
 			switch {
 			case r.property:
@@ -542,6 +626,9 @@ func (c *evalCtx) checkItems(why string) Finding {
 			fd.Reason += " (also unknown: " + strings.Join(missing, "; ") + ")"
 		}
 		fd.Fix = checkFix(sysctls, props, limits, bounds)
+		if len(mounts) > 0 {
+			c.mountFix(fd.Fix, mounts)
+		}
 	case len(missing) > 0:
 		fd.Status = Unknown
 		fd.Reason = strings.Join(missing, "; ")
@@ -600,4 +687,26 @@ func (s *Set) Tuned(base map[string]string, p Profile) map[string]string {
 		}
 	}
 	return out
+}
+
+// mountFix adds to fx what a person does for failing mount options: each
+// mount's fstab entry and a remount (kaudit changes no mount itself).
+func (c *evalCtx) mountFix(fx *Fix, bad []reading) {
+	var do []string
+	for _, r := range bad {
+		want := r.target.fixValue(r.value, c.p)
+		switch want {
+		case MountFlagSet:
+			do = append(do, fmt.Sprintf("add %s to the options of %s in /etc/fstab and run mount -o remount,%s %s", r.option, r.mount, r.option, r.mount))
+		case MountFlagUnset:
+			do = append(do, fmt.Sprintf("remove %s from the options of %s in /etc/fstab and remount %s", r.option, r.mount, r.mount))
+		default:
+			do = append(do, fmt.Sprintf("set %s=%s in the options of %s in /etc/fstab and run mount -o remount,%s=%s %s", r.option, want, r.mount, r.option, want, r.mount))
+		}
+	}
+	if fx.Summary != "" {
+		fx.Summary += "; "
+	}
+	fx.Summary += "change the log directories' mount options"
+	fx.Manual = strings.Join(do, "; ")
 }

@@ -193,6 +193,32 @@ func TestLimitCheckByYAMLAlone(t *testing.T) {
         - {limit: open-files, op: at-least, value: "200000"}
     fix: raise LimitNOFILE.
 `
+	set := setWith(t, block)
+	proc := func(soft int64) *facts.Facts {
+		return &facts.Facts{Kafka: &facts.Kafka{PID: 42, Process: &facts.BrokerProcess{NoFile: &facts.Limit{Soft: soft, Hard: facts.Unlimited}, FDs: -1}}}
+	}
+	judge := func(f *facts.Facts) Finding { return judgeIn(t, set, f, "open-files-floor") }
+	fd := judge(proc(100000))
+	if fd.Status != Fail || fd.Severity != Medium || fd.Reason != "open-files=100000 (want >= 200000): segments and connections each hold a descriptor" ||
+		fd.Observed != "open-files soft 100000, hard unlimited (Max open files)" {
+		t.Fatalf("finding %+v", fd)
+	}
+	if fd.Fix == nil || fd.Fix.NoFile != 200000 || !fd.Fix.Restart || len(fd.Fix.Sysctl)+len(fd.Fix.KafkaProperties) != 0 {
+		t.Fatalf("fix %+v", fd.Fix)
+	}
+	judgeCases(t, set, "open-files-floor", []checkCase{
+		{"at the floor", proc(200000), Pass, "open files ≥ 200000"},
+		{"unlimited", proc(facts.Unlimited), Pass, "open files ≥ 200000"},
+		{"limits not read", &facts.Facts{Kafka: &facts.Kafka{PID: 42, Process: &facts.BrokerProcess{FDs: -1, Unread: map[string]string{"limits": "denied /proc/42/limits"}}}}, Unknown, "not readable: denied /proc/42/limits"},
+		{"no process facts", &facts.Facts{Kafka: &facts.Kafka{PID: 42}}, Unknown, "the broker process (pid 42) not gathered"},
+		{"no broker", &facts.Facts{}, Skip, "no Kafka broker found"},
+	})
+}
+
+// setWith is the shipped catalog and profile with block appended to the
+// catalog.
+func setWith(t *testing.T, block string) *Set {
+	t.Helper()
 	cat, err := shippedFS.ReadFile(catalogFile)
 	if err != nil {
 		t.Fatal(err)
@@ -205,39 +231,74 @@ func TestLimitCheckByYAMLAlone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	proc := func(soft int64) *facts.Facts {
-		return &facts.Facts{Kafka: &facts.Kafka{PID: 42, Process: &facts.BrokerProcess{NoFile: &facts.Limit{Soft: soft, Hard: facts.Unlimited}, FDs: -1}}}
-	}
-	judge := func(f *facts.Facts) Finding {
-		for _, fd := range set.Evaluate(f, set.DefaultProfile()) {
-			if fd.Rule == "open-files-floor" {
-				return fd
-			}
+	return set
+}
+
+func judgeIn(t *testing.T, set *Set, f *facts.Facts, id string) Finding {
+	t.Helper()
+	for _, fd := range set.Evaluate(f, set.DefaultProfile()) {
+		if fd.Rule == id {
+			return fd
 		}
-		t.Fatal("no finding")
-		return Finding{}
 	}
-	fd := judge(proc(100000))
-	if fd.Status != Fail || fd.Severity != Medium || fd.Reason != "open-files=100000 (want >= 200000): segments and connections each hold a descriptor" ||
-		fd.Observed != "open-files soft 100000, hard unlimited (Max open files)" {
+	t.Fatalf("no finding for %s", id)
+	return Finding{}
+}
+
+// A threshold on a log directory's mount option is one check block: a
+// valued option (commit=N) and a flag (nodiratime), each mount judged
+// once, the option's default when the mount does not list it, a manual
+// fstab fix naming the mount; a directory whose mount is unknown makes
+// the rule unknown, a host without a broker skip.
+func TestMountCheckByYAMLAlone(t *testing.T) {
+	set := setWith(t, `
+  - id: mount-commit
+    title: Log directories commit at most every 5 seconds, without diratime
+    severity: low
+    rationale: A test rule.
+    references:
+      - {title: ext4(5), url: "https://man7.org/linux/man-pages/man5/ext4.5.html"}
+    thresholds: []
+    check:
+      why: a longer commit interval loses more on a crash
+      pass: "commit ≤ 5, nodiratime"
+      mounts:
+        - {mount_option: commit, op: at-most, value: "5", default: "5"}
+        - {mount_option: nodiratime, op: equal, value: set, default: unset}
+    fix: set the options in /etc/fstab and remount.
+`)
+	dir := func(path, mount string, opts ...string) facts.LogDir {
+		return facts.LogDir{Path: path, Exists: true, Mount: mount, FSType: "ext4", Options: opts}
+	}
+	host := func(ds ...facts.LogDir) *facts.Facts { return &facts.Facts{Kafka: &facts.Kafka{PID: 42, LogDirs: ds}} }
+	fd := judgeIn(t, set, host(dir("/data/a", "/data", "rw", "commit=30", "nodiratime"), dir("/data/b", "/data", "rw", "commit=30", "nodiratime"), dir("/logs", "/logs", "rw")), "mount-commit")
+	if fd.Status != Fail || !strings.HasSuffix(fd.Reason, ": a longer commit interval loses more on a crash") || !strings.Contains(fd.Reason, "/data commit=30 (want <= 5); /logs nodiratime=unset (want set)") || strings.Count(fd.Observed, "/data commit") != 1 {
 		t.Fatalf("finding %+v", fd)
 	}
-	if fd.Fix == nil || fd.Fix.NoFile != 200000 || !fd.Fix.Restart || len(fd.Fix.Sysctl)+len(fd.Fix.KafkaProperties) != 0 {
+	if fd.Fix == nil || fd.Fix.Restart || len(fd.Fix.Sysctl) != 0 ||
+		fd.Fix.Manual != "set commit=5 in the options of /data in /etc/fstab and run mount -o remount,commit=5 /data; add nodiratime to the options of /logs in /etc/fstab and run mount -o remount,nodiratime /logs" {
 		t.Fatalf("fix %+v", fd.Fix)
 	}
-	for _, tc := range []struct {
-		name   string
-		f      *facts.Facts
-		status Status
-		reason string
-	}{
-		{"at the floor", proc(200000), Pass, "open files ≥ 200000"},
-		{"unlimited", proc(facts.Unlimited), Pass, "open files ≥ 200000"},
-		{"limits not read", &facts.Facts{Kafka: &facts.Kafka{PID: 42, Process: &facts.BrokerProcess{FDs: -1, Unread: map[string]string{"limits": "denied /proc/42/limits"}}}}, Unknown, "not readable: denied /proc/42/limits"},
-		{"no process facts", &facts.Facts{Kafka: &facts.Kafka{PID: 42}}, Unknown, "the broker process (pid 42) not gathered"},
+	judgeCases(t, set, "mount-commit", []checkCase{
+		{"defaults and flags met", host(dir("/data/a", "/data", "rw", "nodiratime")), Pass, "commit ≤ 5, nodiratime"},
+		{"mount unknown", host(facts.LogDir{Path: "/data/a"}), Unknown, "/data/a: does not exist"},
+		{"no log dirs", host(), Unknown, "log directories not gathered"},
 		{"no broker", &facts.Facts{}, Skip, "no Kafka broker found"},
-	} {
-		if fd := judge(tc.f); fd.Status != tc.status || !strings.Contains(fd.Reason, tc.reason) {
+	})
+}
+
+// checkCase is a host and the verdict a rule gives it.
+type checkCase struct {
+	name   string
+	f      *facts.Facts
+	status Status
+	reason string // substring
+}
+
+func judgeCases(t *testing.T, set *Set, id string, cases []checkCase) {
+	t.Helper()
+	for _, tc := range cases {
+		if fd := judgeIn(t, set, tc.f, id); fd.Status != tc.status || !strings.Contains(fd.Reason, tc.reason) {
 			t.Errorf("%s: %s %q, want %s %q", tc.name, fd.Status, fd.Reason, tc.status, tc.reason)
 		}
 	}

@@ -135,8 +135,8 @@ func parseCatalog(name string, data []byte, keys *keyTable) ([]Rule, error) {
 			continue
 		}
 		where := fmt.Sprintf("%s: rule %d (%q): check", name, i+1, r.ID)
-		if len(r.Check.Sysctls)+len(r.Check.Properties)+len(r.Check.Limits) == 0 || strings.TrimSpace(r.Check.Why) == "" {
-			return nil, fmt.Errorf("%s: needs sysctls, properties or limits, and why", where)
+		if len(r.Check.Sysctls)+len(r.Check.Properties)+len(r.Check.Limits)+len(r.Check.Mounts) == 0 || strings.TrimSpace(r.Check.Why) == "" {
+			return nil, fmt.Errorf("%s: needs sysctls, properties, limits or mounts, and why", where)
 		}
 		for j := range r.Check.Sysctls {
 			sc := &r.Check.Sysctls[j]
@@ -152,6 +152,13 @@ func parseCatalog(name string, data []byte, keys *keyTable) ([]Rule, error) {
 			pc := &r.Check.Properties[j]
 			kind, dyn, err := pc.validate(keys)
 			if err := declareTarget(keys, r, pc.Key, pc.Target, kind, dyn, err); err != nil {
+				return nil, fmt.Errorf("%s: %v", where, err)
+			}
+		}
+		for j := range r.Check.Mounts {
+			mc := &r.Check.Mounts[j]
+			kind, dyn, err := mc.validate(keys)
+			if err := declareTarget(keys, r, mc.Option, mc.Target, kind, dyn, err); err != nil {
 				return nil, fmt.Errorf("%s: %v", where, err)
 			}
 		}
@@ -458,6 +465,7 @@ func (r Rule) clone() Rule {
 		ck.Sysctls = append([]SysctlCheck(nil), ck.Sysctls...)
 		ck.Properties = append([]PropertyCheck(nil), ck.Properties...)
 		ck.Limits = append([]LimitCheck(nil), ck.Limits...)
+		ck.Mounts = append([]MountCheck(nil), ck.Mounts...)
 		r.Check = &ck
 	}
 	r.Peers = slices.Clone(r.Peers)

@@ -63,6 +63,10 @@ func propertyRule(item string) string {
 	return "rules:\n  - {id: x, title: t, severity: low, rationale: r, references: [{title: a, url: 'https://a'}], fix: f, check: {why: w, properties: [" + item + "]}}\n"
 }
 
+func mountRule(item string) string {
+	return "rules:\n  - {id: x, title: t, severity: low, rationale: r, references: [{title: a, url: 'https://a'}], fix: f, check: {why: w, mounts: [" + item + "]}}\n"
+}
+
 func limitRule(item string) string {
 	return "rules:\n  - {id: x, title: t, severity: low, rationale: r, references: [{title: a, url: 'https://a'}], fix: f, check: {why: w, limits: [" + item + "]}}\n"
 }
@@ -97,7 +101,9 @@ func TestStrictLoadersRejectTypos(t *testing.T) {
 		{"limit not in the closed set", catalogFile, limitRule("{limit: max-processes, op: at-least, value: '8'}"), `limit "max-processes" is not one of open-files`},
 		{"limit with equal", catalogFile, limitRule("{limit: open-files, op: equal, value: '8'}"), "a limit takes at-least or at-most"},
 		{"limit with a field", catalogFile, limitRule("{limit: open-files, op: at-least, value: '8', field: 2}"), "a limit has no fields"},
-		{"check without why", catalogFile, "rules:\n  - {id: x, title: t, severity: low, rationale: r, references: [{title: a, url: 'https://a'}], fix: f, check: {sysctls: [{sysctl: vm.swappiness, op: at-most, value: '1'}]}}\n", "needs sysctls, properties or limits, and why"},
+		{"mount option bad name", catalogFile, mountRule("{mount_option: 'commit,ro', op: at-most, value: '5', default: '5'}"), "is not a mount option name"},
+		{"mount option without default", catalogFile, mountRule("{mount_option: commit, op: at-most, value: '5'}"), "give default"},
+		{"check without why", catalogFile, "rules:\n  - {id: x, title: t, severity: low, rationale: r, references: [{title: a, url: 'https://a'}], fix: f, check: {sysctls: [{sysctl: vm.swappiness, op: at-most, value: '1'}]}}\n", "needs sysctls, properties, limits or mounts, and why"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
