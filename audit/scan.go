@@ -28,6 +28,7 @@ type Options struct {
 	ConnectTimeout time.Duration // per host TCP connect + SSH handshake; a host's own wins
 	SysctlKeys     []string      // what the rules read
 	Files          []string      // the /proc and /sys files the rules read (rules.Files)
+	PropertyKeys   []string      // the server.properties keys the catalog's checks read (rules.PropertyKeys)
 	Runner         transport.Runner
 	// Probe, when set, runs the SYN-cookie probe (audit/probe) on each host
 	// after its gather, in the same worker slot (see probeHost).
@@ -162,7 +163,7 @@ func scanHost(parent context.Context, h inventory.Host, opt Options, clientPorts
 	marker := gather.NewMarker()
 	p := gather.Params{
 		KafkaPort: port, KafkaConfig: h.KafkaConfig, Interfaces: h.Interfaces,
-		SysctlKeys: opt.SysctlKeys, Files: opt.Files, Marker: marker,
+		SysctlKeys: opt.SysctlKeys, Files: opt.Files, PropertyKeys: opt.PropertyKeys, Marker: marker,
 		RDNSSelf: rdnsSelf, RDNSPeers: rdnsPeers,
 	}
 	if IsClient(h, opt.ClientsGroup) {

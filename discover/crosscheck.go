@@ -22,12 +22,12 @@ type Host struct {
 
 // Mapping is one broker matched to an SSH host.
 type Mapping struct {
-	NodeID     int32  `json:"node_id"`
-	Advertised string `json:"advertised"`
-	Host       string `json:"host"`
-	By         string `json:"by"` // "map", "name", "address" or "meta.properties"
-	Proof      Proof  `json:"proof"`
-	Detail     string `json:"detail"`
+	NodeID     int32       `json:"node_id"`
+	Advertised string      `json:"advertised"`
+	Host       string      `json:"host"`
+	By         string      `json:"by"` // "map", "name", "address" or "meta.properties"
+	Proof      facts.Proof `json:"proof"`
+	Detail     string      `json:"detail"`
 }
 
 // ProblemKind names a fleet-level disagreement between the cluster and
@@ -73,15 +73,15 @@ func Map(c *Cluster, hosts []Host, explicit map[int32]string) ([]Mapping, []Prob
 		used[h.Name] = true
 		m := Mapping{NodeID: b.NodeID, Advertised: b.Addr(), Host: h.Name, By: by}
 		if h.LeftOut {
-			m.Proof, m.Detail = LeftOut, "an inventory host this run does not audit (--limit): nothing about the broker was checked"
+			m.Proof, m.Detail = facts.ProofLeftOut, "an inventory host this run does not audit (--limit): nothing about the broker was checked"
 			maps = append(maps, m)
 			continue
 		}
 		m.Proof, m.Detail = Prove(c, b.NodeID, h.Facts)
-		if m.Proof == Contradicted {
+		if m.Proof == facts.ProofContradicted {
 			probs = append(probs, Problem{Kind: MetaContradicts, NodeID: b.NodeID, Host: h.Name,
 				Message: fmt.Sprintf("host %s was matched to broker %d (%s, by %s) but %s", h.Name, b.NodeID, b.Addr(), by, m.Detail)})
-		} else if p, ok := portUnbound(b, h); ok && m.Proof == Proven {
+		} else if p, ok := portUnbound(b, h); ok && m.Proof == facts.ProofProven {
 			probs = append(probs, p)
 		}
 		maps = append(maps, m)
@@ -123,7 +123,7 @@ func find(hosts []Host, used map[string]bool, ok func(Host) bool) *Host {
 // the cluster (Prove).
 func metaSays(c *Cluster, f *facts.Facts, id int32) bool {
 	p, _ := Prove(c, id, f)
-	return p == Proven
+	return p == facts.ProofProven
 }
 
 func notABroker(cluster string, h Host) Problem {

@@ -38,12 +38,12 @@ func TestMap(t *testing.T) {
 	maps, probs := Map(c, hosts, nil)
 	want := map[int32]struct {
 		host, by string
-		proof    Proof
+		proof    facts.Proof
 	}{
-		1: {"kafka-1.internal", "name", Proven},
-		2: {"b2", "address", Proven},
-		3: {"kafka-3.internal", "name", Contradicted},
-		8: {"by-meta", "meta.properties", Proven},
+		1: {"kafka-1.internal", "name", facts.ProofProven},
+		2: {"b2", "address", facts.ProofProven},
+		3: {"kafka-3.internal", "name", facts.ProofContradicted},
+		8: {"by-meta", "meta.properties", facts.ProofProven},
 	}
 	if len(maps) != len(want) {
 		t.Fatalf("mappings %+v", maps)
@@ -77,7 +77,7 @@ func TestMapExplicitAndShared(t *testing.T) {
 	c := &Cluster{ID: "Xy3", Brokers: []Broker{{NodeID: 1, Host: "lb", Port: 9092}, {NodeID: 2, Host: "lb", Port: 9093}}}
 	hosts := []Host{{Name: "h1", Facts: brokerFacts(nil)}, {Name: "h2", Facts: brokerFacts(kraft("Xy3", 1))}}
 	maps, probs := Map(c, hosts, map[int32]string{1: "h1", 2: "h2"})
-	if len(maps) != 2 || maps[0].Proof != Unproven || maps[1].Proof != Contradicted {
+	if len(maps) != 2 || maps[0].Proof != facts.ProofUnproven || maps[1].Proof != facts.ProofContradicted {
 		t.Errorf("mappings %+v", maps)
 	}
 	var kinds []ProblemKind

@@ -7,33 +7,22 @@ import (
 	"github.com/kaudit/kaudit/audit/facts"
 )
 
-// Proof says whether a mapping was proven by the host's meta.properties.
-type Proof string
-
-// The states of a broker-to-host mapping.
-const (
-	Proven       Proof = "proven"       // every meta.properties names this cluster's id and the broker's node id
-	Contradicted Proof = "contradicted" // a meta.properties names another cluster or node
-	Unproven     Proof = "unproven"     // nothing proves it: no meta.properties read, an id absent, or a node id the cluster gave twice
-	LeftOut      Proof = "left-out"     // matched to an inventory host this run does not audit (--limit)
-)
-
 // Prove checks the host's meta.properties (f) against broker node of
-// cluster c: Proven only when c has an id, lists node once, and every
+// cluster c: facts.ProofProven only when c has an id, lists node once, and every
 // readable meta.properties names both. An absent id proves nothing (a
 // cluster without an id, a meta.properties without cluster.id or
-// node.id/broker.id): Unproven, as is a node id the cluster lists for
+// node.id/broker.id): facts.ProofUnproven, as is a node id the cluster lists for
 // two brokers, which names neither.
-func Prove(c *Cluster, node int32, f *facts.Facts) (Proof, string) {
+func Prove(c *Cluster, node int32, f *facts.Facts) (facts.Proof, string) {
 	if c.ID == "" {
-		return Unproven, "the cluster gave no cluster id, so no meta.properties can prove a host is one of its brokers"
+		return facts.ProofUnproven, "the cluster gave no cluster id, so no meta.properties can prove a host is one of its brokers"
 	}
 	if n := c.count(node); n > 1 {
-		return Unproven, fmt.Sprintf("the cluster lists node id %d for %d brokers, so the id says which host is neither", node, n)
+		return facts.ProofUnproven, fmt.Sprintf("the cluster lists node id %d for %d brokers, so the id says which host is neither", node, n)
 	}
 	ms := metas(f)
 	if len(ms) == 0 {
-		return Unproven, "no meta.properties could be read in its log.dirs (the kafka-meta section says why): the match is not proven"
+		return facts.ProofUnproven, "no meta.properties could be read in its log.dirs (the kafka-meta section says why): the match is not proven"
 	}
 	dirs := sortedDirs(ms)
 	var absent string
@@ -41,15 +30,15 @@ func Prove(c *Cluster, node int32, f *facts.Facts) (Proof, string) {
 		m := ms[d]
 		switch {
 		case m.ClusterID != "" && m.ClusterID != c.ID, m.ID() >= 0 && m.ID() != int(node):
-			return Contradicted, fmt.Sprintf("%s/meta.properties says cluster %s node %s", d, orNone(m.ClusterID), idOrNone(m.ID()))
+			return facts.ProofContradicted, fmt.Sprintf("%s/meta.properties says cluster %s node %s", d, orNone(m.ClusterID), idOrNone(m.ID()))
 		case absent == "" && (m.ClusterID == "" || m.ID() < 0):
 			absent = fmt.Sprintf("%s/meta.properties says cluster %s node %s: an absent id proves nothing", d, orNone(m.ClusterID), idOrNone(m.ID()))
 		}
 	}
 	if absent != "" {
-		return Unproven, absent
+		return facts.ProofUnproven, absent
 	}
-	return Proven, fmt.Sprintf("meta.properties in %s says cluster %s node %d", strings.Join(dirs, ", "), c.ID, node)
+	return facts.ProofProven, fmt.Sprintf("meta.properties in %s says cluster %s node %d", strings.Join(dirs, ", "), c.ID, node)
 }
 
 // count is how many of c's brokers have node id.
@@ -81,9 +70,9 @@ func Foreign(cluster string, f *facts.Facts) string {
 type Standing struct {
 	Cluster string // the cluster's id
 	// Named: kaudit knows the host only because the cluster advertised
-	// it (no inventory): only Proof Proven lets kaudit act on it.
+	// it (no inventory): only facts.ProofProven lets kaudit act on it.
 	Named bool
-	Proof Proof
+	Proof facts.Proof
 	Why   string // what Prove found
 	// Foreign is another cluster id the host's meta.properties names
 	// (an inventory host is refused for it unless Accepted).
@@ -105,7 +94,7 @@ func Stand(c *Cluster, node int32, named bool, f *facts.Facts) Standing {
 // Acts reports whether kaudit may act on the host.
 func (s Standing) Acts() bool {
 	if s.Named {
-		return s.Proof == Proven
+		return s.Proof == facts.ProofProven
 	}
 	return s.Foreign == "" || s.Accepted
 }

@@ -18,19 +18,19 @@ func TestProve(t *testing.T) {
 		name  string
 		c     *Cluster
 		f     *facts.Facts
-		proof Proof
+		proof facts.Proof
 		why   string
 	}{
-		{"both ids", one, brokerFacts(kraft("Xy3", 1), kraft("Xy3", 1)), Proven, "meta.properties in /data/a, /data/b says cluster Xy3 node 1"},
-		{"ZooKeeper broker.id", one, brokerFacts(&facts.MetaProperties{ClusterID: "Xy3", NodeID: -1, BrokerID: 1}), Proven, ""},
-		{"no meta.properties", one, brokerFacts(nil), Unproven, "no meta.properties could be read"},
-		{"no cluster.id in the file", one, brokerFacts(kraft("", 1)), Unproven, "/data/a/meta.properties says cluster (none) node 1: an absent id proves nothing"},
-		{"no node id in the file", one, brokerFacts(kraft("Xy3", -1)), Unproven, "says cluster Xy3 node (none): an absent id proves nothing"},
-		{"cluster without id, file without id", noID, brokerFacts(kraft("", 1)), Unproven, "the cluster gave no cluster id"},
-		{"another cluster", one, brokerFacts(kraft("Other", 1)), Contradicted, "/data/a/meta.properties says cluster Other node 1"},
-		{"another node", one, brokerFacts(kraft("Xy3", 1), kraft("Xy3", 2)), Contradicted, "/data/b/meta.properties says cluster Xy3 node 2"},
-		{"absent id beside another cluster", one, brokerFacts(kraft("", 1), kraft("Other", 1)), Contradicted, "/data/b/meta.properties says cluster Other"},
-		{"node id given twice", twice, brokerFacts(kraft("Xy3", 1)), Unproven, "the cluster lists node id 1 for 2 brokers"},
+		{"both ids", one, brokerFacts(kraft("Xy3", 1), kraft("Xy3", 1)), facts.ProofProven, "meta.properties in /data/a, /data/b says cluster Xy3 node 1"},
+		{"ZooKeeper broker.id", one, brokerFacts(&facts.MetaProperties{ClusterID: "Xy3", NodeID: -1, BrokerID: 1}), facts.ProofProven, ""},
+		{"no meta.properties", one, brokerFacts(nil), facts.ProofUnproven, "no meta.properties could be read"},
+		{"no cluster.id in the file", one, brokerFacts(kraft("", 1)), facts.ProofUnproven, "/data/a/meta.properties says cluster (none) node 1: an absent id proves nothing"},
+		{"no node id in the file", one, brokerFacts(kraft("Xy3", -1)), facts.ProofUnproven, "says cluster Xy3 node (none): an absent id proves nothing"},
+		{"cluster without id, file without id", noID, brokerFacts(kraft("", 1)), facts.ProofUnproven, "the cluster gave no cluster id"},
+		{"another cluster", one, brokerFacts(kraft("Other", 1)), facts.ProofContradicted, "/data/a/meta.properties says cluster Other node 1"},
+		{"another node", one, brokerFacts(kraft("Xy3", 1), kraft("Xy3", 2)), facts.ProofContradicted, "/data/b/meta.properties says cluster Xy3 node 2"},
+		{"absent id beside another cluster", one, brokerFacts(kraft("", 1), kraft("Other", 1)), facts.ProofContradicted, "/data/b/meta.properties says cluster Other"},
+		{"node id given twice", twice, brokerFacts(kraft("Xy3", 1)), facts.ProofUnproven, "the cluster lists node id 1 for 2 brokers"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, why := Prove(tc.c, 1, tc.f)
@@ -51,7 +51,7 @@ func TestMapSharedNodeID(t *testing.T) {
 		t.Fatalf("mappings %+v", maps)
 	}
 	for _, m := range maps {
-		if m.Proof != Unproven {
+		if m.Proof != facts.ProofUnproven {
 			t.Errorf("broker on %s: %s, want unproven", m.Host, m.Proof)
 		}
 	}

@@ -60,7 +60,7 @@ func Members(rc *report.Cluster) (proven map[string]string, unaudited map[string
 		case b.Host == "":
 			unaudited[group] = append(unaudited[group],
 				fmt.Sprintf("broker %d (%s): in no inventory, not audited", b.NodeID, b.Advertised))
-		case b.Proof == report.ProofLeftOut:
+		case b.Proof == facts.ProofLeftOut:
 			unaudited[group] = append(unaudited[group],
 				fmt.Sprintf("broker %d (%s): host %s, left out of this run (--limit), not audited", b.NodeID, b.Advertised, b.Host))
 		}

@@ -35,9 +35,9 @@ func TestMembers(t *testing.T) {
 		t.Errorf("no cluster: %v %v", p, u)
 	}
 	rc := &report.Cluster{ID: "abc", Brokers: []report.ClusterBroker{
-		{NodeID: 1, Advertised: "k1:9092", Host: "b1", Proof: report.ProofProven},
+		{NodeID: 1, Advertised: "k1:9092", Host: "b1", Proof: facts.ProofProven},
 		{NodeID: 2, Advertised: "k2:9092"},
-		{NodeID: 3, Advertised: "k3:9092", Host: "b3", Proof: report.ProofLeftOut},
+		{NodeID: 3, Advertised: "k3:9092", Host: "b3", Proof: facts.ProofLeftOut},
 	}}
 	proven, unaudited := Members(rc)
 	if proven["b1"] != "abc" || proven["b3"] != "" {

@@ -46,6 +46,7 @@ func Audit(ctx context.Context, hosts []inventory.Host, cfg Config) (*report.Rep
 		ConnectTimeout: cfg.ConnectTimeout,
 		SysctlKeys:     rules.SysctlKeys(),
 		Files:          rules.Files(),
+		PropertyKeys:   rules.PropertyKeys(),
 		Runner:         cfg.Runner,
 		Probe:          cfg.Probe,
 		MayProbe:       cfg.Cluster.mayProbe(cl),

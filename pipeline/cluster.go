@@ -166,7 +166,7 @@ func clusterOf(cl *discover.Cluster, bootstrap []string, hosts []discover.Host, 
 	}
 	for _, b := range cl.Brokers {
 		m := byID[brokerKey{b.NodeID, b.Addr()}]
-		cb := report.ClusterBroker{NodeID: b.NodeID, Advertised: b.Addr(), Rack: b.Rack, Host: m.Host, By: m.By, Proof: string(m.Proof), Detail: m.Detail}
+		cb := report.ClusterBroker{NodeID: b.NodeID, Advertised: b.Addr(), Rack: b.Rack, Host: m.Host, By: m.By, Proof: m.Proof, Detail: m.Detail}
 		if b.Configs != nil {
 			cb.Configs = map[string]report.ClusterConfig{}
 			for k, v := range b.Configs {
@@ -174,7 +174,7 @@ func clusterOf(cl *discover.Cluster, bootstrap []string, hosts []discover.Host, 
 			}
 		}
 		bound, ok := kafkaBound(b, &cb)
-		if f := factsOf[m.Host]; ok && m.Proof == discover.Proven && f != nil {
+		if f := factsOf[m.Host]; ok && m.Proof == facts.ProofProven && f != nil {
 			if msg, bad := rules.BrokerVersionMismatch(b.NodeID, m.Host, bound, f.Kafka); bad {
 				probs = append(probs, discover.Problem{Kind: rules.RuleBrokerVersionMismatch, NodeID: b.NodeID, Host: m.Host, Message: msg})
 			}
@@ -236,7 +236,7 @@ func attachRunning(cl *discover.Cluster, f *facts.Facts) {
 		}
 	}
 	b, ok := cl.Broker(int32(id))
-	if p, _ := discover.Prove(cl, int32(id), f); p != discover.Proven || !ok || b.Configs == nil {
+	if p, _ := discover.Prove(cl, int32(id), f); p != facts.ProofProven || !ok || b.Configs == nil {
 		return
 	}
 	f.Kafka.Running = map[string]facts.RunningConfig{}

@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/kaudit/kaudit/audit"
+	"github.com/kaudit/kaudit/audit/facts"
 	"github.com/kaudit/kaudit/discover"
 	"github.com/kaudit/kaudit/pipeline"
 	"github.com/kaudit/kaudit/report"
@@ -312,7 +313,7 @@ func TestScanDiscoveredLimited(t *testing.T) {
 	if len(r.Hosts) != 1 || r.Hosts[0].Name != "broker-a" || r.Cluster == nil || len(r.Cluster.Brokers) != 2 {
 		t.Fatalf("hosts %d, cluster %+v\n%s", len(r.Hosts), r.Cluster, stderr.String())
 	}
-	if b := r.Cluster.Brokers[1]; b.Host != "broker-b" || b.By != "map" || b.Proof != report.ProofLeftOut {
+	if b := r.Cluster.Brokers[1]; b.Host != "broker-b" || b.By != "map" || b.Proof != facts.ProofLeftOut {
 		t.Errorf("broker 1: %+v, want broker-b by map, left out", b)
 	}
 	for _, p := range r.Cluster.Problems {

@@ -74,7 +74,7 @@ func TestClusterReport(t *testing.T) {
 		t.Fatalf("cluster %+v", rc)
 	}
 	b0 := rc.Brokers[0]
-	if b0.Host != "kafka-0" || b0.By != "meta.properties" || b0.Proof != string(discover.Proven) {
+	if b0.Host != "kafka-0" || b0.By != "meta.properties" || b0.Proof != facts.ProofProven {
 		t.Errorf("broker 0: %+v", b0)
 	}
 	if c := b0.Configs["socket.listen.backlog.size"]; c != (report.ClusterConfig{Value: "50", Source: "dynamic"}) {
@@ -154,10 +154,10 @@ func TestClusterReportMapFile(t *testing.T) {
 	}
 	rc := clusterOf(cl, []string{"lb.example:9092"}, hosts, pin)
 	b1, b2 := rc.Brokers[0], rc.Brokers[1]
-	if b1.Host != "kafka-b" || b1.By != "map" || b1.Proof != string(discover.Proven) {
+	if b1.Host != "kafka-b" || b1.By != "map" || b1.Proof != facts.ProofProven {
 		t.Errorf("broker 1: %+v", b1)
 	}
-	if b2.Host != "kafka-c" || b2.By != "map" || b2.Proof != string(discover.Contradicted) {
+	if b2.Host != "kafka-c" || b2.By != "map" || b2.Proof != facts.ProofContradicted {
 		t.Errorf("broker 2: %+v", b2)
 	}
 	mismatch := 0
@@ -168,12 +168,6 @@ func TestClusterReportMapFile(t *testing.T) {
 	}
 	if mismatch != 1 {
 		t.Errorf("problems %+v, want one broker-meta-mismatch of kafka-c", rc.Problems)
-	}
-}
-
-func TestProofProvenSpelling(t *testing.T) {
-	if report.ProofProven != string(discover.Proven) || report.ProofLeftOut != string(discover.LeftOut) {
-		t.Errorf("report.ProofProven %q, discover.Proven %q; report.ProofLeftOut %q, discover.LeftOut %q", report.ProofProven, discover.Proven, report.ProofLeftOut, discover.LeftOut)
 	}
 }
 
@@ -280,7 +274,7 @@ func TestClusterReportSharedNodeID(t *testing.T) {
 		t.Fatalf("brokers %+v", rc.Brokers)
 	}
 	for _, b := range rc.Brokers {
-		if b.Proof != string(discover.Unproven) {
+		if b.Proof != facts.ProofUnproven {
 			t.Errorf("broker on %s: %s, want unproven", b.Host, b.Proof)
 		}
 	}

@@ -62,7 +62,7 @@ var layers = map[string][]string{
 	// inventory, trust, waiver, remediation or simulated fleet.
 	"cmd/kaudit": {"audit", "audit/probe", "audit/transport", "pipeline", "rules", "report", "report/diff", "whatif",
 		"internal/argv", "internal/located", "internal/ui", "internal/termsafe", "internal/termui", "internal/suggest"},
-	"test/simhost":   {"audit/inventory", "internal/*"},
+	"test/simhost":   {"audit/inventory", "rules", "internal/*"},
 	"test/testfleet": {"audit/inventory", "internal/*"},
 	"internal":       {"internal/*"},
 	// bench: programs and benchmarks that drive the library, as a user would.

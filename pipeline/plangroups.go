@@ -43,7 +43,7 @@ func writeChangeGroups(w io.Writer, plans []remediate.HostPlan, clusters map[str
 				idx[what] = k
 				groups = append(groups, changeGroup{what: what, rules: map[string]bool{}})
 			}
-			for _, id := range strings.Split(c.Rule, ",") {
+			for _, id := range c.Rules {
 				groups[k].rules[termsafe.Line(id)] = true
 			}
 			groups[k].hosts++

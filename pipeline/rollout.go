@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kaudit/kaudit/audit/facts"
 	"github.com/kaudit/kaudit/audit/inventory"
 	"github.com/kaudit/kaudit/internal/located"
 	"github.com/kaudit/kaudit/internal/termsafe"
@@ -279,7 +280,7 @@ func brokersOf(rc *report.Cluster) (node map[string]int32, rack map[string]strin
 		return node, rack
 	}
 	for _, b := range rc.Brokers {
-		if b.Host == "" || b.Proof != report.ProofProven {
+		if b.Host == "" || b.Proof != facts.ProofProven {
 			continue
 		}
 		node[b.Host] = b.NodeID

@@ -37,7 +37,7 @@ func proven(id string, hosts ...string) *report.Cluster {
 	rc := &report.Cluster{ID: id}
 	for i, h := range hosts {
 		name, rack, _ := strings.Cut(h, "/")
-		rc.Brokers = append(rc.Brokers, report.ClusterBroker{NodeID: int32(i + 1), Host: name, Rack: rack, Proof: report.ProofProven})
+		rc.Brokers = append(rc.Brokers, report.ClusterBroker{NodeID: int32(i + 1), Host: name, Rack: rack, Proof: facts.ProofProven})
 	}
 	return rc
 }

@@ -3,6 +3,7 @@ package pipeline_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/kaudit/kaudit/audit/facts"
 	"github.com/kaudit/kaudit/audit/gather"
+	"github.com/kaudit/kaudit/internal/remote"
 	"github.com/kaudit/kaudit/remediate"
 	"github.com/kaudit/kaudit/rules"
 	"github.com/kaudit/kaudit/test/simhost"
@@ -159,7 +161,7 @@ func TestThresholdRuleByYAMLAlone(t *testing.T) {
 		t.Fatalf("plan %+v", plan)
 	}
 	plan = remediate.PlanHost("h", f, []rules.Finding{fd, other("10", rules.AtMost)}, sel)
-	if c := planned(plan, "vm.vfs_cache_pressure"); c == nil || c.To != "1" || c.Rule != "cache-pressure,other" {
+	if c := planned(plan, "vm.vfs_cache_pressure"); c == nil || c.To != "1" || strings.Join(c.Rules, ",") != "cache-pressure,other" {
 		t.Fatalf("at most 1 and at most 10: %+v", plan)
 	}
 	plan = remediate.PlanHost("h", f, []rules.Finding{fd, other("10", rules.AtLeast)}, sel)
@@ -293,4 +295,144 @@ func TestPeerFactByYAMLAlone(t *testing.T) {
 			t.Errorf("%s: %s/%s %q %q, want %s", hosts[i].Name, fd.Status, fd.Severity, fd.Reason, fd.Evidence, want)
 		}
 	}
+}
+
+// replicaFetchersRule is a threshold rule on a Kafka property added as one
+// block of rules/catalog.yaml, nothing else (a literal target: no profile
+// key to declare).
+const replicaFetchersRule = `
+  - id: replica-fetchers
+    title: num.replica.fetchers is at least 2
+    severity: low
+    rationale: >-
+      A test rule (the shipped catalog has no replica-fetchers rule): one
+      fetcher thread per source broker serialises replication.
+    references:
+      - title: Apache Kafka broker configuration (num.replica.fetchers)
+        url: https://kafka.apache.org/documentation/#brokerconfigs_num.replica.fetchers
+    thresholds: []
+    check:
+      why: one fetcher thread per source broker serialises replication
+      pass: "num.replica.fetchers ≥ 2"
+      properties:
+        - {property: num.replica.fetchers, op: at-least, value: "2", default: "1"}
+    fix: set num.replica.fetchers=2 in server.properties and restart the broker.
+`
+
+// TestKafkaThresholdRuleByYAMLAlone adds a num.replica.fetchers ≥ 2 block
+// to a temporary copy of the shipped catalog, nothing else, and runs it end
+// to end: load → the gather script (run on this machine, read-only, on a
+// server.properties in a temporary directory) reads the new key because
+// the catalog names it, and no other key → evaluate (the file's value,
+// Kafka's default when unset, the running broker's value first) → a fix
+// that sets the property with a restart → a plan that edits the file.
+func TestKafkaThresholdRuleByYAMLAlone(t *testing.T) {
+	cat, err := os.ReadFile(filepath.Join("..", "rules", "catalog.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	prof, err := os.ReadFile(filepath.Join("..", "rules", "profile.default.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := rules.LoadSet("catalog.yaml", append(cat, replicaFetchersRule...), "profile.default.yaml", prof)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := set.PropertyKeys(); !slices.Equal(got, []string{"num.replica.fetchers"}) || slices.Contains(rules.PropertyKeys(), "num.replica.fetchers") {
+		t.Fatalf("PropertyKeys: the set's %v must be the new key, the shipped %v must not hold it", got, rules.PropertyKeys())
+	}
+
+	// Gathered: the script reads the key the check names, and no key
+	// nobody asked for (the file can hold secrets).
+	conf := filepath.Join(t.TempDir(), "server.properties")
+	body := "num.replica.fetchers = 1\nlog.retention.hours=1\nssl.keystore.password=S3cret\n"
+	if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f := gatherConfig(t, gather.Params{KafkaPort: 9092, KafkaConfig: conf, PropertyKeys: set.PropertyKeys()})
+	if got := f.Kafka.Properties; got["num.replica.fetchers"] != "1" || len(got) != 1 || f.Kafka.PropertyLines["num.replica.fetchers"] != 1 {
+		t.Fatalf("gathered properties %v (lines %v), want num.replica.fetchers=1 alone", got, f.Kafka.PropertyLines)
+	}
+	if f := gatherConfig(t, gather.Params{KafkaPort: 9092, KafkaConfig: conf}); len(f.Kafka.Properties) != 0 {
+		t.Fatalf("without the catalog's key the gather read %v", f.Kafka.Properties)
+	}
+
+	p := set.DefaultProfile()
+	fd := findRule(t, set.Evaluate(f, p), "replica-fetchers")
+	if fd.Status != rules.Fail || fd.Severity != rules.Low || fd.Observed != "num.replica.fetchers=1 ("+conf+":1)" ||
+		fd.Reason != "num.replica.fetchers=1 (want >= 2): one fetcher thread per source broker serialises replication" {
+		t.Fatalf("finding %+v", fd)
+	}
+	if fd.Fix == nil || fd.Fix.KafkaProperties["num.replica.fetchers"] != "2" || !fd.Fix.Restart || len(fd.Fix.Sysctl) != 0 ||
+		fd.Fix.BoundOf("num.replica.fetchers") != (rules.Bound{Dir: rules.AtLeast}) ||
+		fd.Fix.Summary != "set num.replica.fetchers=2 in server.properties and restart the broker" {
+		t.Fatalf("fix %+v", fd.Fix)
+	}
+	plan := remediate.PlanHost("h", f, []rules.Finding{fd}, remediate.Selector{Rules: []string{"replica-fetchers"}})
+	if c := planned(plan, "num.replica.fetchers"); c == nil || c.Kind != remediate.KindKafkaProperty || c.From != "1" || c.To != "2" ||
+		c.PersistPath != conf || !c.RestartRequired || !slices.Equal(c.Rules, []string{"replica-fetchers"}) {
+		t.Fatalf("plan %+v", plan)
+	}
+
+	for _, tc := range []struct {
+		name    string
+		edit    func(k *facts.Kafka)
+		status  rules.Status
+		reason  string // substring
+		observe string // substring
+	}{
+		{"unset: Kafka's default", func(k *facts.Kafka) { delete(k.Properties, "num.replica.fetchers") }, rules.Fail, "num.replica.fetchers=1 (want >= 2)", "unset (Kafka's default 1)"},
+		{"at the target", func(k *facts.Kafka) { k.Properties["num.replica.fetchers"] = "4" }, rules.Pass, "num.replica.fetchers ≥ 2", "num.replica.fetchers=4"},
+		{"the running broker's value first", func(k *facts.Kafka) {
+			k.Running = map[string]facts.RunningConfig{"num.replica.fetchers": {Value: "3", Source: "STATIC_BROKER_CONFIG"}}
+		}, rules.Pass, "≥ 2", "the running broker uses 3 (STATIC_BROKER_CONFIG)"},
+		{"not an integer", func(k *facts.Kafka) { k.Properties["num.replica.fetchers"] = "two" }, rules.Unknown, `num.replica.fetchers="two" is not an integer`, ""},
+		{"server.properties not read", func(k *facts.Kafka) { k.Properties, k.Config = nil, "" }, rules.Unknown, "server.properties not gathered", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := *f
+			k := *f.Kafka
+			k.Properties = maps.Clone(f.Kafka.Properties)
+			c.Kafka = &k
+			tc.edit(&k)
+			fd := findRule(t, set.Evaluate(&c, p), "replica-fetchers")
+			if fd.Status != tc.status || !strings.Contains(fd.Reason, tc.reason) || !strings.Contains(fd.Observed, tc.observe) {
+				t.Errorf("%s %q (observed %q), want %s %q", fd.Status, fd.Reason, fd.Observed, tc.status, tc.reason)
+			}
+		})
+	}
+	noBroker := *f
+	noBroker.Kafka = nil
+	if fd := findRule(t, set.Evaluate(&noBroker, p), "replica-fetchers"); fd.Status != rules.Skip {
+		t.Errorf("a host without a broker: %s %q, want skip", fd.Status, fd.Reason)
+	}
+}
+
+// gatherConfig runs the gather script on this machine (read-only) and
+// assembles its output as a broker's: the kafka section says a broker
+// listens (this machine may run none), the rest is what the script read.
+func gatherConfig(t *testing.T, p gather.Params) *facts.Facts {
+	t.Helper()
+	p.Marker = gather.NewMarker()
+	script, err := gather.Script(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(context.Background(), "sh", "-s")
+	cmd.Stdin = strings.NewReader(string(script))
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("gather script: %v", err)
+	}
+	secs, err := remote.Sections(out, p.Marker, "gather")
+	if err != nil {
+		t.Fatal(err)
+	}
+	secs[facts.SecKafka] = remote.Section{Name: facts.SecKafka, State: remote.StateOK, Body: "pid=42\nfound=listener\n"}
+	f := gather.Assemble(secs, p.KafkaPort)
+	if f.Kafka == nil {
+		t.Fatalf("no broker assembled: %+v", f.Sections)
+	}
+	return f
 }

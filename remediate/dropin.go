@@ -47,7 +47,7 @@ func (p *planner) addNoFile(rule string, n int64) {
 	st := p.f.Sections[facts.SecBrokerUnit]
 	u := k.Unit
 	switch {
-	case u == nil && st.State == "absent":
+	case u == nil && st.State == facts.SectionAbsent:
 		p.addManual(rule, notServiceAction(st.Message, n))
 		return
 	case u == nil:
@@ -67,7 +67,7 @@ func (p *planner) addNoFile(rule string, n int64) {
 		return
 	}
 	c := Change{
-		Host: p.host, Rule: rule, Kind: KindUnitDropIn, Target: NoFileTarget(u.Name),
+		Host: p.host, Rules: []string{rule}, Kind: KindUnitDropIn, Target: NoFileTarget(u.Name),
 		From: LimitPair(*u.NoFile), To: noFileValue(n, u.NoFile.Hard, k.Process),
 		Persist: true, PersistPath: DropInPath(u.Name), RestartRequired: true,
 		Note: "the running broker keeps its limit until its next start: restart it when convenient (kaudit never restarts a broker)",

@@ -90,7 +90,7 @@ func checkNoFilePlan(t *testing.T, plan HostPlan, wantTo, wantManual, wantInfeas
 			t.Errorf("changes %+v, want none", plan.Changes)
 		}
 	} else {
-		want := []Change{{Host: "b1", Rule: "broker-open-files", Kind: KindUnitDropIn, Target: "kafka.service LimitNOFILE",
+		want := []Change{{Host: "b1", Rules: []string{"broker-open-files"}, Kind: KindUnitDropIn, Target: "kafka.service LimitNOFILE",
 			From: plan.Changes[0].From, To: wantTo, Persist: true, PersistPath: "/etc/systemd/system/kafka.service.d/90-kaudit-nofile.conf",
 			RestartRequired: true, Note: plan.Changes[0].Note}}
 		if !reflect.DeepEqual(plan.Changes, want) {

@@ -39,7 +39,7 @@ func (p *planner) feasible(c Change) (Change, *Infeasible) {
 		return c, nil
 	}
 	no := func(reason, instead string) (Change, *Infeasible) {
-		return c, &Infeasible{Host: p.host, Rule: c.Rule, Kind: c.Kind, Target: c.Target, To: c.To, Reason: reason, Instead: instead}
+		return c, &Infeasible{Host: p.host, Rule: strings.Join(c.Rules, ","), Kind: c.Kind, Target: c.Target, To: c.To, Reason: reason, Instead: instead}
 	}
 	if c.Kind == KindSysctl {
 		if fs.ProcSysReadOnly {
@@ -84,7 +84,7 @@ func (p *planner) feasible(c Change) (Change, *Infeasible) {
 	case !c.Runtime:
 		return no(fmt.Sprintf("cannot persist: %s", why), "add "+persistWhat(c)+" to your provisioning")
 	case p.runtimeOnlyOK:
-		c.Persist, c.PersistPath, c.PersistMatch = false, "", ""
+		c.Persist, c.PersistPath, c.PersistMatch, c.NM = false, "", "", ""
 		c.Note = strings.TrimPrefix(c.Note+"\n"+runtimeOnlyNote+", "+why+"; it reverts at the next reboot: add "+persistWhat(c)+" to your provisioning", "\n")
 		return c, nil
 	}
@@ -120,7 +120,7 @@ func persistDir(c Change) string {
 	switch {
 	case c.Kind == KindSysctl:
 		return path.Dir(sysctld.ManagedPath)
-	case c.PersistMatch.IsNM():
+	case c.NM != "":
 		return ""
 	}
 	return path.Dir(c.PersistPath)

@@ -385,3 +385,26 @@ func (r *Residual) Text() string {
 	}
 	return b.String()
 }
+
+// UnmarshalJSON reads a change as the journal holds it, also from a
+// journal written before Change.Rules and Change.NM: its rules then are
+// one string joined with "," under "rule", and its NetworkManager
+// connection is "nm-uuid=<UUID>" in persist_match.
+func (c *Change) UnmarshalJSON(b []byte) error {
+	type plain Change // without this method
+	var v struct {
+		plain
+		Rule string `json:"rule"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*c = Change(v.plain)
+	if c.Rules == nil && v.Rule != "" {
+		c.Rules = strings.Split(v.Rule, ",")
+	}
+	if uuid, ok := strings.CutPrefix(string(c.PersistMatch), legacyNMMatch); ok && c.NM == "" {
+		c.NM, c.PersistMatch = NMConnection(uuid), ""
+	}
+	return nil
+}

@@ -27,7 +27,7 @@ func sampleJournal() *Journal {
 						Stored: "/var/lib/kaudit/runs/20240102T030405Z-1a2b3c4d/opt/kafka/config/server.properties"},
 				},
 				Runtime: []RuntimeValue{{Kind: KindSysctl, Key: "net.core.somaxconn", Before: "128", After: "4096"}},
-				Changes: []Change{{Host: "broker-1", Rule: "somaxconn", Kind: KindSysctl, Target: "net.core.somaxconn", From: "128", To: "4096",
+				Changes: []Change{{Host: "broker-1", Rules: []string{"somaxconn"}, Kind: KindSysctl, Target: "net.core.somaxconn", From: "128", To: "4096",
 					Runtime: true, Persist: true, PersistPath: "/etc/sysctl.d/99-kaudit.conf", RestartRequired: true, Note: "a\nb"}},
 			},
 			{Host: "broker-2", Status: StatusRolledBack, Changes: []Change{}, Error: "verify: net.core.somaxconn reads 128, want 4096"},
@@ -72,6 +72,28 @@ func TestJournalRoundTrip(t *testing.T) {
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 1 {
 		t.Fatalf("files left in %s: %v", dir, entries)
+	}
+}
+
+// A journal written before Change.Rules holds a change's rules as one
+// string joined with "," under "rule": it still loads, the rules split.
+func TestJournalLoadsTheOldRuleForm(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "run.json")
+	old := `{"version": 1, "run_id": "20240102T030405Z-1a2b3c4d", "hosts": [{"host": "broker-1", "status": "verified",
+	  "changes": [{"host": "broker-1", "rule": "listen-backlog-effective,somaxconn", "kind": "sysctl", "target": "net.core.somaxconn",
+	    "from": "128", "to": "4096", "runtime": true, "persist": false},
+	   {"host": "broker-1", "rules": ["swap-a", "swap-b"], "kind": "sysctl", "target": "vm.swappiness", "from": "60", "to": "1", "runtime": true, "persist": false}]}]}`
+	if err := os.WriteFile(path, []byte(old), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	j, err := LoadJournal(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := j.Hosts[0].Changes
+	if len(cs) != 2 || !reflect.DeepEqual(cs[0].Rules, []string{"listen-backlog-effective", "somaxconn"}) || cs[0].To != "4096" || !cs[0].Runtime ||
+		!reflect.DeepEqual(cs[1].Rules, []string{"swap-a", "swap-b"}) {
+		t.Fatalf("changes %+v", cs)
 	}
 }
 

@@ -29,23 +29,23 @@ func TestPlanNICPersistOnly(t *testing.T) {
 	}{
 		{name: "udev", findings: []rules.Finding{warn(map[string]map[string]string{"eth0": {"gro": "on", "rx": "4096"}})},
 			want: []Change{
-				{Host: "b1", Rule: "nic-persisted", Kind: KindNICOffload, Target: "eth0 gro", From: "on", To: "on", Persist: true, PersistPath: NICPersistPath,
+				{Host: "b1", Rules: []string{"nic-persisted"}, Kind: KindNICOffload, Target: "eth0 gro", From: "on", To: "on", Persist: true, PersistPath: NICPersistPath,
 					Note: "already on now, but not what the host sets at boot: persisted only (the running NIC is not touched)"},
-				{Host: "b1", Rule: "nic-persisted", Kind: KindNICRing, Target: "eth0 rx", From: "4096", To: "4096", Persist: true, PersistPath: NICPersistPath,
+				{Host: "b1", Rules: []string{"nic-persisted"}, Kind: KindNICRing, Target: "eth0 rx", From: "4096", To: "4096", Persist: true, PersistPath: NICPersistPath,
 					Note: "already 4096 now, but not what the host sets at boot: persisted only (the running NIC is not touched)"},
 			}},
 		{name: "systemd .link", persist: &facts.NICPersist{Mechanism: facts.PersistSystemdLink, MAC: mac},
 			findings: []rules.Finding{warn(map[string]map[string]string{"eth0": {"gro": "on"}})},
-			want: []Change{{Host: "b1", Rule: "nic-persisted", Kind: KindNICOffload, Target: "eth0 gro", From: "on", To: "on", Persist: true,
+			want: []Change{{Host: "b1", Rules: []string{"nic-persisted"}, Kind: KindNICOffload, Target: "eth0 gro", From: "on", To: "on", Persist: true,
 				PersistPath: LinkPath("eth0"), PersistMatch: "MACAddress=" + mac + " Driver=ixgbe",
 				Note: "already on now, but not what the host sets at boot: persisted only (the running NIC is not touched)\npersisted in /etc/systemd/network/10-kaudit-eth0.link (matched by MAC address and driver): systemd applies it when the interface next appears (reboot, or udevadm trigger); if the NIC's driver is in the initramfs, rebuild it"}}},
 		{name: "a runtime request for the same target wins", findings: []rules.Finding{
 			fail("nic-ring", rules.Fix{NIC: map[string]map[string]string{"eth0": {"tx": "2048"}}}),
 			warn(map[string]map[string]string{"eth0": {"rx": "4096"}}),
 		}, want: []Change{
-			{Host: "b1", Rule: "nic-persisted", Kind: KindNICRing, Target: "eth0 rx", From: "4096", To: "4096", Persist: true, PersistPath: NICPersistPath,
+			{Host: "b1", Rules: []string{"nic-persisted"}, Kind: KindNICRing, Target: "eth0 rx", From: "4096", To: "4096", Persist: true, PersistPath: NICPersistPath,
 				Note: "already 4096 now, but not what the host sets at boot: persisted only (the running NIC is not touched)"},
-			{Host: "b1", Rule: "nic-ring", Kind: KindNICRing, Target: "eth0 tx", From: "512", To: "2048", Runtime: true, Persist: true, PersistPath: NICPersistPath,
+			{Host: "b1", Rules: []string{"nic-ring"}, Kind: KindNICRing, Target: "eth0 tx", From: "512", To: "2048", Runtime: true, Persist: true, PersistPath: NICPersistPath,
 				Note: "changing ring sizes resets the NIC on many drivers (a brief link drop)\n2048 is the NIC's pre-set maximum"},
 		}},
 		{name: "no longer running that value", findings: []rules.Finding{warn(map[string]map[string]string{"eth0": {"tso": "off"}})},

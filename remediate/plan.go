@@ -55,9 +55,9 @@ const (
 // Change is one setting kaudit would change on one host.
 type Change struct {
 	Host string `json:"host"`
-	// Rule is the rule that asked for the change; when several rules ask
-	// for the same target, their IDs sorted and joined with ",".
-	Rule            string     `json:"rule"`
+	// Rules are the rules that asked for the change, sorted (several when
+	// they ask for the same target: merge.go).
+	Rules           []string   `json:"rules"`
 	Kind            ChangeKind `json:"kind"`
 	Target          string     `json:"target"` // sysctl key, property key, or "eth0 rx" / "eth0 gro"
 	From            string     `json:"from"`   // "" when unknown (or, for a property, unset)
@@ -69,10 +69,11 @@ type Change struct {
 	Note            string     `json:"note,omitempty"`             // trade-offs and caveats, one per line
 
 	// PersistMatch is, for a systemd .link file (LinkPath), its [Match]
-	// keys, space-separated: "MACAddress=52:54:00:aa:bb:cc Driver=ixgbe";
-	// for a NetworkManager connection NMMatchPrefix and its UUID (and
-	// PersistPath then names the connection, it is no file).
+	// keys, space-separated: "MACAddress=52:54:00:aa:bb:cc Driver=ixgbe".
 	PersistMatch PersistMatch `json:"persist_match,omitempty"`
+	// NM is the NetworkManager connection a NIC setting is persisted in
+	// (PersistPath then names the connection, it is no file).
+	NM NMConnection `json:"nm_connection,omitempty"`
 }
 
 // Manual is something kaudit cannot do itself (kernel or Kafka upgrade, a
@@ -173,12 +174,7 @@ func PlanHost(host string, f *facts.Facts, findings []rules.Finding, sel Selecto
 	for _, fd := range findings {
 		p.byRule[fd.Rule] = fd
 	}
-	var st rules.Status
-	p.kernelAffected, st = rules.SyncookiesOffWarranted(findings)
-	p.kernelStatus = "not evaluated"
-	if st != "" {
-		p.kernelStatus = string(st)
-	}
+	p.kernelAffected, p.kernelStatus = rules.SyncookiesOffWarranted(findings)
 
 	for _, fd := range findings {
 		if !sel.Match(fd.Rule) || !actionable(fd) {
@@ -226,7 +222,7 @@ type planner struct {
 	f              *facts.Facts
 	byRule         map[string]rules.Finding
 	kernelAffected bool
-	kernelStatus   string
+	kernelStatus   rules.Status // kernel-synack-wscale's; "" when it was not evaluated
 	syncookiesOff  bool
 	offeredRcvbuf  bool
 	// upgrades: rules whose socket.listen.backlog.size cannot be set on

@@ -198,8 +198,8 @@ func (p *planner) nicChange(target string, nic facts.NIC, np nicPersistence) Cha
 	r := p.nic[target]
 	_, setting, _ := strings.Cut(target, " ")
 	c := Change{
-		Host: p.host, Rule: strings.Join(r.rules, ","), Target: target, To: r.to,
-		Runtime: !r.persistOnly, Persist: true, PersistPath: np.path, PersistMatch: np.match,
+		Host: p.host, Rules: r.rules, Target: target, To: r.to,
+		Runtime: !r.persistOnly, Persist: true, PersistPath: np.path, PersistMatch: np.match, NM: np.nm,
 	}
 	switch setting {
 	case "rx", "tx":
@@ -263,6 +263,7 @@ func driverName(n *facts.NIC) string {
 type nicPersistence struct {
 	path  string       // Change.PersistPath
 	match PersistMatch // Change.PersistMatch
+	nm    NMConnection // Change.NM
 	note  string       // added to each change's note
 }
 
@@ -377,32 +378,37 @@ func (p *planner) linkPersistence(nic facts.NIC, set map[string]string) nicPersi
 }
 
 // PersistMatch is Change.PersistMatch: the [Match] keys of a systemd
-// .link file, or the NetworkManager connection a setting is persisted in
-// (NMMatch, NMConnection).
+// .link file.
 type PersistMatch string
 
-// NMMatchPrefix starts Change.PersistMatch when a NIC setting is persisted
-// in a NetworkManager connection: "nm-uuid=<connection UUID>".
-const NMMatchPrefix = "nm-uuid="
+// NMConnection is the NetworkManager connection (its UUID) a NIC setting
+// is persisted in (Change.NM). Its settings are running values of the NIC
+// kinds, keyed "nm:<UUID> <setting>" (Key) in the journal and the host's
+// manifest; a journal written before Change.NM names it in PersistMatch
+// as legacyNMMatch + UUID (Change.UnmarshalJSON).
+type NMConnection string
 
-// NMMatch is the PersistMatch of a NetworkManager connection.
-func NMMatch(uuid string) PersistMatch { return PersistMatch(NMMatchPrefix + uuid) }
+const (
+	nmKeyPrefix   = "nm:"
+	legacyNMMatch = "nm-uuid="
+)
 
-// NMConnection is the UUID of the NetworkManager connection m names; ok
-// is false when m names none (a .link match, or nothing).
-func (m PersistMatch) NMConnection() (uuid string, ok bool) {
-	uuid, ok = strings.CutPrefix(string(m), NMMatchPrefix)
-	if !ok {
+// Key is the running-value key of setting ("rx", "gro") in connection n.
+func (n NMConnection) Key(setting string) string { return nmKeyPrefix + string(n) + " " + setting }
+
+// NMConnectionOf is the connection of the interface part of a Key
+// ("nm:<UUID>"); ok is false for an interface name or a malformed UUID.
+func NMConnectionOf(iface string) (NMConnection, bool) {
+	uuid, ok := strings.CutPrefix(iface, nmKeyPrefix)
+	if !ok || !safe.NMUUID(uuid) {
 		return "", false
 	}
-	return uuid, true
+	return NMConnection(uuid), true
 }
 
-// IsNM reports whether m names a NetworkManager connection.
-func (m PersistMatch) IsNM() bool {
-	_, ok := m.NMConnection()
-	return ok
-}
+// IsNMKey reports whether a NIC target or iface names a connection's
+// setting (a Key), well formed or not.
+func IsNMKey(s string) bool { return strings.HasPrefix(s, nmKeyPrefix) }
 
 // nmPersistence persists in the NetworkManager connection (nmcli
 // connection modify UUID ethtool.…, the previous values journalled) when
@@ -423,8 +429,8 @@ func nmPersistence(nic facts.NIC, set map[string]string) (nicPersistence, bool) 
 		return nicPersistence{}, false
 	}
 	return nicPersistence{
-		path:  fmt.Sprintf("NetworkManager connection %q", ps.Connection),
-		match: NMMatch(ps.ConnectionUUID),
+		path: fmt.Sprintf("NetworkManager connection %q", ps.Connection),
+		nm:   NMConnection(ps.ConnectionUUID),
 		note: fmt.Sprintf("persisted in NetworkManager connection %q (nmcli connection modify %s %s; the previous values are journalled for rollback): NetworkManager applies it when the connection is next activated",
 			ps.Connection, ps.ConnectionUUID, strings.Join(args, " ")),
 	}, true

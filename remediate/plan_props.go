@@ -113,7 +113,7 @@ func (p *planner) propertyChanges() []Change {
 			continue
 		}
 		c := Change{
-			Host: p.host, Rule: strings.Join(r.rules, ","), Kind: KindKafkaProperty, Target: key,
+			Host: p.host, Rules: r.rules, Kind: KindKafkaProperty, Target: key,
 			From: from, To: r.to, Persist: true, PersistPath: p.f.Kafka.Config, RestartRequired: true,
 			Note: "read by the broker at start: restart it when convenient (kaudit never restarts it)",
 		}

@@ -13,7 +13,7 @@ func (p *planner) addSysctl(rule, key, value string, b rules.Bound, pulled bool)
 	if key == keySyncookies && value == "0" {
 		if !p.kernelAffected {
 			p.warn("not disabling SYN cookies (%s asks for %s=0): %s is %s, and on a fixed kernel cookies are the better defence against a full SYN queue",
-				rule, key, ruleKernel, p.kernelStatus)
+				rule, key, ruleKernel, kernelStatusText(p.kernelStatus))
 			return
 		}
 		p.syncookiesOff = true
@@ -60,7 +60,7 @@ func (p *planner) sysctlChanges() []Change {
 			continue
 		}
 		c := Change{
-			Host: p.host, Rule: strings.Join(r.rules, ","), Kind: KindSysctl, Target: key,
+			Host: p.host, Rules: r.rules, Kind: KindSysctl, Target: key,
 			From: from, To: r.to, Runtime: runtime, Persist: persist,
 		}
 		if persist {
@@ -98,7 +98,7 @@ func (p *planner) sysctlNotes(c *Change) []string {
 			return []string{SyncookiesDefaultNote}
 		}
 		notes := []string{SyncookiesTradeOff}
-		if p.kernelStatus == string(rules.Unknown) {
+		if p.kernelStatus == rules.Unknown {
 			notes = append(notes, "planned because the kernel could not be settled as fixed")
 		}
 		return notes
@@ -120,4 +120,12 @@ func (p HostPlan) PersistedSysctls() map[string]string {
 		}
 	}
 	return out
+}
+
+// kernelStatusText is the kernel rule's status as the plan says it.
+func kernelStatusText(s rules.Status) string {
+	if s == "" {
+		return "not evaluated"
+	}
+	return string(s)
 }

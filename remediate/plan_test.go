@@ -163,6 +163,18 @@ func TestPlanHost(t *testing.T) {
 			},
 		},
 		{
+			name:     "kernel rule not evaluated: never syncookies=0, and the warning says so",
+			findings: []rules.Finding{cookiesFired, somaxconnF},
+			check: func(t *testing.T, p HostPlan) {
+				if c := find(p, KindSysctl, keySyncookies); c != nil {
+					t.Fatalf("syncookies planned without the kernel rule: %+v", c)
+				}
+				if !hasText(p.Warnings, "kernel-synack-wscale is not evaluated, and on a fixed kernel") {
+					t.Errorf("warnings: %v", p.Warnings)
+				}
+			},
+		},
+		{
 			name:     "fixed kernel: never syncookies=0, whoever asks",
 			findings: []rules.Finding{kernelFinding(rules.Pass), cookiesFired, somaxconnF},
 			check: func(t *testing.T, p HostPlan) {
@@ -268,7 +280,7 @@ func TestPlanHost(t *testing.T) {
 					}
 				}
 				c := find(p, KindSysctl, keySomaxconn)
-				if n != 1 || c.To != "4096" || c.Rule != "listen-backlog-effective,somaxconn" || c.RestartRequired {
+				if n != 1 || c.To != "4096" || strings.Join(c.Rules, ",") != "listen-backlog-effective,somaxconn" || c.RestartRequired {
 					t.Fatalf("somaxconn: %d changes, %+v", n, c)
 				}
 				if r := find(p, KindSysctl, "net.ipv4.tcp_rmem"); r == nil || r.To != "8192 65536 134217728" {
@@ -462,7 +474,7 @@ func TestPlanHost(t *testing.T) {
 			p := PlanHost("broker-1", f, tc.findings, tc.sel)
 			tc.check(t, p)
 			for _, c := range p.Changes {
-				if c.Host != "broker-1" || c.Rule == "" || c.Kind == "" || c.Target == "" {
+				if c.Host != "broker-1" || len(c.Rules) == 0 || c.Kind == "" || c.Target == "" {
 					t.Errorf("incomplete change %+v", c)
 				}
 			}
@@ -579,7 +591,7 @@ func TestPlanOppositeDirections(t *testing.T) {
 			p := PlanHost("h", f, fs, Selector{})
 			c := find(p, KindSysctl, "vm.swappiness")
 			if tc.want != "" {
-				if c == nil || c.To != tc.want || c.Rule != "swap-a,swap-b" || len(p.Conflicts) != 0 {
+				if c == nil || c.To != tc.want || strings.Join(c.Rules, ",") != "swap-a,swap-b" || len(p.Conflicts) != 0 {
 					t.Fatalf("planned %+v, conflicts %+v; want vm.swappiness → %s", c, p.Conflicts, tc.want)
 				}
 				return
@@ -612,7 +624,7 @@ var nicFindings = []rules.Finding{ringF, offloadF}
 func TestPlanNICPersistenceNMOffloadOnly(t *testing.T) {
 	f := nicPersistFacts(&facts.NICPersist{Mechanism: facts.PersistNetworkManager, Connection: "eth0", ConnectionUUID: "16b7676e-40b8-3b51-b414-7d7c32c7969a", NMVersion: "1.22.8"})
 	p := PlanHost("b1", f, []rules.Finding{offloadF}, Selector{})
-	if c := find(p, KindNICOffload, "eth0 gro"); c == nil || c.PersistMatch != NMMatchPrefix+"16b7676e-40b8-3b51-b414-7d7c32c7969a" || len(p.Manual) != 0 {
+	if c := find(p, KindNICOffload, "eth0 gro"); c == nil || c.NM != "16b7676e-40b8-3b51-b414-7d7c32c7969a" || c.PersistMatch != "" || len(p.Manual) != 0 {
 		t.Errorf("NetworkManager 1.22 takes offloads: %+v %+v", c, p.Manual)
 	}
 }
@@ -698,6 +710,7 @@ func TestPlanNICPersistence(t *testing.T) {
 		driver  string
 		path    string
 		match   PersistMatch
+		nm      NMConnection
 		note    string // in every NIC change's note
 		manual  string // a manual action containing it ("" none)
 	}{
@@ -717,7 +730,7 @@ func TestPlanNICPersistence(t *testing.T) {
 		{name: "systemd-link without driver", persist: &facts.NICPersist{Mechanism: facts.PersistSystemdLink, MAC: mac}, driver: "-", path: NICPersistPath},
 		{name: "systemd-link, another .link matches", persist: &facts.NICPersist{Mechanism: facts.PersistSystemdLink, MAC: mac, File: "/run/systemd/network/10-netplan-eth0.link"},
 			path: NICPersistPath, manual: "/run/systemd/network/10-netplan-eth0.link already matches eth0 and applies before any .link kaudit could add: kaudit persisted the settings in /etc/udev/rules.d/99-kaudit-ethtool.rules; to keep them in systemd instead add GenericReceiveOffload=true RxBufferSize=4096 TxBufferSize=2048 to its [Link] section"},
-		{name: "NetworkManager ≥ 1.26", persist: nmu("1.26.0"), path: `NetworkManager connection "Wired connection 1"`, match: "nm-uuid=" + uuid,
+		{name: "NetworkManager ≥ 1.26", persist: nmu("1.26.0"), path: `NetworkManager connection "Wired connection 1"`, nm: uuid,
 			note: "nmcli connection modify " + uuid + " ethtool.feature-gro on ethtool.ring-rx 4096 ethtool.ring-tx 2048; the previous values are journalled"},
 		{name: "NetworkManager without connection UUID", persist: nm("1.30.0"), path: NICPersistPath, note: "managed by NetworkManager",
 			manual: "`nmcli connection modify 'Wired connection 1' ethtool.feature-gro on ethtool.ring-rx 4096 ethtool.ring-tx 2048`"},
@@ -740,8 +753,8 @@ func TestPlanNICPersistence(t *testing.T) {
 					continue
 				}
 				n++
-				if c.PersistPath != tc.path || c.PersistMatch != tc.match || !c.Persist || !c.Runtime {
-					t.Errorf("%s: persist %q match %q, want %q %q", c.Target, c.PersistPath, c.PersistMatch, tc.path, tc.match)
+				if c.PersistPath != tc.path || c.PersistMatch != tc.match || c.NM != tc.nm || !c.Persist || !c.Runtime {
+					t.Errorf("%s: persist %q match %q nm %q, want %q %q %q", c.Target, c.PersistPath, c.PersistMatch, c.NM, tc.path, tc.match, tc.nm)
 				}
 				if !strings.Contains(c.Note, tc.note) {
 					t.Errorf("%s: note %q, want %q", c.Target, c.Note, tc.note)
@@ -773,7 +786,7 @@ func TestPlanNICPersistence(t *testing.T) {
 // line is left out, the rest of the text is the dry run's; "nothing to
 // change" is kept.
 func TestRenderPlanApplying(t *testing.T) {
-	plans := []HostPlan{{Host: "h1", Changes: []Change{{Host: "h1", Rule: "somaxconn", Kind: KindSysctl, Target: keySomaxconn, From: "128", To: "4096", Runtime: true}}}}
+	plans := []HostPlan{{Host: "h1", Changes: []Change{{Host: "h1", Rules: []string{"somaxconn"}, Kind: KindSysctl, Target: keySomaxconn, From: "128", To: "4096", Runtime: true}}}}
 	var dry, applying bytes.Buffer
 	RenderPlan(&dry, plans, PlanOptions{})
 	RenderPlan(&applying, plans, PlanOptions{Applying: true})

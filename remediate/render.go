@@ -135,7 +135,7 @@ func (pw *planWriter) host(p HostPlan) {
 	}
 	pw.put(0, 4, ts(p.Host)+":")
 	for _, c := range p.Changes {
-		line := fmt.Sprintf("%s: %s %s → %s (%s)", c.Rule, ts(c.Target), ts(showFrom(c)), ts(showValue(c.To)), scope(c))
+		line := fmt.Sprintf("%s: %s %s → %s (%s)", strings.Join(c.Rules, ","), ts(c.Target), ts(showFrom(c)), ts(showValue(c.To)), scope(c))
 		if c.RestartRequired {
 			line += " [restart required]"
 		}

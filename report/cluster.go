@@ -1,5 +1,7 @@
 package report
 
+import "github.com/kaudit/kaudit/audit/facts"
+
 // Cluster is the Kafka cluster as it described itself (scan --bootstrap)
 // and how its brokers map to the audited hosts. Nil when the scan did not
 // ask the cluster.
@@ -25,13 +27,13 @@ type Cluster struct {
 
 // ClusterBroker is one broker, its SSH host and the proof of the match.
 type ClusterBroker struct {
-	NodeID     int32  `json:"node_id"`
-	Advertised string `json:"advertised"`
-	Rack       string `json:"rack,omitempty"`
-	Host       string `json:"host,omitempty"`
-	By         string `json:"by,omitempty"`    // map, name, address, meta.properties
-	Proof      string `json:"proof,omitempty"` // proven, contradicted, unproven
-	Detail     string `json:"detail,omitempty"`
+	NodeID     int32       `json:"node_id"`
+	Advertised string      `json:"advertised"`
+	Rack       string      `json:"rack,omitempty"`
+	Host       string      `json:"host,omitempty"`
+	By         string      `json:"by,omitempty"` // map, name, address, meta.properties
+	Proof      facts.Proof `json:"proof,omitempty"`
+	Detail     string      `json:"detail,omitempty"`
 	// Configs are the running broker's settings with their source.
 	Configs map[string]ClusterConfig `json:"configs,omitempty"`
 	// KafkaAtLeast is the Kafka release the broker's ApiVersions answer
@@ -41,15 +43,6 @@ type ClusterBroker struct {
 	KafkaAtLeast  string `json:"kafka_at_least,omitempty"`
 	KafkaEvidence string `json:"kafka_evidence,omitempty"`
 }
-
-// ProofProven is ClusterBroker.Proof of a broker whose host's
-// meta.properties proves the match (discover.Proven, which report cannot
-// import; pipeline's TestProofProvenSpelling keeps them equal).
-const ProofProven = "proven"
-
-// ProofLeftOut is ClusterBroker.Proof of a broker matched to an inventory
-// host this run does not audit (--limit): nothing about it was checked.
-const ProofLeftOut = "left-out"
 
 // ClusterConfig is a running broker's setting and where it comes from
 // (static, dynamic, dynamic-default, default).

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/kaudit/kaudit/audit/facts"
 )
 
 func clusterFixture() *Cluster {
@@ -16,7 +18,7 @@ func clusterFixture() *Cluster {
 				Configs:      map[string]ClusterConfig{"socket.listen.backlog.size": {Value: "50", Source: "default"}},
 				KafkaAtLeast: "3.8", KafkaEvidence: "Produce v11, first in 3.8"},
 			{NodeID: 7, Advertised: "kafka-7.internal:9092", KafkaEvidence: "ApiVersions failed: i/o timeout"},
-			{NodeID: 8, Advertised: "kafka-8.internal:9092", Host: "kafka-8", By: "name", Proof: ProofLeftOut},
+			{NodeID: 8, Advertised: "kafka-8.internal:9092", Host: "kafka-8", By: "name", Proof: facts.ProofLeftOut},
 		},
 		Problems: []ClusterProblem{
 			{Rule: "broker-unaudited", Severity: "high", NodeID: 7, Message: "broker 7 (kafka-7.internal:9092) is in cluster Xy3cluster but in no inventory: nothing about it was checked"},

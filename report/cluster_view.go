@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/kaudit/kaudit/audit/facts"
 )
 
 // clusterBrokerLine is one broker of the cluster section, plain text (each
@@ -13,7 +15,7 @@ func clusterBrokerLine(b ClusterBroker) string {
 	if b.Host == "" {
 		return s + " → no audited host"
 	}
-	if b.Proof == ProofLeftOut {
+	if b.Proof == facts.ProofLeftOut {
 		return fmt.Sprintf("%s → %s (by %s; left out of this run by --limit: not audited)", s, b.Host, b.By)
 	}
 	return fmt.Sprintf("%s → %s (by %s, %s)", s, b.Host, b.By, b.Proof)
@@ -86,10 +88,10 @@ func clusterBrokerCounts(c *Cluster) string {
 		switch {
 		case b.Host == "":
 			counts["no audited host"]++
-		case b.Proof == ProofLeftOut:
+		case b.Proof == facts.ProofLeftOut:
 			counts["left out of this run (--limit)"]++
 		default:
-			counts[b.Proof]++
+			counts[string(b.Proof)]++
 		}
 	}
 	parts := make([]string, 0, len(counts))

@@ -265,7 +265,7 @@ func TestActionRank(t *testing.T) {
 // verdict's (whatif) grouping.
 func TestHostClusters(t *testing.T) {
 	meta := &facts.Facts{Kafka: &facts.Kafka{LogDirs: []facts.LogDir{{Meta: &facts.MetaProperties{ClusterID: "M1"}}}}}
-	rc := &Cluster{ID: "C1", Brokers: []ClusterBroker{{Host: "p", Proof: ProofProven}, {Host: "u", Proof: "unproven"}}}
+	rc := &Cluster{ID: "C1", Brokers: []ClusterBroker{{Host: "p", Proof: facts.ProofProven}, {Host: "u", Proof: "unproven"}}}
 	proven := ProvenClusters(rc)
 	for _, tc := range []struct {
 		h    Host
@@ -316,7 +316,7 @@ func TestGroupedCluster(t *testing.T) {
 	r := simulatedFleet(t, 1000, 0)
 	c := &Cluster{ID: "C1", Bootstrap: "b:9092"}
 	for i, h := range r.Hosts {
-		b := ClusterBroker{NodeID: int32(i), Advertised: fmt.Sprintf("10.0.%d.%d:9092", i/250, i%250), Host: h.Name, By: "name", Proof: ProofProven}
+		b := ClusterBroker{NodeID: int32(i), Advertised: fmt.Sprintf("10.0.%d.%d:9092", i/250, i%250), Host: h.Name, By: "name", Proof: facts.ProofProven}
 		if i%100 == 99 {
 			b.Host, b.Proof = "", ""
 			c.Problems = append(c.Problems, ClusterProblem{Rule: "broker-unaudited", Severity: "high", NodeID: int32(i), Message: fmt.Sprintf("broker %d: in no inventory", i)})

@@ -77,7 +77,7 @@ func htmlClusterOf(c *Cluster) *htmlCluster {
 	}
 	v := &htmlCluster{Heading: termsafe.Line(clusterHeading(c)), Quorum: termsafe.Line(clusterQuorumLine(c))}
 	for _, b := range c.Brokers {
-		proof := b.Proof
+		proof := string(b.Proof)
 		if b.Host != "" {
 			proof += " (by " + b.By + "): " + b.Detail
 		}

@@ -290,7 +290,7 @@ func mdCluster(b *strings.Builder, r *Report) {
 	mdClusterHead(b, c)
 	b.WriteString("| Broker | Advertised | Host | Proof | Kafka | Running settings |\n|---|---|---|---|---|---|\n")
 	for _, br := range c.Brokers {
-		host, proof := orDash(br.Host), orDash(br.Proof)
+		host, proof := orDash(br.Host), orDash(string(br.Proof))
 		if br.Host != "" {
 			proof += " (by " + br.By + "): " + br.Detail
 		}

@@ -27,7 +27,7 @@ func ProvenClusters(rc *Cluster) map[string]string {
 		return proven
 	}
 	for _, b := range rc.Brokers {
-		if b.Host != "" && b.Proof == ProofProven {
+		if b.Host != "" && b.Proof == facts.ProofProven {
 			proven[b.Host] = rc.ID
 		}
 	}

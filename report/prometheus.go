@@ -381,7 +381,7 @@ func promClusterFamilies(p *PromWriter, c *Cluster) {
 	p.Family("kaudit_cluster_broker", "gauge", "A broker the cluster lists: 1, labelled with the audited host it was matched to (empty: none), the proof (proven, contradicted, unproven) and the Kafka release its ApiVersions answer proves it is at least (empty: none).")
 	listed := c.Brokers[:min(len(c.Brokers), MaxClusterBrokerSeries)]
 	for _, b := range listed {
-		p.Sample("kaudit_cluster_broker", 1, "cluster", c.ID, "node_id", strconv.Itoa(int(b.NodeID)), "advertised", b.Advertised, "host", b.Host, "proof", b.Proof, "kafka_at_least", b.KafkaAtLeast)
+		p.Sample("kaudit_cluster_broker", 1, "cluster", c.ID, "node_id", strconv.Itoa(int(b.NodeID)), "advertised", b.Advertised, "host", b.Host, "proof", string(b.Proof), "kafka_at_least", b.KafkaAtLeast)
 	}
 	if n := len(c.Brokers) - len(listed); n > 0 {
 		p.Family("kaudit_cluster_brokers_unlisted", "gauge", fmt.Sprintf("Brokers of the cluster past the first %d, which have no kaudit_cluster_broker series (a report from a file; a scan refuses such a cluster).", MaxClusterBrokerSeries))

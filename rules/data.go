@@ -103,6 +103,24 @@ type catalogDoc struct {
 	Rules []Rule `yaml:"rules"`
 }
 
+// declareTarget declares the profile key of a validated check item (dyn:
+// one the catalog adds) and lists it among the rule's thresholds.
+func declareTarget(keys *keyTable, r *Rule, item string, t Target, kind keyKind, dyn bool, err error) error {
+	if err != nil {
+		return err
+	}
+	if dyn {
+		if prev, ok := keys.all[t.Profile]; ok && prev.kind != kind {
+			return fmt.Errorf("%s: profile key %q is %s elsewhere, %s needs %s", item, t.Profile, prev.kind, t.Op, kind)
+		}
+		keys.declare(t.Profile, kind)
+	}
+	if t.Profile != "" && !slices.Contains(r.Thresholds, t.Profile) {
+		r.Thresholds = append(r.Thresholds, t.Profile)
+	}
+	return nil
+}
+
 // parseCatalog reads a catalog and declares in keys the profile keys its
 // checks name that are not static.
 func parseCatalog(name string, data []byte, keys *keyTable) ([]Rule, error) {
@@ -117,26 +135,38 @@ func parseCatalog(name string, data []byte, keys *keyTable) ([]Rule, error) {
 			continue
 		}
 		where := fmt.Sprintf("%s: rule %d (%q): check", name, i+1, r.ID)
-		if len(r.Check.Sysctls) == 0 || strings.TrimSpace(r.Check.Why) == "" {
-			return nil, fmt.Errorf("%s: needs sysctls and why", where)
+		if len(r.Check.Sysctls)+len(r.Check.Properties)+len(r.Check.Limits)+len(r.Check.Mounts) == 0 || strings.TrimSpace(r.Check.Why) == "" {
+			return nil, fmt.Errorf("%s: needs sysctls, properties, limits or mounts, and why", where)
 		}
 		for j := range r.Check.Sysctls {
 			sc := &r.Check.Sysctls[j]
 			kind, dyn, err := sc.validate(keys)
-			if err != nil {
+			if err := declareTarget(keys, r, sc.Key, sc.Target, kind, dyn, err); err != nil {
 				return nil, fmt.Errorf("%s: %v", where, err)
-			}
-			if dyn {
-				if prev, ok := keys.all[sc.Profile]; ok && prev.kind != kind {
-					return nil, fmt.Errorf("%s: %s: profile key %q is %s elsewhere, %s needs %s", where, sc.Key, sc.Profile, prev.kind, sc.Op, kind)
-				}
-				keys.declare(sc.Profile, kind)
-			}
-			if sc.Profile != "" && !slices.Contains(r.Thresholds, sc.Profile) {
-				r.Thresholds = append(r.Thresholds, sc.Profile)
 			}
 			if sc.Profile != "" && !slices.Contains(checkKeys, sc.Profile) {
 				checkKeys = append(checkKeys, sc.Profile)
+			}
+		}
+		for j := range r.Check.Properties {
+			pc := &r.Check.Properties[j]
+			kind, dyn, err := pc.validate(keys)
+			if err := declareTarget(keys, r, pc.Key, pc.Target, kind, dyn, err); err != nil {
+				return nil, fmt.Errorf("%s: %v", where, err)
+			}
+		}
+		for j := range r.Check.Mounts {
+			mc := &r.Check.Mounts[j]
+			kind, dyn, err := mc.validate(keys)
+			if err := declareTarget(keys, r, mc.Option, mc.Target, kind, dyn, err); err != nil {
+				return nil, fmt.Errorf("%s: %v", where, err)
+			}
+		}
+		for j := range r.Check.Limits {
+			lc := &r.Check.Limits[j]
+			kind, dyn, err := lc.validate(keys)
+			if err := declareTarget(keys, r, string(lc.Limit), lc.Target, kind, dyn, err); err != nil {
+				return nil, fmt.Errorf("%s: %v", where, err)
 			}
 		}
 	}
@@ -433,6 +463,9 @@ func (r Rule) clone() Rule {
 	if r.Check != nil {
 		ck := *r.Check
 		ck.Sysctls = append([]SysctlCheck(nil), ck.Sysctls...)
+		ck.Properties = append([]PropertyCheck(nil), ck.Properties...)
+		ck.Limits = append([]LimitCheck(nil), ck.Limits...)
+		ck.Mounts = append([]MountCheck(nil), ck.Mounts...)
 		r.Check = &ck
 	}
 	r.Peers = slices.Clone(r.Peers)

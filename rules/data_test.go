@@ -59,6 +59,18 @@ func checkRule(item string) string {
 	return "rules:\n  - {id: x, title: t, severity: low, rationale: r, references: [{title: a, url: 'https://a'}], fix: f, check: {why: w, sysctls: [" + item + "]}}\n"
 }
 
+func propertyRule(item string) string {
+	return "rules:\n  - {id: x, title: t, severity: low, rationale: r, references: [{title: a, url: 'https://a'}], fix: f, check: {why: w, properties: [" + item + "]}}\n"
+}
+
+func mountRule(item string) string {
+	return "rules:\n  - {id: x, title: t, severity: low, rationale: r, references: [{title: a, url: 'https://a'}], fix: f, check: {why: w, mounts: [" + item + "]}}\n"
+}
+
+func limitRule(item string) string {
+	return "rules:\n  - {id: x, title: t, severity: low, rationale: r, references: [{title: a, url: 'https://a'}], fix: f, check: {why: w, limits: [" + item + "]}}\n"
+}
+
 func TestStrictLoadersRejectTypos(t *testing.T) {
 	cases := []struct {
 		name, file, data, want string
@@ -80,7 +92,18 @@ func TestStrictLoadersRejectTypos(t *testing.T) {
 		{"check static key of the wrong kind", catalogFile, checkRule("{sysctl: vm.swappiness, op: at-most, profile: offloads, boot_default: {value: '60'}}"), `profile key "offloads" is a list of strings`},
 		{"check without boot default", catalogFile, checkRule("{sysctl: vm.swappiness, op: at-most, value: '1'}"), "boot_default: give the value the kernel boots with"},
 		{"check boot default out of order", catalogFile, checkRule("{sysctl: vm.swappiness, op: at-most, value: '1', boot_default: {value: '1', before: [{kernel: '5.4', value: '2'}, {kernel: '4.4', value: '3'}]}}"), "in rising order"},
-		{"check without why", catalogFile, "rules:\n  - {id: x, title: t, severity: low, rationale: r, references: [{title: a, url: 'https://a'}], fix: f, check: {sysctls: [{sysctl: vm.swappiness, op: at-most, value: '1'}]}}\n", "needs sysctls and why"},
+		{"property without default", catalogFile, propertyRule("{property: num.io.threads, op: at-least, value: '8'}"), "give default, the value Kafka runs with"},
+		{"property that may hold a secret", catalogFile, propertyRule("{property: ssl.keystore.password, op: equal, value: x, default: x}"), "may hold a secret"},
+		{"property bad name", catalogFile, propertyRule("{property: 'num.io.threads|.*', op: at-least, value: '8', default: '8'}"), "is not a Kafka property name"},
+		{"property unknown op", catalogFile, propertyRule("{property: num.io.threads, op: above, value: '8', default: '8'}"), `op "above" is not one of`},
+		{"property non-integer bound", catalogFile, propertyRule("{property: num.io.threads, op: at-least, value: many, default: '8'}"), "needs an integer value"},
+		{"property with a boot default", catalogFile, propertyRule("{property: num.io.threads, op: at-least, value: '8', default: '8', boot_default: {value: '1'}}"), "boot_default"},
+		{"limit not in the closed set", catalogFile, limitRule("{limit: max-processes, op: at-least, value: '8'}"), `limit "max-processes" is not one of open-files`},
+		{"limit with equal", catalogFile, limitRule("{limit: open-files, op: equal, value: '8'}"), "a limit takes at-least or at-most"},
+		{"limit with a field", catalogFile, limitRule("{limit: open-files, op: at-least, value: '8', field: 2}"), "a limit has no fields"},
+		{"mount option bad name", catalogFile, mountRule("{mount_option: 'commit,ro', op: at-most, value: '5', default: '5'}"), "is not a mount option name"},
+		{"mount option without default", catalogFile, mountRule("{mount_option: commit, op: at-most, value: '5'}"), "give default"},
+		{"check without why", catalogFile, "rules:\n  - {id: x, title: t, severity: low, rationale: r, references: [{title: a, url: 'https://a'}], fix: f, check: {sysctls: [{sysctl: vm.swappiness, op: at-most, value: '1'}]}}\n", "needs sysctls, properties, limits or mounts, and why"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

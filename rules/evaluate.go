@@ -283,6 +283,24 @@ func (s *Set) SysctlKeys() []string {
 	return sortedKeys(keys)
 }
 
+// PropertyKeys lists the server.properties keys the shipped rules' checks
+// name (check properties:), for the gatherer, which reads them beside its
+// own (gather.KafkaKeys) and no other key of the file.
+func PropertyKeys() []string { return shipped.PropertyKeys() }
+
+// PropertyKeys lists the property keys the set's checks name (PropertyKeys).
+func (s *Set) PropertyKeys() []string {
+	keys := map[string]bool{}
+	for _, r := range s.rules {
+		if r.Check != nil {
+			for _, p := range r.Check.Properties {
+				keys[p.Key] = true
+			}
+		}
+	}
+	return sortedKeys(keys)
+}
+
 // Files lists the /proc and /sys files the shipped rules read
 // (facts.Facts.Files): the host rules' and every peers: file:PATH entry's.
 func Files() []string { return shipped.Files() }

@@ -30,7 +30,7 @@ func evalSynBacklog(c *evalCtx) Finding {
 	default:
 		why = "on kernels ≥ 4.4 it only matters when tcp_syncookies=0: with cookies on, cookies start when pending SYNs reach the listen backlog, min(backlog, somaxconn), so raising it alone changes nothing; it is kept at the target for when cookies are turned off"
 	}
-	fd := c.checkSysctls(why)
+	fd := c.checkItems(why)
 	if fd.Status == Pass {
 		fd.Reason = c.passText(c.rule.Check.Pass) + "; " + why
 	}
@@ -48,7 +48,7 @@ func synQueue34(backlog, tcpMaxSynBacklog int) int {
 }
 
 func evalCongestionControl(c *evalCtx) Finding {
-	fd := c.checkSysctls(c.rule.Check.Why)
+	fd := c.checkItems(c.rule.Check.Why)
 	if fd.Status == Pass {
 		fd.Reason = c.passText(c.rule.Check.Pass)
 		return fd

@@ -402,7 +402,7 @@ func TestRestartVerdictByClusterID(t *testing.T) {
 	g := host("g", "west", "6.1.0-13-amd64", "3.6.1", "apache", "4096", "4096")
 	r := &report.Report{SchemaVersion: 1, Hosts: []report.Host{a, b, m, g}, Cluster: &report.Cluster{ID: "Xy3", Brokers: []report.ClusterBroker{
 		{NodeID: 1, Host: "a", Proof: "proven"}, {NodeID: 2, Host: "b", Proof: "proven"}, {NodeID: 7, Advertised: "kafka-7:9092"},
-		{NodeID: 8, Advertised: "kafka-8:9092", Host: "kafka-8", By: "name", Proof: report.ProofLeftOut}}}}
+		{NodeID: 8, Advertised: "kafka-8:9092", Host: "kafka-8", By: "name", Proof: facts.ProofLeftOut}}}}
 	report.Summarize(r)
 	w, err := Evaluate(r, Assume{Kafka: "3.7.0"}, nil)
 	if err != nil {

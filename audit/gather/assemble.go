@@ -72,7 +72,7 @@ func (a *assembler) note(name string, state facts.SectionState, msg string) {
 // noteSection notes section s, which came back other than "ok", in the
 // state its end line gives; a state kaudit does not know is an error.
 func (a *assembler) noteSection(name string, s remote.Section, msg string) {
-	st, err := facts.ParseSectionState(s.State)
+	st, err := facts.ParseSectionState(string(s.State))
 	if err != nil {
 		st, msg = facts.SectionError, "gather output malformed: "+err.Error()
 	}
@@ -85,7 +85,7 @@ func (a *assembler) usable(name string, s remote.Section) bool {
 		a.note(name, facts.SectionError, "section missing from gather output")
 		return false
 	}
-	if s.State != "ok" {
+	if !s.OK() {
 		a.noteSection(name, s, s.Body)
 		return false
 	}
@@ -165,7 +165,7 @@ func (a *assembler) persisted(s remote.Section) {
 
 // changelog is optional: a missing or unreadable changelog is not noted.
 func (a *assembler) changelog(s remote.Section) {
-	if s.State == "ok" {
+	if s.OK() {
 		a.f.Kernel.Changelog = parse.KernelChangelog(s.Body)
 	}
 }
@@ -211,7 +211,7 @@ func (a *assembler) nics(s remote.Section) {
 func (a *assembler) feasibility(s remote.Section) {
 	switch {
 	case s.Name == "":
-	case s.State != "ok":
+	case !s.OK():
 		a.noteSection(facts.SecFeasible, s, s.Body)
 	default:
 		a.f.Feasibility = parse.Feasibility(s.Body)
@@ -226,7 +226,7 @@ func (a *assembler) kernelCaps(s remote.Section) {
 	switch {
 	case s.Name == "":
 		return
-	case s.State != "ok":
+	case !s.OK():
 		a.noteSection(facts.SecKernelCaps, s, s.Body)
 		return
 	}
@@ -282,7 +282,7 @@ func (a *assembler) kafka(s remote.Section) {
 	case s.Name == "":
 		a.note(facts.SecKafka, facts.SectionError, "section missing from gather output")
 		return
-	case s.State == "absent":
+	case s.Absent():
 		a.note(facts.SecKafka, facts.SectionAbsent, "no process listening on the Kafka port and no kafka.Kafka command line")
 		return
 	}
@@ -291,7 +291,7 @@ func (a *assembler) kafka(s remote.Section) {
 	kv := keyValues(s.Body, "=")
 	k.PID, _ = strconv.Atoi(kv["pid"])
 	k.FoundBy = kv["found"]
-	if s.State != "ok" {
+	if !s.OK() {
 		a.noteSection(facts.SecKafka, s, fmt.Sprintf("broker pid %d found but its command line is not readable", k.PID))
 		return
 	}
@@ -342,7 +342,7 @@ func (a *assembler) kafkaConfig(k *facts.Kafka, c remote.Section) {
 	if p := kv["path"]; p != "" {
 		k.Config = p
 	}
-	if c.State != "ok" {
+	if !c.OK() {
 		a.noteSection(facts.SecKafkaConf, c, fmt.Sprintf("server.properties %s: %s", k.Config, c.State))
 		return
 	}
@@ -370,22 +370,22 @@ func (a *assembler) logDirs(s remote.Section) {
 	case k == nil:
 		return
 	case s.Name == "":
-		a.note(facts.SecLogDirs, "error", "section missing from gather output")
+		a.note(facts.SecLogDirs, facts.SectionError, "section missing from gather output")
 		return
-	case s.State != "ok":
+	case !s.OK():
 		a.noteSection(facts.SecLogDirs, s, logDirsWhy(s))
 		return
 	}
 	dirs, err := parse.LogDirs(s.Body)
 	if err != nil {
-		a.note(facts.SecLogDirs, "error", err.Error())
+		a.note(facts.SecLogDirs, facts.SectionError, err.Error())
 		return
 	}
 	k.LogDirs = dirs
 }
 
 func logDirsWhy(s remote.Section) string {
-	if s.State == "absent" {
+	if s.Absent() {
 		return "the broker's log.dirs are not known: its server.properties was not read"
 	}
 	return s.Body
@@ -432,27 +432,27 @@ func (a *assembler) kafkaMeta(s remote.Section) {
 	case k == nil:
 		return // no broker: the kafka section says why
 	case s.Name == "":
-		a.note(facts.SecKafkaMeta, "error", "section missing from gather output")
+		a.note(facts.SecKafkaMeta, facts.SectionError, "section missing from gather output")
 		return
-	case s.State == "absent":
-		a.note(facts.SecKafkaMeta, "absent", "no log directories: the broker's server.properties was not read")
+	case s.Absent():
+		a.note(facts.SecKafkaMeta, facts.SectionAbsent, "no log directories: the broker's server.properties was not read")
 		return
 	}
 	dirs, err := parse.KafkaMeta(s.Body)
 	if err != nil {
-		a.note(facts.SecKafkaMeta, "error", err.Error())
+		a.note(facts.SecKafkaMeta, facts.SectionError, err.Error())
 		return
 	}
 	var bad []string
 	for _, d := range dirs {
 		ld := logDir(k, d.Path)
 		ld.Meta = d.Meta
-		if d.State != "ok" {
-			bad = append(bad, d.Path+"/meta.properties "+d.State)
+		if d.State != "" {
+			bad = append(bad, d.Path+"/meta.properties "+string(d.State))
 		}
 	}
 	if len(bad) > 0 {
-		a.note(facts.SecKafkaMeta, "partial", strings.Join(bad, ", "))
+		a.note(facts.SecKafkaMeta, facts.SectionPartial, strings.Join(bad, ", "))
 	}
 }
 

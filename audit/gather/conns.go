@@ -50,7 +50,7 @@ const secProfile = "profile"
 // isClientRun reports whether the output is the client profile's.
 func isClientRun(secs map[string]remote.Section) bool {
 	s, ok := secs[secProfile]
-	return ok && s.State == "ok" && strings.TrimSpace(s.Body) == string(facts.RoleClient)
+	return ok && s.OK() && strings.TrimSpace(s.Body) == string(facts.RoleClient)
 }
 
 func (a *assembler) established(s remote.Section) {

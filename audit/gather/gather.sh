@@ -145,11 +145,9 @@ if [ -r /proc/net/netstat ]; then cat /proc/net/netstat; e netstat; else e netst
 # over /proc), then one ss run that sockets.awk turns into the listeners,
 # established and conns sections, writing on fd 3 which pid is the broker
 # (the one listening on KAFKA_PORT if it is a broker, else the first).
-# The server.properties keys kaudit reads, as an awk regular expression
-# ([.] rather than \. because awk -v would read the backslash): nothing
-# else leaves the host, because the file can hold secrets. Go's list is
-# gather.KafkaKeys; TestKafkaKeysMatch keeps the two equal.
-KKEYS='socket[.]listen[.]backlog[.]size|socket[.]receive[.]buffer[.]bytes|socket[.]send[.]buffer[.]bytes|listeners|log[.]dirs|log[.]dir|num[.]network[.]threads|num[.]io[.]threads|broker[.]rack|listener[.]security[.]protocol[.]map'
+# KKEYS (set by the header): the server.properties keys kaudit reads, as
+# an awk regular expression (gather.KafkaKeys and the catalog's checks'
+# keys): nothing else leaves the host, because the file can hold secrets.
 kpids=''
 kc=''
 kcread=''

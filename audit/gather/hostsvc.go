@@ -52,7 +52,7 @@ func (a *assembler) present(name string, s remote.Section) bool {
 	switch {
 	case s.Name == "":
 		return false
-	case s.State != "ok":
+	case !s.OK():
 		a.noteSection(name, s, s.Body)
 		return false
 	}

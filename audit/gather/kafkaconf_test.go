@@ -5,7 +5,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -33,7 +32,10 @@ const hostileProperties = "# a comment ending in a backslash does not continue \
 // logical lines as java.util.Properties reads them, and no password in
 // the facts.
 func TestKafkaConfAwk(t *testing.T) {
-	kk := regexp.MustCompile(`(?m)^KKEYS='([^']*)'$`).FindStringSubmatch(scriptBody)[1]
+	kk, err := kafkaKeysPattern(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	conf := filepath.Join(t.TempDir(), "server.properties")
 	if err := os.WriteFile(conf, []byte(hostileProperties), 0o644); err != nil {
 		t.Fatal(err)

@@ -20,7 +20,7 @@ func (a *assembler) brokerProcess(s remote.Section) {
 	}
 	a.f.Kafka.Process = BrokerProcess(s.Body)
 	if u := a.f.Kafka.Process.Unread; len(u) > 0 {
-		a.note(facts.SecProcess, "partial", unreadList(u))
+		a.note(facts.SecProcess, facts.SectionPartial, unreadList(u))
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/kaudit/kaudit/internal/remote"
@@ -36,8 +37,11 @@ type Params struct {
 	SysctlKeys  []string // dotted keys to read from /proc/sys
 	// Files are the /proc and /sys files the catalog names (the host
 	// section reads each whole: facts.Facts.Files).
-	Files  []string
-	Marker string // section marker; NewMarker() when empty
+	Files []string
+	// PropertyKeys are the server.properties keys the catalog's checks
+	// name (rules.PropertyKeys), read beside KafkaKeys.
+	PropertyKeys []string
+	Marker       string // section marker; NewMarker() when empty
 	// Client selects the client profile: kernel, sysctls and the
 	// connections to ClientPorts (the brokers' Kafka ports) only.
 	Client      bool
@@ -89,6 +93,10 @@ func Script(p Params) ([]byte, error) {
 	if err := checkRDNS(p); err != nil {
 		return nil, err
 	}
+	kkeys, err := kafkaKeysPattern(p.PropertyKeys)
+	if err != nil {
+		return nil, err
+	}
 	conns, err := connParams(p)
 	if err != nil {
 		return nil, err
@@ -97,8 +105,8 @@ func Script(p Params) ([]byte, error) {
 	b.Grow(len(scriptBody) + len(conns) + len(feasibilityAwk) + len(kafkaConfAwk) + 512)
 	b.WriteString(conns)
 	fmt.Fprintf(&b, "RDNS_SELF=%s\nRDNS_PEERS=%s\n", remote.Quote(p.RDNSSelf), remote.Quote(strings.Join(p.RDNSPeers, " ")))
-	fmt.Fprintf(&b, "M=%s\nKAFKA_PORT=%d\nKAFKA_CONFIG=%s\nIFACES=%s\nSYSCTLS=%s\nFILES=%s\nFEAS_AWK=%s\nKCONF_AWK=%s\n",
-		remote.Quote(p.Marker), p.KafkaPort, remote.Quote(p.KafkaConfig),
+	fmt.Fprintf(&b, "M=%s\nKAFKA_PORT=%d\nKAFKA_CONFIG=%s\nKKEYS=%s\nIFACES=%s\nSYSCTLS=%s\nFILES=%s\nFEAS_AWK=%s\nKCONF_AWK=%s\n",
+		remote.Quote(p.Marker), p.KafkaPort, remote.Quote(p.KafkaConfig), remote.Quote(kkeys),
 		remote.Quote(strings.Join(p.Interfaces, " ")), remote.Quote(strings.Join(p.SysctlKeys, " ")),
 		remote.Quote(strings.Join(p.Files, " ")), remote.Quote(feasibilityAwk), remote.Quote(kafkaConfAwk))
 	b.WriteString(scriptBody)
@@ -106,8 +114,9 @@ func Script(p Params) ([]byte, error) {
 }
 
 // KafkaKeys are the server.properties keys the gather reads off a host
-// (the script's KKEYS): nothing else leaves it, because the file can hold
-// secrets. Adding a key is adding it here and to KKEYS.
+// (the script's KKEYS) for kaudit's own rules, beside those the catalog's
+// checks name (Params.PropertyKeys): nothing else leaves it, because the
+// file can hold secrets.
 var KafkaKeys = []string{
 	"socket.listen.backlog.size",
 	"socket.receive.buffer.bytes",
@@ -119,4 +128,25 @@ var KafkaKeys = []string{
 	"num.io.threads",
 	"broker.rack",
 	"listener.security.protocol.map",
+}
+
+var rePropertyKey = regexp.MustCompile(`^[a-z0-9]+(\.[a-z0-9]+)+$`)
+
+// kafkaKeysPattern is the script's KKEYS: KafkaKeys and then the extra
+// keys, as one awk regular expression ([.] rather than \. because awk -v
+// would read the backslash).
+func kafkaKeysPattern(extra []string) (string, error) {
+	keys := slices.Clone(KafkaKeys)
+	for _, k := range extra {
+		if !rePropertyKey.MatchString(k) || len(k) > 128 {
+			return "", fmt.Errorf("gather: bad server.properties key %q", k)
+		}
+		if !slices.Contains(keys, k) {
+			keys = append(keys, k)
+		}
+	}
+	for i, k := range keys {
+		keys[i] = strings.ReplaceAll(k, ".", "[.]")
+	}
+	return strings.Join(keys, "|"), nil
 }

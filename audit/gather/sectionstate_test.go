@@ -13,7 +13,7 @@ import (
 // noted as it is, any other is noted as an error saying so, never kept.
 func TestAssembleSectionEndState(t *testing.T) {
 	for _, tt := range []struct {
-		end     string
+		end     remote.State
 		want    facts.SectionState
 		message string // substring
 	}{
@@ -25,7 +25,7 @@ func TestAssembleSectionEndState(t *testing.T) {
 		{"bogus", facts.SectionError, `unknown section state "bogus"`},
 		{"Denied", facts.SectionError, `unknown section state "Denied"`},
 	} {
-		t.Run(tt.end, func(t *testing.T) {
+		t.Run(string(tt.end), func(t *testing.T) {
 			f := gather.Assemble(map[string]remote.Section{facts.SecNetstat: {Name: facts.SecNetstat, State: tt.end, Body: "x"}}, 9092)
 			st, ok := f.Sections[facts.SecNetstat]
 			if !ok || st.State != tt.want || !strings.Contains(st.Message, tt.message) {

@@ -17,15 +17,15 @@ import (
 func (a *assembler) brokerUnit(s remote.Section) {
 	switch {
 	case s.Name == "":
-		a.note(facts.SecBrokerUnit, "error", "section missing from gather output")
+		a.note(facts.SecBrokerUnit, facts.SectionError, "section missing from gather output")
 		return
-	case s.State == "absent":
-		a.note(facts.SecBrokerUnit, "absent", "no broker process: its service is unknown")
+	case s.Absent():
+		a.note(facts.SecBrokerUnit, facts.SectionAbsent, "no broker process: its service is unknown")
 		return
 	case a.f.Kafka == nil:
-		a.note(facts.SecBrokerUnit, "error", "broker-unit section without the kafka section")
+		a.note(facts.SecBrokerUnit, facts.SectionError, "broker-unit section without the kafka section")
 		return
-	case s.State != "ok":
+	case !s.OK():
 		a.noteSection(facts.SecBrokerUnit, s, fmt.Sprintf("/proc/%s/cgroup: %s (run with become: sudo)", keyValues(s.Body, "=")["pid"], s.State))
 		return
 	}
@@ -44,28 +44,28 @@ func (a *assembler) brokerUnit(s remote.Section) {
 	}
 	svc, err := parse.ParseCgroup(strings.Join(cg, "\n"))
 	if err != nil {
-		a.note(facts.SecBrokerUnit, "error", "/proc/"+kv["pid"]+"/cgroup: "+err.Error())
+		a.note(facts.SecBrokerUnit, facts.SectionError, "/proc/"+kv["pid"]+"/cgroup: "+err.Error())
 		return
 	}
 	if svc.Unit == "" {
 		// "absent": there is no service to read; the message says where
 		// the broker runs instead (the fix's manual action quotes it).
-		a.note(facts.SecBrokerUnit, "absent", fmt.Sprintf("the broker (pid %s) runs in cgroup %s: %s", kv["pid"], svc.Cgroup, svc.Why))
+		a.note(facts.SecBrokerUnit, facts.SectionAbsent, fmt.Sprintf("the broker (pid %s) runs in cgroup %s: %s", kv["pid"], svc.Cgroup, svc.Why))
 		return
 	}
 	u := &facts.BrokerUnit{Name: svc.Unit, Cgroup: svc.Cgroup}
 	a.f.Kafka.Unit = u
 	switch {
 	case kv["systemd"] != "yes":
-		a.note(facts.SecBrokerUnit, "partial", "cgroup names "+svc.Unit+" but systemd does not run here (/run/systemd/system absent)")
+		a.note(facts.SecBrokerUnit, facts.SectionPartial, "cgroup names "+svc.Unit+" but systemd does not run here (/run/systemd/system absent)")
 		return
 	case kv["unit"] != svc.Unit:
-		a.note(facts.SecBrokerUnit, "error", fmt.Sprintf("the script asked systemd about %q, the cgroup names %s (report this as a kaudit bug)", kv["unit"], svc.Unit))
+		a.note(facts.SecBrokerUnit, facts.SectionError, fmt.Sprintf("the script asked systemd about %q, the cgroup names %s (report this as a kaudit bug)", kv["unit"], svc.Unit))
 		return
 	}
 	sh, err := parse.ParseUnitShow(strings.Join(show, "\n"))
 	if err != nil {
-		a.note(facts.SecBrokerUnit, "partial", svc.Unit+": "+err.Error())
+		a.note(facts.SecBrokerUnit, facts.SectionPartial, svc.Unit+": "+err.Error())
 		return
 	}
 	u.NoFile = &facts.Limit{Soft: sh.NoFileSoft, Hard: sh.NoFileHard}

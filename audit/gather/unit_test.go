@@ -12,7 +12,7 @@ func TestBrokerUnitSection(t *testing.T) {
 	svc := "pid=42\ncgroup=0::/system.slice/kafka.service\nsystemd=yes\nunit=kafka.service\n"
 	tests := []struct {
 		name      string
-		state     string
+		state     remote.State
 		body      string
 		want      *facts.BrokerUnit
 		wantState string // the section's noted state; "" when not noted

@@ -14,9 +14,10 @@ type MetaDir struct {
 	Path string
 	// Meta is nil when the file is absent or not readable (State says).
 	Meta *facts.MetaProperties
-	// State is "ok", "absent" (no meta.properties: the directory was
-	// never formatted or is not this broker's) or "denied".
-	State string
+	// State is "" when meta.properties was read, facts.SectionAbsent (no
+	// meta.properties: the directory was never formatted or is not this
+	// broker's) or facts.SectionDenied.
+	State facts.SectionState
 }
 
 // KafkaMeta parses the kafka-meta section: a "dir=PATH" line per log
@@ -32,7 +33,7 @@ func KafkaMeta(body string) ([]MetaDir, error) {
 	for _, line := range strings.Split(body, "\n") {
 		line = strings.TrimSuffix(line, "\r")
 		if p, ok := strings.CutPrefix(line, "dir="); ok {
-			dirs = append(dirs, MetaDir{Path: p, State: "absent"})
+			dirs = append(dirs, MetaDir{Path: p, State: facts.SectionAbsent})
 			continue
 		}
 		if line == "" {
@@ -52,10 +53,10 @@ func KafkaMeta(body string) ([]MetaDir, error) {
 func (d *MetaDir) add(line string) error {
 	switch line {
 	case "!absent":
-		d.State, d.Meta = "absent", nil
+		d.State, d.Meta = facts.SectionAbsent, nil
 		return nil
 	case "!denied":
-		d.State, d.Meta = "denied", nil
+		d.State, d.Meta = facts.SectionDenied, nil
 		return nil
 	}
 	kv, ok := strings.CutPrefix(line, "meta=")
@@ -66,7 +67,7 @@ func (d *MetaDir) add(line string) error {
 	val = strings.TrimSpace(val)
 	if d.Meta == nil {
 		d.Meta = &facts.MetaProperties{NodeID: -1, BrokerID: -1}
-		d.State = "ok"
+		d.State = ""
 	}
 	m := d.Meta
 	switch key {

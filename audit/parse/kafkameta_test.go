@@ -23,7 +23,7 @@ func TestKafkaMetaStates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(d) != 3 || d[0].State != "ok" || d[0].Meta.ID() != 4 || d[0].Meta.ClusterID != "Xy3" ||
+	if len(d) != 3 || d[0].State != "" || d[0].Meta.ID() != 4 || d[0].Meta.ClusterID != "Xy3" ||
 		d[1].State != "denied" || d[1].Meta != nil || d[2].State != "absent" {
 		t.Errorf("got %+v", d)
 	}

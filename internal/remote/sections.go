@@ -9,9 +9,30 @@ import (
 // Section is one framed part of a script's output.
 type Section struct {
 	Name  string
-	State string // ok, missing, denied, absent, error
+	State State
 	Body  string
 }
+
+// State is what a section's end line says of it: StateOK (also an end
+// line without a state), or how the script could not read it. The states
+// a report keeps are facts.SectionState, parsed from this one
+// (facts.ParseSectionState), which rejects a state it does not know.
+type State string
+
+// The states a script's end line gives.
+const (
+	StateOK      State = "ok"
+	StateAbsent  State = "absent"  // nothing to read, e.g. no such file
+	StateMissing State = "missing" // the tool is absent
+	StateDenied  State = "denied"  // permission
+	StateError   State = "error"   // the command failed
+)
+
+// OK reports whether the section was read whole.
+func (s Section) OK() bool { return s.State == StateOK }
+
+// Absent reports whether there was nothing to read.
+func (s Section) Absent() bool { return s.State == StateAbsent }
 
 // Sections cuts a script's output into sections. Text outside sections
 // (a login banner, shell noise) is ignored. Output without the final
@@ -38,9 +59,9 @@ func Sections(out []byte, marker, script string) (map[string]Section, error) {
 			if len(f) < 1 || f[0] != cur {
 				return nil, fmt.Errorf("%s output malformed: end of section %q without its beginning", script, strings.Join(f, " "))
 			}
-			st := "ok"
+			st := StateOK
 			if len(f) > 1 {
-				st = f[1]
+				st = State(f[1])
 			}
 			// The newline printed before the end marker is not content.
 			secs[cur] = Section{Name: cur, State: st, Body: strings.TrimSuffix(body.String(), "\n")}

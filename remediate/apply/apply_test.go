@@ -227,11 +227,11 @@ func (s *sandbox) Run(ctx context.Context, t transport.Target, script []byte) (*
 
 func sbPlan(host string) remediate.HostPlan {
 	return remediate.HostPlan{Host: host, Changes: []remediate.Change{
-		{Host: host, Rule: "kafka-backlog-config", Kind: remediate.KindKafkaProperty, Target: "socket.listen.backlog.size", To: "4096", Persist: true, PersistPath: sbProps, RestartRequired: true},
-		{Host: host, Rule: "somaxconn", Kind: remediate.KindSysctl, Target: "net.core.somaxconn", From: "128", To: "4096", Runtime: true, Persist: true, PersistPath: "/etc/sysctl.d/99-kaudit.conf"},
-		{Host: host, Rule: "socket-buffers", Kind: remediate.KindSysctl, Target: "net.ipv4.tcp_rmem", From: "4096 131072 6291456", To: "4096 87380 134217728", Runtime: true, Persist: true, PersistPath: "/etc/sysctl.d/99-kaudit.conf"},
-		{Host: host, Rule: "nic-ring", Kind: remediate.KindNICRing, Target: "eth0 rx", From: "512", To: "4096", Runtime: true, Persist: true, PersistPath: remediate.NICPersistPath},
-		{Host: host, Rule: "nic-offload", Kind: remediate.KindNICOffload, Target: "eth0 gro", From: "off", To: "on", Runtime: true, Persist: true, PersistPath: remediate.NICPersistPath},
+		{Host: host, Rules: []string{"kafka-backlog-config"}, Kind: remediate.KindKafkaProperty, Target: "socket.listen.backlog.size", To: "4096", Persist: true, PersistPath: sbProps, RestartRequired: true},
+		{Host: host, Rules: []string{"somaxconn"}, Kind: remediate.KindSysctl, Target: "net.core.somaxconn", From: "128", To: "4096", Runtime: true, Persist: true, PersistPath: "/etc/sysctl.d/99-kaudit.conf"},
+		{Host: host, Rules: []string{"socket-buffers"}, Kind: remediate.KindSysctl, Target: "net.ipv4.tcp_rmem", From: "4096 131072 6291456", To: "4096 87380 134217728", Runtime: true, Persist: true, PersistPath: "/etc/sysctl.d/99-kaudit.conf"},
+		{Host: host, Rules: []string{"nic-ring"}, Kind: remediate.KindNICRing, Target: "eth0 rx", From: "512", To: "4096", Runtime: true, Persist: true, PersistPath: remediate.NICPersistPath},
+		{Host: host, Rules: []string{"nic-offload"}, Kind: remediate.KindNICOffload, Target: "eth0 gro", From: "off", To: "on", Runtime: true, Persist: true, PersistPath: remediate.NICPersistPath},
 	}}
 }
 

@@ -9,7 +9,7 @@ import (
 )
 
 func dropInChange(unit, to string) remediate.Change {
-	return remediate.Change{Host: "b1", Rule: "broker-open-files", Kind: remediate.KindUnitDropIn, Target: remediate.NoFileTarget(unit),
+	return remediate.Change{Host: "b1", Rules: []string{"broker-open-files"}, Kind: remediate.KindUnitDropIn, Target: remediate.NoFileTarget(unit),
 		From: "4096", To: to, Persist: true, PersistPath: remediate.DropInPath(unit), RestartRequired: true}
 }
 

@@ -22,11 +22,11 @@ var (
 )
 
 // nicTarget splits and validates "eth0 rx" / "eth0 gro" for kind, or a
-// NetworkManager connection's setting "nm:<UUID> rx" (nmKey).
+// NetworkManager connection's setting "nm:<UUID> rx" (remediate.NMConnection.Key).
 func nicTarget(kind remediate.ChangeKind, target string) (iface, setting string, err error) {
 	iface, setting, ok := strings.Cut(target, " ")
-	_, nm := nmConnection(iface)
-	if !ok || (!nm && (!safe.Iface(iface) || strings.HasPrefix(iface, nmPrefix) || iface == "." || iface == "..")) {
+	_, nm := remediate.NMConnectionOf(iface)
+	if !ok || (!nm && (!safe.Iface(iface) || remediate.IsNMKey(iface) || iface == "." || iface == "..")) {
 		return "", "", fmt.Errorf("NIC target %q: want \"IFACE SETTING\" with a valid interface name", target)
 	}
 	switch kind {
@@ -47,7 +47,7 @@ func nicTarget(kind remediate.ChangeKind, target string) (iface, setting string,
 // checkNICValue validates a ring size or on/off (or, in a NetworkManager
 // connection, "unset").
 func checkNICValue(kind remediate.ChangeKind, target, v string) error {
-	if v == nmUnset && strings.HasPrefix(target, nmPrefix) {
+	if v == nmUnset && remediate.IsNMKey(target) {
 		return nil
 	}
 	switch kind {
@@ -73,9 +73,11 @@ type NICSetting struct {
 	Iface, Setting, Value string
 	// Path is the file it is persisted in (remediate.Change.PersistPath;
 	// "": remediate.NICPersistPath), Match the .link match
-	// (remediate.Change.PersistMatch).
+	// (remediate.Change.PersistMatch), NM the NetworkManager connection
+	// (remediate.Change.NM).
 	Path  string
 	Match remediate.PersistMatch
+	NM    remediate.NMConnection
 }
 
 // RenderNICRules returns the new content of the udev rule file: the header
@@ -152,26 +154,10 @@ func nicRulesHold(existing []byte, set []NICSetting) bool {
 }
 
 // NetworkManager connection settings are running values of the NIC kinds
-// whose key is "nm:<connection UUID> <setting>": read with nmcli -g,
-// written with nmcli connection modify; a property the connection does
-// not set reads as nmUnset, and writing nmUnset removes it again.
-const (
-	nmPrefix = "nm:"
-	nmUnset  = "unset"
-)
-
-// nmKey is the running-value key of a setting in a connection.
-func nmKey(uuid, setting string) string { return nmPrefix + uuid + " " + setting }
-
-// nmConnection is the connection UUID of the interface part of an nmKey
-// ("nm:<UUID>"); ok is false for an interface name or a malformed UUID.
-func nmConnection(iface string) (uuid string, ok bool) {
-	uuid, ok = strings.CutPrefix(iface, nmPrefix)
-	if !ok || !safe.NMUUID(uuid) {
-		return "", false
-	}
-	return uuid, true
-}
+// whose key is remediate.NMConnection.Key: read with nmcli -g, written
+// with nmcli connection modify; a property the connection does not set
+// reads as nmUnset, and writing nmUnset removes it again.
+const nmUnset = "unset"
 
 // nmProperty is the nmcli property of a setting.
 func nmProperty(kind remediate.ChangeKind, setting string) string {

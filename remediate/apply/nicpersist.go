@@ -22,7 +22,7 @@ import (
 //     is edited (EditIfcfg);
 //   - /etc/network/interfaces and /etc/network/interfaces.d/*: post-up
 //     lines under the interface's stanza (EditInterfaces);
-//   - a NetworkManager connection (Change.PersistMatch remediate.NMMatch(UUID)):
+//   - a NetworkManager connection (Change.NM):
 //     nmcli connection modify, its previous values read, journalled and
 //     restored as running values (keys "nm:UUID SETTING", nic.go).
 //
@@ -32,7 +32,7 @@ import (
 // nicPersistFile is the file a NIC change is persisted in ("" for a
 // NetworkManager connection).
 func nicPersistFile(c remediate.Change) string {
-	if c.PersistMatch.IsNM() {
+	if c.NM != "" {
 		return ""
 	}
 	if c.PersistPath == "" {
@@ -44,12 +44,11 @@ func nicPersistFile(c remediate.Change) string {
 // nmReads are the NetworkManager connection values the read step reads
 // for a NIC change persisted there (their previous values are journalled).
 func nmReads(c remediate.Change) []NICRead {
-	uuid, ok := c.PersistMatch.NMConnection()
-	if !ok || !c.Persist {
+	if c.NM == "" || !c.Persist {
 		return nil
 	}
 	_, setting, _ := strings.Cut(c.Target, " ")
-	return []NICRead{{Kind: c.Kind, Target: nmKey(uuid, setting)}}
+	return []NICRead{{Kind: c.Kind, Target: c.NM.Key(setting)}}
 }
 
 // nicFile is one file persisting NIC settings, as the apply step writes it.
@@ -68,13 +67,14 @@ const (
 // renderNICPersist computes the new content of every file that persists
 // set (grouped by NICSetting.Path), from what the read step found, and
 // the NetworkManager connection values to set (running values of the NIC
-// kinds, keyed nmKey, their Before read by the read step: nmReads).
+// kinds, keyed remediate.NMConnection.Key, their Before read by the read
+// step: nmReads).
 func renderNICPersist(set []NICSetting, st *readState, runID string) ([]nicFile, []RuntimeWrite, error) {
 	byPath := map[string][]NICSetting{}
 	var nm []RuntimeWrite
 	for _, s := range set {
-		if uuid, ok := s.Match.NMConnection(); ok {
-			w, change, err := nmWrite(s, uuid, st)
+		if s.NM != "" {
+			w, change, err := nmWrite(s, st)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -102,16 +102,17 @@ func renderNICPersist(set []NICSetting, st *readState, runID string) ([]nicFile,
 	return out, nm, nil
 }
 
-// nmWrite is the NetworkManager connection value that persists s (the
-// connection uuid), and whether it differs from what was read.
-func nmWrite(s NICSetting, uuid string, st *readState) (RuntimeWrite, bool, error) {
+// nmWrite is the NetworkManager connection value that persists s (in its
+// connection s.NM), and whether it differs from what was read.
+func nmWrite(s NICSetting, st *readState) (RuntimeWrite, bool, error) {
+	uuid := string(s.NM)
 	if err := checkSettings([]NICSetting{s}); err != nil {
 		return RuntimeWrite{}, false, err
 	}
 	if !safe.NMUUID(uuid) {
 		return RuntimeWrite{}, false, fmt.Errorf("%s %s: NetworkManager connection UUID %q", s.Iface, s.Setting, uuid)
 	}
-	key := nmKey(uuid, s.Setting)
+	key := s.NM.Key(s.Setting)
 	before, ok := st.nic[key]
 	if !ok {
 		return RuntimeWrite{}, false, fmt.Errorf("%s: not read", key)
@@ -185,7 +186,7 @@ func oneIface(p string, ss []NICSetting) (string, error) {
 
 func checkSettings(ss []NICSetting) error {
 	for _, s := range ss {
-		if strings.HasPrefix(s.Iface, nmPrefix) {
+		if remediate.IsNMKey(s.Iface) {
 			return fmt.Errorf("%q is not an interface", s.Iface)
 		}
 		if _, _, err := nicTarget(s.Kind, s.Iface+" "+s.Setting); err != nil {

@@ -163,10 +163,10 @@ func TestRenderNICPersistRefuses(t *testing.T) {
 }
 
 // nicPersistPlan is a plan of NIC changes persisted in path.
-func nicPersistPlan(host, path string, match remediate.PersistMatch) remediate.HostPlan {
+func nicPersistPlan(host, path string, match remediate.PersistMatch, nm remediate.NMConnection) remediate.HostPlan {
 	return remediate.HostPlan{Host: host, Changes: []remediate.Change{
-		{Host: host, Rule: "nic-ring", Kind: remediate.KindNICRing, Target: "eth0 rx", From: "512", To: "4096", Runtime: true, Persist: true, PersistPath: path, PersistMatch: match},
-		{Host: host, Rule: "nic-offload", Kind: remediate.KindNICOffload, Target: "eth0 gro", From: "off", To: "on", Runtime: true, Persist: true, PersistPath: path, PersistMatch: match},
+		{Host: host, Rules: []string{"nic-ring"}, Kind: remediate.KindNICRing, Target: "eth0 rx", From: "512", To: "4096", Runtime: true, Persist: true, PersistPath: path, PersistMatch: match, NM: nm},
+		{Host: host, Rules: []string{"nic-offload"}, Kind: remediate.KindNICOffload, Target: "eth0 gro", From: "off", To: "on", Runtime: true, Persist: true, PersistPath: path, PersistMatch: match, NM: nm},
 	}}
 }
 
@@ -196,7 +196,7 @@ func TestNICPersistSandbox(t *testing.T) {
 				t.Fatal(err)
 			}
 			h := Host{Inv: inventory.Host{Name: "h1", Address: "192.0.2.1", User: "root", KafkaPort: 9092},
-				Findings: []rules.Finding{{Rule: rules.RuleKernelSynackWscale, Status: rules.Pass}}, Plan: nicPersistPlan("h1", tc.path, tc.match)}
+				Findings: []rules.Finding{{Rule: rules.RuleKernelSynackWscale, Status: rules.Pass}}, Plan: nicPersistPlan("h1", tc.path, tc.match, "")}
 			runID := fmt.Sprintf("20260101T000000Z-%08d", 100+i)
 			j, err := Apply(context.Background(), []Host{h}, Options{Runner: s, RunID: runID})
 			if err != nil {
@@ -255,7 +255,7 @@ esac
 `
 
 func TestNMScripts(t *testing.T) {
-	key := nmKey(tUUID, "rx")
+	key := remediate.NMConnection(tUUID).Key("rx")
 	if _, _, err := nicTarget(remediate.KindNICRing, key); err != nil {
 		t.Fatal(err)
 	}
@@ -273,7 +273,7 @@ func TestNMScripts(t *testing.T) {
 	if _, err := RenderNICRules(nil, []NICSetting{{Kind: remediate.KindNICRing, Iface: "nm:" + tUUID, Setting: "rx", Value: "4096"}}, "/usr/sbin/ethtool", tRun); err == nil {
 		t.Error("a connection written as a udev rule")
 	}
-	script, err := RollbackScript(RollbackParams{Marker: tMarker, RunID: tRun, Runtime: []remediate.RuntimeValue{{Kind: remediate.KindNICOffload, Key: nmKey(tUUID, "gro"), Before: "unset", After: "on"}}})
+	script, err := RollbackScript(RollbackParams{Marker: tMarker, RunID: tRun, Runtime: []remediate.RuntimeValue{{Kind: remediate.KindNICOffload, Key: remediate.NMConnection(tUUID).Key("gro"), Before: "unset", After: "on"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,7 +299,7 @@ func TestNICPersistNetworkManagerSandbox(t *testing.T) {
 	}
 	h := Host{Inv: inventory.Host{Name: "h1", Address: "192.0.2.1", User: "root", KafkaPort: 9092},
 		Findings: []rules.Finding{{Rule: rules.RuleKernelSynackWscale, Status: rules.Pass}},
-		Plan:     nicPersistPlan("h1", `NetworkManager connection "Wired connection 1"`, remediate.NMMatchPrefix+tUUID)}
+		Plan:     nicPersistPlan("h1", `NetworkManager connection "Wired connection 1"`, "", tUUID)}
 	const runID = "20260101T000000Z-00000300"
 	j, err := Apply(context.Background(), []Host{h}, Options{Runner: s, RunID: runID})
 	if err != nil {
@@ -309,7 +309,7 @@ func TestNICPersistNetworkManagerSandbox(t *testing.T) {
 	if hj.Status != remediate.StatusVerified || len(hj.Backups) != 0 || len(hj.Runtime) != 4 {
 		t.Fatalf("%+v", hj)
 	}
-	want := map[string]string{nmKey(tUUID, "rx"): "1024", nmKey(tUUID, "gro"): "unset"}
+	want := map[string]string{remediate.NMConnection(tUUID).Key("rx"): "1024", remediate.NMConnection(tUUID).Key("gro"): "unset"}
 	for _, r := range hj.Runtime {
 		if b, ok := want[r.Key]; ok && r.Before != b {
 			t.Errorf("%s journalled before %q, want %q", r.Key, r.Before, b)

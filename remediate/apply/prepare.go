@@ -97,7 +97,7 @@ func (p *prepared) nic(c remediate.Change, st *readState) error {
 		p.setRuntime(RuntimeWrite{Kind: c.Kind, Key: c.Target, Before: before, To: c.To})
 	}
 	if c.Persist {
-		p.nicPersist = append(p.nicPersist, NICSetting{Kind: c.Kind, Iface: iface, Setting: setting, Value: c.To, Path: c.PersistPath, Match: c.PersistMatch})
+		p.nicPersist = append(p.nicPersist, NICSetting{Kind: c.Kind, Iface: iface, Setting: setting, Value: c.To, Path: c.PersistPath, Match: c.PersistMatch, NM: c.NM})
 	}
 	return nil
 }

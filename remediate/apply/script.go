@@ -280,8 +280,8 @@ func valueFields(kind remediate.ChangeKind, key string) []string {
 		return []string{"sysctl", procPath(key), "-", "-"}
 	}
 	iface, setting, _ := nicTarget(kind, key)
-	if uuid, ok := nmConnection(iface); ok {
-		return []string{"nm", uuid, setting, nmProperty(kind, setting)}
+	if conn, ok := remediate.NMConnectionOf(iface); ok {
+		return []string{"nm", string(conn), setting, nmProperty(kind, setting)}
 	}
 	if kind == remediate.KindNICRing {
 		return []string{"ring", iface, setting, strings.ToUpper(setting) + ":"}

@@ -13,6 +13,7 @@ import (
 	"github.com/kaudit/kaudit/remediate"
 	"github.com/kaudit/kaudit/remediate/props"
 	"github.com/kaudit/kaudit/remediate/sysctld"
+	"github.com/kaudit/kaudit/rules"
 )
 
 // verify gathers the host again and checks that every change reads back:
@@ -63,17 +64,22 @@ func verify(ctx context.Context, h Host, opt Options, changes []remediate.Change
 	return f, nil
 }
 
-// regather gathers the host again, reading the planned sysctl keys too.
+// regather gathers the host again, reading the planned sysctl and
+// server.properties keys too.
 func regather(ctx context.Context, h Host, opt Options, changes []remediate.Change) (*facts.Facts, error) {
 	keys := append([]string(nil), opt.SysctlKeys...)
+	props := rules.PropertyKeys()
 	for _, c := range changes {
-		if c.Kind == remediate.KindSysctl {
+		switch c.Kind {
+		case remediate.KindSysctl:
 			keys = append(keys, c.Target)
+		case remediate.KindKafkaProperty:
+			props = append(props, c.Target)
 		}
 	}
 	res := audit.Scan(ctx, []inventory.Host{h.Inv}, audit.Options{
 		Concurrency: 1, Timeout: opt.Timeout, ConnectTimeout: opt.ConnectTimeout,
-		SysctlKeys: keys, Files: opt.Files, Runner: opt.Runner, Probes: opt.Probes,
+		SysctlKeys: keys, Files: opt.Files, PropertyKeys: props, Runner: opt.Runner, Probes: opt.Probes,
 	})
 	if len(res) != 1 {
 		return nil, errors.New("re-gather returned no result")

@@ -14,7 +14,7 @@ func TestVerifyNICBoot(t *testing.T) {
 	runtimeOnly := persistOnly
 	runtimeOnly.Persist, runtimeOnly.Runtime, runtimeOnly.PersistPath = false, true, ""
 	nm := persistOnly
-	nm.PersistPath, nm.PersistMatch = `NetworkManager connection "eth0"`, remediate.NMMatchPrefix+"16b7676e-40b8-3b51-b414-7d7c32c7969a"
+	nm.PersistPath, nm.NM = `NetworkManager connection "eth0"`, "16b7676e-40b8-3b51-b414-7d7c32c7969a"
 	udevGRO := &facts.NICBoot{Settings: map[string]facts.NICBootValue{"gro": {Value: "on", Mechanism: facts.PersistUdev, Source: remediate.NICPersistPath + ":3"}}}
 	linkOff := &facts.NICBoot{Settings: map[string]facts.NICBootValue{"gro": {Value: "off", Mechanism: facts.PersistSystemdLink, Source: "/run/systemd/network/10-netplan-eth0.link:11"}}}
 	for _, tc := range []struct {
