@@ -57,6 +57,31 @@ func TestHostFactsOnRealKernel(t *testing.T) {
 		}
 	}
 
+	// Issue 30's later rules, against what the guest says: no netfilter,
+	// a PLAINTEXT listener, no memory limit on kafka.service, the log dir
+	// on the virtio disk.
+	if fd := f("conntrack-drops"); ct == "" && fd.Status != rules.Skip {
+		t.Errorf("conntrack-drops: %s without nf_conntrack, want skip", fd.Status)
+	}
+	if fd := f("reverse-dns"); fd.Status != rules.Skip {
+		t.Errorf("reverse-dns: %s on a PLAINTEXT broker, want skip", fd.Status)
+	}
+	synced := truth("timedatectl show -p NTPSynchronized --value")
+	if fd := f("time-sync"); fd.Status == rules.Pass && synced != "yes" {
+		t.Errorf("time-sync: pass while the guest says NTPSynchronized=%q", synced)
+	}
+	want("broker-cgroup-memory", f("broker-cgroup-memory"), rules.Pass, "")
+	dev := truth("basename $(readlink -f /sys/dev/block/$(mountpoint -d /var/lib/kafka/data 2>/dev/null || stat -c '%t:%T' /dev/vda))")
+	sched, rot := truth("cat /sys/block/vda/queue/scheduler"), truth("cat /sys/block/vda/queue/rotational")
+	t.Logf("guest: log dir device %q, vda scheduler %q rotational %q", dev, sched, rot)
+	wantDev := rules.Pass
+	if rot == "1" && strings.Contains(sched, "[none]") {
+		wantDev = rules.Warn
+	}
+	if fd := f("log-dir-devices"); fd.Status != wantDev || !strings.Contains(fd.Observed, "vda") {
+		t.Errorf("log-dir-devices: %s %q, want %s naming vda", fd.Status, fd.Observed, wantDev)
+	}
+
 	// Change the guest under the rules: a clocksource other than tsc where
 	// tsc is offered, and the clock 30 s ahead of kaudit's.
 	other := ""
@@ -66,12 +91,17 @@ func TestHostFactsOnRealKernel(t *testing.T) {
 		}
 	}
 	slow(t, g, `date -s "@$(( $(date +%s) + 30 ))" >/dev/null`)
+	// A memory limit under the heap (-Xmx1G) plus the page-cache floor.
+	slow(t, g, "systemctl set-property --runtime kafka.service MemoryMax=1500M")
 	if other != "" {
 		slow(t, g, "echo "+other+" > "+cs+"current_clocksource")
 	}
 	rep, _ = scanJSON(t, "scan", inv)
 	if fd := f("clock-offset"); fd.Status != rules.Fail || !strings.Contains(fd.Observed, "host clock +3") {
 		t.Errorf("clock-offset after the guest's clock went 30 s ahead: %s %q", fd.Status, fd.Observed)
+	}
+	if fd := f("broker-cgroup-memory"); fd.Status != rules.Fail || !strings.Contains(fd.Observed, "kafka.service") {
+		t.Errorf("broker-cgroup-memory with MemoryMax=1500M on a 1G heap: %s %q, want fail naming kafka.service", fd.Status, fd.Observed)
 	}
 	if other != "" && slices.Contains(strings.Fields(avail), "tsc") {
 		want("clocksource", f("clocksource"), rules.Fail, fmt.Sprintf("clocksource %s (available: %s)", other, avail))
