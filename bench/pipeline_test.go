@@ -63,7 +63,7 @@ func BenchmarkFleet(b *testing.B) {
 }
 
 func scanFleet(b *testing.B, hosts []inventory.Host, out string) {
-	cfg := pipeline.Config{Profile: rules.DefaultProfile(), Runner: transport.NewSSH(), SpoolFacts: pipeline.SpoolFor("json", whatif.Assume{}, hosts)}
+	cfg := pipeline.Config{Profile: rules.DefaultProfile(), Runner: transport.NewSSH(), SpoolFacts: pipeline.SpoolFor(whatif.Assume{}, hosts)}
 	r, err := pipeline.Audit(context.Background(), hosts, cfg)
 	if err != nil {
 		b.Fatal(err)

@@ -35,6 +35,7 @@ func Demo(ctx context.Context, c Console, j ReportJob) error {
 	}
 	defer fleet.Close()
 	j.Hosts, j.Inventory = fleet.Hosts, demoInventory
+	j.keepFacts = true // writeDemoPlan plans from every host's facts
 	r, err := scanReport(ctx, c, j)
 	if r != nil {
 		defer r.Close()

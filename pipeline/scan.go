@@ -41,10 +41,11 @@ type Config struct {
 	// rules are evaluated: as their JSON in a report.Spool (a temporary
 	// file in SpoolDir, os.TempDir() when "", unlinked at once) that the
 	// report's hosts point to (report.Host.Spooled), the fleet rules run
-	// on what they read (rules.FleetFacts). For a report rendered as JSON:
-	// the other formats load the facts back whole, and the what-if, which
-	// models facts as values, cannot run on it. Report.Close frees the
-	// spool. A host whose facts cannot be written keeps them in memory.
+	// on what they read (rules.FleetFacts), the formats other than JSON on
+	// what the spool keeps in memory of them (report.Spool.Put). The
+	// what-if, which models facts as values, cannot run on it. Report.Close
+	// frees the spool. A host whose facts cannot be written keeps them in
+	// memory.
 	SpoolFacts bool
 	SpoolDir   string
 	// ProbeRecords, when set, keeps each probe's verdict for the host's
@@ -146,18 +147,21 @@ type ReportJob struct {
 	Inventory, Shard string        // recorded in the report
 	WhatIf           whatif.Assume // --assume-kernel, --assume-kafka
 	Output           Output
+	// keepFacts keeps every host's facts in the report (no spool): the
+	// flow reads them after the report is printed (the demo's fix plan).
+	keepFacts bool
 }
 
 // scanReport runs j: the scan (auditOnTerminal), then the what-if on the
 // raw findings on c's stderr (when j.WhatIf is set, or the inventory
 // plans an upgrade for a scanned host), then the waivers, then the report
 // and its verdict (emit). The report is nil when it was not emitted. A
-// JSON report without a what-if spools the facts (SpoolFor): Close it.
+// scan without a what-if spools the facts (SpoolFor): Close it.
 func scanReport(ctx context.Context, c Console, j ReportJob) (*report.Report, error) {
 	if err := j.Output.loadWaivers(); err != nil {
 		return nil, err
 	}
-	if SpoolFor(j.Output.Format, j.WhatIf, j.Hosts) {
+	if !j.keepFacts && SpoolFor(j.WhatIf, j.Hosts) {
 		j.Config.SpoolFacts = canSpool(c, j.Config.SpoolDir)
 	}
 	r, err := auditOnTerminal(ctx, c, j.Hosts, j.Config, j.Output.Quiet)

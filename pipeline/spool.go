@@ -77,12 +77,13 @@ func (s *hostSink) report(results []audit.Result) []report.Host {
 	return s.hosts
 }
 
-// SpoolFor is Config.SpoolFacts for a scan whose report is rendered in
-// format, with the what-if of a (the --assume-* flags) and of the
-// upgrades hosts plan: true for JSON when there is no what-if, which
-// needs every host's facts as values (see WhatIf).
-func SpoolFor(format string, a whatif.Assume, hosts []inventory.Host) bool {
-	return format == "json" && !plansUpgrade(a, hosts)
+// SpoolFor is Config.SpoolFacts for a scan with the what-if of a (the
+// --assume-* flags) and of the upgrades hosts plan: true when there is no
+// what-if, which needs every host's facts as values (see WhatIf). Every
+// format renders from a spool: JSON splices the facts back byte for byte,
+// the others read what each host keeps in memory (report.Spool.Put).
+func SpoolFor(a whatif.Assume, hosts []inventory.Host) bool {
+	return !plansUpgrade(a, hosts)
 }
 
 // canSpool reports whether a facts spool can be made in dir; when it

@@ -95,20 +95,17 @@ func TestSpoolFor(t *testing.T) {
 	plain := []inventory.Host{{Name: "a"}, {Name: "b"}}
 	planned := []inventory.Host{{Name: "a"}, {Name: "b", AssumeKafka: "3.6.1"}}
 	for _, c := range []struct {
-		format string
-		a      whatif.Assume
-		hosts  []inventory.Host
-		want   bool
+		a     whatif.Assume
+		hosts []inventory.Host
+		want  bool
 	}{
-		{"json", whatif.Assume{}, plain, true},
-		{"table", whatif.Assume{}, plain, false},
-		{"sarif", whatif.Assume{}, plain, false},
-		{"json", whatif.Assume{Kernel: "5.10.0"}, plain, false},
-		{"json", whatif.Assume{Kafka: "3.6.1"}, plain, false},
-		{"json", whatif.Assume{}, planned, false},
+		{whatif.Assume{}, plain, true},
+		{whatif.Assume{Kernel: "5.10.0"}, plain, false},
+		{whatif.Assume{Kafka: "3.6.1"}, plain, false},
+		{whatif.Assume{}, planned, false},
 	} {
-		if got := pipeline.SpoolFor(c.format, c.a, c.hosts); got != c.want {
-			t.Errorf("SpoolFor(%s, %+v, %d hosts) = %v, want %v", c.format, c.a, len(c.hosts), got, c.want)
+		if got := pipeline.SpoolFor(c.a, c.hosts); got != c.want {
+			t.Errorf("SpoolFor(%+v, %d hosts) = %v, want %v", c.a, len(c.hosts), got, c.want)
 		}
 	}
 }

@@ -43,10 +43,7 @@ func Render(w io.Writer, format string, r *Report, opt Options) error {
 		return err
 	}
 	if format != "json" && r.spooled() { // only renderJSON prints spooled facts as they are
-		var err error
-		if r, err = r.withFacts(); err != nil {
-			return err
-		}
+		r = r.withViews()
 	}
 	return fn(w, r, opt)
 }

@@ -24,11 +24,13 @@ type Spool struct {
 	end int64
 }
 
-// SpooledFacts is where one host's facts are in a Spool.
+// SpooledFacts is where one host's facts are in a Spool, and the few of
+// them the formats other than JSON read (viewFacts), kept in memory.
 type SpooledFacts struct {
 	spool *Spool
 	off   int64
 	n     int
+	view  *facts.Facts
 }
 
 // NewSpool creates a spool in dir (os.TempDir() when "").
@@ -48,7 +50,8 @@ func NewSpool(dir string) (*Spool, error) {
 }
 
 // Put appends f's JSON encoding (as json.Marshal writes it, the bytes the
-// JSON report prints) and says where it is. It is safe for concurrent use.
+// JSON report prints) and says where it is, keeping what the other
+// formats read of f. It is safe for concurrent use.
 func (s *Spool) Put(f *facts.Facts) (*SpooledFacts, error) {
 	b, err := json.Marshal(f)
 	if err != nil {
@@ -59,7 +62,7 @@ func (s *Spool) Put(f *facts.Facts) (*SpooledFacts, error) {
 	if _, err := s.f.WriteAt(b, s.end); err != nil {
 		return nil, fmt.Errorf("facts spool: %w", err)
 	}
-	ref := &SpooledFacts{spool: s, off: s.end, n: len(b)}
+	ref := &SpooledFacts{spool: s, off: s.end, n: len(b), view: viewFacts(f)}
 	s.end += int64(len(b))
 	return ref, nil
 }

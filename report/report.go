@@ -5,7 +5,6 @@
 package report
 
 import (
-	"fmt"
 	"sort"
 	"time"
 
@@ -55,7 +54,8 @@ type Host struct {
 	Findings   []rules.Finding `json:"findings"`
 	// Spooled holds an audited host's facts, Facts nil, when the scan
 	// kept them out of memory (pipeline.Config.SpoolFacts); the JSON
-	// format prints them in Facts' place, the others load them back.
+	// format prints them in Facts' place, the others render from what it
+	// keeps in memory (viewFacts).
 	Spooled *SpooledFacts `json:"-"`
 }
 
@@ -141,23 +141,18 @@ func (r *Report) Close() error {
 	return err
 }
 
-// withFacts is r with every spooled host's facts loaded back, for the
-// formats that read them as values; r itself is left alone.
-func (r *Report) withFacts() (*Report, error) {
+// withViews is r with every spooled host's Facts set to what the formats
+// other than JSON read of them (viewFacts), kept in memory when they were
+// spooled; r itself is left alone.
+func (r *Report) withViews() *Report {
 	c := *r
 	c.Hosts = append([]Host(nil), r.Hosts...)
 	for i := range c.Hosts {
-		h := &c.Hosts[i]
-		if h.Spooled == nil {
-			continue
+		if h := &c.Hosts[i]; h.Spooled != nil {
+			h.Facts, h.Spooled = h.Spooled.view, nil
 		}
-		f, err := h.Spooled.Load()
-		if err != nil {
-			return nil, fmt.Errorf("host %s: %w", h.Name, err)
-		}
-		h.Facts, h.Spooled = f, nil
 	}
-	return &c, nil
+	return &c
 }
 
 // Summarize scores every host and recomputes r.Summary.

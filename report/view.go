@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unique"
 
 	"github.com/kaudit/kaudit/audit/facts"
 	"github.com/kaudit/kaudit/rules"
@@ -294,4 +295,44 @@ func waiverNote(f rules.Finding) string {
 		}
 	}
 	return f.Reason
+}
+
+// viewFacts is what the formats other than JSON read of f (kafkaPort,
+// effectiveBacklog, kernelRelease, kafkaVersion, osDescription,
+// sectionGaps, MetaClusterID, the client role): what a spooled host keeps
+// in memory so that those formats need not load its facts back
+// (SpooledFacts.view). Strings are interned copies (unique.Make clones
+// them): nothing pins the gathered output they were parsed from, and the
+// texts hosts repeat (kernel, distribution, section states) are held once. A renderer that reads another
+// fact must be given it here: TestSpooledRendersTheSameBytes fails
+// otherwise.
+func viewFacts(f *facts.Facts) *facts.Facts {
+	c := func(s string) string { return unique.Make(s).Value() }
+	k := f.Kernel
+	out := &facts.Facts{
+		KafkaPort: f.KafkaPort, Role: facts.Role(c(string(f.Role))),
+		Kernel: facts.Kernel{Release: c(k.Release), Pretty: c(k.Pretty), Distro: c(k.Distro),
+			DistroVer: c(k.DistroVer), Signature: c(k.Signature), Arch: c(k.Arch)},
+	}
+	port := kafkaPort(f)
+	for _, l := range f.Listeners {
+		if l.Port == port {
+			out.Listeners = append(out.Listeners, facts.Listener{Port: l.Port, Backlog: l.Backlog})
+		}
+	}
+	for name, s := range f.Sections {
+		if out.Sections == nil {
+			out.Sections = make(map[string]facts.SectionStatus, len(f.Sections))
+		}
+		out.Sections[c(name)] = facts.SectionStatus{State: facts.SectionState(c(string(s.State))), Message: c(s.Message)}
+	}
+	if kf := f.Kafka; kf != nil {
+		out.Kafka = &facts.Kafka{Version: c(kf.Version), Distribution: c(kf.Distribution), Config: c(kf.Config)}
+		for _, d := range kf.LogDirs {
+			if d.Meta != nil {
+				out.Kafka.LogDirs = append(out.Kafka.LogDirs, facts.LogDir{Meta: &facts.MetaProperties{ClusterID: c(d.Meta.ClusterID)}})
+			}
+		}
+	}
+	return out
 }

@@ -5,6 +5,7 @@ import (
 	"net/netip"
 	"sort"
 	"strings"
+	"unique"
 
 	"github.com/kaudit/kaudit/audit/facts"
 )
@@ -354,7 +355,8 @@ func capList(l []string, n int) []string {
 }
 
 // FleetFacts is the part of f the fleet rules read (EvaluateFleet gives
-// the same findings with it as with f), copied with fresh strings so it
+// the same findings with it as with f), copied with fresh strings (those
+// hosts repeat interned: intern) so it
 // keeps nothing else of f alive, not even the gather output its strings
 // were cut from: what a scan keeps of a host whose facts it has written
 // out (pipeline.Config.SpoolFacts) until every host is gathered. Nil for nil.
@@ -381,15 +383,15 @@ func FleetFacts(f *facts.Facts) *facts.Facts {
 		}),
 		// What the peer comparison reads (peers.go).
 		Kernel: facts.Kernel{Release: strings.Clone(f.Kernel.Release)},
-		Sysctl: cloneMap(f.Sysctl, strings.Clone),
-		Files:  cloneMap(f.Files, strings.Clone),
+		Sysctl: cloneMap(f.Sysctl, intern),
+		Files:  cloneMap(f.Files, intern),
 		NICs:   cloneSlice(f.NICs, peerNIC),
 	}
 	if k := f.Kafka; k != nil {
 		out.Kafka = &facts.Kafka{
 			PID: k.PID, FoundBy: strings.Clone(k.FoundBy), Version: strings.Clone(k.Version),
 			Distribution: strings.Clone(k.Distribution), Jar: strings.Clone(k.Jar), Scala: strings.Clone(k.Scala),
-			Config: strings.Clone(k.Config), Properties: cloneMap(k.Properties, strings.Clone),
+			Config: strings.Clone(k.Config), Properties: cloneMap(k.Properties, intern),
 			PropertyLines: cloneMap(k.PropertyLines, func(n int) int { return n }),
 			Process:       peerProcess(k.Process),
 			Running:       cloneMap(k.Running, func(r facts.RunningConfig) facts.RunningConfig { return r }),
@@ -424,17 +426,23 @@ func cloneSlice[T any](s []T, clone func(T) T) []T {
 	return out
 }
 
-// cloneMap copies m with fresh keys and values through clone; nil stays nil.
+// cloneMap copies m with interned keys and values through clone; nil
+// stays nil.
 func cloneMap[V any](m map[string]V, clone func(V) V) map[string]V {
 	if m == nil {
 		return nil
 	}
 	out := make(map[string]V, len(m))
 	for k, v := range m {
-		out[strings.Clone(k)] = clone(v)
+		out[intern(k)] = clone(v)
 	}
 	return out
 }
+
+// intern is s as a canonical copy (unique.Make clones it): the keys and
+// values every host repeats (sysctl names and most of their values) are
+// held once for the whole fleet, not once per host.
+func intern(s string) string { return unique.Make(s).Value() }
 
 // peerNIC is what the peer comparison reads of a NIC.
 func peerNIC(n facts.NIC) facts.NIC {
