@@ -112,9 +112,11 @@ func TestSpoolFor(t *testing.T) {
 
 // TestScanSpoolRetainsLittle guards issue 13's 300 MB at 10,000 hosts
 // (bench: BenchmarkScanRetained): a spooled scan of 140 hosts keeps under
-// 12 KiB per host live once it is done (≈ 11 KB measured with the 46 rules
-// of issue 30, whose peer findings name each outlier host; holding the
-// facts is ≈ 20 KB). Live heap after a GC is not a timing: it does not
+// 14 KiB per host live once it is done (≈ 11 KB measured with the 46 rules
+// before issue 30's host rules, 12.9–13.1 KB after them: each host holds one
+// finding per rule, ≈ 6.6 KB of the 13 in its findings slice (pprof
+// inuse_space, rules.ApplyFleet's copy), 1.3 KB in its view facts
+// (report.viewFacts); holding the facts is ≈ 20 KB). Live heap after a GC is not a timing: it does not
 // depend on the machine's speed or load.
 func TestScanSpoolRetainsLittle(t *testing.T) {
 	var sims []*simhost.Host
@@ -138,7 +140,7 @@ func TestScanSpoolRetainsLittle(t *testing.T) {
 	if r.Summary.Audited != len(sims) {
 		t.Fatalf("%d of %d hosts audited", r.Summary.Audited, len(sims))
 	}
-	if per := (int64(m1.HeapAlloc) - int64(m0.HeapAlloc)) / int64(len(sims)); per > 12<<10 {
-		t.Errorf("a spooled scan keeps %d B per host live, want ≤ 12 KiB (issue 13: 10,000 hosts in 300 MB)", per)
+	if per := (int64(m1.HeapAlloc) - int64(m0.HeapAlloc)) / int64(len(sims)); per > 14<<10 {
+		t.Errorf("a spooled scan keeps %d B per host live, want ≤ 14 KiB (issue 13: 10,000 hosts in 300 MB)", per)
 	}
 }
