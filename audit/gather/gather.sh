@@ -10,6 +10,10 @@ export PATH
 b() { printf '%s begin %s\n' "$M" "$1"; }
 e() { printf '\n%s end %s %s\n' "$M" "$1" "${2:-ok}"; }
 have() { command -v "$1" >/dev/null 2>&1; }
+# z: what decompresses gzip to stdout, gzip -cd rather than zcat where
+# both are (zcat is a shell script around gzip: one process more).
+z=''
+if have gzip; then z='gzip -cd'; elif have zcat; then z=zcat; fi
 # Builtins only below where they do the job: every fork and exec costs the
 # host more than the SSH session itself, so files are read with read, paths
 # built with parameter expansion, and each section printed at once.
@@ -36,9 +40,10 @@ sp() {
 # why FILE: a = FILE when it is readable, else why not ("!denied FILE").
 why() { if [ -r "$1" ]; then a=$1; elif [ -e "$1" ]; then a="!denied $1"; else a="!absent $1"; fi; }
 
-# The kernel and sysctl sections, read by one awk: its arguments are
-# pairs, LABEL FILE (LABEL, then the file's lines joined by spaces, tabs
-# made spaces), LABEL !WHY (LABEL!WHY: the file is not read) or "" TEXT.
+# The kernel, sysctl and netstat sections, read by one awk: its arguments
+# are pairs, LABEL FILE (LABEL, then the file's lines joined by spaces,
+# tabs made spaces), LABEL !WHY (LABEL!WHY: the file is not read), "" TEXT
+# or @raw FILE (the file's lines as they are).
 why /proc/sys/kernel/osrelease; set -- "" "$M begin kernel" release= "$a"
 why /proc/version; set -- "$@" version= "$a"
 [ -r /proc/version_signature ] && set -- "$@" signature= /proc/version_signature
@@ -52,9 +57,12 @@ for k in $SYSCTLS; do
 	else set -- "$@" "$k" "!absent"; fi
 done
 set -- "$@" "" "$NL$M end sysctl ok"
+if [ -r /proc/net/netstat ]; then set -- "$@" "" "$M begin netstat" @raw /proc/net/netstat "" "$NL$M end netstat ok"
+else set -- "$@" "" "$M begin netstat$NL$NL$M end netstat denied"; fi
 awk 'BEGIN {
 	for (i = 1; i < ARGC; i += 2) {
 		l = ARGV[i]; f = ARGV[i + 1]
+		if (l == "@raw") { while ((getline v < f) > 0) print v; close(f); continue }
 		if (l == "" || substr(f, 1, 1) == "!") { print l f; continue }
 		s = ""; sep = ""
 		while ((getline v < f) > 0) { s = s sep v; sep = " " }
@@ -119,7 +127,8 @@ b kernel-changelog
 T='net: Update window_clamp if SOCK_RCVBUF is set'
 # The release only where a changelog can be read (cheap tests first).
 r=''
-if have rpm || { set -- /usr/share/doc/linux-image-*/changelog.Debian.gz; [ -e "$1" ]; }; then r=$(cat /proc/sys/kernel/osrelease 2>/dev/null); fi
+# (read, not cat: osrelease is a string entry, which answers byte reads)
+if have rpm || { set -- /usr/share/doc/linux-image-*/changelog.Debian.gz; [ -e "$1" ]; }; then { read -r r < /proc/sys/kernel/osrelease; } 2>/dev/null; fi
 st=absent
 if have rpm; then
 	for pkg in "kernel-$r" "kernel-core-$r" "kernel-uek-$r"; do
@@ -131,15 +140,12 @@ if have rpm; then
 		fi
 	done
 fi
-if [ "$st" = absent ] && [ -r "/usr/share/doc/linux-image-$r/changelog.Debian.gz" ] && have zcat; then
+if [ "$st" = absent ] && [ -r "/usr/share/doc/linux-image-$r/changelog.Debian.gz" ] && [ -n "$z" ]; then
 	printf 'source=/usr/share/doc/linux-image-%s/changelog.Debian.gz\n' "$r"
-	zcat "/usr/share/doc/linux-image-$r/changelog.Debian.gz" 2>/dev/null | grep -F -e "$T" | head -n 5
+	$z "/usr/share/doc/linux-image-$r/changelog.Debian.gz" 2>/dev/null | grep -F -e "$T" | head -n 5
 	st=ok
 fi
 e kernel-changelog "$st"
-
-b netstat
-if [ -r /proc/net/netstat ]; then cat /proc/net/netstat; e netstat; else e netstat denied; fi
 
 # The broker: the pids whose command line is a Kafka broker's (one grep
 # over /proc), then one ss run that sockets.awk turns into the listeners,
@@ -160,8 +166,12 @@ done
 pid=''
 found=''
 if have ss; then
+	# -p (who owns each socket) reads every descriptor of every process on
+	# the host; its pids only ever name the broker among kpids, so without
+	# a broker candidate the listeners go without their users:((…)).
+	so=-tinp; [ -n "$kpids" ] || so=-tin
 	exec 4>&1
-	pf=$( { ss -tinp state listening state established 2>/dev/null || ss -tin state listening state established 2>&1 || echo "!ss failed: exit $?"; } |
+	pf=$( { ss $so state listening state established 2>/dev/null || ss -tin state listening state established 2>&1 || echo "!ss failed: exit $?"; } |
 		awk -v mode=broker -v M="$M" -v kport="$KAFKA_PORT" -v kpids="$kpids" -v lim="$CONN_LIMIT" "$SOCKETS_AWK" 3>&1 >&4)
 	exec 4>&-
 	pid=${pf%% *}; found=${pf#* }
@@ -420,8 +430,8 @@ e feasibility
 # release (modules.dep, what modprobe reads; without it the module files)
 # and those built in (modules.builtin), and the CONFIG_MODULES,
 # CONFIG_TCP_CONG_* and CONFIG_NET_SCH_* options of its configuration
-# (/proc/config.gz through zcat, else /boot/config-RELEASE). Two processes
-# at most: zcat and one awk, which reads the release and every file and
+# (/proc/config.gz through $z, else /boot/config-RELEASE). Two processes
+# at most: gzip and one awk, which reads the release and every file and
 # picks the module tree of the release among those globbed here.
 KD=''
 for d in /lib/modules/*/ /usr/lib/modules/*/; do [ -d "$d" ] && KD="$KD${d%/}$NL"; done
@@ -480,8 +490,8 @@ END {
 	if (src ~ /^\//) print "config-done " lines
 }'
 b kernel-caps
-if [ -r /proc/config.gz ] && have zcat; then
-	zcat /proc/config.gz 2>/dev/null | KD=$KD KF=$KF awk -v pm="$pm" -v src=/proc/config.gz "$kcawk"
+if [ -r /proc/config.gz ] && [ -n "$z" ]; then
+	$z /proc/config.gz 2>/dev/null | KD=$KD KF=$KF awk -v pm="$pm" -v src=/proc/config.gz "$kcawk"
 elif [ -r /proc/config.gz ]; then
 	KD=$KD KF=$KF awk -v pm="$pm" -v src='!nozcat /proc/config.gz' "$kcawk" < /dev/null
 else
