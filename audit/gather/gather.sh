@@ -43,7 +43,10 @@ why() { if [ -r "$1" ]; then a=$1; elif [ -e "$1" ]; then a="!denied $1"; else a
 # The kernel, sysctl and netstat sections, read by one awk: its arguments
 # are pairs, LABEL FILE (LABEL, then the file's lines joined by spaces,
 # tabs made spaces), LABEL !WHY (LABEL!WHY: the file is not read), "" TEXT
-# or @raw FILE (the file's lines as they are).
+# or @raw FILE (the file's lines as they are). For later sections it also
+# writes on fd 3 (into $early): @file FILE, the host section's line of a
+# catalog file; @route and @route6 FILE, "@if NAME" per default-route
+# interface of /proc/net/route and /proc/net/ipv6_route (the nics).
 why /proc/sys/kernel/osrelease; set -- "" "$M begin kernel" release= "$a"
 why /proc/version; set -- "$@" version= "$a"
 [ -r /proc/version_signature ] && set -- "$@" signature= /proc/version_signature
@@ -59,10 +62,38 @@ done
 set -- "$@" "" "$NL$M end sysctl ok"
 if [ -r /proc/net/netstat ]; then set -- "$@" "" "$M begin netstat" @raw /proc/net/netstat "" "$NL$M end netstat ok"
 else set -- "$@" "" "$M begin netstat$NL$NL$M end netstat denied"; fi
-awk 'BEGIN {
+hd=''
+if [ "$PROFILE" != client ]; then
+	for f in $FILES; do
+		if [ -r "$f" ]; then set -- "$@" @file "$f"; elif [ -e "$f" ]; then hd="${hd}file $f!denied$NL"; else hd="${hd}file $f!absent$NL"; fi
+	done
+	if [ -z "$IFACES" ]; then
+		[ -r /proc/net/route ] && set -- "$@" @route /proc/net/route
+		[ -r /proc/net/ipv6_route ] && set -- "$@" @route6 /proc/net/ipv6_route
+	fi
+fi
+exec 4>&1
+early=$(awk 'BEGIN {
 	for (i = 1; i < ARGC; i += 2) {
 		l = ARGV[i]; f = ARGV[i + 1]
 		if (l == "@raw") { while ((getline v < f) > 0) print v; close(f); continue }
+		if (l == "@file") {
+			s = ""; sep = ""; n = 0; rc = 0
+			while (n < 64 && (rc = getline v < f) > 0) { s = s sep v; sep = " "; n++ }
+			close(f)
+			gsub(/\t/, " ", s)
+			print "file " f ((rc < 0 && n == 0) ? "!unreadable" : "=" s) > "/dev/fd/3"
+			continue
+		}
+		if (l == "@route") {
+			n = 0
+			while ((getline v < f) > 0) if (n++ > 0 && split(v, a) >= 8 && a[2] == "00000000" && a[8] == "00000000" && !rt[a[1]]++) print "@if " a[1] > "/dev/fd/3"
+			close(f); continue
+		}
+		if (l == "@route6") {
+			while ((getline v < f) > 0) if (split(v, a) >= 10 && a[1] == "00000000000000000000000000000000" && a[2] == "00" && a[10] != "lo" && !rt[a[10]]++) print "@if " a[10] > "/dev/fd/3"
+			close(f); continue
+		}
 		if (l == "" || substr(f, 1, 1) == "!") { print l f; continue }
 		s = ""; sep = ""
 		while ((getline v < f) > 0) { s = s sep v; sep = " " }
@@ -70,7 +101,12 @@ awk 'BEGIN {
 		gsub(/\t/, " ", s)
 		print l s
 	}
-}' "$@"
+}' "$@" 3>&1 >&4)
+exec 4>&-
+hf=''; dr=''
+o=$IFS; IFS=$NL; set -f
+for l in $early; do case $l in "@if "*) dr="$dr ${l#@if }" ;; *) hf="$hf$l$NL" ;; esac; done
+set +f; IFS=$o
 
 if [ -r /etc/os-release ]; then rv /etc/os-release; st=ok
 elif [ -r /usr/lib/os-release ]; then rv /usr/lib/os-release; st=ok
@@ -504,11 +540,13 @@ b nics
 # its MAC, NetworkManager (state, connection name and UUID), an ifcfg file (its
 # ETHTOOL_OPTS line), an ifupdown "iface IF" stanza (line, file), systemd's
 # 99-default.link, udevadm's version and the other .link files (their
-# match keys). What is the same for every interface is read once.
+# match keys). What is the same for every interface is read once, and
+# only when there is one: the inventory's, else the default route's.
+ifs=${IFACES:-$dr}
 nmv=''
-if have nmcli; then nmv=$(nmcli --version 2>/dev/null | sed -n 's/.*version \([0-9][0-9.]*\).*/\1/p' | head -n 1); fi
+if [ -n "$ifs" ] && have nmcli; then nmv=$(nmcli --version 2>/dev/null | sed -n 's/.*version \([0-9][0-9.]*\).*/\1/p' | head -n 1); fi
 udv=''
-if have udevadm; then udv=$(udevadm --version 2>/dev/null); udv=${udv%%"$NL"*}; udv=${udv%%[!0-9]*}; fi
+if [ -n "$ifs" ] && have udevadm; then udv=$(udevadm --version 2>/dev/null); udv=${udv%%"$NL"*}; udv=${udv%%[!0-9]*}; fi
 ifup=''
 have ifup && ifup=$(command -v ifup)
 ln=''
@@ -523,7 +561,7 @@ for f in /etc/systemd/network/*.link /run/systemd/network/*.link /usr/lib/system
 	case "$f" in */99-default.link) continue ;; esac
 	set -- "$@" "$f"
 done
-[ $# -gt 0 ] && ln="$ln$(awk 'BEGIN {
+[ $# -gt 0 ] && [ -n "$ifs" ] && ln="$ln$(awk 'BEGIN {
 	for (i = 1; i < ARGC; i++) {
 		print "@link " ARGV[i]
 		n = 0; m = 0
@@ -547,7 +585,7 @@ set --
 for f in /etc/udev/rules.d/*.rules /run/udev/rules.d/*.rules /usr/lib/udev/rules.d/*.rules /lib/udev/rules.d/*.rules; do
 	[ -f "$f" ] || [ -c "$f" ] && set -- "$@" "$f"
 done
-[ $# -gt 0 ] && ln="$ln$(awk 'BEGIN {
+[ $# -gt 0 ] && [ -n "$ifs" ] && ln="$ln$(awk 'BEGIN {
 	for (i = 1; i < ARGC; i++) {
 		b = ARGV[i]; sub(/.*\//, "", b)
 		if (b in seen) continue
@@ -598,14 +636,6 @@ npersist() {
 	done
 	printf '%s%s' "$t" "$ln"
 }
-ifs=$IFACES
-if [ -z "$ifs" ]; then
-	set --
-	for f in /proc/net/route /proc/net/ipv6_route; do [ -r "$f" ] && set -- "$@" "$f"; done
-	[ $# -gt 0 ] && ifs=$(awk '
-		FILENAME == "/proc/net/route" { if (FNR > 1 && $2 == "00000000" && $8 == "00000000" && !seen[$1]++) print $1; next }
-		$1 == "00000000000000000000000000000000" && $2 == "00" && $10 != "lo" && !seen[$10]++ { print $10 }' "$@" 2>/dev/null)
-fi
 if ! have ethtool; then
 	t=''
 	for i in $ifs; do t="$t@if $i$NL"; done
@@ -631,23 +661,10 @@ fi
 # /proc or /sys: "file PATH=TEXT", the lines joined by spaces, or "file
 # PATH!denied", "!absent", "!unreadable"), the NUMA nodes, each gathered
 # interface's MTU, and last the host's clock, as near the session's end as
-# the script gets (kaudit brackets it with its own clock). One awk and one
-# date at most; the rest is builtins.
+# the script gets (kaudit brackets it with its own clock). The files were
+# read by the first awk (hd, hf: their lines); one date, the rest builtins.
 b host
-set --
-for f in $FILES; do
-	if [ -r "$f" ]; then set -- "$@" "$f"; elif [ -e "$f" ]; then echo "file $f!denied"; else echo "file $f!absent"; fi
-done
-[ $# -gt 0 ] && awk 'BEGIN {
-	for (i = 1; i < ARGC; i++) {
-		f = ARGV[i]; s = ""; sep = ""; n = 0
-		while (n < 64 && (rc = getline v < f) > 0) { s = s sep v; sep = " "; n++ }
-		close(f)
-		if (rc < 0 && n == 0) { print "file " f "!unreadable"; continue }
-		gsub(/\t/, " ", s)
-		print "file " f "=" s
-	}
-}' "$@"
+printf '%s%s' "$hd" "$hf"
 if [ -d /sys/devices/system/node ]; then
 	n=0
 	for d in /sys/devices/system/node/node[0-9]*; do [ -d "$d" ] && n=$((n + 1)); done
