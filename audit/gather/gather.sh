@@ -40,10 +40,11 @@ sp() {
 # why FILE: a = FILE when it is readable, else why not ("!denied FILE").
 why() { if [ -r "$1" ]; then a=$1; elif [ -e "$1" ]; then a="!denied $1"; else a="!absent $1"; fi; }
 
-# The kernel, sysctl and netstat sections, read by one awk: its arguments
-# are pairs, LABEL FILE (LABEL, then the file's lines joined by spaces,
-# tabs made spaces), LABEL !WHY (LABEL!WHY: the file is not read), "" TEXT
-# or @raw FILE (the file's lines as they are). For later sections it also
+# The kernel, sysctl, netstat and sysctl-files sections, read by one awk:
+# its arguments are pairs, LABEL FILE (LABEL, then the file's lines joined
+# by spaces, tabs made spaces), LABEL !WHY (LABEL!WHY: the file is not
+# read), "" TEXT, @raw FILE (the file's lines as they are) or @num FILE
+# (its non-comment lines, numbered: sysctl-files). For later sections it also
 # writes on fd 3 (into $early): @file FILE, the host section's line of a
 # catalog file; @route and @route6 FILE, "@if NAME" per default-route
 # interface of /proc/net/route and /proc/net/ipv6_route (the nics).
@@ -62,6 +63,26 @@ done
 set -- "$@" "" "$NL$M end sysctl ok"
 if [ -r /proc/net/netstat ]; then set -- "$@" "" "$M begin netstat" @raw /proc/net/netstat "" "$NL$M end netstat ok"
 else set -- "$@" "" "$M begin netstat$NL$NL$M end netstat denied"; fi
+# Persisted sysctls: every file systemd-sysctl reads, in its directories'
+# order, then /etc/sysctl.conf, read by the first awk: "@file F" (or
+# "@link F TARGET", or "!denied F"), then the file's non-comment lines,
+# numbered (@num F). Not on a client host.
+if [ "$PROFILE" != client ]; then
+	set -- "$@" "" "$M begin sysctl-files"
+	for d in /etc/sysctl.d /run/sysctl.d /usr/local/lib/sysctl.d /usr/lib/sysctl.d /lib/sysctl.d; do
+		[ -d "$d" ] || continue
+		for f in "$d"/*.conf; do
+			[ -e "$f" ] || [ -L "$f" ] || continue
+			if [ -L "$f" ]; then h="@link $f $(readlink -f "$f" 2>/dev/null)"; else h="@file $f"; fi
+			if [ -r "$f" ]; then set -- "$@" "" "$h" @num "$f"; else set -- "$@" "" "$h$NL!denied $f"; fi
+		done
+	done
+	if [ -e /etc/sysctl.conf ]; then
+		if [ -r /etc/sysctl.conf ]; then set -- "$@" "" "@file /etc/sysctl.conf" @num /etc/sysctl.conf
+		else set -- "$@" "" "@file /etc/sysctl.conf$NL!denied /etc/sysctl.conf"; fi
+	fi
+	set -- "$@" "" "$NL$M end sysctl-files ok"
+fi
 hd=''
 if [ "$PROFILE" != client ]; then
 	for f in $FILES; do
@@ -77,6 +98,11 @@ early=$(awk 'BEGIN {
 	for (i = 1; i < ARGC; i += 2) {
 		l = ARGV[i]; f = ARGV[i + 1]
 		if (l == "@raw") { while ((getline v < f) > 0) print v; close(f); continue }
+		if (l == "@num") {
+			n = 0
+			while ((getline v < f) > 0) { n++; if (v !~ /^[ \t\r\v\f]*([#;]|$)/) print n ":" v }
+			close(f); continue
+		}
 		if (l == "@file") {
 			s = ""; sep = ""; n = 0; rc = 0
 			while (n < 64 && (rc = getline v < f) > 0) { s = s sep v; sep = " "; n++ }
@@ -129,35 +155,6 @@ if [ "$PROFILE" = client ]; then
 	printf '%s done\n' "$M"
 	exit 0
 fi
-
-# Persisted sysctls: every file systemd-sysctl reads, in its directories'
-# order, then /etc/sysctl.conf, read by one awk: "@file F" (or "@link F
-# TARGET", or "!denied F"), then the file's non-comment lines, numbered.
-set --
-for d in /etc/sysctl.d /run/sysctl.d /usr/local/lib/sysctl.d /usr/lib/sysctl.d /lib/sysctl.d; do
-	[ -d "$d" ] || continue
-	for f in "$d"/*.conf; do
-		[ -e "$f" ] || [ -L "$f" ] || continue
-		if [ -L "$f" ]; then h="@link $f $(readlink -f "$f" 2>/dev/null)"; else h="@file $f"; fi
-		if [ -r "$f" ]; then set -- "$@" "$h" "$f"; else set -- "$@" "$h$NL!denied $f" ""; fi
-	done
-done
-if [ -e /etc/sysctl.conf ]; then
-	if [ -r /etc/sysctl.conf ]; then set -- "$@" "@file /etc/sysctl.conf" /etc/sysctl.conf
-	else set -- "$@" "@file /etc/sysctl.conf$NL!denied /etc/sysctl.conf" ""; fi
-fi
-b sysctl-files
-[ $# -gt 0 ] && awk 'BEGIN {
-	for (i = 1; i < ARGC; i += 2) {
-		print ARGV[i]
-		f = ARGV[i + 1]
-		if (f == "") continue
-		n = 0
-		while ((getline l < f) > 0) { n++; if (l !~ /^[ \t\r\v\f]*([#;]|$)/) print n ":" l }
-		close(f)
-	}
-}' "$@"
-e sysctl-files
 
 b kernel-changelog
 T='net: Update window_clamp if SOCK_RCVBUF is set'
