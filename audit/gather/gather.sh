@@ -217,12 +217,17 @@ fi
 
 b kafka
 kargs=''
+hp=''
+kread=''
 if [ -n "$pid" ] && [ -r "/proc/$pid/cmdline" ]; then
 	# Only the classpath's kafka* jars and what follows the main class:
-	# JVM options (which may carry passwords) never leave the host.
+	# JVM options (which may carry passwords) never leave the host, but
+	# -Xms and -Xmx, kept for broker-process ("heap -Xmx6g": hp).
 	# Read once: kafka-config below takes the config path from "arg=".
+	kread=1
 	kargs=$(tr '\0' '\n' < "/proc/$pid/cmdline" 2>/dev/null | awk -v kk="$KKEYS" '
 		BEGIN { main = 0; cp = 0 }
+		main == 0 && /^-Xm[sx][0-9]+[kKmMgGtT]?$/ { print "heap " $0 }
 		main == 0 && cp == 1 { n = split($0, parts, ":"); for (i = 1; i <= n; i++) print "cp=" parts[i]; cp = 0; next }
 		main == 0 && ($0 == "-cp" || $0 == "-classpath" || $0 == "--class-path") { cp = 1; next }
 		main == 0 && ($0 == "kafka.Kafka" || $0 ~ /SupportedKafka$/ || $0 == "io.confluent.kafka.Kafka") { main = 1; print "main=" $0; next }
@@ -243,6 +248,7 @@ if [ -n "$pid" ] && [ -r "/proc/$pid/cmdline" ]; then
 		cp=*)
 			j=${l#cp=}
 			case "${j##*/}" in kafka*) t="$t$l$NL" ;; esac ;;
+		heap\ *) hp="$hp$l$NL" ;;
 		*) t="$t$l$NL" ;;
 		esac
 	done
@@ -326,15 +332,12 @@ if [ -n "$pid" ] && [ -d "/proc/$pid" ]; then
 		printf 'exe %s %s\n' "$from" "$x"
 		r=${x%/bin/java}; r=${r%/jre}
 		if [ "$r" = "$x" ]; then echo "release !absent (not a .../bin/java)"
-		elif [ -r "$r/release" ]; then awk '/^JAVA_VERSION=/ { print "release " $0; exit }' "$r/release"
+		elif [ -r "$r/release" ]; then
+			while IFS= read -r l || [ -n "$l" ]; do case $l in JAVA_VERSION=*) echo "release $l"; break ;; esac; done < "$r/release"
 		elif [ -e "$r/release" ]; then echo "release !denied $r/release"
 		else echo "release !absent $r/release"; fi
 	else echo "exe !denied $d/exe"; fi
-	if [ -r "$d/cmdline" ]; then
-		tr '\0' '\n' < "$d/cmdline" 2>/dev/null | awk '
-			$0 == "kafka.Kafka" || $0 ~ /SupportedKafka$/ || $0 == "io.confluent.kafka.Kafka" { exit }
-			/^-Xm[sx][0-9]+[kKmMgGtT]?$/ { print "heap " $0 }'
-	else echo "heap !denied $d/cmdline"; fi
+	if [ -n "$kread" ]; then printf '%s' "$hp"; else echo "heap !denied $d/cmdline"; fi
 	e broker-process
 else
 	e broker-process absent
