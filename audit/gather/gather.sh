@@ -13,7 +13,7 @@ have() { command -v "$1" >/dev/null 2>&1; }
 # z: what decompresses gzip to stdout, gzip -cd rather than zcat where
 # both are (zcat is a shell script around gzip: one process more).
 z=''
-if have gzip; then z='gzip -cd'; elif have zcat; then z=zcat; fi
+if have gzip; then z='gzip -cd'; elif have zcat; then z='zcat'; fi
 # Builtins only below where they do the job: every fork and exec costs the
 # host more than the SSH session itself, so files are read with read, paths
 # built with parameter expansion, and each section printed at once.
