@@ -225,6 +225,9 @@ func TestEarlyReadsOnThisMachine(t *testing.T) {
 			for _, n := range f.NICs {
 				got = append(got, n.Name)
 			}
+			if _, err := exec.LookPath("ethtool"); err != nil {
+				return // the nics section is "missing": no interface parsed
+			}
 			for _, w := range want { // an IPv6 default route may add more
 				if !slices.Contains(got, w) {
 					t.Errorf("nics %v, want the default route's %v", got, want)
