@@ -6,6 +6,12 @@
 #   sudo bench/peers.sh                      # N = 50 200 500, 1 round: ≈ 11 min on 2 idle cores
 #   sudo bench/peers.sh -r 3                 # medians of 3 (≈ 32 min idle; 58 min on a loaded box)
 #   sudo bench/peers.sh -n "50 200" -r 5 -o /tmp/peers
+#   sudo bench/peers.sh -n 500 -c 200 -t "kaudit bareloop" -m default -P
+#
+# -P runs sshd in its own PID namespace with its own /proc: every session
+# sees the farm's processes only, as on a host of its own, not this
+# machine's other jobs (a script that reads /proc/*/cmdline or ss -p's
+# walk of every descriptor otherwise pays for whatever else runs here).
 #
 # Tools, each driving the same sshd with concurrency 32, host keys checked:
 #   kaudit     kaudit scan INVENTORY -f json -o r.json (gather, parse, rules, report)
@@ -48,7 +54,8 @@ ANSIBLE_MAX=200
 MODES="default curve25519"
 TOOLS="kaudit bareloop pssh pdsh clush ansible"
 CONC=32
-while getopts "n:r:o:a:m:t:c:h" opt; do
+PIDNS=""
+while getopts "n:r:o:a:m:t:c:Ph" opt; do
 	case $opt in
 	n) NS_LIST=$OPTARG ;;
 	r) ROUNDS=$OPTARG ;;
@@ -57,6 +64,7 @@ while getopts "n:r:o:a:m:t:c:h" opt; do
 	m) MODES=$OPTARG ;;
 	t) TOOLS=$OPTARG ;;
 	c) CONC=$OPTARG ;;
+	P) PIDNS="-p -f --mount-proc" ;;
 	*) sed -n '2,35p' "$0"; exit 2 ;;
 	esac
 done
@@ -80,6 +88,7 @@ WORK=$(mktemp -d /tmp/kbench-peers.XXXXXX)
 OUT=${OUT:-$WORK/out}
 mkdir -p "$OUT"
 SSHD_PID=""
+SSHD_JOB=""
 cleanup() {
 	set +e
 	if [ -n "$SSHD_PID" ] && kill -0 "$SSHD_PID" 2>/dev/null; then
@@ -187,7 +196,7 @@ hosts_for() {
 }
 
 start_sshd() { # mode
-	[ -n "$SSHD_PID" ] && { kill "$SSHD_PID"; wait "$SSHD_PID" 2>/dev/null || true; SSHD_PID=""; }
+	[ -n "$SSHD_PID" ] && { kill "$SSHD_PID"; wait "$SSHD_JOB" 2>/dev/null || true; SSHD_PID=""; }
 	local kex=""
 	[ "$1" = curve25519 ] && kex="KexAlgorithms curve25519-sha256"
 	cat >"$WORK/sshd_config" <<EOF
@@ -215,17 +224,23 @@ $kex
 EOF
 	# Own mount namespace: the private passwd (user kbench) and tmpfs on
 	# /run (sshd's privsep dir) and /var/log are seen by sshd and its
-	# sessions only.
-	ip netns exec "$NS" unshare -m --propagation private sh -c "
+	# sessions only (with -P also its own PID namespace and /proc).
+	# shellcheck disable=SC2086 # PIDNS is a list of options
+	ip netns exec "$NS" unshare -m --propagation private $PIDNS sh -c "
 		mount --bind '$WORK/passwd' /etc/passwd &&
 		mount -t tmpfs kbench-run /run && mkdir -p /run/sshd &&
 		mount -t tmpfs kbench-log /var/log &&
 		exec /usr/sbin/sshd -D -e -f '$WORK/sshd_config'" 2>>"$WORK/sshd.log" &
-	SSHD_PID=$!
+	SSHD_JOB=$!
+	SSHD_PID=$SSHD_JOB
 	local a
 	a=$(addr 0)
 	for _ in $(seq 100); do
-		ip netns exec "$NS" bash -c "exec 3<>/dev/tcp/$a/22" 2>/dev/null && return 0
+		if ip netns exec "$NS" bash -c "exec 3<>/dev/tcp/$a/22" 2>/dev/null; then
+			# -P: unshare forks; sshd (PID 1 inside) is its child.
+			[ -n "$PIDNS" ] && SSHD_PID=$(pgrep -P "$SSHD_JOB")
+			return 0
+		fi
 		sleep 0.1
 	done
 	echo "peers.sh: sshd did not start:" >&2
@@ -242,7 +257,8 @@ setup_netns() {
 }
 
 # sshd_ticks: CPU clock ticks of sshd and every child it has reaped
-# (ip netns exec, unshare and sh all exec: $SSHD_PID is sshd itself).
+# (ip netns exec, unshare and sh all exec: $SSHD_PID is sshd itself;
+# with -P, unshare's one child).
 sshd_ticks() { awk '{ print $14 + $15 + $16 + $17 }' "/proc/$SSHD_PID/stat"; }
 
 # wait_idle: until sshd has no session children left (all reaped).

@@ -204,8 +204,8 @@ type Listener struct {
 	Port    int    `json:"port"`
 	Backlog int    `json:"backlog"`           // Send-Q: the effective backlog, min(requested, somaxconn)
 	Queue   int    `json:"queue"`             // Recv-Q: current accept-queue length
-	PID     int    `json:"pid,omitempty"`     // from ss -p when permitted
-	Process string `json:"process,omitempty"` // from ss -p when permitted
+	PID     int    `json:"pid,omitempty"`     // from ss -p when permitted and some process is a broker candidate
+	Process string `json:"process,omitempty"` // likewise
 }
 
 // Role is the profile a host was gathered with (Facts.Role): RoleClient,

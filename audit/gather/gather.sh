@@ -10,6 +10,10 @@ export PATH
 b() { printf '%s begin %s\n' "$M" "$1"; }
 e() { printf '\n%s end %s %s\n' "$M" "$1" "${2:-ok}"; }
 have() { command -v "$1" >/dev/null 2>&1; }
+# z: what decompresses gzip to stdout, gzip -cd rather than zcat where
+# both are (zcat is a shell script around gzip: one process more).
+z=''
+if have gzip; then z='gzip -cd'; elif have zcat; then z='zcat'; fi
 # Builtins only below where they do the job: every fork and exec costs the
 # host more than the SSH session itself, so files are read with read, paths
 # built with parameter expansion, and each section printed at once.
@@ -36,9 +40,14 @@ sp() {
 # why FILE: a = FILE when it is readable, else why not ("!denied FILE").
 why() { if [ -r "$1" ]; then a=$1; elif [ -e "$1" ]; then a="!denied $1"; else a="!absent $1"; fi; }
 
-# The kernel and sysctl sections, read by one awk: its arguments are
-# pairs, LABEL FILE (LABEL, then the file's lines joined by spaces, tabs
-# made spaces), LABEL !WHY (LABEL!WHY: the file is not read) or "" TEXT.
+# The kernel, sysctl, netstat and sysctl-files sections, read by one awk:
+# its arguments are pairs, LABEL FILE (LABEL, then the file's lines joined
+# by spaces, tabs made spaces), LABEL !WHY (LABEL!WHY: the file is not
+# read), "" TEXT, @raw FILE (the file's lines as they are) or @num FILE
+# (its non-comment lines, numbered: sysctl-files). For later sections it also
+# writes on fd 3 (into $early): @file FILE, the host section's line of a
+# catalog file; @route and @route6 FILE, "@if NAME" per default-route
+# interface of /proc/net/route and /proc/net/ipv6_route (the nics).
 why /proc/sys/kernel/osrelease; set -- "" "$M begin kernel" release= "$a"
 why /proc/version; set -- "$@" version= "$a"
 [ -r /proc/version_signature ] && set -- "$@" signature= /proc/version_signature
@@ -52,9 +61,65 @@ for k in $SYSCTLS; do
 	else set -- "$@" "$k" "!absent"; fi
 done
 set -- "$@" "" "$NL$M end sysctl ok"
-awk 'BEGIN {
+if [ -r /proc/net/netstat ]; then set -- "$@" "" "$M begin netstat" @raw /proc/net/netstat "" "$NL$M end netstat ok"
+else set -- "$@" "" "$M begin netstat$NL$NL$M end netstat denied"; fi
+# Persisted sysctls: every file systemd-sysctl reads, in its directories'
+# order, then /etc/sysctl.conf, read by the first awk: "@file F" (or
+# "@link F TARGET", or "!denied F"), then the file's non-comment lines,
+# numbered (@num F). Not on a client host.
+if [ "$PROFILE" != client ]; then
+	set -- "$@" "" "$M begin sysctl-files"
+	for d in /etc/sysctl.d /run/sysctl.d /usr/local/lib/sysctl.d /usr/lib/sysctl.d /lib/sysctl.d; do
+		[ -d "$d" ] || continue
+		for f in "$d"/*.conf; do
+			[ -e "$f" ] || [ -L "$f" ] || continue
+			if [ -L "$f" ]; then h="@link $f $(readlink -f "$f" 2>/dev/null)"; else h="@file $f"; fi
+			if [ -r "$f" ]; then set -- "$@" "" "$h" @num "$f"; else set -- "$@" "" "$h$NL!denied $f"; fi
+		done
+	done
+	if [ -e /etc/sysctl.conf ]; then
+		if [ -r /etc/sysctl.conf ]; then set -- "$@" "" "@file /etc/sysctl.conf" @num /etc/sysctl.conf
+		else set -- "$@" "" "@file /etc/sysctl.conf$NL!denied /etc/sysctl.conf"; fi
+	fi
+	set -- "$@" "" "$NL$M end sysctl-files ok"
+fi
+hd=''
+if [ "$PROFILE" != client ]; then
+	for f in $FILES; do
+		if [ -r "$f" ]; then set -- "$@" @file "$f"; elif [ -e "$f" ]; then hd="${hd}file $f!denied$NL"; else hd="${hd}file $f!absent$NL"; fi
+	done
+	if [ -z "$IFACES" ]; then
+		[ -r /proc/net/route ] && set -- "$@" @route /proc/net/route
+		[ -r /proc/net/ipv6_route ] && set -- "$@" @route6 /proc/net/ipv6_route
+	fi
+fi
+exec 4>&1
+early=$(awk 'BEGIN {
 	for (i = 1; i < ARGC; i += 2) {
 		l = ARGV[i]; f = ARGV[i + 1]
+		if (l == "@raw") { while ((getline v < f) > 0) print v; close(f); continue }
+		if (l == "@num") {
+			n = 0
+			while ((getline v < f) > 0) { n++; if (v !~ /^[ \t\r\v\f]*([#;]|$)/) print n ":" v }
+			close(f); continue
+		}
+		if (l == "@file") {
+			s = ""; sep = ""; n = 0; rc = 0
+			while (n < 64 && (rc = getline v < f) > 0) { s = s sep v; sep = " "; n++ }
+			close(f)
+			gsub(/\t/, " ", s)
+			print "file " f ((rc < 0 && n == 0) ? "!unreadable" : "=" s) > "/dev/fd/3"
+			continue
+		}
+		if (l == "@route") {
+			n = 0
+			while ((getline v < f) > 0) if (n++ > 0 && split(v, a) >= 8 && a[2] == "00000000" && a[8] == "00000000" && !rt[a[1]]++) print "@if " a[1] > "/dev/fd/3"
+			close(f); continue
+		}
+		if (l == "@route6") {
+			while ((getline v < f) > 0) if (split(v, a) >= 10 && a[1] == "00000000000000000000000000000000" && a[2] == "00" && a[10] != "lo" && !rt[a[10]]++) print "@if " a[10] > "/dev/fd/3"
+			close(f); continue
+		}
 		if (l == "" || substr(f, 1, 1) == "!") { print l f; continue }
 		s = ""; sep = ""
 		while ((getline v < f) > 0) { s = s sep v; sep = " " }
@@ -62,7 +127,12 @@ awk 'BEGIN {
 		gsub(/\t/, " ", s)
 		print l s
 	}
-}' "$@"
+}' "$@" 3>&1 >&4)
+exec 4>&-
+hf=''; dr=''
+o=$IFS; IFS=$NL; set -f
+for l in $early; do case $l in "@if "*) dr="$dr ${l#@if }" ;; *) hf="$hf$l$NL" ;; esac; done
+set +f; IFS=$o
 
 if [ -r /etc/os-release ]; then rv /etc/os-release; st=ok
 elif [ -r /usr/lib/os-release ]; then rv /usr/lib/os-release; st=ok
@@ -86,40 +156,12 @@ if [ "$PROFILE" = client ]; then
 	exit 0
 fi
 
-# Persisted sysctls: every file systemd-sysctl reads, in its directories'
-# order, then /etc/sysctl.conf, read by one awk: "@file F" (or "@link F
-# TARGET", or "!denied F"), then the file's non-comment lines, numbered.
-set --
-for d in /etc/sysctl.d /run/sysctl.d /usr/local/lib/sysctl.d /usr/lib/sysctl.d /lib/sysctl.d; do
-	[ -d "$d" ] || continue
-	for f in "$d"/*.conf; do
-		[ -e "$f" ] || [ -L "$f" ] || continue
-		if [ -L "$f" ]; then h="@link $f $(readlink -f "$f" 2>/dev/null)"; else h="@file $f"; fi
-		if [ -r "$f" ]; then set -- "$@" "$h" "$f"; else set -- "$@" "$h$NL!denied $f" ""; fi
-	done
-done
-if [ -e /etc/sysctl.conf ]; then
-	if [ -r /etc/sysctl.conf ]; then set -- "$@" "@file /etc/sysctl.conf" /etc/sysctl.conf
-	else set -- "$@" "@file /etc/sysctl.conf$NL!denied /etc/sysctl.conf" ""; fi
-fi
-b sysctl-files
-[ $# -gt 0 ] && awk 'BEGIN {
-	for (i = 1; i < ARGC; i += 2) {
-		print ARGV[i]
-		f = ARGV[i + 1]
-		if (f == "") continue
-		n = 0
-		while ((getline l < f) > 0) { n++; if (l !~ /^[ \t\r\v\f]*([#;]|$)/) print n ":" l }
-		close(f)
-	}
-}' "$@"
-e sysctl-files
-
 b kernel-changelog
 T='net: Update window_clamp if SOCK_RCVBUF is set'
 # The release only where a changelog can be read (cheap tests first).
 r=''
-if have rpm || { set -- /usr/share/doc/linux-image-*/changelog.Debian.gz; [ -e "$1" ]; }; then r=$(cat /proc/sys/kernel/osrelease 2>/dev/null); fi
+# (read, not cat: osrelease is a string entry, which answers byte reads)
+if have rpm || { set -- /usr/share/doc/linux-image-*/changelog.Debian.gz; [ -e "$1" ]; }; then { read -r r < /proc/sys/kernel/osrelease; } 2>/dev/null; fi
 st=absent
 if have rpm; then
 	for pkg in "kernel-$r" "kernel-core-$r" "kernel-uek-$r"; do
@@ -131,15 +173,12 @@ if have rpm; then
 		fi
 	done
 fi
-if [ "$st" = absent ] && [ -r "/usr/share/doc/linux-image-$r/changelog.Debian.gz" ] && have zcat; then
+if [ "$st" = absent ] && [ -r "/usr/share/doc/linux-image-$r/changelog.Debian.gz" ] && [ -n "$z" ]; then
 	printf 'source=/usr/share/doc/linux-image-%s/changelog.Debian.gz\n' "$r"
-	zcat "/usr/share/doc/linux-image-$r/changelog.Debian.gz" 2>/dev/null | grep -F -e "$T" | head -n 5
+	$z "/usr/share/doc/linux-image-$r/changelog.Debian.gz" 2>/dev/null | grep -F -e "$T" | head -n 5
 	st=ok
 fi
 e kernel-changelog "$st"
-
-b netstat
-if [ -r /proc/net/netstat ]; then cat /proc/net/netstat; e netstat; else e netstat denied; fi
 
 # The broker: the pids whose command line is a Kafka broker's (one grep
 # over /proc), then one ss run that sockets.awk turns into the listeners,
@@ -158,8 +197,12 @@ done
 pid=''
 found=''
 if have ss; then
+	# -p (who owns each socket) reads every descriptor of every process on
+	# the host; its pids only ever name the broker among kpids, so without
+	# a broker candidate the listeners go without their users:((…)).
+	so=-tinp; [ -n "$kpids" ] || so=-tin
 	exec 4>&1
-	pf=$( { ss -tinp state listening state established 2>/dev/null || ss -tin state listening state established 2>&1 || echo "!ss failed: exit $?"; } |
+	pf=$( { ss $so state listening state established 2>/dev/null || ss -tin state listening state established 2>&1 || echo "!ss failed: exit $?"; } |
 		awk -v mode=broker -v M="$M" -v kport="$KAFKA_PORT" -v kpids="$kpids" -v lim="$CONN_LIMIT" "$SOCKETS_AWK" 3>&1 >&4)
 	exec 4>&-
 	pid=${pf%% *}; found=${pf#* }
@@ -172,12 +215,17 @@ fi
 
 b kafka
 kargs=''
+hp=''
+kread=''
 if [ -n "$pid" ] && [ -r "/proc/$pid/cmdline" ]; then
 	# Only the classpath's kafka* jars and what follows the main class:
-	# JVM options (which may carry passwords) never leave the host.
+	# JVM options (which may carry passwords) never leave the host, but
+	# -Xms and -Xmx, kept for broker-process ("heap -Xmx6g": hp).
 	# Read once: kafka-config below takes the config path from "arg=".
+	kread=1
 	kargs=$(tr '\0' '\n' < "/proc/$pid/cmdline" 2>/dev/null | awk -v kk="$KKEYS" '
 		BEGIN { main = 0; cp = 0 }
+		main == 0 && /^-Xm[sx][0-9]+[kKmMgGtT]?$/ { print "heap " $0 }
 		main == 0 && cp == 1 { n = split($0, parts, ":"); for (i = 1; i <= n; i++) print "cp=" parts[i]; cp = 0; next }
 		main == 0 && ($0 == "-cp" || $0 == "-classpath" || $0 == "--class-path") { cp = 1; next }
 		main == 0 && ($0 == "kafka.Kafka" || $0 ~ /SupportedKafka$/ || $0 == "io.confluent.kafka.Kafka") { main = 1; print "main=" $0; next }
@@ -198,6 +246,7 @@ if [ -n "$pid" ] && [ -r "/proc/$pid/cmdline" ]; then
 		cp=*)
 			j=${l#cp=}
 			case "${j##*/}" in kafka*) t="$t$l$NL" ;; esac ;;
+		heap\ *) hp="$hp$l$NL" ;;
 		*) t="$t$l$NL" ;;
 		esac
 	done
@@ -282,15 +331,12 @@ if [ -n "$pid" ] && [ -d "/proc/$pid" ]; then
 		printf 'exe %s %s\n' "$from" "$x"
 		r=${x%/bin/java}; r=${r%/jre}
 		if [ "$r" = "$x" ]; then echo "release !absent (not a .../bin/java)"
-		elif [ -r "$r/release" ]; then awk '/^JAVA_VERSION=/ { print "release " $0; exit }' "$r/release"
+		elif [ -r "$r/release" ]; then
+			while IFS= read -r l || [ -n "$l" ]; do case $l in JAVA_VERSION=*) echo "release $l"; break ;; esac; done < "$r/release"
 		elif [ -e "$r/release" ]; then echo "release !denied $r/release"
 		else echo "release !absent $r/release"; fi
 	else echo "exe !denied $d/exe"; fi
-	if [ -r "$d/cmdline" ]; then
-		tr '\0' '\n' < "$d/cmdline" 2>/dev/null | awk '
-			$0 == "kafka.Kafka" || $0 ~ /SupportedKafka$/ || $0 == "io.confluent.kafka.Kafka" { exit }
-			/^-Xm[sx][0-9]+[kKmMgGtT]?$/ { print "heap " $0 }'
-	else echo "heap !denied $d/cmdline"; fi
+	if [ -n "$kread" ]; then printf '%s' "$hp"; else echo "heap !denied $d/cmdline"; fi
 	e broker-process
 else
 	e broker-process absent
@@ -522,8 +568,8 @@ e feasibility
 # release (modules.dep, what modprobe reads; without it the module files)
 # and those built in (modules.builtin), and the CONFIG_MODULES,
 # CONFIG_TCP_CONG_* and CONFIG_NET_SCH_* options of its configuration
-# (/proc/config.gz through zcat, else /boot/config-RELEASE). Two processes
-# at most: zcat and one awk, which reads the release and every file and
+# (/proc/config.gz through $z, else /boot/config-RELEASE). Two processes
+# at most: gzip and one awk, which reads the release and every file and
 # picks the module tree of the release among those globbed here.
 KD=''
 for d in /lib/modules/*/ /usr/lib/modules/*/; do [ -d "$d" ] && KD="$KD${d%/}$NL"; done
@@ -582,8 +628,8 @@ END {
 	if (src ~ /^\//) print "config-done " lines
 }'
 b kernel-caps
-if [ -r /proc/config.gz ] && have zcat; then
-	zcat /proc/config.gz 2>/dev/null | KD=$KD KF=$KF awk -v pm="$pm" -v src=/proc/config.gz "$kcawk"
+if [ -r /proc/config.gz ] && [ -n "$z" ]; then
+	$z /proc/config.gz 2>/dev/null | KD=$KD KF=$KF awk -v pm="$pm" -v src=/proc/config.gz "$kcawk"
 elif [ -r /proc/config.gz ]; then
 	KD=$KD KF=$KF awk -v pm="$pm" -v src='!nozcat /proc/config.gz' "$kcawk" < /dev/null
 else
@@ -596,11 +642,13 @@ b nics
 # its MAC, NetworkManager (state, connection name and UUID), an ifcfg file (its
 # ETHTOOL_OPTS line), an ifupdown "iface IF" stanza (line, file), systemd's
 # 99-default.link, udevadm's version and the other .link files (their
-# match keys). What is the same for every interface is read once.
+# match keys). What is the same for every interface is read once, and
+# only when there is one: the inventory's, else the default route's.
+ifs=${IFACES:-$dr}
 nmv=''
-if have nmcli; then nmv=$(nmcli --version 2>/dev/null | sed -n 's/.*version \([0-9][0-9.]*\).*/\1/p' | head -n 1); fi
+if [ -n "$ifs" ] && have nmcli; then nmv=$(nmcli --version 2>/dev/null | sed -n 's/.*version \([0-9][0-9.]*\).*/\1/p' | head -n 1); fi
 udv=''
-if have udevadm; then udv=$(udevadm --version 2>/dev/null); udv=${udv%%"$NL"*}; udv=${udv%%[!0-9]*}; fi
+if [ -n "$ifs" ] && have udevadm; then udv=$(udevadm --version 2>/dev/null); udv=${udv%%"$NL"*}; udv=${udv%%[!0-9]*}; fi
 ifup=''
 have ifup && ifup=$(command -v ifup)
 ln=''
@@ -615,7 +663,7 @@ for f in /etc/systemd/network/*.link /run/systemd/network/*.link /usr/lib/system
 	case "$f" in */99-default.link) continue ;; esac
 	set -- "$@" "$f"
 done
-[ $# -gt 0 ] && ln="$ln$(awk 'BEGIN {
+[ $# -gt 0 ] && [ -n "$ifs" ] && ln="$ln$(awk 'BEGIN {
 	for (i = 1; i < ARGC; i++) {
 		print "@link " ARGV[i]
 		n = 0; m = 0
@@ -639,7 +687,7 @@ set --
 for f in /etc/udev/rules.d/*.rules /run/udev/rules.d/*.rules /usr/lib/udev/rules.d/*.rules /lib/udev/rules.d/*.rules; do
 	[ -f "$f" ] || [ -c "$f" ] && set -- "$@" "$f"
 done
-[ $# -gt 0 ] && ln="$ln$(awk 'BEGIN {
+[ $# -gt 0 ] && [ -n "$ifs" ] && ln="$ln$(awk 'BEGIN {
 	for (i = 1; i < ARGC; i++) {
 		b = ARGV[i]; sub(/.*\//, "", b)
 		if (b in seen) continue
@@ -690,14 +738,6 @@ npersist() {
 	done
 	printf '%s%s' "$t" "$ln"
 }
-ifs=$IFACES
-if [ -z "$ifs" ]; then
-	set --
-	for f in /proc/net/route /proc/net/ipv6_route; do [ -r "$f" ] && set -- "$@" "$f"; done
-	[ $# -gt 0 ] && ifs=$(awk '
-		FILENAME == "/proc/net/route" { if (FNR > 1 && $2 == "00000000" && $8 == "00000000" && !seen[$1]++) print $1; next }
-		$1 == "00000000000000000000000000000000" && $2 == "00" && $10 != "lo" && !seen[$10]++ { print $10 }' "$@" 2>/dev/null)
-fi
 if ! have ethtool; then
 	t=''
 	for i in $ifs; do t="$t@if $i$NL"; done
@@ -723,23 +763,10 @@ fi
 # /proc or /sys: "file PATH=TEXT", the lines joined by spaces, or "file
 # PATH!denied", "!absent", "!unreadable"), the NUMA nodes, each gathered
 # interface's MTU, and last the host's clock, as near the session's end as
-# the script gets (kaudit brackets it with its own clock). One awk and one
-# date at most; the rest is builtins.
+# the script gets (kaudit brackets it with its own clock). The files were
+# read by the first awk (hd, hf: their lines); one date, the rest builtins.
 b host
-set --
-for f in $FILES; do
-	if [ -r "$f" ]; then set -- "$@" "$f"; elif [ -e "$f" ]; then echo "file $f!denied"; else echo "file $f!absent"; fi
-done
-[ $# -gt 0 ] && awk 'BEGIN {
-	for (i = 1; i < ARGC; i++) {
-		f = ARGV[i]; s = ""; sep = ""; n = 0
-		while (n < 64 && (rc = getline v < f) > 0) { s = s sep v; sep = " "; n++ }
-		close(f)
-		if (rc < 0 && n == 0) { print "file " f "!unreadable"; continue }
-		gsub(/\t/, " ", s)
-		print "file " f "=" s
-	}
-}' "$@"
+printf '%s%s' "$hd" "$hf"
 if [ -d /sys/devices/system/node ]; then
 	n=0
 	for d in /sys/devices/system/node/node[0-9]*; do [ -d "$d" ] && n=$((n + 1)); done

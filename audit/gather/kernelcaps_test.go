@@ -31,7 +31,7 @@ func kernelCapsSection(t *testing.T, root string) string {
 	}
 	sec := s[i+1 : j+len("\ne kernel-caps\n")]
 	r := strings.NewReplacer("/proc/", root+"/proc/", "/usr/lib/modules/", root+"/usr/lib/modules/", "/lib/modules/", root+"/lib/modules/", "/boot/", root+"/boot/")
-	return "M=XX\nNL='\n'\nb() { printf '%s begin %s\\n' \"$M\" \"$1\"; }\ne() { printf '\\n%s end %s %s\\n' \"$M\" \"$1\" \"${2:-ok}\"; }\nhave() { command -v \"$1\" >/dev/null 2>&1; }\n" + r.Replace(sec)
+	return "M=XX\nNL='\n'\nb() { printf '%s begin %s\\n' \"$M\" \"$1\"; }\ne() { printf '\\n%s end %s %s\\n' \"$M\" \"$1\" \"${2:-ok}\"; }\nhave() { command -v \"$1\" >/dev/null 2>&1; }\nz=''\nif have gzip; then z='gzip -cd'; elif have zcat; then z='zcat'; fi\n" + r.Replace(sec)
 }
 
 func writeTree(t *testing.T, root string, files map[string]string) {

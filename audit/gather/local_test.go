@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -103,6 +104,14 @@ func TestScriptOnThisMachine(t *testing.T) {
 				if f.ConnsTotal < len(f.Conns) || f.Role != "" {
 					t.Errorf("conns: total %d < %d listed, role %q", f.ConnsTotal, len(f.Conns), f.Role)
 				}
+				// No broker candidate here: ss runs without -p (which reads
+				// every descriptor of every process), so no listener has an owner.
+				for _, l := range f.Listeners {
+					if f.Kafka == nil && (l.PID != 0 || l.Process != "") {
+						t.Errorf("no broker, yet listener %+v has an owner: ss -p ran", l)
+						break
+					}
+				}
 			}
 		})
 	}
@@ -163,5 +172,67 @@ func TestClientProfileOnThisMachine(t *testing.T) {
 		if c.PeerPort != 9092 && c.PeerPort != 22 {
 			t.Errorf("connection to port %d listed", c.PeerPort)
 		}
+	}
+}
+
+// TestEarlyReadsOnThisMachine: the catalog's files and the default-route
+// interfaces are read by the script's first awk (written on fd 3, printed
+// in the host and nics sections later); compared with /proc and /sys read
+// directly, under every POSIX shell present.
+func TestEarlyReadsOnThisMachine(t *testing.T) {
+	const readable, absent = "/proc/sys/kernel/ostype", "/proc/sys/kernel/no_such_file"
+	raw, err := os.ReadFile(readable)
+	if err != nil {
+		t.Skip(err)
+	}
+	route, err := os.ReadFile("/proc/net/route")
+	if err != nil {
+		t.Skip(err)
+	}
+	var want []string // the default route's interfaces, as /proc/net/route lists them
+	for i, l := range strings.Split(string(route), "\n") {
+		if f := strings.Fields(l); i > 0 && len(f) >= 8 && f[1] == "00000000" && f[7] == "00000000" && !slices.Contains(want, f[0]) {
+			want = append(want, f[0])
+		}
+	}
+	for _, sh := range [][]string{{"dash"}, {"busybox", "sh"}} {
+		if _, err := exec.LookPath(sh[0]); err != nil {
+			continue
+		}
+		t.Run(strings.Join(sh, "-"), func(t *testing.T) {
+			marker := gather.NewMarker()
+			script, err := gather.Script(gather.Params{KafkaPort: 9092, SysctlKeys: keys[:1], Files: []string{readable, absent}, Marker: marker})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.CommandContext(context.Background(), sh[0], append(sh[1:], "-s")...)
+			cmd.Stdin = strings.NewReader(string(script))
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("%v: %v", sh, err)
+			}
+			f, err := gather.Parse(out, marker, 9092)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := f.Files[readable]; got != strings.TrimSpace(string(raw)) {
+				t.Errorf("%s = %q, want %q", readable, got, raw)
+			}
+			if _, ok := f.Files[absent]; ok || !strings.Contains(f.Sections[facts.SecHost].Message, absent) {
+				t.Errorf("absent file: files %v, host section %+v", f.Files, f.Sections[facts.SecHost])
+			}
+			var got []string
+			for _, n := range f.NICs {
+				got = append(got, n.Name)
+			}
+			if _, err := exec.LookPath("ethtool"); err != nil {
+				return // the nics section is "missing": no interface parsed
+			}
+			for _, w := range want { // an IPv6 default route may add more
+				if !slices.Contains(got, w) {
+					t.Errorf("nics %v, want the default route's %v", got, want)
+				}
+			}
+		})
 	}
 }

@@ -56,25 +56,27 @@ func TestBrokerProcess(t *testing.T) {
 	}
 }
 
-// TestBrokerProcessShipsNoJVMOption runs the section's own cmdline awk
-// (cut from the script) on a captured JVM command line that has a
-// password in a -D option: only -Xms and -Xmx may come out.
+// TestBrokerProcessShipsNoJVMOption runs the kafka section's cmdline awk
+// (cut from the script; it also gives broker-process its "heap" lines) on a
+// captured JVM command line that has a password in a -D option: of the JVM
+// options only -Xms and -Xmx may come out.
 func TestBrokerProcessShipsNoJVMOption(t *testing.T) {
-	const start = "tr '\\0' '\\n' < \"$d/cmdline\" 2>/dev/null | awk '"
+	const start = "tr '\\0' '\\n' < \"/proc/$pid/cmdline\" 2>/dev/null | awk -v kk=\"$KKEYS\" '"
 	i := strings.Index(scriptBody, start)
 	if i < 0 {
-		t.Fatal("the broker-process cmdline awk is not in the script")
+		t.Fatal("the kafka section's cmdline awk is not in the script")
 	}
 	prog, _, ok := strings.Cut(scriptBody[i+len(start):], "'")
 	if !ok {
 		t.Fatal("unterminated awk program")
 	}
-	cmd := exec.Command("awk", prog, "../parse/testdata/proc/cmdline-jvm17-kafka-main.txt")
+	cmd := exec.Command("awk", "-v", "kk=listeners|log[.]dirs", prog, "../parse/testdata/proc/cmdline-jvm17-kafka-main.txt")
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := string(out), "heap -Xms64m\nheap -Xmx128m\n"; got != want {
+	want := "exe=/usr/lib/jvm/java-17-openjdk-amd64/bin/java\nheap -Xms64m\nheap -Xmx128m\ncp=/tmp/procjvm\nmain=kafka.Kafka\narg=/tmp/procjvm/server.properties\n"
+	if got := string(out); got != want {
 		t.Errorf("awk printed %q, want %q", got, want)
 	}
 }

@@ -6,7 +6,8 @@
 # "-" when ss printed none: window scaling not in use), then "total=N",
 # the number of sockets before the bound.
 #
-# mode=broker: input `ss -tinp state listening state established` (any
+# mode=broker: input `ss -tinp state listening state established` (-tin
+# when no process is a broker candidate: no users:((…)); any
 # iproute2: a header or none, a Netid column or none); -v M (the section
 # marker), kport (the inventory's Kafka port), kpids (the pids whose
 # command line is a Kafka broker's, in /proc order), lim. Prints three

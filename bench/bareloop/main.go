@@ -52,7 +52,7 @@ func main() {
 	printScript := flag.Bool("print-script", false, "print kaudit's gather script and exit")
 	flag.Parse()
 	if *printScript {
-		s, err := gather.Script(gather.Params{KafkaPort: 9092, SysctlKeys: rules.SysctlKeys(), Marker: "kbench-peers-marker"})
+		s, err := gather.Script(gather.Params{KafkaPort: 9092, SysctlKeys: rules.SysctlKeys(), Files: rules.Files(), Marker: "kbench-peers-marker"})
 		if err != nil {
 			fatal(err)
 		}
