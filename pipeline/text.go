@@ -126,24 +126,50 @@ func writeUndo(w io.Writer, cfg ApplyConfig, target []string) {
 // writeRun writes one block per host of a run (status, each change
 // from → to, backups, the error), then the tally and restart notes.
 func writeRun(w io.Writer, j *remediate.Journal) {
-	var verified, restart int
+	var verified, restart, restarted int
 	for _, hj := range j.Hosts {
 		if len(hj.Changes) == 0 {
 			continue
 		}
 		writeHostRun(w, hj)
-		if hj.Status == remediate.StatusVerified {
-			verified++
-			for _, c := range hj.Changes {
-				if c.RestartRequired {
-					restart++
-					break
-				}
-			}
+		if hj.Status != remediate.StatusVerified {
+			continue
+		}
+		verified++
+		if !needsRestart(hj.Changes) {
+			continue
+		}
+		restart++
+		if r := hj.Restart; r != nil && r.Refused == "" && r.Error == "" && r.InForce {
+			restarted++
 		}
 	}
-	fmt.Fprintf(w, "%s changed and verified, %d of them %s a broker restart (kaudit never restarts a broker)\n", countOf(verified, "host", "hosts"), restart, map[bool]string{true: "needs", false: "need"}[restart == 1])
+	fmt.Fprintf(w, "%s changed and verified, %d of them %s a broker restart%s\n", countOf(verified, "host", "hosts"), restart,
+		map[bool]string{true: "needs", false: "need"}[restart == 1], restartTally(restart, restarted))
 	writeResidual(w, j)
+}
+
+// restartTally says, after the count of hosts whose changes need a
+// restart, how many kaudit restarted (--restart) and what the others need.
+func restartTally(restart, restarted int) string {
+	switch {
+	case restart == 0:
+		return ""
+	case restarted == restart:
+		return ": restarted, the changes in force"
+	case restarted > 0:
+		return fmt.Sprintf(": %d restarted, the changes in force; %d not (%s)", restarted, restart-restarted, remediate.RestartByHand)
+	}
+	return " (" + remediate.RestartByHand + ")"
+}
+
+func needsRestart(changes []remediate.Change) bool {
+	for _, c := range changes {
+		if c.RestartRequired {
+			return true
+		}
+	}
+	return false
 }
 
 // writeResidual says, after the tally, on which verified hosts the talk's

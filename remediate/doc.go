@@ -14,8 +14,8 @@
 //     which other files would override it at boot; the plan warns about
 //     those, kaudit edits no file it does not own);
 //   - kafka-property: an in-place edit of server.properties (sub-package
-//     props), always flagged "restart required": kaudit never restarts a
-//     broker;
+//     props), always flagged "restart required": kaudit restarts a broker
+//     only with --restart, one of a cluster at a time (restart.go);
 //   - nic-ring / nic-offload: ethtool -G / -K, never above the NIC's
 //     pre-set maximum, never for a feature the driver marks [fixed],
 //     persisted through the NIC's own manager when detected

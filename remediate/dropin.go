@@ -62,15 +62,15 @@ func (p *planner) addNoFile(rule string, n int64) {
 			u.Name, st.Message, DropInPath(u.Name), n))
 		return
 	case limitAtLeast(u.NoFile.Soft, n):
-		p.addManual(rule, fmt.Sprintf("pending broker restart: %s gives %s open files at its next start, the running broker (pid %d) still has its old limit; restart it when convenient (kaudit never restarts a broker)",
-			u.Name, limitText(u.NoFile.Soft), k.PID))
+		p.addManual(rule, fmt.Sprintf("pending broker restart: %s gives %s open files at its next start, the running broker (pid %d) still has its old limit: %s",
+			u.Name, limitText(u.NoFile.Soft), k.PID, RestartByHand))
 		return
 	}
 	c := Change{
 		Host: p.host, Rules: []string{rule}, Kind: KindUnitDropIn, Target: NoFileTarget(u.Name),
 		From: LimitPair(*u.NoFile), To: noFileValue(n, u.NoFile.Hard, k.Process),
 		Persist: true, PersistPath: DropInPath(u.Name), RestartRequired: true,
-		Note: "the running broker keeps its limit until its next start: restart it when convenient (kaudit never restarts a broker)",
+		Note: "the running broker keeps its limit until its next start: " + RestartByHand,
 	}
 	if later := laterDropIns(u.DropIns); len(later) > 0 {
 		c.Note += "\n" + strings.Join(later, ", ") + " sorts after " + DropInName + " and may set LimitNOFILE again: the verify step reads systemd's value back"

@@ -27,7 +27,7 @@ func Example() {
 	// broker-1:
 	//   kafka-backlog-config: socket.listen.backlog.size (unset) → 4096 (persist only) [restart required]
 	//       in /opt/kafka/config/server.properties
-	//       read by the broker at start: restart it when convenient (kaudit never restarts it)
+	//       read by the broker at start: restart the broker when convenient, one broker of a cluster at a time once the cluster is healthy, or let kaudit do it: fix --apply --restart --bootstrap
 	//
 	// 1 change on 1 host, 1 needs a broker restart; nothing changed (run with --apply)
 }

@@ -65,7 +65,7 @@ type Change struct {
 	Runtime         bool       `json:"runtime"` // the running value changes now
 	Persist         bool       `json:"persist"` // a file changes so that it survives a reboot or restart
 	PersistPath     string     `json:"persist_path,omitempty"`
-	RestartRequired bool       `json:"restart_required,omitempty"` // takes effect for the broker only after a broker restart (kaudit never restarts it)
+	RestartRequired bool       `json:"restart_required,omitempty"` // takes effect for the broker only after a broker restart (kaudit restarts it only with --restart)
 	Note            string     `json:"note,omitempty"`             // trade-offs and caveats, one per line
 
 	// PersistMatch is, for a systemd .link file (LinkPath), its [Match]

@@ -115,7 +115,7 @@ func (p *planner) propertyChanges() []Change {
 		c := Change{
 			Host: p.host, Rules: r.rules, Kind: KindKafkaProperty, Target: key,
 			From: from, To: r.to, Persist: true, PersistPath: p.f.Kafka.Config, RestartRequired: true,
-			Note: "read by the broker at start: restart it when convenient (kaudit never restarts it)",
+			Note: "read by the broker at start: " + RestartByHand,
 		}
 		if r.pulled {
 			c.Note = pulledNote + "\n" + c.Note

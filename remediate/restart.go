@@ -97,3 +97,8 @@ func (r *Restart) CheckInForce() []string {
 	}
 	return out
 }
+
+// RestartByHand is what a change that needs a broker restart asks of the
+// user when kaudit did not restart the broker: kaudit restarts one only
+// with fix --apply --restart (or rollback --restart) and --bootstrap.
+const RestartByHand = "restart the broker when convenient, one broker of a cluster at a time once the cluster is healthy, or let kaudit do it: fix --apply --restart --bootstrap"

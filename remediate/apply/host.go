@@ -106,7 +106,7 @@ func applyHost(ctx context.Context, h Host, opt Options, rec *journal) bool {
 		return restartHost(ctx, h, opt, rec, after, changes, false)
 	}
 	if h.Plan.RestartRequired() {
-		msg += "; broker restart required for the Kafka changes to take effect (kaudit never restarts it)"
+		msg += "; broker restart required for the Kafka changes to take effect (not restarted: --restart not given)"
 	}
 	rec.logf("%s", msg)
 	if res.KernelOpen {
