@@ -111,7 +111,7 @@ func cgroupFix(k *facts.Kafka, b cgroupBound, want int64) *Fix {
 		directive = "MemoryLimit" // systemd's v1 directive
 	}
 	where := "the cgroup " + b.path + " (the container's or pod's memory limit, or the slice's)"
-	if k.Unit != nil && k.Unit.Name != "" && strings.HasSuffix(b.path, "/"+k.Unit.Name) {
+	if k.Unit != nil && k.Unit.Name != "" && k.Unit.SystemdRuns && strings.HasSuffix(b.path, "/"+k.Unit.Name) {
 		where = fmt.Sprintf("systemctl set-property %s %s=%d (applies now and persists as a drop-in; or systemctl edit %s: [Service] %s=%d)", k.Unit.Name, directive, want, k.Unit.Name, directive, want)
 	}
 	return &Fix{Summary: fmt.Sprintf("raise the broker's cgroup memory limit to at least %s", gib(want)),

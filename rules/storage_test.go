@@ -11,7 +11,7 @@ import (
 // slice above it with none).
 func limit(n int64) func(f *facts.Facts) {
 	return func(f *facts.Facts) {
-		f.Kafka.Unit = &facts.BrokerUnit{Name: "kafka.service"}
+		f.Kafka.Unit = &facts.BrokerUnit{Name: "kafka.service", SystemdRuns: true}
 		f.Kafka.Cgroup.Limits = []facts.CgroupLimit{
 			{Path: "/system.slice/kafka.service", File: "memory.max", Bytes: n},
 			{Path: "/system.slice/kafka.service", File: "memory.high", Bytes: facts.Unlimited},
@@ -30,6 +30,15 @@ func TestCgroupMemoryRule(t *testing.T) {
 			check: func(t *testing.T, fd Finding) {
 				if !strings.Contains(fd.Fix.Manual, "systemctl set-property kafka.service MemoryMax=12884901888") {
 					t.Errorf("fix %q", fd.Fix.Manual)
+				}
+			}},
+		{name: "a unit's cgroup where systemd does not run", mutate: func(f *facts.Facts) {
+			limit(8 * gb)(f)
+			f.Kafka.Unit.SystemdRuns = false
+		}, status: Fail, reason: "under 12g",
+			check: func(t *testing.T, fd Finding) {
+				if strings.Contains(fd.Fix.Manual, "systemctl") {
+					t.Errorf("systemctl named where systemd does not run: %q", fd.Fix.Manual)
 				}
 			}},
 		{name: "12g for a 6g heap: the floor exactly", mutate: limit(12 * gb), status: Pass, reason: "room for the heap and 6g of page cache"},
@@ -63,7 +72,7 @@ func TestCgroupMemoryRule(t *testing.T) {
 			f.Kafka.Cgroup = &facts.CgroupMemory{Version: 1, Path: "/", Member: facts.MemberYes, Limits: []facts.CgroupLimit{{Path: "/", File: "memory.limit_in_bytes", Bytes: facts.Unlimited}}}
 		}, status: Pass, reason: "no memory limit"},
 		{name: "v1 limit names MemoryLimit", mutate: func(f *facts.Facts) {
-			f.Kafka.Unit = &facts.BrokerUnit{Name: "kafka.service"}
+			f.Kafka.Unit = &facts.BrokerUnit{Name: "kafka.service", SystemdRuns: true}
 			f.Kafka.Cgroup = &facts.CgroupMemory{Version: 1, Path: "/system.slice/kafka.service", Member: facts.MemberYes, Limits: []facts.CgroupLimit{{Path: "/system.slice/kafka.service", File: "memory.limit_in_bytes", Bytes: 4 * gb}}}
 		}, status: Fail, reason: "memory.limit_in_bytes", check: func(t *testing.T, fd Finding) {
 			if !strings.Contains(fd.Fix.Manual, "MemoryLimit=") {

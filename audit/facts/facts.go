@@ -352,6 +352,11 @@ type BrokerUnit struct {
 	// "confluent-server.service"); Cgroup is the path it was read from.
 	Name   string `json:"name"`
 	Cgroup string `json:"cgroup,omitempty"`
+	// SystemdRuns: systemd is the host's service manager
+	// (/run/systemd/system exists), so systemctl can restart Name. A
+	// cgroup can name a service where systemd does not run (a container
+	// sharing the node's cgroup namespace).
+	SystemdRuns bool `json:"systemd_runs,omitempty"`
 	// NoFile is the LimitNOFILE systemd gives the service at its next
 	// start (systemctl show), drop-ins included; nil when not read.
 	NoFile *Limit `json:"nofile,omitempty"`

@@ -53,7 +53,7 @@ func (a *assembler) brokerUnit(s remote.Section) {
 		a.note(facts.SecBrokerUnit, facts.SectionAbsent, fmt.Sprintf("the broker (pid %s) runs in cgroup %s: %s", kv["pid"], svc.Cgroup, svc.Why))
 		return
 	}
-	u := &facts.BrokerUnit{Name: svc.Unit, Cgroup: svc.Cgroup}
+	u := &facts.BrokerUnit{Name: svc.Unit, Cgroup: svc.Cgroup, SystemdRuns: kv["systemd"] == "yes"}
 	a.f.Kafka.Unit = u
 	switch {
 	case kv["systemd"] != "yes":

@@ -75,7 +75,7 @@ func RestartDecision(f *facts.Facts, changes []remediate.Change) (need bool, uni
 		return false, "", ""
 	case f == nil || f.Kafka == nil || f.Kafka.PID == 0:
 		return true, "", "no running broker was found: restart it by hand once it runs, so the changes take effect"
-	case f.Kafka.Unit == nil || !safe.ServiceName(f.Kafka.Unit.Name):
+	case f.Kafka.Unit == nil || !safe.ServiceName(f.Kafka.Unit.Name) || !f.Kafka.Unit.SystemdRuns:
 		return true, "", fmt.Sprintf("the broker (pid %d) is not a systemd service (a container, a shell): kaudit restarts only through systemd; restart it by hand where it is started, one broker at a time once the cluster is healthy (0 under-replicated partitions)", f.Kafka.PID)
 	}
 	return true, f.Kafka.Unit.Name, ""

@@ -24,7 +24,8 @@ import (
 func TestRestartDecision(t *testing.T) {
 	backlog := remediate.Change{Kind: remediate.KindKafkaProperty, Target: "socket.listen.backlog.size", To: "4096", RestartRequired: true}
 	sysctl := remediate.Change{Kind: remediate.KindSysctl, Target: "net.ipv4.tcp_syncookies", To: "0"}
-	unit := &facts.Facts{Kafka: &facts.Kafka{PID: 42, Unit: &facts.BrokerUnit{Name: "kafka.service"}}}
+	unit := &facts.Facts{Kafka: &facts.Kafka{PID: 42, Unit: &facts.BrokerUnit{Name: "kafka.service", SystemdRuns: true}}}
+	noSystemd := &facts.Facts{Kafka: &facts.Kafka{PID: 42, Unit: &facts.BrokerUnit{Name: "kafka.service"}}}
 	shell := &facts.Facts{Kafka: &facts.Kafka{PID: 42}}
 	for _, tc := range []struct {
 		name      string
@@ -37,6 +38,7 @@ func TestRestartDecision(t *testing.T) {
 		{"no change needs a restart", unit, []remediate.Change{sysctl}, false, "", ""},
 		{"systemd unit", unit, []remediate.Change{sysctl, backlog}, true, "kafka.service", ""},
 		{"not under systemd", shell, []remediate.Change{backlog}, true, "", "not a systemd service"},
+		{"cgroup names a unit, systemd does not run", noSystemd, []remediate.Change{backlog}, true, "", "not a systemd service"},
 		{"bad unit name", &facts.Facts{Kafka: &facts.Kafka{PID: 1, Unit: &facts.BrokerUnit{Name: "x; rm -rf /"}}}, []remediate.Change{backlog}, true, "", "not a systemd service"},
 		{"no broker running", &facts.Facts{}, []remediate.Change{backlog}, true, "", "no running broker"},
 	} {
