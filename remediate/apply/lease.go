@@ -95,16 +95,26 @@ type HeldError struct {
 	Started, Expires      time.Time
 	PID                   int
 	PStart                string
-	Restore               bool // refused a restore, not a read
+	// Refused is what was refused ("" a read: nothing changed; Restore;
+	// Restart).
+	Refused Refusal
 }
 
+// Refusal is what a HeldError refused.
+type Refusal int
+
+// The steps another run's lease refuses besides a read.
+const (
+	RefusedRead Refusal = iota
+	RefusedRestore
+	RefusedRestart
+)
+
+var refusalText = [...]string{RefusedRead: "nothing changed here", RefusedRestore: "nothing restored here", RefusedRestart: "the broker not restarted"}
+
 func (e *HeldError) Error() string {
-	what := "nothing changed here"
-	if e.Restore {
-		what = "nothing restored here"
-	}
 	return located.WithHint(fmt.Sprintf("%s is being changed by run %s (%s, since %s): %s",
-		e.Host, e.RunID, e.Operator, e.Started.UTC().Format("15:04:05 UTC"), what),
+		e.Host, e.RunID, e.Operator, e.Started.UTC().Format("15:04:05 UTC"), refusalText[e.Refused]),
 		"re-run when it is done (its lease expires at "+e.Expires.UTC().Format("15:04:05 UTC")+")")
 }
 

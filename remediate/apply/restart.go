@@ -132,7 +132,7 @@ func parseCounters(r *remote.Result) (remediate.Counters, error) {
 
 // parseRestart fills r from the restart script's results; the error is
 // the first step that failed, or what is missing.
-func parseRestart(rs remote.Results, r *remediate.Restart) error {
+func parseRestart(host string, rs remote.Results, r *remediate.Restart) error {
 	if c, err := parseCounters(rs.Find("counters")); err == nil {
 		r.Before = &c
 	}
@@ -148,6 +148,10 @@ func parseRestart(rs remote.Results, r *remediate.Restart) error {
 		r.NoFile = normLimits(x.Text())
 	}
 	if f := rs.FirstFailure(); f != nil {
+		if held := heldError(host, f); held != nil {
+			held.Refused = RefusedRestart
+			return held
+		}
 		return fmt.Errorf("restart step %s failed: %s", f.Step, f.Text())
 	}
 	if rs.Find("done") == nil || r.Before == nil || r.NewPID == 0 {
@@ -243,7 +247,7 @@ func runRestart(ctx context.Context, h Host, opt Options, r *remediate.Restart) 
 	if out != nil {
 		rs = remote.ParseResults(out.Stdout, marker)
 	}
-	if err := parseRestart(rs, r); err != nil {
+	if err := parseRestart(h.Inv.Name, rs, r); err != nil {
 		if runErr != nil {
 			return fmt.Errorf("%w: %v", err, runErr)
 		}

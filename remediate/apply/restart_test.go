@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"reflect"
@@ -104,7 +105,7 @@ func TestParseRestart(t *testing.T) {
 		{Step: "nofile", OK: true, Detail: []string{"100000 unlimited"}}, {Step: "done", OK: true, Detail: []string{"-"}},
 	}
 	var r remediate.Restart
-	if err := parseRestart(ok, &r); err != nil {
+	if err := parseRestart("h1", ok, &r); err != nil {
 		t.Fatal(err)
 	}
 	if r.OldPID != 100 || r.NewPID != 200 || r.Backlog != 2048 || r.NoFile != "100000 infinity" || *r.Before != (remediate.Counters{SyncookiesSent: 10, TCPReqQFullDoCookies: 3, ListenOverflows: -1}) {
@@ -112,11 +113,16 @@ func TestParseRestart(t *testing.T) {
 	}
 	stuck := append(remote.Results{}, ok[:4]...)
 	stuck[3] = remote.Result{Step: "stopped", Detail: []string{"the old process 100 of kafka.service still runs after 600s"}}
-	if err := parseRestart(stuck, &remediate.Restart{}); err == nil || !strings.Contains(err.Error(), "still runs after 600s") {
+	if err := parseRestart("h1", stuck, &remediate.Restart{}); err == nil || !strings.Contains(err.Error(), "still runs after 600s") {
 		t.Errorf("stuck stop: %v", err)
 	}
-	if err := parseRestart(ok[:5], &remediate.Restart{}); err == nil {
+	if err := parseRestart("h1", ok[:5], &remediate.Restart{}); err == nil {
 		t.Error("a script cut short parsed as done")
+	}
+	held := remote.Results{ok[0], {Step: "lease", Detail: []string{"held", "20260101T000000Z-0000000f", "bob@ops", "1767225600", "1767226200", "77", "123"}}}
+	var he *HeldError
+	if err := parseRestart("h1", held, &remediate.Restart{}); !errors.As(err, &he) || he.RunID != "20260101T000000Z-0000000f" || !strings.Contains(err.Error(), "the broker not restarted") {
+		t.Errorf("another run's lease: %v, want a HeldError naming the run and that nothing was restarted", err)
 	}
 }
 
@@ -322,7 +328,13 @@ func TestRollbackRestart(t *testing.T) {
 // kafka.service, and whose systemctl (first in PATH, never this
 // machine's) refuses every command: the restart script runs, and stops
 // at its first systemctl call.
-type unitSandbox struct{ *sandbox }
+// unitSandbox is a sandbox whose broker runs under kafka.service (the
+// gather's broker-unit section added) and whose systemctl refuses;
+// beforeRestart, when set, runs before each restart script.
+type unitSandbox struct {
+	*sandbox
+	beforeRestart func()
+}
 
 func newUnitSandbox(t *testing.T, hosts ...string) unitSandbox {
 	s := newSandbox(t, hosts...)
@@ -332,10 +344,13 @@ func newUnitSandbox(t *testing.T, hosts ...string) unitSandbox {
 			t.Fatal(err)
 		}
 	}
-	return unitSandbox{s}
+	return unitSandbox{sandbox: s}
 }
 
 func (u unitSandbox) Run(ctx context.Context, t transport.Target, script []byte) (*transport.Output, error) {
+	if u.beforeRestart != nil && bytes.Contains(script, []byte("\nMODE='restart'\n")) {
+		u.beforeRestart()
+	}
 	out, err := u.sandbox.Run(ctx, t, script)
 	m := reGatherMarker.FindSubmatch(script)
 	if err != nil || m == nil || bytes.HasPrefix(script, []byte("M='KAUDIT_")) {
@@ -372,5 +387,43 @@ func TestRollbackRestartRuns(t *testing.T) {
 	}
 	if got := s.read("h1", sbProps); strings.Contains(got, "socket.listen.backlog.size") {
 		t.Errorf("server.properties not restored: %q", got)
+	}
+	if _, err := os.Stat(s.path("h1", KaudirDir+"/lease")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the run's lease is left on the host after rollback --restart (stat: %v)", err)
+	}
+}
+
+// TestRestartRefusedWhileAnotherRunHoldsTheHost: a rollback holds no
+// lease of its own, and between its restore and its restart another run
+// may start changing the host (its lease taken, its change half made
+// between two of its scripts). The restart then restarts nothing: the
+// restart script finds the other run's live lease and says whose it is.
+func TestRestartRefusedWhileAnotherRunHoldsTheHost(t *testing.T) {
+	s := newUnitSandbox(t, "h1")
+	j, err := Apply(context.Background(), sbHosts("h1"), Options{Runner: s.sandbox, RunID: "20260101T000000Z-0000000e"})
+	if err != nil || j.Host("h1").Status != remediate.StatusVerified {
+		t.Fatalf("apply: %v %+v", err, j.Host("h1"))
+	}
+	called := s.path("h1", "/systemctl-called")
+	s.write(t, "h1", "/bin/systemctl", "#!/bin/sh\n: > "+called+"\nexit 1\n")
+	other := "20260101T000000Z-0000000f"
+	s.beforeRestart = func() {
+		now := time.Now().Unix()
+		s.write(t, "h1", KaudirDir+"/lease", other+"\tbob@ops\t77\t123\t"+itoa64(now)+"\t"+itoa64(now+600)+"\n")
+	}
+	res, err := Rollback(context.Background(), []inventory.Host{sbHosts("h1")[0].Inv}, j, Options{Runner: s, Rollout: &Rollout{Waves: [][]string{{"h1"}}},
+		Restart: &RestartOptions{Timeout: 5 * time.Second, Watch: time.Millisecond}})
+	if err != nil || len(res) != 1 {
+		t.Fatalf("rollback: %v %+v", err, res)
+	}
+	r := j.Host("h1").Restart
+	if r == nil || !strings.Contains(r.Error, "is being changed by run "+other) || !strings.Contains(r.Error, "the broker not restarted") {
+		t.Fatalf("restart %+v: want it refused, naming run %s", r, other)
+	}
+	if _, err := os.Stat(called); !errors.Is(err, fs.ErrNotExist) {
+		t.Error("systemctl ran while another run held the host")
+	}
+	if got := s.read("h1", KaudirDir+"/lease"); !strings.HasPrefix(got, other+"\t") {
+		t.Errorf("the other run's lease was touched: %q", got)
 	}
 }

@@ -296,7 +296,7 @@ func rollbackHost(ctx context.Context, h inventory.Host, opt Options, runID stri
 	}
 	rs := remote.ParseResults(out.Stdout, marker)
 	if held := heldError(h.Name, rs.FirstFailure()); held != nil {
-		held.Restore = true
+		held.Refused = RefusedRestore
 		return restored{}, held
 	}
 	var counts restored
