@@ -76,7 +76,7 @@ func (p *planner) addNoFile(rule string, n int64) {
 		c.Note += "\n" + strings.Join(later, ", ") + " sorts after " + DropInName + " and may set LimitNOFILE again: the verify step reads systemd's value back"
 	}
 	if why, ok := p.dropInWritable(u.Name); !ok {
-		p.infeasible = append(p.infeasible, Infeasible{Host: p.host, Rule: rule, Kind: c.Kind, Target: c.Target, To: c.To,
+		p.infeasible = append(p.infeasible, Infeasible{Host: p.host, Rules: []string{rule}, Kind: c.Kind, Target: c.Target, To: c.To,
 			Reason:  "cannot write the drop-in: " + why,
 			Instead: fmt.Sprintf("set LimitNOFILE=%s in %s's unit where your provisioning keeps it (or `systemctl edit %s` where /etc is writable)", c.To, u.Name, u.Name)})
 		return

@@ -16,7 +16,7 @@ import (
 // make: it is not planned, and the plan says why and what to do instead.
 type Infeasible struct {
 	Host    string     `json:"host"`
-	Rule    string     `json:"rule"`
+	Rules   []string   `json:"rules"` // the rules asking, sorted
 	Kind    ChangeKind `json:"kind"`
 	Target  string     `json:"target"`
 	To      string     `json:"to"`
@@ -39,7 +39,7 @@ func (p *planner) feasible(c Change) (Change, *Infeasible) {
 		return c, nil
 	}
 	no := func(reason, instead string) (Change, *Infeasible) {
-		return c, &Infeasible{Host: p.host, Rule: strings.Join(c.Rules, ","), Kind: c.Kind, Target: c.Target, To: c.To, Reason: reason, Instead: instead}
+		return c, &Infeasible{Host: p.host, Rules: c.Rules, Kind: c.Kind, Target: c.Target, To: c.To, Reason: reason, Instead: instead}
 	}
 	if c.Kind == KindSysctl {
 		if fs.ProcSysReadOnly {
@@ -376,9 +376,9 @@ func orRelease(r string) string {
 func (p *planner) cannotNIC(rule string, kind ChangeKind, target, to, reason, instead string) {
 	for i := range p.infeasible {
 		if no := &p.infeasible[i]; no.Kind == kind && no.Target == target {
-			no.Rule = strings.Join(appendRule(strings.Split(no.Rule, ","), rule), ",")
+			no.Rules = appendRule(no.Rules, rule)
 			return
 		}
 	}
-	p.infeasible = append(p.infeasible, Infeasible{Host: p.host, Rule: rule, Kind: kind, Target: target, To: to, Reason: reason, Instead: instead})
+	p.infeasible = append(p.infeasible, Infeasible{Host: p.host, Rules: []string{rule}, Kind: kind, Target: target, To: to, Reason: reason, Instead: instead})
 }

@@ -14,7 +14,7 @@ import (
 // planned for it, and the plan says so instead of picking one.
 type Conflict struct {
 	Host   string     `json:"host"`
-	Rule   string     `json:"rule"` // the rules asking, sorted, joined with ","
+	Rules  []string   `json:"rules"` // the rules asking, sorted
 	Kind   ChangeKind `json:"kind"`
 	Target string     `json:"target"`
 	Asks   []string   `json:"asks"` // each rule's request: "swappiness: at most 1"
@@ -210,7 +210,7 @@ func (p *planner) conflicts() []Conflict {
 				asks = append(asks, a.String())
 			}
 			out = append(out, Conflict{
-				Host: p.host, Rule: strings.Join(r.rules, ","), Kind: kr.kind, Target: key, Asks: asks,
+				Host: p.host, Rules: r.rules, Kind: kr.kind, Target: key, Asks: asks,
 				Reason: r.conflict + ": not planned; decide which rule wins for this host (a profile override, or a waiver of the other) and plan again",
 			})
 		}

@@ -79,9 +79,9 @@ type Change struct {
 // Manual is something kaudit cannot do itself (kernel or Kafka upgrade, a
 // file it cannot find), or an alternative it does not apply by default.
 type Manual struct {
-	Host   string `json:"host"`
-	Rule   string `json:"rule"`
-	Action string `json:"action"`
+	Host   string   `json:"host"`
+	Rules  []string `json:"rules"` // the rules asking, sorted
+	Action string   `json:"action"`
 }
 
 // HostPlan is everything kaudit would do, and would not do, on one host.
@@ -161,7 +161,6 @@ func PlanHost(host string, f *facts.Facts, findings []rules.Finding, sel Selecto
 		sysctl:  map[string]*request{},
 		prop:    map[string]*request{},
 		nic:     map[string]*request{},
-		seenMan: map[Manual]bool{},
 		seenWrn: map[string]bool{},
 
 		runtimeOnlyOK: sel.RuntimeOnlyOK,
@@ -232,7 +231,6 @@ type planner struct {
 
 	sysctl, prop, nic map[string]*request
 	manual            []Manual
-	seenMan           map[Manual]bool
 	warnings          []string
 	seenWrn           map[string]bool
 	runtimeOnlyOK     bool
@@ -262,12 +260,15 @@ func (p *planner) warn(format string, args ...any) {
 	}
 }
 
+// addManual adds action, asked by rule; mergeManual folds the same
+// action asked twice into one entry.
 func (p *planner) addManual(rule, action string) {
-	m := Manual{Host: p.host, Rule: rule, Action: action}
-	if !p.seenMan[m] {
-		p.seenMan[m] = true
-		p.manual = append(p.manual, m)
-	}
+	p.addManualFor([]string{rule}, action)
+}
+
+// addManualFor adds action, asked by rules.
+func (p *planner) addManualFor(rules []string, action string) {
+	p.manual = append(p.manual, Manual{Host: p.host, Rules: rules, Action: action})
 }
 
 // sortedKeys lists m's keys in order.
@@ -330,7 +331,7 @@ func (p *planner) finish(plan *HostPlan) {
 	p.checkSELinux(plan.Changes)
 
 	if len(p.upgrades) > 0 && !p.upgradeText {
-		p.addManual(strings.Join(p.upgrades, ","), fmt.Sprintf("upgrade Kafka to ≥ 3.2 (Confluent Platform ≥ 7.2): %s runs %s, where the listen backlog is fixed at %d (KIP-764)",
+		p.addManualFor(p.upgrades, fmt.Sprintf("upgrade Kafka to ≥ 3.2 (Confluent Platform ≥ 7.2): %s runs %s, where the listen backlog is fixed at %d (KIP-764)",
 			p.host, kafkaName(p.f.Kafka), rules.DefaultListenBacklog))
 	}
 	if p.syncookiesOff {
@@ -341,21 +342,24 @@ func (p *planner) finish(plan *HostPlan) {
 }
 
 // mergeManual folds identical actions asked by several rules into one
-// entry (rules joined with ","), sorted by rule then action.
+// entry (its rules merged, sorted), sorted by rules then action.
 func mergeManual(ms []Manual) []Manual {
 	var out []Manual
 	idx := map[string]int{}
 	for _, m := range ms {
-		if i, ok := idx[m.Action]; ok {
-			out[i].Rule = strings.Join(appendRule(strings.Split(out[i].Rule, ","), m.Rule), ",")
-			continue
+		i, ok := idx[m.Action]
+		if !ok {
+			i = len(out)
+			idx[m.Action] = i
+			out = append(out, Manual{Host: m.Host, Action: m.Action})
 		}
-		idx[m.Action] = len(out)
-		out = append(out, m)
+		for _, r := range m.Rules {
+			out[i].Rules = appendRule(out[i].Rules, r)
+		}
 	}
 	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].Rule != out[j].Rule {
-			return out[i].Rule < out[j].Rule
+		if c := slices.Compare(out[i].Rules, out[j].Rules); c != 0 {
+			return c < 0
 		}
 		return out[i].Action < out[j].Action
 	})

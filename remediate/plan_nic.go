@@ -296,7 +296,7 @@ func (p *planner) nicPersistence(nic facts.NIC, set map[string]string) nicPersis
 			return udev
 		}
 		if o := strings.TrimSpace(ps.EthtoolOpts); o != "" && !strings.HasPrefix(o, "-") {
-			p.addManual(p.nicRules(nic.Name), fmt.Sprintf("%s line %d sets ETHTOOL_OPTS in the legacy form (%q, options for ethtool -s): kaudit persisted %s's settings in %s; to keep them in %s, rewrite it as \"-s %s %s; -G %s ...; -K %s ...\"",
+			p.addManualFor(p.nicRules(nic.Name), fmt.Sprintf("%s line %d sets ETHTOOL_OPTS in the legacy form (%q, options for ethtool -s): kaudit persisted %s's settings in %s; to keep them in %s, rewrite it as \"-s %s %s; -G %s ...; -K %s ...\"",
 				ps.File, ps.Line, o, nic.Name, NICPersistPath, ps.File, nic.Name, o, nic.Name, nic.Name))
 			return udev
 		}
@@ -343,7 +343,7 @@ func (p *planner) nmFallback(nic facts.NIC, set map[string]string) nicPersistenc
 		action = fmt.Sprintf("%s is managed by NetworkManager %s (connection %q): kaudit persisted its settings in %s (NetworkManager takes ring sizes only from 1.26 on)",
 			nic.Name, orUnknown(ps.NMVersion), ps.Connection, NICPersistPath)
 	}
-	p.addManual(p.nicRules(nic.Name), action)
+	p.addManualFor(p.nicRules(nic.Name), action)
 	return nicPersistence{path: NICPersistPath,
 		note: fmt.Sprintf("%s is managed by NetworkManager (connection %q): persisted with the udev rule; ethtool settings in that connection, if any, win when it is activated", nic.Name, ps.Connection)}
 }
@@ -363,7 +363,7 @@ func (p *planner) linkPersistence(nic facts.NIC, set map[string]string) nicPersi
 			k, _ := facts.LinkKey(s)
 			keys = append(keys, k+"="+v)
 		}
-		p.addManual(p.nicRules(nic.Name), fmt.Sprintf("%s already matches %s and applies before any .link kaudit could add: kaudit persisted the settings in %s; to keep them in systemd instead add %s to its [Link] section, then remove %s's lines from %s",
+		p.addManualFor(p.nicRules(nic.Name), fmt.Sprintf("%s already matches %s and applies before any .link kaudit could add: kaudit persisted the settings in %s; to keep them in systemd instead add %s to its [Link] section, then remove %s's lines from %s",
 			ps.File, nic.Name, NICPersistPath, strings.Join(keys, " "), nic.Name, NICPersistPath))
 		return udev
 	}
@@ -437,7 +437,7 @@ func nmPersistence(nic facts.NIC, set map[string]string) (nicPersistence, bool) 
 }
 
 // nicRules is the rules that asked for changes on an interface, joined.
-func (p *planner) nicRules(ifc string) string {
+func (p *planner) nicRules(ifc string) []string {
 	var rs []string
 	for _, target := range sortedKeys(p.nic) {
 		if i, _, _ := strings.Cut(target, " "); i == ifc {
@@ -446,7 +446,7 @@ func (p *planner) nicRules(ifc string) string {
 			}
 		}
 	}
-	return strings.Join(rs, ",")
+	return rs
 }
 
 var reMajorMinor = regexp.MustCompile(`^(\d+)\.(\d+)`)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -119,7 +120,7 @@ func hasText(list []string, sub string) bool {
 func manualTexts(p HostPlan) []string {
 	var out []string
 	for _, m := range p.Manual {
-		out = append(out, m.Rule+": "+m.Action)
+		out = append(out, strings.Join(m.Rules, ",")+": "+m.Action)
 	}
 	return out
 }
@@ -295,7 +296,7 @@ func TestPlanHost(t *testing.T) {
 			name:     "two exact values: a conflict, nothing planned (no first pick)",
 			findings: []rules.Finding{fail("a", rules.Fix{Sysctl: map[string]string{"net.ipv4.tcp_congestion_control": "bbr"}}), fail("b", rules.Fix{Sysctl: map[string]string{"net.ipv4.tcp_congestion_control": "cubic"}})},
 			check: func(t *testing.T, p HostPlan) {
-				if c := find(p, KindSysctl, "net.ipv4.tcp_congestion_control"); c != nil || len(p.Conflicts) != 1 || p.Conflicts[0].Rule != "a,b" ||
+				if c := find(p, KindSysctl, "net.ipv4.tcp_congestion_control"); c != nil || len(p.Conflicts) != 1 || !slices.Equal(p.Conflicts[0].Rules, []string{"a", "b"}) ||
 					!strings.Contains(p.Conflicts[0].Reason, "no value satisfies a: exactly bbr and b: exactly cubic") {
 					t.Fatalf("plan %+v", p)
 				}
@@ -494,8 +495,8 @@ func TestManualMerged(t *testing.T) {
 	same := rules.Fix{Manual: "upgrade Kafka to ≥ 3.2 so socket.listen.backlog.size can be raised (KIP-764)"}
 	p := PlanHost("b", hostFacts(), []rules.Finding{fail("syncookies-fired", same), fail("listen-overflows", same), fail("a", rules.Fix{Manual: "other"})}, Selector{})
 	want := []Manual{
-		{Host: "b", Rule: "a", Action: "other"},
-		{Host: "b", Rule: "listen-overflows,syncookies-fired", Action: same.Manual},
+		{Host: "b", Rules: []string{"a"}, Action: "other"},
+		{Host: "b", Rules: []string{"listen-overflows", "syncookies-fired"}, Action: same.Manual},
 	}
 	if !reflect.DeepEqual(p.Manual, want) {
 		t.Fatalf("manual %+v", p.Manual)
@@ -599,7 +600,7 @@ func TestPlanOppositeDirections(t *testing.T) {
 			if c != nil {
 				t.Fatalf("a conflicting key was planned: %+v", c)
 			}
-			if len(p.Conflicts) != 1 || p.Conflicts[0].Target != "vm.swappiness" || p.Conflicts[0].Rule != "swap-a,swap-b" || !strings.Contains(p.Conflicts[0].Reason, tc.conflict) {
+			if len(p.Conflicts) != 1 || p.Conflicts[0].Target != "vm.swappiness" || !slices.Equal(p.Conflicts[0].Rules, []string{"swap-a", "swap-b"}) || !strings.Contains(p.Conflicts[0].Reason, tc.conflict) {
 				t.Fatalf("conflicts %+v, want one on vm.swappiness with %q", p.Conflicts, tc.conflict)
 			}
 			if find(p, KindSysctl, "net.core.somaxconn") == nil {
@@ -765,10 +766,10 @@ func TestPlanNICPersistence(t *testing.T) {
 			}
 			var nicManual []string
 			for _, m := range p.Manual {
-				if strings.Contains(m.Rule, "nic-") {
+				if strings.Contains(strings.Join(m.Rules, ","), "nic-") {
 					nicManual = append(nicManual, m.Action)
-					if m.Rule != "nic-offload,nic-ring" {
-						t.Errorf("manual rule %q", m.Rule)
+					if !slices.Equal(m.Rules, []string{"nic-offload", "nic-ring"}) {
+						t.Errorf("manual rules %q", m.Rules)
 					}
 				}
 			}

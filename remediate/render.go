@@ -152,20 +152,20 @@ func (pw *planWriter) host(p HostPlan) {
 	if len(p.Conflicts) > 0 {
 		pw.b.WriteString("  CONFLICT: rules ask for incompatible values (not planned):\n")
 		for _, c := range p.Conflicts {
-			pw.put(4, 4, fmt.Sprintf("%s: %s: %s", c.Rule, ts(c.Target), ts(c.Reason)))
+			pw.put(4, 4, fmt.Sprintf("%s: %s: %s", strings.Join(c.Rules, ","), ts(c.Target), ts(c.Reason)))
 		}
 	}
 	if len(p.Infeasible) > 0 {
 		pw.b.WriteString("  cannot apply on this host (not planned):\n")
 		for _, c := range p.Infeasible {
-			pw.put(4, 4, fmt.Sprintf("%s: %s → %s: %s", c.Rule, ts(c.Target), ts(showValue(c.To)), ts(c.Reason)))
+			pw.put(4, 4, fmt.Sprintf("%s: %s → %s: %s", strings.Join(c.Rules, ","), ts(c.Target), ts(showValue(c.To)), ts(c.Reason)))
 			pw.put(6, 2, "instead: "+ts(c.Instead))
 		}
 	}
 	if len(p.Manual) > 0 {
 		pw.b.WriteString("  cannot fix automatically:\n")
 		for _, m := range p.Manual {
-			pw.put(4, 4, ts(m.Rule)+": "+ts(m.Action))
+			pw.put(4, 4, ts(strings.Join(m.Rules, ","))+": "+ts(m.Action))
 		}
 	}
 	if len(p.Warnings) > 0 {
