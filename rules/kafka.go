@@ -3,7 +3,6 @@ package rules
 import (
 	"fmt"
 	"regexp"
-	"strconv"
 	"strings"
 
 	version "github.com/hashicorp/go-version"
@@ -163,20 +162,14 @@ func (c *evalCtx) kafkaConfigRead() bool {
 	return k.Properties != nil || k.Config != ""
 }
 
-// kafkaBacklogProp is socket.listen.backlog.size (default 50 when unset).
+// kafkaBacklogProp is socket.listen.backlog.size as the broker uses it
+// (backlogProp), whatever its version honours; false when server.properties
+// was not read.
 func (c *evalCtx) kafkaBacklogProp() (int, bool) {
 	if !c.kafkaConfigRead() {
 		return 0, false
 	}
-	v, set := c.f.Kafka.Properties[PropBacklog]
-	if r, ok := c.f.Kafka.Running[PropBacklog]; ok {
-		v, set = r.Value, true // the running broker's word wins over the file
-	}
-	if !set {
-		return DefaultListenBacklog, true
-	}
-	n, err := strconv.Atoi(strings.TrimSpace(v))
-	return n, err == nil
+	return backlogProp(c.f.Kafka)
 }
 
 // brokerProp is key's value as the broker uses it: the running broker's

@@ -74,9 +74,9 @@ func BacklogConfigurable(k *facts.Kafka) (Answer, string) {
 }
 
 // RequestedBacklog is the listen backlog the broker asks for in listen():
-// socket.listen.backlog.size when it honours it and sets it, else
-// DefaultListenBacklog. ok is false when that cannot be told (no broker,
-// version unknown, the property is not an integer).
+// socket.listen.backlog.size when it honours it and sets it (backlogProp),
+// else DefaultListenBacklog. ok is false when that cannot be told (no
+// broker, version unknown, the property is not an integer).
 func RequestedBacklog(k *facts.Kafka) (n int, ok bool) {
 	a, _ := BacklogConfigurable(k)
 	switch a {
@@ -85,7 +85,18 @@ func RequestedBacklog(k *facts.Kafka) (n int, ok bool) {
 	case AnswerNo:
 		return DefaultListenBacklog, true
 	}
+	return backlogProp(k)
+}
+
+// backlogProp is socket.listen.backlog.size as the broker uses it: the
+// running broker's value when the cluster reported it (its word wins over
+// the file), else server.properties', else DefaultListenBacklog; ok is
+// false when the value is not an integer.
+func backlogProp(k *facts.Kafka) (int, bool) {
 	v, set := k.Properties[PropBacklog]
+	if r, ok := k.Running[PropBacklog]; ok {
+		v, set = r.Value, true
+	}
 	if !set {
 		return DefaultListenBacklog, true
 	}

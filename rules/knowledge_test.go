@@ -92,6 +92,8 @@ func TestRequestedBacklog(t *testing.T) {
 		{"new set", &facts.Kafka{Version: "3.2.0", Distribution: "apache", Properties: map[string]string{PropBacklog: " 4096 "}}, 4096, true},
 		{"new bad", &facts.Kafka{Version: "3.2.0", Distribution: "apache", Properties: map[string]string{PropBacklog: "lots"}}, 0, false},
 		{"version unknown", &facts.Kafka{Distribution: "apache"}, 0, false},
+		{"the running broker's word wins", &facts.Kafka{Version: "3.2.0", Distribution: "apache", Properties: map[string]string{PropBacklog: "4096"},
+			Running: map[string]facts.RunningConfig{PropBacklog: {Value: "1024"}}}, 1024, true},
 	} {
 		n, ok := RequestedBacklog(tc.k)
 		if n != tc.want || ok != tc.ok {
