@@ -510,8 +510,8 @@ func (ro *Rollout) restartOptions() *apply.RestartOptions {
 
 func gateText(u Unit, cfg RolloutConfig) string {
 	if u.Gated {
-		return fmt.Sprintf("health gate on: %d healthy reads %s apart (at most %s) before the first step and after each",
-			cfg.Health.Checks, cfg.Health.Interval, cfg.Health.Timeout)
+		return fmt.Sprintf("health gate on: %s %s apart (at most %s) before the first step and after each",
+			countOf(cfg.Health.Checks, "healthy read", "healthy reads"), cfg.Health.Interval, cfg.Health.Timeout)
 	}
 	g := "health gate off (" + u.NoGate + ")"
 	switch {

@@ -343,5 +343,9 @@ func stopped(rec *journal, todo []Host, out waveOutcome) {
 	rec.j.Stopped = st
 	rec.saveLocked()
 	rec.mu.Unlock()
+	if len(st.Next) == 0 {
+		rec.logf("stopped after the last host: %s", st.Reason)
+		return
+	}
 	rec.logf("stopped before %d host(s): %s", len(st.Next), st.Reason)
 }
