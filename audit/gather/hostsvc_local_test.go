@@ -1,7 +1,6 @@
 package gather_test
 
 import (
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,27 +10,6 @@ import (
 	"github.com/kaudit/kaudit/audit/facts"
 	"github.com/kaudit/kaudit/audit/gather"
 )
-
-// runLocal runs the gather script of p under sh and parses its output.
-func runLocal(t *testing.T, sh []string, p gather.Params) (*facts.Facts, string) {
-	t.Helper()
-	p.Marker = gather.NewMarker()
-	script, err := gather.Script(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.CommandContext(context.Background(), sh[0], append(sh[1:], "-s")...)
-	cmd.Stdin = strings.NewReader(string(script))
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("%v: %v", sh, err)
-	}
-	f, err := gather.Parse(out, p.Marker, p.KafkaPort)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f, string(out)
-}
 
 // TestHostServicesOnThisMachine runs the timesync, conntrack-stat and
 // rdns sections under every POSIX shell present: the conntrack counters

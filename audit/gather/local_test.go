@@ -16,6 +16,27 @@ import (
 
 var keys = []string{"net.core.somaxconn", "net.ipv4.tcp_syncookies", "net.ipv4.tcp_rmem", "net.ipv4.tcp_timestamps", "net.core.default_qdisc", "net.no_such.key"}
 
+// runLocal runs the gather script of p under sh and parses its output.
+func runLocal(t *testing.T, sh []string, p gather.Params) (*facts.Facts, string) {
+	t.Helper()
+	p.Marker = gather.NewMarker()
+	script, err := gather.Script(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(context.Background(), sh[0], append(sh[1:], "-s")...)
+	cmd.Stdin = strings.NewReader(string(script))
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%v: %v", sh, err)
+	}
+	f, err := gather.Parse(out, p.Marker, p.KafkaPort)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, string(out)
+}
+
 // TestScriptOnThisMachine runs the real gather script under every POSIX
 // shell present and compares the facts with /proc read directly.
 func TestScriptOnThisMachine(t *testing.T) {
@@ -27,21 +48,7 @@ func TestScriptOnThisMachine(t *testing.T) {
 		}
 		ran++
 		t.Run(strings.Join(sh, "-"), func(t *testing.T) {
-			marker := gather.NewMarker()
-			script, err := gather.Script(gather.Params{KafkaPort: 9092, SysctlKeys: keys, Marker: marker})
-			if err != nil {
-				t.Fatal(err)
-			}
-			cmd := exec.CommandContext(context.Background(), sh[0], append(sh[1:], "-s")...)
-			cmd.Stdin = strings.NewReader(string(script))
-			out, err := cmd.Output()
-			if err != nil {
-				t.Fatalf("%v: %v", sh, err)
-			}
-			f, err := gather.Parse(out, marker, 9092)
-			if err != nil {
-				t.Fatal(err)
-			}
+			f, _ := runLocal(t, sh, gather.Params{KafkaPort: 9092, SysctlKeys: keys})
 			for _, k := range keys[:5] {
 				raw, err := os.ReadFile("/proc/sys/" + strings.ReplaceAll(k, ".", "/"))
 				if err != nil {
@@ -145,21 +152,7 @@ func TestClientProfileOnThisMachine(t *testing.T) {
 	if _, err := exec.LookPath("ss"); err != nil {
 		t.Skip("no ss")
 	}
-	marker := gather.NewMarker()
-	script, err := gather.Script(gather.Params{KafkaPort: 9092, SysctlKeys: keys, Marker: marker, Client: true, ClientPorts: []int{9092, 22}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("sh", "-s")
-	cmd.Stdin = strings.NewReader(string(script))
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := gather.Parse(out, marker, 9092)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, _ := runLocal(t, []string{"sh"}, gather.Params{KafkaPort: 9092, SysctlKeys: keys, Client: true, ClientPorts: []int{9092, 22}})
 	if f.Role != "client" || f.Conns == nil || f.Kernel.Release == "" || f.Sysctl == nil || f.Kafka != nil || f.Listeners != nil {
 		t.Fatalf("client facts: role %q conns %v kernel %q kafka %v listeners %v", f.Role, f.Conns, f.Kernel.Release, f.Kafka, f.Listeners)
 	}
@@ -200,21 +193,7 @@ func TestEarlyReadsOnThisMachine(t *testing.T) {
 			continue
 		}
 		t.Run(strings.Join(sh, "-"), func(t *testing.T) {
-			marker := gather.NewMarker()
-			script, err := gather.Script(gather.Params{KafkaPort: 9092, SysctlKeys: keys[:1], Files: []string{readable, absent}, Marker: marker})
-			if err != nil {
-				t.Fatal(err)
-			}
-			cmd := exec.CommandContext(context.Background(), sh[0], append(sh[1:], "-s")...)
-			cmd.Stdin = strings.NewReader(string(script))
-			out, err := cmd.Output()
-			if err != nil {
-				t.Fatalf("%v: %v", sh, err)
-			}
-			f, err := gather.Parse(out, marker, 9092)
-			if err != nil {
-				t.Fatal(err)
-			}
+			f, _ := runLocal(t, sh, gather.Params{KafkaPort: 9092, SysctlKeys: keys[:1], Files: []string{readable, absent}})
 			if got := f.Files[readable]; got != strings.TrimSpace(string(raw)) {
 				t.Errorf("%s = %q, want %q", readable, got, raw)
 			}
