@@ -108,10 +108,8 @@ func PlanFix(r *report.Report, inv []inventory.Host, sel remediate.Selector, ref
 			fp.Changing++
 			fp.changing = append(fp.changing, p.Host)
 		}
-		for _, c := range todo {
-			if c.RestartRequired {
-				fp.restart[p.Host] = true
-			}
+		if remediate.NeedsRestart(todo) {
+			fp.restart[p.Host] = true
 		}
 		fp.Hosts = append(fp.Hosts, apply.Host{Inv: byName[p.Host], Facts: rh.Facts, Findings: rh.Findings, Plan: p})
 	}

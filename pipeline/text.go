@@ -136,11 +136,11 @@ func writeRun(w io.Writer, j *remediate.Journal) {
 			continue
 		}
 		verified++
-		if !needsRestart(hj.Changes) {
+		if !remediate.NeedsRestart(hj.Changes) {
 			continue
 		}
 		restart++
-		if r := hj.Restart; r != nil && r.Refused == "" && r.Error == "" && r.InForce {
+		if r := hj.Restart; r != nil && r.InForce && r.Error == "" { // a refused restart is never in force
 			restarted++
 		}
 	}
@@ -161,15 +161,6 @@ func restartTally(restart, restarted int) string {
 		return fmt.Sprintf(": %d restarted, the changes in force; %d not (%s)", restarted, restart-restarted, remediate.RestartByHand)
 	}
 	return " (" + remediate.RestartByHand + ")"
-}
-
-func needsRestart(changes []remediate.Change) bool {
-	for _, c := range changes {
-		if c.RestartRequired {
-			return true
-		}
-	}
-	return false
 }
 
 // writeResidual says, after the tally, on which verified hosts the talk's

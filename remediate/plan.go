@@ -99,8 +99,11 @@ type HostPlan struct {
 }
 
 // RestartRequired reports whether any change needs a broker restart.
-func (p HostPlan) RestartRequired() bool {
-	for _, c := range p.Changes {
+func (p HostPlan) RestartRequired() bool { return NeedsRestart(p.Changes) }
+
+// NeedsRestart reports whether any of changes needs a broker restart.
+func NeedsRestart(changes []Change) bool {
+	for _, c := range changes {
 		if c.RestartRequired {
 			return true
 		}

@@ -67,9 +67,7 @@ func RestartScript(p RestartParams) ([]byte, error) {
 // unit; refused non-empty: the manual step instead. need is false when
 // no change needs a restart.
 func RestartDecision(f *facts.Facts, changes []remediate.Change) (need bool, unit, refused string) {
-	for _, c := range changes {
-		need = need || c.RestartRequired
-	}
+	need = remediate.NeedsRestart(changes)
 	switch {
 	case !need:
 		return false, "", ""
