@@ -20,7 +20,7 @@ const module = "github.com/kaudit/kaudit/"
 // test fleets are under test/). Keep the two in step.
 var layers = map[string][]string{
 	"audit/facts":     {},
-	"audit/parse":     {"audit/facts", "internal/*"},
+	"audit/parse":     {"audit/facts", "nicpersist", "internal/*"},
 	"audit/gather":    {"audit/facts", "audit/parse", "internal/*"},
 	"audit/sshconfig": {"internal/*"},
 	"audit/transport": {"audit/facts", "audit/sshconfig", "internal/*"},
@@ -28,6 +28,10 @@ var layers = map[string][]string{
 	"audit/probe":     {"audit/facts", "audit/transport", "internal/*"},
 	"audit/trust":     {"audit", "audit/facts", "audit/inventory", "audit/transport", "internal/*"},
 	"audit":           {"audit/facts", "audit/gather", "audit/parse", "audit/inventory", "audit/probe", "audit/transport", "internal/*"},
+	// nicpersist: how a host keeps NIC settings across a reboot, one file
+	// per mechanism; read by the gather's parser, used by the planner and
+	// the apply step.
+	"nicpersist": {"audit/facts", "internal/*"},
 	// rules: the knowledge; only the facts it judges.
 	"rules": {"audit/facts", "internal/*"},
 	// discover: the one package that speaks the Kafka protocol.
@@ -43,11 +47,11 @@ var layers = map[string][]string{
 	"fleetpass": {"audit/facts", "report", "rules", "internal/*"},
 	// whatif models upgrades; it re-runs the fleet pass on what it models.
 	"whatif":            {"audit/facts", "fleetpass", "rules", "report", "report/diff", "internal/*"},
-	"remediate":         {"audit/facts", "rules", "remediate/props", "remediate/sysctld", "internal/*"},
+	"remediate":         {"audit/facts", "nicpersist", "rules", "remediate/props", "remediate/sysctld", "internal/*"},
 	"remediate/props":   {"internal/*"},
 	"remediate/sysctld": {"audit/facts", "internal/*"},
 	"remediate/apply": {"audit", "audit/facts", "audit/gather", "audit/parse", "audit/inventory", "audit/probe", "audit/transport",
-		"rules", "remediate", "remediate/props", "remediate/sysctld", "internal/*"},
+		"nicpersist", "rules", "remediate", "remediate/props", "remediate/sysctld", "internal/*"},
 	"waiver": {"report", "rules", "internal/*"},
 	// serve: kaudit serve's HTTP side; it renders reports, never scans.
 	"serve": {"audit/facts", "report", "internal/*"},

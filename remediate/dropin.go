@@ -143,3 +143,10 @@ func LimitPair(l facts.Limit) string {
 	}
 	return limitText(l.Soft) + ":" + limitText(l.Hard)
 }
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "(version unknown)"
+	}
+	return s
+}

@@ -13,7 +13,7 @@ func evalNICRing(c *evalCtx) Finding {
 		return unknown(c.notGathered(facts.SecNICs, "network interfaces (ethtool)"))
 	}
 	target := c.p.NICRing
-	rc := nicCheck{fix: map[string]map[string]string{}}
+	rc := nicCheck{fix: nicFix{}}
 	for _, n := range c.f.NICs {
 		rc.ring(n, target)
 	}
@@ -49,16 +49,19 @@ type nicCheck struct {
 	skipped, unreadable []string // ring: not supported / not read
 	fixedOff, missing   []string // offload: [fixed] off / not reported
 	cannot              []string // offload: off, and the NIC cannot take it on (OffloadBlocked)
-	blocked             map[string]map[string]string
-	fix                 map[string]map[string]string
+	blocked             nicFix
+	fix                 nicFix
 	checked             int
 }
 
-func (rc *nicCheck) want(nic, setting, value string) {
-	if rc.fix[nic] == nil {
-		rc.fix[nic] = map[string]string{}
+// nicFix is a fix's NIC settings: interface → setting → value.
+type nicFix map[string]map[string]string
+
+func (f nicFix) want(nic, setting, value string) {
+	if f[nic] == nil {
+		f[nic] = map[string]string{}
 	}
-	rc.fix[nic][setting] = value
+	f[nic][setting] = value
 }
 
 // ring checks one NIC's rx and tx rings against min(target, its maximum).
@@ -93,7 +96,7 @@ func (rc *nicCheck) ring(n facts.NIC, target int) {
 		rc.obs = append(rc.obs, fmt.Sprintf("%s %s %d (max %s)", n.Name, d.name, d.cur, maxStr(d.max)))
 		if d.cur < want {
 			rc.bad = append(rc.bad, fmt.Sprintf("%s %s ring %d < %d", n.Name, d.name, d.cur, want))
-			rc.want(n.Name, d.name, fmt.Sprint(want))
+			rc.fix.want(n.Name, d.name, fmt.Sprint(want))
 		}
 	}
 }
@@ -109,7 +112,7 @@ func evalNICOffload(c *evalCtx) Finding {
 	if len(c.f.NICs) == 0 {
 		return unknown(c.notGathered(facts.SecNICs, "network interfaces (ethtool)"))
 	}
-	oc := nicCheck{fix: map[string]map[string]string{}}
+	oc := nicCheck{fix: nicFix{}}
 	for _, n := range c.f.NICs {
 		oc.offload(n, c.p.Offloads)
 	}
@@ -157,7 +160,7 @@ func evalNICOffload(c *evalCtx) Finding {
 	fd.Reason = strings.Join(oc.bad, ", ") + " and not [fixed]: the kernel and NIC handle MTU-sized packets instead of large segments, costing CPU per byte" + note
 	for ifc, set := range oc.blocked {
 		for k, v := range set {
-			oc.want(ifc, k, v) // planned as "cannot apply", with the reason
+			oc.fix.want(ifc, k, v) // planned as "cannot apply", with the reason
 		}
 	}
 	fd.Fix = &Fix{Summary: "enable the offloads with ethtool -K and persist them", NIC: oc.fix}
@@ -196,17 +199,14 @@ func (oc *nicCheck) offload(n facts.NIC, offloads []string) {
 				parts = append(parts, name+" off (cannot be turned on)")
 				oc.cannot = append(oc.cannot, n.Name+" "+reason+" ("+instead+")")
 				if oc.blocked == nil {
-					oc.blocked = map[string]map[string]string{}
+					oc.blocked = nicFix{}
 				}
-				if oc.blocked[n.Name] == nil {
-					oc.blocked[n.Name] = map[string]string{}
-				}
-				oc.blocked[n.Name][name] = "on"
+				oc.blocked.want(n.Name, name, "on")
 				continue
 			}
 			parts = append(parts, name+" off")
 			oc.bad = append(oc.bad, n.Name+" "+name+" off")
-			oc.want(n.Name, name, "on")
+			oc.fix.want(n.Name, name, "on")
 		}
 	}
 	oc.obs = append(oc.obs, n.Name+": "+strings.Join(parts, ", "))

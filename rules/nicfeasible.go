@@ -86,7 +86,7 @@ var offloadNeeds = map[string][]string{
 // OffloadBlocked says why setting cannot be turned on on nic ("" when the
 // facts show no obstacle) and what to do instead.
 func OffloadBlocked(nic *facts.NIC, setting string) (reason, instead string) {
-	drv := nicDriver(nic)
+	drv := NICDriver(nic)
 	self, selfDetail := feature(nic, setting)
 	if self == featUnknown {
 		self, selfDetail = featOff, ""
@@ -170,7 +170,8 @@ func pick(xs []string, one, many string) string {
 }
 
 // nicDriver names a NIC's driver for messages.
-func nicDriver(n *facts.NIC) string {
+// NICDriver is the NIC's driver name for a message ("NIC" when unknown).
+func NICDriver(n *facts.NIC) string {
 	if n.Driver != "" {
 		return n.Driver
 	}

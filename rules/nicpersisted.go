@@ -23,7 +23,7 @@ func evalNICPersisted(c *evalCtx) Finding {
 	if len(c.f.NICs) == 0 {
 		return unknown(c.notGathered(facts.SecNICs, "network interfaces (ethtool)"))
 	}
-	pc := nicPersistCheck{fix: map[string]map[string]string{}}
+	pc := nicPersistCheck{fix: nicFix{}}
 	for _, n := range c.f.NICs {
 		if n.Boot == nil {
 			pc.unread = append(pc.unread, n.Name)
@@ -74,15 +74,8 @@ func evalNICPersisted(c *evalCtx) Finding {
 type nicPersistCheck struct {
 	fails, warns, good []string
 	unread             []string
-	fix                map[string]map[string]string
+	fix                nicFix
 	checked            int
-}
-
-func (pc *nicPersistCheck) want(nic, setting, value string) {
-	if pc.fix[nic] == nil {
-		pc.fix[nic] = map[string]string{}
-	}
-	pc.fix[nic][setting] = value
 }
 
 func (pc *nicPersistCheck) fixList() string {
@@ -106,14 +99,14 @@ func (pc *nicPersistCheck) check(n facts.NIC, setting, running string, compliant
 		pc.good = append(pc.good, fmt.Sprintf("%s %s (%s)", what, bv.Value, bv.Source))
 	case ok:
 		pc.fails = append(pc.fails, fmt.Sprintf("%s: running %s, but %s sets %s at boot", what, running, bv.Source, bv.Value))
-		pc.want(n.Name, setting, running)
+		pc.fix.want(n.Name, setting, running)
 	default:
 		w := fmt.Sprintf("nothing on the host sets %s at boot: if it was set at runtime (by hand, or by an interrupted run) it reverts at the next reboot to the driver's default", what)
 		if len(n.Boot.Unsure) > 0 {
 			w += " (not settled: " + strings.Join(n.Boot.Unsure, "; ") + ")"
 		}
 		pc.warns = append(pc.warns, w)
-		pc.want(n.Name, setting, running)
+		pc.fix.want(n.Name, setting, running)
 	}
 }
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/kaudit/kaudit/audit/facts"
-	"github.com/kaudit/kaudit/audit/parse"
+	"github.com/kaudit/kaudit/nicpersist"
 )
 
 // awkProgram cuts, out of gather.sh, the single-quoted awk program that
@@ -32,7 +32,7 @@ func awkProgram(t *testing.T, marker string) string {
 
 // TestNICBootAwk runs the nics section's .link, udev and ifupdown awk
 // programs on the boot-settings fixtures (audit/parse/testdata/nicboot)
-// and parses what they print: the lines parse.NICBoot reads.
+// and parses what they print: the lines nicpersist.Boot reads.
 func TestNICBootAwk(t *testing.T) {
 	dir, err := filepath.Abs(filepath.Join("..", "parse", "testdata", "nicboot"))
 	if err != nil {
@@ -58,7 +58,7 @@ func TestNICBootAwk(t *testing.T) {
 			lines = append(lines, run(nil, udevAwk, dir+"/70-nanopi-m6-network.rules", dir+"/99-kaudit-ethtool.rules", dir+"/70-nanopi-m6-network.rules")...)
 			lines = append(lines, "@ifupdown-hook /etc/network/if-pre-up.d/ethtool")
 			lines = append(lines, run([]string{"I=eth0"}, ifaceAwk, dir+"/interfaces")...)
-			b := parse.NICBoot("eth0", "ixgbe", &facts.NICPersist{Mechanism: facts.PersistIfupdown, MAC: "52:54:00:aa:bb:cc"}, lines)
+			b := nicpersist.Boot("eth0", "ixgbe", &facts.NICPersist{Mechanism: facts.PersistIfupdown, MAC: "52:54:00:aa:bb:cc"}, lines)
 			got := map[string]string{}
 			for k, v := range b.Settings {
 				got[k] = v.Value + " " + filepath.Base(v.Source)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kaudit/kaudit/audit/facts"
+	"github.com/kaudit/kaudit/nicpersist"
 )
 
 // The files in testdata/nicboot are real configurations found in public
@@ -207,7 +208,7 @@ func TestNICBoot(t *testing.T) {
 			unsure: []string{`NetworkManager connection "Wired connection 1": ethtool property for gso not read (nmcli failed)`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := NICBoot(tc.iface, tc.driver, tc.ps, tc.lines)
+			got := nicpersist.Boot(tc.iface, tc.driver, tc.ps, tc.lines)
 			if !reflect.DeepEqual(got.Settings, tc.want) {
 				t.Errorf("settings:\n got %+v\nwant %+v", got.Settings, tc.want)
 			}
@@ -218,7 +219,7 @@ func TestNICBoot(t *testing.T) {
 	}
 }
 
-// TestNICsBoot: the nics section carries the boot-time lines to NICBoot.
+// TestNICsBoot: the nics section carries the boot-time lines to nicpersist.Boot.
 func TestNICsBoot(t *testing.T) {
 	body := nicHead + "@mac 52:54:00:aa:bb:cc\n@udev-version 252\n" +
 		`@udev-rule /etc/udev/rules.d/99-kaudit-ethtool.rules:4 ACTION=="add", SUBSYSTEM=="net", KERNEL=="eth0", RUN+="/usr/sbin/ethtool -K eth0 gro on"` + "\n"

@@ -8,6 +8,7 @@ import (
 
 	"github.com/kaudit/kaudit/audit/facts"
 	"github.com/kaudit/kaudit/internal/safe"
+	"github.com/kaudit/kaudit/nicpersist"
 )
 
 // NICs parses the gather script's nics section: per interface "@if NAME",
@@ -54,7 +55,7 @@ func NICs(body string) []facts.NIC {
 		case line == "@ring" || line == "@features":
 			flush()
 			part = line[1:]
-		case cur != nil && isPersistLine(line):
+		case cur != nil && strings.HasPrefix(line, "@"): // a persistence line (npersist in gather.sh)
 			flush()
 			persist[len(persist)-1] = append(persist[len(persist)-1], line)
 		case part != "":
@@ -66,21 +67,10 @@ func NICs(body string) []facts.NIC {
 	for i := range out {
 		if persist[i] != nil {
 			out[i].Persist = NICPersist(out[i].Name, out[i].Driver, persist[i])
-			out[i].Boot = NICBoot(out[i].Name, out[i].Driver, out[i].Persist, persist[i])
+			out[i].Boot = nicpersist.Boot(out[i].Name, out[i].Driver, out[i].Persist, persist[i])
 		}
 	}
 	return out
-}
-
-var persistKeys = []string{"@mac ", "@nm-version ", "@nm-state ", "@nm-connection ", "@nm-uuid ", "@ifup ", "@ifcfg ", "@ifcfg-opts ", "@iface ", "@link-default ", "@udev-version ", "@link-dir ", "@link ", "@link-key ", "@link-line ", "@link-null ", "@udev-rule ", "@udev-null ", "@ifupdown-hook ", "@iface-opt ", "@nm-ethtool "}
-
-func isPersistLine(line string) bool {
-	for _, k := range persistKeys {
-		if strings.HasPrefix(line, k) || line == strings.TrimSpace(k) {
-			return true
-		}
-	}
-	return false
 }
 
 // NICPersist decides what persists interface name's settings from
@@ -88,7 +78,7 @@ func isPersistLine(line string) bool {
 // NetworkManager when it manages the device with a connection, else an
 // ifcfg file, else an ifupdown stanza (both only when ifup exists), else
 // systemd .link files (99-default.link exists and udevadm --version is at
-// least MinLinkRingsVersion, /etc/systemd/network exists), else a udev
+// least nicpersist.MinLinkRingsVersion, /etc/systemd/network exists), else a udev
 // rule. File of
 // a systemd-link result names an existing .link in /etc or /run that
 // already matches the interface (by OriginalName, Name, MAC or driver),
@@ -107,7 +97,7 @@ func NICPersist(name, driver string, lines []string) *facts.NICPersist {
 		p.Mechanism, p.File, p.Line, p.EthtoolOpts = facts.PersistIfcfg, pl.ifcfg, pl.optsLine, pl.opts
 	case pl.ifaceFile != "" && pl.ifup:
 		p.Mechanism, p.File, p.Line = facts.PersistIfupdown, pl.ifaceFile, pl.ifaceLine
-	case pl.linkDefault != "" && pl.linkDir && pl.udevVersion >= MinLinkRingsVersion:
+	case pl.linkDefault != "" && pl.linkDir && pl.udevVersion >= nicpersist.MinLinkRingsVersion:
 		p.Mechanism, p.File = facts.PersistSystemdLink, pl.matchLink
 	}
 	return p
@@ -175,11 +165,6 @@ func (pl *persistLines) add(key, val, name, driver string) {
 		}
 	}
 }
-
-// MinLinkRingsVersion is the first systemd whose .link files take
-// RxBufferSize=/TxBufferSize= (244; the offload keys came in 232): on an
-// older one kaudit keeps to the udev rule.
-const MinLinkRingsVersion = 244
 
 var reMAC = regexp.MustCompile(`^[0-9a-f]{2}(:[0-9a-f]{2}){5}$`)
 

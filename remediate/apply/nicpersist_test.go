@@ -8,137 +8,12 @@ import (
 	"testing"
 
 	"github.com/kaudit/kaudit/audit/inventory"
+	"github.com/kaudit/kaudit/nicpersist"
 	"github.com/kaudit/kaudit/remediate"
 	"github.com/kaudit/kaudit/rules"
 )
 
-var (
-	setRX  = NICSetting{Kind: remediate.KindNICRing, Iface: "eth0", Setting: "rx", Value: "4096"}
-	setGRO = NICSetting{Kind: remediate.KindNICOffload, Iface: "eth0", Setting: "gro", Value: "on"}
-)
-
-func TestEditInterfaces(t *testing.T) {
-	const eth = "/usr/sbin/ethtool"
-	added := "# post-up lines added by kaudit fix, run " + tRun + "\n"
-	for _, tc := range []struct {
-		name, in, want string
-		err            string
-	}{
-		{name: "stanza with options, more stanzas after",
-			in: "# interfaces(5)\nsource /etc/network/interfaces.d/*\n\nauto lo\niface lo inet loopback\n\nauto eth0\niface eth0 inet static\n\taddress 192.0.2.10/24\n\tgateway 192.0.2.1\n\n# v6\niface eth0 inet6 auto\n",
-			want: "# interfaces(5)\nsource /etc/network/interfaces.d/*\n\nauto lo\niface lo inet loopback\n\nauto eth0\niface eth0 inet static\n\taddress 192.0.2.10/24\n\tgateway 192.0.2.1\n" + added +
-				"\tpost-up /usr/sbin/ethtool -K eth0 gro on || true\n\tpost-up /usr/sbin/ethtool -G eth0 rx 4096 || true\n\n# v6\niface eth0 inet6 auto\n"},
-		{name: "stanza without options at the end, no final newline",
-			in:   "auto eth0\niface eth0 inet dhcp",
-			want: "auto eth0\niface eth0 inet dhcp\n" + added + "    post-up /usr/sbin/ethtool -K eth0 gro on || true\n    post-up /usr/sbin/ethtool -G eth0 rx 4096 || true\n"},
-		{name: "earlier run's lines updated in place, CRLF kept",
-			in:   "iface eth0 inet dhcp\r\n  post-up /sbin/ethtool -G eth0 rx 2048 || true\r\n  post-up /sbin/ethtool -K eth0 gro on || true\r\nauto eth1\r\n",
-			want: "iface eth0 inet dhcp\r\n  post-up /usr/sbin/ethtool -G eth0 rx 4096 || true\r\n  post-up /sbin/ethtool -K eth0 gro on || true\r\nauto eth1\r\n"},
-		{name: "already there: unchanged",
-			in:   "iface eth0 inet dhcp\n  post-up /sbin/ethtool -G eth0 rx 4096 || true\n  post-up /sbin/ethtool -K eth0 gro on\n",
-			want: "iface eth0 inet dhcp\n  post-up /sbin/ethtool -G eth0 rx 4096 || true\n  post-up /sbin/ethtool -K eth0 gro on\n"},
-		{name: "eth0.100 and eth00 are other interfaces",
-			in:  "iface eth0.100 inet manual\n  vlan-raw-device eth0\niface eth00 inet manual\n",
-			err: `no "iface eth0" stanza`},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			out, err := EditInterfaces([]byte(tc.in), []NICSetting{setGRO, setRX}, eth, tRun)
-			if tc.err != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.err) {
-					t.Fatalf("err %v, want %q", err, tc.err)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if string(out) != tc.want {
-				t.Errorf("got\n%q\nwant\n%q", out, tc.want)
-			}
-			again, err := EditInterfaces(out, []NICSetting{setGRO, setRX}, eth, tRun)
-			if err != nil || string(again) != string(out) && !strings.Contains(tc.name, "in place") {
-				t.Errorf("second edit changed it: %q %v", again, err)
-			}
-		})
-	}
-	if _, err := EditInterfaces([]byte("iface eth0 inet dhcp\n"), []NICSetting{setRX}, "/bin/ethtool; reboot", tRun); err == nil {
-		t.Error("bad ethtool path accepted")
-	}
-	if _, err := EditInterfaces([]byte("iface eth0 inet dhcp\n"), []NICSetting{{Kind: remediate.KindNICRing, Iface: "eth0", Setting: "rx", Value: "1; reboot"}}, eth, tRun); err == nil {
-		t.Error("bad value accepted")
-	}
-}
-
-func TestEditIfcfg(t *testing.T) {
-	for _, tc := range []struct {
-		name, in, want, err string
-	}{
-		{name: "no ETHTOOL_OPTS: appended",
-			in:   "DEVICE=eth0\nBOOTPROTO=dhcp\nONBOOT=yes",
-			want: "DEVICE=eth0\nBOOTPROTO=dhcp\nONBOOT=yes\n# ETHTOOL_OPTS added by kaudit fix, run " + tRun + "\nETHTOOL_OPTS=\"-K eth0 gro on; -G eth0 rx 4096\"\n"},
-		{name: "existing -K command extended, -G added, other lines byte for byte",
-			in:   "DEVICE=eth0\n  ETHTOOL_OPTS='-K eth0 tso on'\r\nONBOOT=yes  # keep\n",
-			want: "DEVICE=eth0\n  ETHTOOL_OPTS=\"-K eth0 tso on gro on; -G eth0 rx 4096\"\r\nONBOOT=yes  # keep\n"},
-		{name: "values replaced in place",
-			in:   "ETHTOOL_OPTS=\"-G eth0 rx 512 tx 512; --features eth0 gro off\"\n",
-			want: "ETHTOOL_OPTS=\"-G eth0 rx 4096 tx 512; --features eth0 gro on\"\n"},
-		{name: "already set: unchanged",
-			in:   "ETHTOOL_OPTS=\"-G eth0 rx 4096; -K eth0 gro on\"\n",
-			want: "ETHTOOL_OPTS=\"-G eth0 rx 4096; -K eth0 gro on\"\n"},
-		{name: "last assignment wins", in: "ETHTOOL_OPTS=\"autoneg off\"\nETHTOOL_OPTS=\"-K eth0 gro on\"\n",
-			want: "ETHTOOL_OPTS=\"autoneg off\"\nETHTOOL_OPTS=\"-K eth0 gro on; -G eth0 rx 4096\"\n"},
-		{name: "legacy form refused", in: "ETHTOOL_OPTS=\"autoneg off speed 1000\"\n", err: "legacy form"},
-		{name: "expansion refused", in: "ETHTOOL_OPTS=\"-K $DEVICE gro on\"\n", err: "plain values"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			out, err := EditIfcfg([]byte(tc.in), "eth0", []NICSetting{setGRO, setRX}, tRun)
-			if tc.err != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.err) {
-					t.Fatalf("err %v, want %q", err, tc.err)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if string(out) != tc.want {
-				t.Errorf("got\n%q\nwant\n%q", out, tc.want)
-			}
-			if again, err := EditIfcfg(out, "eth0", []NICSetting{setGRO, setRX}, tRun); err != nil || string(again) != string(out) {
-				t.Errorf("second edit changed it: %q %v", again, err)
-			}
-		})
-	}
-}
-
-func TestRenderLink(t *testing.T) {
-	const match = "MACAddress=52:54:00:aa:bb:cc Driver=virtio_net"
-	out, err := RenderLink(nil, []NICSetting{setGRO, setRX}, match, tRun)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := linkHeader + "# Last run: " + tRun + "\n\n[Match]\nMACAddress=52:54:00:aa:bb:cc\nDriver=virtio_net\n\n[Link]\n" +
-		"NamePolicy=keep kernel database onboard slot path\nAlternativeNamesPolicy=database onboard slot path\nMACAddressPolicy=persistent\n" +
-		"GenericReceiveOffload=true\nRxBufferSize=4096\n"
-	if string(out) != want {
-		t.Errorf("got\n%s\nwant\n%s", out, want)
-	}
-	if same, err := RenderLink(out, []NICSetting{setRX}, match, "20260101T000000Z-00000009"); err != nil || string(same) != string(out) {
-		t.Errorf("already holding: rewritten %v", err)
-	}
-	more, err := RenderLink(out, []NICSetting{{Kind: remediate.KindNICRing, Iface: "eth0", Setting: "tx", Value: "1024"}, {Kind: remediate.KindNICOffload, Iface: "eth0", Setting: "gro", Value: "off"}}, match, tRun)
-	if err != nil || !strings.Contains(string(more), "GenericReceiveOffload=false\nRxBufferSize=4096\nTxBufferSize=1024\n") {
-		t.Errorf("merge: %v\n%s", err, more)
-	}
-	for _, bad := range []string{"", "MACAddress=52:54:00:aa:bb:cc", "MACAddress=52:54:00:aa:bb:cc Driver=x\nName=evil", "OriginalName=* Driver=x"} {
-		if _, err := RenderLink(nil, []NICSetting{setRX}, bad, tRun); err == nil {
-			t.Errorf("match %q accepted", bad)
-		}
-	}
-	if _, err := RenderLink([]byte("[Link]\nthis is not ours\n"), []NICSetting{setRX}, match, tRun); err == nil {
-		t.Error("foreign content accepted")
-	}
-}
+var setRX = NICSetting{Kind: remediate.KindNICRing, Iface: "eth0", Setting: "rx", Value: "4096"}
 
 func TestRenderNICPersistRefuses(t *testing.T) {
 	st := &readState{files: map[string]fileState{}, ethtool: "/usr/sbin/ethtool"}
@@ -270,7 +145,7 @@ func TestNMScripts(t *testing.T) {
 	if err := checkRuntime(remediate.KindNICRing, "eth0 rx", "unset", "4096"); err == nil {
 		t.Error("unset accepted for a running ethtool value")
 	}
-	if _, err := RenderNICRules(nil, []NICSetting{{Kind: remediate.KindNICRing, Iface: "nm:" + tUUID, Setting: "rx", Value: "4096"}}, "/usr/sbin/ethtool", tRun); err == nil {
+	if _, err := nicpersist.RenderUdev(nil, []nicpersist.Setting{{Iface: "nm:" + tUUID, Setting: "rx", Value: "4096"}}, "/usr/sbin/ethtool", tRun); err == nil {
 		t.Error("a connection written as a udev rule")
 	}
 	script, err := RollbackScript(RollbackParams{Marker: tMarker, RunID: tRun, Runtime: []remediate.RuntimeValue{{Kind: remediate.KindNICOffload, Key: remediate.NMConnection(tUUID).Key("gro"), Before: "unset", After: "on"}}})

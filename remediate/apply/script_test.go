@@ -315,48 +315,6 @@ func TestPrepare(t *testing.T) {
 	}
 }
 
-func TestRenderNICRules(t *testing.T) {
-	set := []NICSetting{{Kind: remediate.KindNICOffload, Iface: "eth0", Setting: "gro", Value: "on"}, {Kind: remediate.KindNICRing, Iface: "eth0", Setting: "rx", Value: "4096"}}
-	out, err := RenderNICRules(nil, set, "/usr/sbin/ethtool", tRun)
-	if err != nil {
-		t.Fatal(err)
-	}
-	golden(t, "99-kaudit-ethtool.rules", out)
-	// Re-rendering keeps earlier settings, the new value wins.
-	again, err := RenderNICRules(out, []NICSetting{{Kind: remediate.KindNICRing, Iface: "eth1", Setting: "tx", Value: "1024"}, {Kind: remediate.KindNICOffload, Iface: "eth0", Setting: "gro", Value: "off"}}, "/usr/sbin/ethtool", tRun)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{`KERNEL=="eth0", RUN+="/usr/sbin/ethtool -K eth0 gro off"`, `KERNEL=="eth0", RUN+="/usr/sbin/ethtool -G eth0 rx 4096"`, `KERNEL=="eth1", RUN+="/usr/sbin/ethtool -G eth1 tx 1024"`} {
-		if !strings.Contains(string(again), want+"\n") {
-			t.Errorf("missing %s in\n%s", want, again)
-		}
-	}
-	if !nicRulesHold(out, set) || nicRulesHold(out, []NICSetting{{Kind: remediate.KindNICOffload, Iface: "eth0", Setting: "gro", Value: "off"}}) {
-		t.Error("nicRulesHold")
-	}
-	// A line kaudit did not write is refused, not rewritten.
-	if _, err := RenderNICRules([]byte(`ACTION=="add", RUN+="/bin/sh -c reboot"`+"\n"), set, "/usr/sbin/ethtool", tRun); err == nil {
-		t.Error("foreign rule accepted")
-	}
-	for _, bad := range []string{"ethtool", "/usr/sbin/eth tool", "/usr/sbin/ethtool\";reboot;\"", "/usr/../bin/sh"} {
-		if _, err := RenderNICRules(nil, set, bad, tRun); err == nil {
-			t.Errorf("ethtool path %q accepted", bad)
-		}
-	}
-	for _, s := range []NICSetting{
-		{Kind: remediate.KindNICOffload, Iface: "eth0", Setting: "gro", Value: "on\"; reboot"},
-		{Kind: remediate.KindNICOffload, Iface: "eth0\"", Setting: "gro", Value: "on"},
-		{Kind: remediate.KindNICOffload, Iface: "eth0", Setting: "rx-all", Value: "on"},
-		{Kind: remediate.KindNICRing, Iface: "eth0", Setting: "rx", Value: "0"},
-		{Kind: remediate.KindNICRing, Iface: "-eth0", Setting: "rx", Value: "10"},
-	} {
-		if _, err := RenderNICRules(nil, []NICSetting{s}, "/usr/sbin/ethtool", tRun); err == nil {
-			t.Errorf("setting %+v accepted", s)
-		}
-	}
-}
-
 func TestNICScripts(t *testing.T) {
 	p := sampleApply()
 	p.Runtime = append(p.Runtime, RuntimeWrite{Kind: remediate.KindNICRing, Key: "eth0 rx", Before: "512", To: "4096"},
