@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/kaudit/kaudit/audit/facts"
@@ -23,6 +24,22 @@ func (ifupdown) Name() facts.PersistMechanism { return facts.PersistIfupdown }
 
 func (ifupdown) Owns(p string) bool {
 	return p == interfaces || (strings.HasPrefix(p, interfacesDir) && path.Dir(p)+"/" == interfacesDir)
+}
+
+// detect: the first "iface IF" stanza (line and file), and ifup.
+func (ifupdown) detect(p *facts.NICPersist, in *input) bool {
+	file, line := "", 0
+	in.each("@iface", func(val string) {
+		n, f, ok := strings.Cut(val, " ")
+		if ln, err := strconv.Atoi(n); ok && err == nil && file == "" {
+			line, file = ln, f
+		}
+	})
+	if file == "" || in.last("@ifup") == "" {
+		return false
+	}
+	p.Mechanism, p.File, p.Line = facts.PersistIfupdown, file, line
+	return true
 }
 
 // ifupdownOpts are the ethtool package's ifupdown options (its
@@ -94,8 +111,8 @@ func (ifupdown) Plan(nic facts.NIC, _ map[string]string) Plan {
 }
 
 func (ifupdown) Render(f File, ss []Setting, env Env) ([]byte, bool, error) {
-	if err := mustExist(f); err != nil {
-		return nil, false, err
+	if !f.Exists {
+		return nil, false, fmt.Errorf("%s does not exist on the host: kaudit edits it, it does not create it", f.Path)
 	}
 	content, err := EditInterfaces(f.Content, ss, env.Ethtool, env.RunID)
 	return content, false, err
@@ -200,4 +217,15 @@ func EditInterfaces(content []byte, set []Setting, ethtool, runID string) ([]byt
 		return content, nil
 	}
 	return []byte(strings.Join(lines, "")), nil
+}
+
+var rePersistFile = regexp.MustCompile(`^/[A-Za-z0-9_./+@,=-]*$`)
+
+// editable reports whether kaudit may edit file for nic, else the udev
+// rule's plan with a warning.
+func editable(nic facts.NIC, file string) (Plan, bool) {
+	if rePersistFile.MatchString(file) {
+		return Plan{}, true
+	}
+	return Plan{Path: UdevPath, Warn: fmt.Sprintf("%s: %s cannot be edited by kaudit (unusual characters in its path): persisting in %s", nic.Name, file, UdevPath)}, false
 }

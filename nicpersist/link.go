@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -31,9 +32,74 @@ func (link) Name() facts.PersistMechanism { return facts.PersistSystemdLink }
 
 func (link) Owns(p string) bool { return strings.HasPrefix(p, "/etc/systemd/network/10-kaudit-") }
 
+// linkKeys are the systemd.link(5) [Link] keys of the settings.
+var linkKeys = map[string]string{"rx": "RxBufferSize", "tx": "TxBufferSize", "tso": "TCPSegmentationOffload",
+	"gso": "GenericSegmentationOffload", "gro": "GenericReceiveOffload", "lro": "LargeReceiveOffload"}
+
+// linkSetting is the setting a [Link] key sets ("RxBufferSize" → "rx").
+func linkSetting(key string) (string, bool) {
+	for s, k := range linkKeys {
+		if k == key {
+			return s, true
+		}
+	}
+	return "", false
+}
+
 // linkBool is a .link boolean of on/off.
 func linkBool(v string) string {
 	return map[string]string{"on": "true", "off": "false"}[v]
+}
+
+// detect: udevd applies .link files with ring sizes (99-default.link,
+// /etc/systemd/network, udevadm ≥ MinLinkRingsVersion). File names an
+// existing .link in /etc or /run (kaudit's own excepted) that already
+// matches the interface (by OriginalName, Name, MAC or driver).
+func (link) detect(p *facts.NICPersist, in *input) bool {
+	version, _ := strconv.Atoi(in.last("@udev-version"))
+	if in.last("@link-default") == "" || !slices.ContainsFunc(in.lines, func(l string) bool { return strings.HasPrefix(l, "@link-dir") }) || version < MinLinkRingsVersion {
+		return false
+	}
+	p.Mechanism = facts.PersistSystemdLink
+	cur := ""
+	for _, line := range in.lines {
+		key, val, _ := strings.Cut(line, " ")
+		if key == "@link" {
+			cur = strings.TrimSpace(val)
+		} else if key == "@link-key" && cur != "" && p.File == "" && !(link{}).Owns(cur) {
+			k, v, ok := strings.Cut(val, "=")
+			if ok && linkKeyMatches(strings.TrimSpace(k), strings.TrimSpace(v), in.name, in.driver, p.MAC) {
+				p.File = cur
+			}
+		}
+	}
+	return true
+}
+
+// linkKeyMatches reports whether one key of a .link file selects the
+// interface: OriginalName and Name (globs, space-separated lists), MAC
+// addresses, or its driver.
+func linkKeyMatches(key, val, name, driver, mac string) bool {
+	for _, w := range strings.Fields(val) {
+		w = strings.TrimPrefix(w, "!")
+		switch key {
+		case "OriginalName", "Name":
+			if ok, err := path.Match(w, name); ok && err == nil {
+				return true
+			}
+		case "MACAddress", "PermanentMACAddress":
+			if mac != "" && strings.EqualFold(w, mac) {
+				return true
+			}
+		case "Driver":
+			if driver != "" {
+				if ok, err := path.Match(w, driver); ok && err == nil {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // --- boot: the first matching .link file ---
@@ -49,7 +115,7 @@ type linkFile struct {
 }
 
 // linkSince is the first systemd version whose .link files take a
-// setting (its [Link] key: facts.LinkKey).
+// setting (its [Link] key: linkKeys).
 func linkSince(setting string) int {
 	if setting == "rx" || setting == "tx" {
 		return MinLinkRingsVersion
@@ -70,15 +136,12 @@ func linkDirRank(p string) int {
 
 // readLinks reads the .link files of the persistence lines (by file name
 // across /etc/systemd/network, /run, /usr/lib, /lib; a name in an earlier
-// directory, or linked to /dev/null, masks a later one) and udevadm's
-// version.
-func readLinks(in *input) (links []linkFile, nulled map[string]bool, version int) {
+// directory, or linked to /dev/null, masks a later one).
+func readLinks(in *input) (links []linkFile, nulled map[string]bool) {
 	nulled = map[string]bool{}
 	for _, line := range in.lines {
 		key, val, _ := strings.Cut(line, " ")
 		switch key {
-		case "@udev-version":
-			version, _ = strconv.Atoi(strings.TrimSpace(val))
 		case "@link":
 			links = append(links, linkFile{path: strings.TrimSpace(val)})
 		case "@link-line":
@@ -97,7 +160,7 @@ func readLinks(in *input) (links []linkFile, nulled map[string]bool, version int
 		}
 		return linkDirRank(links[i].path) < linkDirRank(links[j].path)
 	})
-	return links, nulled, version
+	return links, nulled
 }
 
 // boot applies the first .link file that matches the interface: its
@@ -105,7 +168,8 @@ func readLinks(in *input) (links []linkFile, nulled map[string]bool, version int
 // TCPSegmentationOffload=, GenericSegmentationOffload=,
 // LargeReceiveOffload= (≥ 232); only when udevadm reports a version.
 func (link) boot(b *builder, in *input) {
-	links, nulled, version := readLinks(in)
+	links, nulled := readLinks(in)
+	version, _ := strconv.Atoi(in.last("@udev-version"))
 	if version <= 0 {
 		if len(links) > 0 {
 			b.unsure(".link files exist but udevadm was not found: not counted")
@@ -139,7 +203,7 @@ func (link) boot(b *builder, in *input) {
 // linkKeys records the [Link] keys of the .link file that applies.
 func (b *builder) linkKeys(file string, keys map[string]numbered, version int) {
 	for _, k := range sortedKeys(keys) {
-		setting, _ := facts.LinkSetting(k)
+		setting, _ := linkSetting(k)
 		kv := keys[k]
 		src := fmt.Sprintf("%s:%d", file, kv.n)
 		if version < linkSince(setting) {
@@ -184,7 +248,7 @@ func parseLinkFile(lines []numbered) (match map[string][]string, keys map[string
 					match[k] = append(match[k], strings.Fields(v)...)
 				}
 			case "[Link]":
-				if _, ours := facts.LinkSetting(k); ours {
+				if _, ours := linkSetting(k); ours {
 					keys[k] = numbered{l.n, v}
 				}
 			}
@@ -265,7 +329,7 @@ func (link) Plan(nic facts.NIC, set map[string]string) Plan {
 			if v == "on" || v == "off" {
 				v = linkBool(v)
 			}
-			k, _ := facts.LinkKey(s)
+			k := linkKeys[s]
 			keys = append(keys, k+"="+v)
 		}
 		return Plan{Path: UdevPath, Manual: fmt.Sprintf("%s already matches %s and applies before any .link kaudit could add: kaudit persisted the settings in %s; to keep them in systemd instead add %s to its [Link] section, then remove %s's lines from %s",
@@ -332,27 +396,19 @@ func RenderLink(existing []byte, set []Setting, match, runID string) ([]byte, er
 		if !s.Ring() {
 			v = linkBool(v)
 		}
-		k, _ := facts.LinkKey(s.Setting)
+		k := linkKeys[s.Setting]
 		same = same && byKey[k] == v
 		byKey[k] = v
 	}
 	if same {
 		return existing, nil
 	}
-	var keys []string
-	for _, s := range facts.NICSettings() {
-		k, _ := facts.LinkKey(s)
-		if v, ok := byKey[k]; ok {
-			keys = append(keys, k+"="+v)
-		}
-	}
-	sort.Strings(keys)
 	var b strings.Builder
 	b.WriteString(LinkHeader + "# Last run: " + runID + "\n\n[Match]\n")
 	fmt.Fprintf(&b, "MACAddress=%s\nDriver=%s\n\n[Link]\n", m[1], m[3])
 	b.WriteString("NamePolicy=keep kernel database onboard slot path\nAlternativeNamesPolicy=database onboard slot path\nMACAddressPolicy=persistent\n")
-	for _, k := range keys {
-		b.WriteString(k + "\n")
+	for _, k := range sortedKeys(byKey) {
+		b.WriteString(k + "=" + byKey[k] + "\n")
 	}
 	return []byte(b.String()), nil
 }

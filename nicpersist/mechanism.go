@@ -26,6 +26,9 @@ import (
 // Mechanism is one way a host persists NIC settings.
 type Mechanism interface {
 	Name() facts.PersistMechanism
+	// detect fills p and reports true when the mechanism manages the
+	// interface (Detect).
+	detect(p *facts.NICPersist, in *input) bool
 	// boot adds what the mechanism sets on the interface at boot.
 	boot(b *builder, in *input)
 	// Plan says where nic's settings set (setting → value) are persisted
@@ -63,6 +66,15 @@ func ForPath(p string) Mechanism {
 	return nil
 }
 
+// noFile is Owns and Render of a mechanism kaudit writes no file of.
+type noFile struct{}
+
+func (noFile) Owns(string) bool { return false }
+
+func (noFile) Render(f File, _ []Setting, _ Env) ([]byte, bool, error) {
+	return nil, false, fmt.Errorf("%s: kaudit does not write NIC settings there", f.Path)
+}
+
 // Plan is where one interface's settings are persisted.
 type Plan struct {
 	Path  string // the file, or `NetworkManager connection "NAME"`
@@ -72,15 +84,31 @@ type Plan struct {
 	// Manual: how to persist in the host's own mechanism when kaudit fell
 	// back to the udev rule; Warn: why it fell back, when not Manual.
 	Manual, Warn string
+	// Beaten: the settings (→ why) the udev rule would not persist,
+	// something applied after it at boot setting another value.
+	Beaten map[string]string
 }
 
 // PlanFor picks where nic's settings set are persisted: through the
 // mechanism the gather found (nic.Persist), else the udev rule.
 func PlanFor(nic facts.NIC, set map[string]string) Plan {
-	if nic.Persist == nil {
-		return udevPlan
+	pl := udevPlan
+	if nic.Persist != nil {
+		pl = Of(nic.Persist.Mechanism).Plan(nic, set)
 	}
-	return Of(nic.Persist.Mechanism).Plan(nic, set)
+	if pl.Path != UdevPath || nic.Boot == nil {
+		return pl
+	}
+	for s, want := range set {
+		bv, ok := nic.Boot.Settings[s]
+		if ok && bv.Value != want && bv.Mechanism != facts.PersistUdev && bv.Mechanism != facts.PersistSystemdLink {
+			if pl.Beaten == nil {
+				pl.Beaten = map[string]string{}
+			}
+			pl.Beaten[s] = fmt.Sprintf("%s sets %s %s at boot, after kaudit's udev rule would: it wins", bv.Source, s, bv.Value)
+		}
+	}
+	return pl
 }
 
 // Setting is one persisted NIC setting: rx/tx (a ring size) or an
@@ -160,13 +188,27 @@ func oneIface(p string, ss []Setting) (string, error) {
 	return ss[0].Iface, nil
 }
 
-// mustExist refuses a file kaudit edits but never creates.
-func mustExist(f File) error {
-	if !f.Exists {
-		return fmt.Errorf("%s does not exist on the host: kaudit edits it, it does not create it", f.Path)
+// Detect decides what persists interface name's settings from the
+// gather's persistence lines for it (npersist in gather.sh): the first
+// mechanism of NetworkManager (it manages the device with a connection),
+// ifcfg and ifupdown (both only where ifup exists), systemd .link files
+// (99-default.link exists, udevadm is at least MinLinkRingsVersion,
+// /etc/systemd/network exists); else the udev rule.
+func Detect(name, driver string, lines []string) *facts.NICPersist {
+	in := &input{name: name, driver: driver, lines: lines}
+	p := &facts.NICPersist{Mechanism: facts.PersistUdev, NMVersion: in.last("@nm-version")}
+	if mac := strings.ToLower(in.last("@mac")); reMAC.MatchString(mac) && mac != "00:00:00:00:00:00" {
+		p.MAC = mac
 	}
-	return nil
+	for _, m := range []Mechanism{nm{}, ifcfg{}, ifupdown{}, link{}} {
+		if m.detect(p, in) {
+			break
+		}
+	}
+	return p
 }
+
+var reMAC = regexp.MustCompile(`^[0-9a-f]{2}(:[0-9a-f]{2}){5}$`)
 
 // Boot reads, from an interface's persistence lines (npersist in
 // gather.sh) and the mechanism the gather chose (ps), what the host sets
@@ -202,6 +244,12 @@ func (in *input) each(key string, f func(val string)) {
 			f(val)
 		}
 	}
+}
+
+// last is the value of the last line whose key is key, spaces trimmed.
+func (in *input) last(key string) (v string) {
+	in.each(key, func(val string) { v = strings.TrimSpace(val) })
+	return v
 }
 
 // managedBy reports whether the gather found the interface managed by m.

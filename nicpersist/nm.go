@@ -1,6 +1,7 @@
 package nicpersist
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -15,14 +16,43 @@ import (
 // the connection is activated. kaudit writes them with nmcli connection
 // modify; they are not a file: their previous values are read,
 // journalled and restored as running values (Plan.NM, NMProperty).
-type nm struct{}
+type nm struct{ noFile }
 
 func (nm) Name() facts.PersistMechanism { return facts.PersistNetworkManager }
 
-func (nm) Owns(string) bool { return false }
+// detect: NetworkManager manages the device with a connection.
+func (nm) detect(p *facts.NICPersist, in *input) bool {
+	conn := nmUnescape(in.last("@nm-connection"))
+	if !nmManaged(in.last("@nm-state")) || conn == "" || conn == "--" {
+		return false
+	}
+	p.Mechanism, p.Connection = facts.PersistNetworkManager, conn
+	if u := strings.ToLower(in.last("@nm-uuid")); safe.NMUUID(u) {
+		p.ConnectionUUID = u
+	}
+	return true
+}
 
-func (nm) Render(f File, _ []Setting, _ Env) ([]byte, bool, error) {
-	return nil, false, fmt.Errorf("%s: a NetworkManager connection is written with nmcli, not as a file", f.Path)
+// nmManaged reads nmcli's GENERAL.STATE ("100 (connected)"): the device
+// is managed when its state is above 20 (unmanaged 10, unavailable 20).
+// A device "connected (externally)" runs a connection NetworkManager
+// generated from what it found: changing that profile persists nothing.
+func nmManaged(state string) bool {
+	n, _, _ := strings.Cut(state, " ")
+	code, err := strconv.Atoi(n)
+	return err == nil && code > 20 && !strings.Contains(state, "externally")
+}
+
+// nmUnescape undoes nmcli -t's escaping of ':' and '\\'.
+func nmUnescape(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			i++
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }
 
 // NMProperty is the nmcli property of a setting.
@@ -85,12 +115,8 @@ func (nm) Plan(nic facts.NIC, set map[string]string) Plan {
 	action := fmt.Sprintf("%s is managed by NetworkManager (connection %q): kaudit persisted its settings in %s; to keep them in NetworkManager instead run `nmcli connection modify %s %s`, then remove %s's lines from %s",
 		nic.Name, ps.Connection, UdevPath, remote.QuoteWord(ps.Connection), strings.Join(args, " "), nic.Name, UdevPath)
 	if need == 26 && !versionAtLeast(ps.NMVersion, 1, 26) {
-		version := ps.NMVersion
-		if version == "" {
-			version = "(version unknown)"
-		}
 		action = fmt.Sprintf("%s is managed by NetworkManager %s (connection %q): kaudit persisted its settings in %s (NetworkManager takes ring sizes only from 1.26 on)",
-			nic.Name, version, ps.Connection, UdevPath)
+			nic.Name, cmp.Or(ps.NMVersion, "(version unknown)"), ps.Connection, UdevPath)
 	}
 	return Plan{Path: UdevPath, Manual: action,
 		Note: fmt.Sprintf("%s is managed by NetworkManager (connection %q): persisted with the udev rule; ethtool settings in that connection, if any, win when it is activated", nic.Name, ps.Connection)}

@@ -78,48 +78,6 @@ func TestEditInterfaces(t *testing.T) {
 	}
 }
 
-func TestEditIfcfg(t *testing.T) {
-	for _, tc := range []struct {
-		name, in, want, err string
-	}{
-		{name: "no ETHTOOL_OPTS: appended",
-			in:   "DEVICE=eth0\nBOOTPROTO=dhcp\nONBOOT=yes",
-			want: "DEVICE=eth0\nBOOTPROTO=dhcp\nONBOOT=yes\n# ETHTOOL_OPTS added by kaudit fix, run " + tRun + "\nETHTOOL_OPTS=\"-K eth0 gro on; -G eth0 rx 4096\"\n"},
-		{name: "existing -K command extended, -G added, other lines byte for byte",
-			in:   "DEVICE=eth0\n  ETHTOOL_OPTS='-K eth0 tso on'\r\nONBOOT=yes  # keep\n",
-			want: "DEVICE=eth0\n  ETHTOOL_OPTS=\"-K eth0 tso on gro on; -G eth0 rx 4096\"\r\nONBOOT=yes  # keep\n"},
-		{name: "values replaced in place",
-			in:   "ETHTOOL_OPTS=\"-G eth0 rx 512 tx 512; --features eth0 gro off\"\n",
-			want: "ETHTOOL_OPTS=\"-G eth0 rx 4096 tx 512; --features eth0 gro on\"\n"},
-		{name: "already set: unchanged",
-			in:   "ETHTOOL_OPTS=\"-G eth0 rx 4096; -K eth0 gro on\"\n",
-			want: "ETHTOOL_OPTS=\"-G eth0 rx 4096; -K eth0 gro on\"\n"},
-		{name: "last assignment wins", in: "ETHTOOL_OPTS=\"autoneg off\"\nETHTOOL_OPTS=\"-K eth0 gro on\"\n",
-			want: "ETHTOOL_OPTS=\"autoneg off\"\nETHTOOL_OPTS=\"-K eth0 gro on; -G eth0 rx 4096\"\n"},
-		{name: "legacy form refused", in: "ETHTOOL_OPTS=\"autoneg off speed 1000\"\n", err: "legacy form"},
-		{name: "expansion refused", in: "ETHTOOL_OPTS=\"-K $DEVICE gro on\"\n", err: "plain values"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			out, err := EditIfcfg([]byte(tc.in), "eth0", []Setting{setGRO, setRX}, tRun)
-			if tc.err != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.err) {
-					t.Fatalf("err %v, want %q", err, tc.err)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if string(out) != tc.want {
-				t.Errorf("got\n%q\nwant\n%q", out, tc.want)
-			}
-			if again, err := EditIfcfg(out, "eth0", []Setting{setGRO, setRX}, tRun); err != nil || string(again) != string(out) {
-				t.Errorf("second edit changed it: %q %v", again, err)
-			}
-		})
-	}
-}
-
 func TestRenderLink(t *testing.T) {
 	const match = "MACAddress=52:54:00:aa:bb:cc Driver=virtio_net"
 	out, err := RenderLink(nil, []Setting{setGRO, setRX}, match, tRun)

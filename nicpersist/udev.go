@@ -26,6 +26,9 @@ func (udev) Name() facts.PersistMechanism { return facts.PersistUdev }
 
 func (udev) Owns(p string) bool { return p == UdevPath }
 
+// detect: the udev rule is what kaudit falls back to, never detected.
+func (udev) detect(*facts.NICPersist, *input) bool { return false }
+
 func (udev) Plan(facts.NIC, map[string]string) Plan { return udevPlan }
 
 // --- boot: rules that run ethtool for the interface ---

@@ -1,6 +1,7 @@
 package remediate
 
 import (
+	"cmp"
 	"fmt"
 	"path"
 	"strconv"
@@ -52,7 +53,7 @@ func (p *planner) addNoFile(rule string, n int64) {
 		return
 	case u == nil:
 		p.addManual(rule, fmt.Sprintf("the broker's (pid %d) systemd unit could not be read (%s: %s): if it runs as a service, add %s with %q; otherwise %s",
-			k.PID, orUnknown(string(st.State)), st.Message, DropInPath("UNIT"), "LimitNOFILE="+strconv.FormatInt(n, 10), notServiceAction("", n)))
+			k.PID, cmp.Or(string(st.State), "(version unknown)"), st.Message, DropInPath("UNIT"), "LimitNOFILE="+strconv.FormatInt(n, 10), notServiceAction("", n)))
 		return
 	case !safe.ServiceName(u.Name):
 		p.addManual(rule, fmt.Sprintf("the broker's unit name %q is not one kaudit writes a drop-in for: raise its LimitNOFILE to %d by hand", u.Name, n))
@@ -142,11 +143,4 @@ func LimitPair(l facts.Limit) string {
 		return limitText(l.Soft)
 	}
 	return limitText(l.Soft) + ":" + limitText(l.Hard)
-}
-
-func orUnknown(s string) string {
-	if s == "" {
-		return "(version unknown)"
-	}
-	return s
 }

@@ -53,7 +53,7 @@ func (p *planner) addRing(rule string, nic *facts.NIC, setting, value string) {
 		p.warn("%s: %s ring sizes are unavailable (%s): %s not planned", rule, ifc, reason, target)
 		return
 	}
-	cur, top := ring(nic.Ring, setting)
+	cur, top := nic.Ring.Size(setting)
 	if top <= 0 {
 		shown := "n/a"
 		if top == 0 {
@@ -139,7 +139,7 @@ func (p *planner) addNICPersist(rule, ifc, setting, value string) {
 			p.warn("%s: %s ring sizes are unavailable: %s not persisted", rule, ifc, target)
 			return
 		}
-		if cur, _ := ring(nic.Ring, setting); strconv.Itoa(cur) != value {
+		if cur, _ := nic.Ring.Size(setting); strconv.Itoa(cur) != value {
 			p.warn("%s: %s runs %d, not %s: not persisted", rule, target, cur, value)
 			return
 		}
@@ -168,20 +168,32 @@ func (p *planner) nicChanges() []Change {
 		}
 		perIface[ifc][setting] = p.nic[target].to
 	}
-	persistBy := map[string]nicpersist.Plan{}
+	persistBy := map[string]nicpersist.Plan{} // the host's own mechanism, else the udev rule
 	for _, ifc := range sortedKeys(perIface) {
 		if nic := p.findNIC(ifc); nic != nil {
-			persistBy[ifc] = p.nicPersistence(*nic, perIface[ifc])
+			pl := nicpersist.PlanFor(*nic, perIface[ifc])
+			if pl.Manual != "" {
+				p.addManualFor(p.nicRules(nic.Name), pl.Manual)
+			}
+			if pl.Warn != "" {
+				p.warn("%s", pl.Warn)
+			}
+			persistBy[ifc] = pl
 		}
 	}
 	var changes []Change
 	for _, target := range sortedKeys(p.nic) {
-		ifc, _, _ := strings.Cut(target, " ")
+		ifc, setting, _ := strings.Cut(target, " ")
 		var nic facts.NIC
 		if n := p.findNIC(ifc); n != nil {
 			nic = *n
 		}
-		if c := p.keep(p.nicChange(target, nic, persistBy[ifc])); c.Kind != "" {
+		c := p.nicChange(target, nic, persistBy[ifc])
+		if why, beaten := persistBy[ifc].Beaten[setting]; beaten {
+			for _, r := range c.Rules {
+				p.cannotNIC(r, c.Kind, target, c.To, why, "change it there (or remove it), then rerun kaudit")
+			}
+		} else if c = p.keep(c); c.Kind != "" {
 			changes = append(changes, c)
 		}
 	}
@@ -198,7 +210,7 @@ func (p *planner) nicChange(target string, nic facts.NIC, np nicpersist.Plan) Ch
 	switch setting {
 	case "rx", "tx":
 		c.Kind = KindNICRing
-		cur, top := ring(nic.Ring, setting)
+		cur, top := nic.Ring.Size(setting)
 		if cur >= 0 {
 			c.From = strconv.Itoa(cur)
 		}
@@ -220,14 +232,6 @@ func (p *planner) nicChange(target string, nic facts.NIC, np nicpersist.Plan) Ch
 	return c
 }
 
-// ring is the current size and pre-set maximum of the rx or tx ring.
-func ring(r *facts.Ring, setting string) (cur, top int) {
-	if setting == "tx" {
-		return r.TX, r.TXMax
-	}
-	return r.RX, r.RXMax
-}
-
 // findNIC is the last gathered interface named ifc, nil when none is.
 func (p *planner) findNIC(ifc string) *facts.NIC {
 	var nic *facts.NIC
@@ -244,20 +248,6 @@ func onOff(on bool) string {
 		return "on"
 	}
 	return "off"
-}
-
-// nicPersistence is where one interface's settings are persisted
-// (nicpersist.PlanFor: the host's own mechanism, else the udev rule
-// NICPersistPath), its manual action and warning added to the plan.
-func (p *planner) nicPersistence(nic facts.NIC, set map[string]string) nicpersist.Plan {
-	pl := nicpersist.PlanFor(nic, set)
-	if pl.Manual != "" {
-		p.addManualFor(p.nicRules(nic.Name), pl.Manual)
-	}
-	if pl.Warn != "" {
-		p.warn("%s", pl.Warn)
-	}
-	return pl
 }
 
 // PersistMatch is Change.PersistMatch: the [Match] keys of a systemd

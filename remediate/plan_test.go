@@ -721,10 +721,13 @@ func TestPlanNICPersistence(t *testing.T) {
 			path: "/etc/network/interfaces", note: `post-up lines in the "iface eth0" stanza of /etc/network/interfaces (line 7`},
 		{name: "ifupdown, path kaudit will not edit", persist: &facts.NICPersist{Mechanism: facts.PersistIfupdown, File: "/etc/network/interfaces.d/my eth0", Line: 1},
 			path: NICPersistPath},
+		// ifcfg is read only: the udev rule, and how to keep the settings
+		// in ETHTOOL_OPTS instead.
 		{name: "ifcfg", persist: &facts.NICPersist{Mechanism: facts.PersistIfcfg, File: "/etc/sysconfig/network-scripts/ifcfg-eth0", EthtoolOpts: "-K eth0 tso on"},
-			path: "/etc/sysconfig/network-scripts/ifcfg-eth0", note: "ETHTOOL_OPTS of /etc/sysconfig/network-scripts/ifcfg-eth0"},
+			path: NICPersistPath, note: "ETHTOOL_OPTS there, if it sets them, wins at ifup",
+			manual: `add "-K eth0 gro on; -G eth0 rx 4096; -G eth0 tx 2048" to its ETHTOOL_OPTS`},
 		{name: "ifcfg legacy ETHTOOL_OPTS", persist: &facts.NICPersist{Mechanism: facts.PersistIfcfg, File: "/etc/sysconfig/network-scripts/ifcfg-eth0", Line: 4, EthtoolOpts: "autoneg off speed 1000"},
-			path: NICPersistPath, manual: "ETHTOOL_OPTS in the legacy form"},
+			path: NICPersistPath, manual: "it reads ETHTOOL_OPTS but does not edit it"},
 		{name: "systemd-link", persist: &facts.NICPersist{Mechanism: facts.PersistSystemdLink, MAC: mac},
 			path: "/etc/systemd/network/10-kaudit-eth0.link", match: "MACAddress=" + mac + " Driver=ixgbe", note: "systemd applies it when the interface next appears"},
 		{name: "systemd-link without MAC", persist: &facts.NICPersist{Mechanism: facts.PersistSystemdLink}, path: NICPersistPath},
@@ -780,6 +783,35 @@ func TestPlanNICPersistence(t *testing.T) {
 				t.Errorf("manual actions %q, want one with %q", nicManual, tc.manual)
 			}
 		})
+	}
+}
+
+// TestPlanNICBeaten: a setting that something applied after the udev rule
+// at boot sets to another value (ifup's ETHTOOL_OPTS here) is not planned
+// through the udev rule, which would not persist it: it is listed as
+// cannot apply, naming the source that wins.
+func TestPlanNICBeaten(t *testing.T) {
+	f := nicPersistFacts(&facts.NICPersist{Mechanism: facts.PersistIfcfg, File: "/etc/sysconfig/network-scripts/ifcfg-eth0", Line: 9, EthtoolOpts: "-G eth0 rx 512"})
+	f.NICs[0].Boot = &facts.NICBoot{Settings: map[string]facts.NICBootValue{
+		"rx":  {Value: "512", Mechanism: facts.PersistIfcfg, Source: "/etc/sysconfig/network-scripts/ifcfg-eth0:9"},
+		"gro": {Value: "off", Mechanism: facts.PersistUdev, Source: "/etc/udev/rules.d/60-x.rules:1"},
+	}}
+	p := PlanHost("b1", f, []rules.Finding{ringF, offloadF}, Selector{})
+	var planned []string
+	for _, c := range p.Changes {
+		planned = append(planned, c.Target)
+	}
+	if slices.Contains(planned, "eth0 rx") || !slices.Contains(planned, "eth0 gro") || !slices.Contains(planned, "eth0 tx") {
+		t.Errorf("planned %q: want eth0 gro and tx (the udev rule wins over an earlier rule), not rx", planned)
+	}
+	var no []string
+	for _, x := range p.Infeasible {
+		if x.Target == "eth0 rx" && strings.Contains(x.Reason, "ifcfg-eth0:9 sets rx 512 at boot") {
+			no = append(no, x.Target)
+		}
+	}
+	if len(no) != 1 {
+		t.Errorf("cannot apply: %+v, want eth0 rx naming ifcfg-eth0:9", p.Infeasible)
 	}
 }
 

@@ -82,21 +82,19 @@ func (rc *nicCheck) ring(n facts.NIC, target int) {
 	}
 	rc.checked++
 	r := n.Ring
-	for _, d := range []struct {
-		name     string
-		cur, max int
-	}{{"rx", r.RX, r.RXMax}, {"tx", r.TX, r.TXMax}} {
-		if d.cur < 0 {
+	for _, name := range []string{"rx", "tx"} {
+		cur, top := r.Size(name)
+		if cur < 0 {
 			continue // n/a for this driver
 		}
 		want := target
-		if d.max > 0 && d.max < want {
-			want = d.max
+		if top > 0 && top < want {
+			want = top
 		}
-		rc.obs = append(rc.obs, fmt.Sprintf("%s %s %d (max %s)", n.Name, d.name, d.cur, maxStr(d.max)))
-		if d.cur < want {
-			rc.bad = append(rc.bad, fmt.Sprintf("%s %s ring %d < %d", n.Name, d.name, d.cur, want))
-			rc.fix.want(n.Name, d.name, fmt.Sprint(want))
+		rc.obs = append(rc.obs, fmt.Sprintf("%s %s %d (max %s)", n.Name, name, cur, maxStr(top)))
+		if cur < want {
+			rc.bad = append(rc.bad, fmt.Sprintf("%s %s ring %d < %d", n.Name, name, cur, want))
+			rc.fix.want(n.Name, name, fmt.Sprint(want))
 		}
 	}
 }

@@ -169,7 +169,6 @@ func pick(xs []string, one, many string) string {
 	return many
 }
 
-// nicDriver names a NIC's driver for messages.
 // NICDriver is the NIC's driver name for a message ("NIC" when unknown).
 func NICDriver(n *facts.NIC) string {
 	if n.Driver != "" {

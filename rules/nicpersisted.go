@@ -116,19 +116,16 @@ func (pc *nicPersistCheck) rings(n facts.NIC, target int) {
 	if r == nil {
 		return
 	}
-	for _, d := range []struct {
-		name     string
-		cur, max int
-	}{{"rx", r.RX, r.RXMax}, {"tx", r.TX, r.TXMax}} {
+	for _, name := range []string{"rx", "tx"} {
+		cur, top := r.Size(name)
 		want := target
-		if d.max > 0 && d.max < want {
-			want = d.max
+		if top > 0 && top < want {
+			want = top
 		}
-		if d.cur < 0 || d.max <= 0 || d.cur < want {
+		if cur < 0 || top <= 0 || cur < want {
 			continue // n/a, or nic-ring reports it
 		}
-		top := d.max
-		pc.check(n, d.name, strconv.Itoa(d.cur), func(v string) bool {
+		pc.check(n, name, strconv.Itoa(cur), func(v string) bool {
 			if v == "max" {
 				return top >= want
 			}

@@ -456,6 +456,14 @@ type Ring struct {
 	TX    int `json:"tx"`
 }
 
+// Size is the current size and pre-set maximum of the rx or tx ring.
+func (r *Ring) Size(setting string) (cur, top int) {
+	if setting == "tx" {
+		return r.TX, r.TXMax
+	}
+	return r.RX, r.RXMax
+}
+
 // Feature is one ethtool -k feature.
 type Feature struct {
 	On        bool   `json:"on"`

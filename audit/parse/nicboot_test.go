@@ -187,7 +187,7 @@ func TestNICBoot(t *testing.T) {
 		{name: "ifupdown stanza not used when NetworkManager manages it", iface: "eth0", ps: &facts.NICPersist{Mechanism: facts.PersistNetworkManager, Connection: "eth0"},
 			lines: cat([]string{"@ifupdown-hook /etc/network/if-pre-up.d/ethtool"}, ifaceLines(t, "/etc/network/interfaces", "interfaces", "eth0"))},
 		{name: "ifcfg ETHTOOL_OPTS over udev", iface: "eth0",
-			ps:    &facts.NICPersist{Mechanism: facts.PersistIfcfg, File: "/etc/sysconfig/network-scripts/ifcfg-eth0", Line: 8, EthtoolOpts: unquoteShell(strings.TrimPrefix(ifcfgOpts, "ETHTOOL_OPTS="))},
+			ps:    &facts.NICPersist{Mechanism: facts.PersistIfcfg, File: "/etc/sysconfig/network-scripts/ifcfg-eth0", Line: 8, EthtoolOpts: strings.Trim(strings.TrimPrefix(ifcfgOpts, "ETHTOOL_OPTS="), `"`)},
 			lines: udevLines(t, etcUd+"99-kaudit-ethtool.rules", "99-kaudit-ethtool.rules"),
 			want: map[string]facts.NICBootValue{
 				"rx":  bv("4096", "ifcfg", "/etc/sysconfig/network-scripts/ifcfg-eth0:8", etcUd+"99-kaudit-ethtool.rules:3=4096"),

@@ -10,11 +10,6 @@ import (
 	"github.com/kaudit/kaudit/remediate"
 )
 
-// NIC changes: ring sizes (ethtool -G) and offloads (ethtool -K), set at
-// runtime and persisted in the file the plan names (nicpersist.go): by
-// default remediate.NICPersistPath, a udev rule file kaudit owns (one rule
-// per setting, running ethtool when the interface appears).
-
 // nicTarget splits and validates "eth0 rx" / "eth0 gro" for kind, or a
 // NetworkManager connection's setting "nm:<UUID> rx" (remediate.NMConnection.Key).
 func nicTarget(kind remediate.ChangeKind, target string) (iface, setting string, err error) {
@@ -69,8 +64,5 @@ type NICSetting struct {
 // with nmcli connection modify; a property the connection does not set
 // reads as nmUnset, and writing nmUnset removes it again.
 const nmUnset = "unset"
-
-// nmProperty is the nmcli property of a setting.
-func nmProperty(_ remediate.ChangeKind, setting string) string { return nicpersist.NMProperty(setting) }
 
 func isNIC(kind remediate.ChangeKind) bool { return kind.IsNIC() }

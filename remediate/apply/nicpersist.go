@@ -9,9 +9,10 @@ import (
 	"github.com/kaudit/kaudit/remediate"
 )
 
-// NIC settings are persisted through the mechanism the planner picked
-// (nicpersist: remediate.Change.PersistPath, PersistMatch, NM): a file
-// rendered by the mechanism that owns its path, backed up, written and
+// NIC changes: ring sizes (ethtool -G) and offloads (ethtool -K), set at
+// runtime (nic.go) and persisted through the mechanism the planner picked
+// (package nicpersist; remediate.Change.PersistPath, PersistMatch, NM): a
+// file rendered by the mechanism that owns its path, backed up, written and
 // restored like any other file of a run; or a NetworkManager connection,
 // whose properties are read, journalled and restored as running values
 // (keys "nm:UUID SETTING", nic.go).

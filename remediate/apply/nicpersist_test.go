@@ -22,8 +22,8 @@ func TestRenderNICPersistRefuses(t *testing.T) {
 		set  []NICSetting
 	}{
 		{"/etc/passwd", []NICSetting{setRX}},
-		{"/etc/network/interfaces", []NICSetting{setRX}}, // absent: not created
-		{"/etc/sysconfig/network-scripts/ifcfg-eth0", []NICSetting{setRX}},
+		{"/etc/network/interfaces", []NICSetting{setRX}},                   // absent: not created
+		{"/etc/sysconfig/network-scripts/ifcfg-eth0", []NICSetting{setRX}}, // read only: kaudit does not edit it
 		{"/etc/systemd/network/10-kaudit-eth1.link", []NICSetting{setRX}},
 		{"/etc/network/interfaces.d/sub/x", []NICSetting{setRX}},
 	} {
@@ -57,9 +57,6 @@ func TestNICPersistSandbox(t *testing.T) {
 		{name: "ifupdown", path: "/etc/network/interfaces",
 			before: "# managed by hand\nauto eth0\niface eth0 inet static\n  address 192.0.2.10/24\n\nauto eth1\niface eth1 inet dhcp\n",
 			want:   []string{"  address 192.0.2.10/24\n# post-up lines added by kaudit fix", "-G eth0 rx 4096 || true\n  post-up ", "-K eth0 gro on || true\n\nauto eth1\niface eth1 inet dhcp\n"}},
-		{name: "ifcfg", path: "/etc/sysconfig/network-scripts/ifcfg-eth0",
-			before: "DEVICE=eth0\nETHTOOL_OPTS=\"-K eth0 tso on\"\nONBOOT=yes\n",
-			want:   []string{"DEVICE=eth0\nETHTOOL_OPTS=\"-K eth0 tso on gro on; -G eth0 rx 4096\"\nONBOOT=yes\n"}},
 		{name: "systemd-link", path: remediate.LinkPath("eth0"), match: "MACAddress=52:54:00:aa:bb:cc Driver=ixgbe",
 			want: []string{"[Match]\nMACAddress=52:54:00:aa:bb:cc\nDriver=ixgbe\n", "GenericReceiveOffload=true\nRxBufferSize=4096\n"}},
 	} {

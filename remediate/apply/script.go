@@ -14,6 +14,7 @@ import (
 	"github.com/kaudit/kaudit/audit/facts"
 	"github.com/kaudit/kaudit/internal/remote"
 	"github.com/kaudit/kaudit/internal/safe"
+	"github.com/kaudit/kaudit/nicpersist"
 	"github.com/kaudit/kaudit/remediate"
 	"github.com/kaudit/kaudit/remediate/sysctld"
 )
@@ -281,7 +282,7 @@ func valueFields(kind remediate.ChangeKind, key string) []string {
 	}
 	iface, setting, _ := nicTarget(kind, key)
 	if conn, ok := remediate.NMConnectionOf(iface); ok {
-		return []string{"nm", string(conn), setting, nmProperty(kind, setting)}
+		return []string{"nm", string(conn), setting, nicpersist.NMProperty(setting)}
 	}
 	if kind == remediate.KindNICRing {
 		return []string{"ring", iface, setting, strings.ToUpper(setting) + ":"}

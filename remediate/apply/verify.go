@@ -1,6 +1,7 @@
 package apply
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -159,21 +160,13 @@ func verifyNIC(f *facts.Facts, c remediate.Change) string {
 		}
 		switch bv, ok := n.Boot.Settings[setting]; {
 		case !ok:
-			return fmt.Sprintf("%s: nothing sets it at boot after the change (want %s from %s)", c.Target, c.To, nicPersistWhere(c))
+			return fmt.Sprintf("%s: nothing sets it at boot after the change (want %s from %s)", c.Target, c.To, cmp.Or(nicPersistFile(c), c.PersistPath))
 		case bv.Value != c.To:
-			return fmt.Sprintf("%s: %s sets %s at boot, want %s from %s", c.Target, bv.Source, bv.Value, c.To, nicPersistWhere(c))
+			return fmt.Sprintf("%s: %s sets %s at boot, want %s from %s", c.Target, bv.Source, bv.Value, c.To, cmp.Or(nicPersistFile(c), c.PersistPath))
 		}
 		return ""
 	}
 	return fmt.Sprintf("%s: interface not in the re-gathered facts", c.Target)
-}
-
-// nicPersistWhere names where a NIC change is persisted.
-func nicPersistWhere(c remediate.Change) string {
-	if f := nicPersistFile(c); f != "" {
-		return f
-	}
-	return c.PersistPath
 }
 
 // verifyNICRunning checks the running value of a NIC change on n.
@@ -182,10 +175,7 @@ func verifyNICRunning(n facts.NIC, c remediate.Change, setting string) string {
 		if n.Ring == nil {
 			return fmt.Sprintf("%s: ring sizes not readable after the change (%s)", c.Target, n.RingErr)
 		}
-		got := n.Ring.RX
-		if setting == "tx" {
-			got = n.Ring.TX
-		}
+		got, _ := n.Ring.Size(setting)
 		if strconv.Itoa(got) != c.To {
 			return fmt.Sprintf("%s is %d, want %s", c.Target, got, c.To)
 		}
