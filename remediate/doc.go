@@ -19,8 +19,8 @@
 //   - nic-ring / nic-offload: ethtool -G / -K, never above the NIC's
 //     pre-set maximum, never for a feature the driver marks [fixed],
 //     persisted through the NIC's own manager when detected
-//     (facts.NIC.Persist: NetworkManager, ifcfg, ifupdown, systemd .link),
-//     else in NICPersistPath (a udev rule);
+//     (facts.NIC.Persist, nicpersist.PlanFor: NetworkManager, ifupdown,
+//     systemd .link), else in NICPersistPath (a udev rule);
 //   - manual actions: kernel and Kafka upgrades, a missing
 //     server.properties, and alternatives kaudit does not apply by default.
 //

@@ -44,8 +44,8 @@
 //
 // NIC changes: ring sizes (ethtool -G) and offloads (ethtool -K) are set
 // at runtime and persisted through the host's own mechanism when the
-// gather detected one (NetworkManager connection, ifcfg ETHTOOL_OPTS,
-// ifupdown post-up lines, a systemd .link file; see package nicpersist), else in
+// gather detected one (NetworkManager connection, ifupdown post-up
+// lines, a systemd .link file; see package nicpersist), else in
 // remediate.NICPersistPath, a udev rule file kaudit owns; they are read back
 // with ethtool -g / -k in the script and verified from the re-gathered facts. Changing ring sizes resets the NIC
 // on many drivers (a brief link drop): the plan says so.
