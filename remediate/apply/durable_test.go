@@ -281,6 +281,7 @@ func TestManifestUntrusted(t *testing.T) {
 		{"another run", strings.Replace(good, run, "20260101T000000Z-0000ffff", 1), `names run "20260101T000000Z-0000ffff"`},
 		{"another version", strings.Replace(good, "kaudit-manifest\t2", "kaudit-manifest\t3", 1), "has version"},
 		{"zeroes", "\x00\x00\x00\x00\n", "has a malformed line (1 fields)"},
+		{"a file neither present nor absent", strings.Replace(good, "\tabsent\t", "\tgone\t", 1), `has a file record neither present nor absent ("gone")`},
 		{"legacy", legacy, ""},
 		{"unreadable", "<dir>", "cannot be read"},
 	} {

@@ -144,7 +144,10 @@ func parseRecords(runID string, lines [][]string) (backups []remediate.Backup, r
 		}
 		switch f[0] {
 		case "file":
-			b := remediate.Backup{Path: f[4], Existed: f[2] == "present"}
+			b := remediate.Backup{Path: f[4], Existed: remote.Word(f[2]) == wordPresent}
+			if !b.Existed && remote.Word(f[2]) != wordAbsent {
+				return backups, runtime, fmt.Errorf("has a file record neither present nor absent (%q)", f[2])
+			}
 			if b.Existed {
 				b.SHA256 = f[3]
 				b.Stored = RunDir(runID) + "/" + f[1]
