@@ -19,14 +19,17 @@ import (
 
 // One run per host at a time. Every script of a run that reads for a
 // change, changes or restores holds the host lock (KaudirDir/lock,
-// flock(1), or a lock directory naming its shell where there is no
-// flock) for its whole execution, so two scripts never change a host at
-// once, and the kernel releases it when the script dies. A run's steps
+// flock(1), or a lock directory where there is no flock; its holder
+// record names the script) for its whole execution, so two scripts never
+// change a host at once, and the kernel releases it when the script dies;
+// a restore waits on it for its run's own apply script. A run's steps
 // on a host are several scripts (read, apply, the re-gather, a restore),
-// so the run also holds a lease (KaudirDir/lease: the run, the operator,
+// so the run also holds a lease, the one record of which run holds the
+// host and until when (KaudirDir/lease: the run, the operator,
 // kaudit's pid and start time, when it started and when it expires),
 // written by its read script and removed by its last step there
-// (ReleaseScript): another run's read is refused while it is live
+// (ReleaseScript); every script takes both through hold (sh/lib.sh).
+// Another run's read is refused while it is live
 // (HeldError), and its apply refuses a lease that is no longer its own.
 // A lease whose expiry passed (TTL: five times the per-host deadlines)
 // is stale: the next run takes it over and says so. So is one whose

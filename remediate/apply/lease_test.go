@@ -288,7 +288,7 @@ func TestOlderKauditRecords(t *testing.T) {
 		t.Errorf("the older run's apply.owner is left (%v)", err)
 	}
 	runs, leases, errs := HostRuns(context.Background(), []inventory.Host{sbHosts("h1")[0].Inv}, Options{Runner: s, Timeout: time.Minute})
-	if len(errs) != 0 || len(leases) != 0 || len(runs) != 1 || runs[0].RunID != old || runs[0].State != RunManifest || runs[0].Running {
+	if len(errs) != 0 || len(leases) != 0 || len(runs) != 1 || runs[0].RunID != old || runs[0].State != wordManifest || runs[0].Running {
 		t.Errorf("listed runs %+v leases %+v errors %+v", runs, leases, errs)
 	}
 	oj, errs2, err := JournalFromHosts(context.Background(), []inventory.Host{sbHosts("h1")[0].Inv}, old, Options{Runner: s, Timeout: time.Minute})

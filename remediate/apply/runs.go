@@ -17,26 +17,16 @@ import (
 // HostRun is one run a host holds (RunDir).
 type HostRun struct {
 	Host, RunID string
-	State       RunState
-	Running     bool // its apply script holds the host lock now
+	// State: manifest (whole: the run may have changed the host; it can
+	// be rolled back from it), partial (no end line: cannot be trusted),
+	// none (the run stopped before its first change).
+	State   remote.Word
+	Running bool // its apply script holds the host lock now
 }
-
-// RunState is what a run's directory on a host holds.
-type RunState = remote.Word
-
-// The states of a run's directory: a whole manifest (the run may have
-// changed the host; it can be rolled back from it), a partial one (no
-// end line: cannot be trusted), none (the run stopped before its first
-// change).
-const (
-	RunManifest RunState = wordManifest
-	RunPartial  RunState = wordPartial
-	RunNone     RunState = wordNone
-)
 
 // Describe is the run's state on the host as a listing says it.
 func (r HostRun) Describe() string {
-	st := map[RunState]string{RunManifest: "backups", RunPartial: "manifest cannot be trusted", RunNone: "changed nothing (no manifest)"}[r.State]
+	st := map[remote.Word]string{wordManifest: "backups", wordPartial: "manifest cannot be trusted", wordNone: "changed nothing (no manifest)"}[r.State]
 	if r.Running {
 		st += ", apply script running"
 	}

@@ -31,7 +31,7 @@ const (
 	wordOK     remote.Word = "ok" // the rollback's done
 	wordFailed remote.Word = "failed"
 
-	// A run directory on the host (RunState).
+	// A run directory on the host (HostRun.State).
 	wordManifest remote.Word = "manifest"
 	wordPartial  remote.Word = "partial"
 	wordNone     remote.Word = "none"

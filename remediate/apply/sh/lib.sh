@@ -160,8 +160,9 @@ setv() {
 # at once: flock(1) on it (released by the kernel when the script and
 # every process it started are gone), or where there is no flock a
 # directory KDIR/lock.d (taken over once its holder is gone). The holder
-# writes "PID STARTTIME SCRIPT" (in KDIR/lock under flock, else in
-# KDIR/lock.d/owner): which script holds the host now, not which run.
+# writes "PID STARTTIME SCRIPT" (in KDIR/lock under flock, emptied as it
+# ends; else in KDIR/lock.d/owner): which script holds the host now, not
+# which run.
 #
 # KDIR/lease: the one record of which run holds the host and until when,
 # from its read script to its last step there: one line, RUNID OPERATOR
@@ -186,12 +187,14 @@ setv() {
 #
 # A failure of the files themselves is step lock.
 LOCK_DIR=
+LOCK_REC=
 SCRIPT=
 # ON_EXIT: a function the script runs as it ends (a failing step's exit
 # too), before the lock directory is removed.
 ON_EXIT=
 at_exit() {
 	if [ -n "$ON_EXIT" ]; then "$ON_EXIT"; fi
+	if [ -n "$LOCK_REC" ]; then : > "$LOCK_REC" 2>/dev/null || :; fi
 	if [ -n "$LOCK_DIR" ]; then rm -rf "$LOCK_DIR"; fi
 }
 trap at_exit EXIT
@@ -209,10 +212,15 @@ hold() {
 	release) lease_release || fail lock "cannot remove $KDIR/lease" ;;
 	*) fail lock "unknown lease mode $2" ;;
 	esac
+	# Under flock the holder record comes after the lease: on a full disk
+	# the lease (and the apply's space check) go first; a record that
+	# does not fit only makes lock_busy say less. Emptied at the end.
+	if [ -z "$LOCK_DIR" ] && printf '%s\n' "$_me" > "$KDIR/lock" 2>/dev/null; then LOCK_REC=$KDIR/lock; fi
 }
 
-# lock_host: KDIR/lock held by this script, its holder record written;
-# returns 1 when another script held it for LOCKWAIT seconds.
+# lock_host: KDIR/lock held by this script (without flock, its holder
+# record written); returns 1 when another script held it for LOCKWAIT
+# seconds.
 lock_host() {
 	mkdir -p "$KDIR" || fail lock "cannot create $KDIR"
 	_me="$$ $(pstart $$) $SCRIPT"
@@ -227,10 +235,7 @@ lock_host() {
 		while :; do
 			_e=0
 			_m=$(flock -n 9 2>&1) || _e=$?
-			if [ "$_e" -eq 0 ]; then
-				printf '%s\n' "$_me" > "$KDIR/lock" 2>/dev/null || :
-				return 0
-			fi
+			[ "$_e" -eq 0 ] && return 0
 			[ "$_e" -eq 1 ] || fail lock "flock on $KDIR/lock failed (exit $_e: $_m): nothing changed"
 			[ "$_n" -lt "$LOCKWAIT" ] || return 1
 			sleep 1
