@@ -72,7 +72,7 @@ func (r *Result) word(host string, v Vocabulary) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("%s: step %s said %q, a word this kaudit does not know (want %s): its output is refused, nothing read from it; is the host's sh wrapped, or another kaudit's script running there?", host, r.Step, got, wordList(words))
+	return fmt.Errorf("%s: step %s said %q, a word this kaudit does not know (want %s): the script's output is refused and nothing is read from it; the script kaudit sent and kaudit disagree, report it with kaudit's version", host, r.Step, got, wordList(words))
 }
 
 // stepName is step without a "-N" suffix.
