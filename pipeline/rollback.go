@@ -259,14 +259,7 @@ func listRuns(ctx context.Context, c Console, hosts []inventory.Host, j Rollback
 	}
 	runs, leases, errs := apply.HostRuns(ctx, hosts, j.Config.options())
 	for _, r := range runs {
-		st := map[string]string{"manifest": "backups", "partial": "manifest cannot be trusted", "none": "changed nothing (no manifest)"}[r.State]
-		if st == "" {
-			st = r.State
-		}
-		if r.Running {
-			st += ", apply script running"
-		}
-		at(r.RunID, r.Host).host = st
+		at(r.RunID, r.Host).host = r.Describe()
 		if _, ok := started[r.RunID]; !ok {
 			started[r.RunID] = runIDTime(r.RunID)
 		}

@@ -126,8 +126,8 @@ func TestListRuns(t *testing.T) {
 	}
 	started := time.Date(2026, 12, 1, 13, 0, 1, 0, time.UTC).Unix()
 	hosts := runsHost{
-		"broker-a": {"run\tok\t" + run1 + "\tmanifest\t-", "done\tok\t-"},
-		"broker-b": {fmt.Sprintf("lease\tok\t%s\talice@laptop\t%d\t%d\t%d", run2, started, started+230, started+10), "run\tok\t" + run2 + "\tpartial\trunning", "done\tok\t-"},
+		"broker-a": {"run\tok\tmanifest\t" + run1, "done\tok\t-"},
+		"broker-b": {fmt.Sprintf("lease\tok\tfound\t%s\talice@laptop\t4242\t99\t%d\t%d\t%d", run2, started, started+230, started+10), "run\tok\tpartial\t" + run2, "applying\tok\t" + run2, "done\tok\t-"},
 	}
 	var stdout, stderr bytes.Buffer
 	c := Console{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr, Now: time.Now}

@@ -529,9 +529,6 @@ func TestRestoreWaitsForOrphanedApply(t *testing.T) {
 		}
 	}
 	s.orphans = nil
-	if _, err := os.Stat(s.path("h1", RunDir("20260101T000000Z-00000009")+"/"+ApplyOwner)); !os.IsNotExist(err) {
-		t.Errorf("%s left behind by a finished apply script (%v)", ApplyOwner, err)
-	}
 	if got := snapshot(s, "h1"); got == before {
 		t.Fatal("the orphaned apply script changed nothing: the test does not test anything")
 	}
@@ -553,53 +550,81 @@ func TestRestoreWaitsForOrphanedApply(t *testing.T) {
 	}
 }
 
-// The restore's wait for the run's apply script (RunDir/apply.owner):
-// a script that is gone (or a reused PID: another start time) does not
-// hold it up; a live one does, for Wait seconds, then nothing is
-// restored; a malformed owner file restores nothing.
-func TestRollbackApplyOwner(t *testing.T) {
+// The restore's wait for the run's apply script is the host lock: while
+// this run's apply script holds it (its holder record names an apply
+// script, the lease names the run), the restore waits Wait seconds, then
+// restores nothing (apply-running); another script holding it fails step
+// lock, naming it; a record left by a holder that is gone holds nothing
+// up, and neither does the apply.owner an older kaudit left.
+func TestRollbackWaitsForItsApply(t *testing.T) {
 	s := newSandbox(t, "h1")
-	stat, err := os.ReadFile("/proc/self/stat")
-	if err != nil {
-		t.Skip("no /proc")
+	grantLease(t, s, "h1", tRun)
+	holder := func(script string) (done chan struct{}) {
+		var h header
+		h.set("M", tMarker)
+		h.lock(tRun, Lease{})
+		sc, err := h.script("hold " + script + "\nsay holding ok -\nsleep 3\n")
+		if err != nil {
+			t.Fatal(err)
+		}
+		done = make(chan struct{})
+		go func() { defer close(done); _, _ = s.Run(context.Background(), transport.Target{Name: "h1"}, sc) }()
+		for i := 0; i < 200; i++ {
+			if b, _ := os.ReadFile(s.path("h1", KaudirDir+"/lock")); strings.Contains(string(b), " "+strings.Fields(script)[0]) {
+				return done
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		t.Fatalf("%s never took the lock", script)
+		return nil
 	}
-	f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+2:]))
-	self := fmt.Sprintf("%d %s\n", os.Getpid(), f[19])
-	for _, tc := range []struct{ owner, want string }{
-		{"", "done ok ok"},
-		{"999999999 5\n", "apply-running ok 0"},
-		{fmt.Sprintf("%d 1\n", os.Getpid()), "apply-running ok 0"}, // same PID, other start time
-		{self, "apply-running fail"},
-		{"12 x\n", "apply-running fail"},
-		{"12\n", "apply-running fail"},
+	if _, err := exec.LookPath("flock"); err != nil {
+		t.Skip("no flock: the lock directory's holder is TestLockDirFallback's")
+	}
+	for _, tc := range []struct{ name, holder, record, owner, want string }{
+		{name: "its apply script runs", holder: "apply mine", want: "apply-running fail the apply script of this run (pid"},
+		{name: "another script", holder: "restart free", want: "lock fail another kaudit script has held"},
+		{name: "a holder that is gone", record: "999999999 5 apply\n", want: "done ok ok"},
+		{name: "an older kaudit's apply.owner", record: "999999999 5\n", owner: "999999999 5\n", want: "cleaned ok"},
 	} {
-		p := RunDir(tRun) + "/" + ApplyOwner
-		_ = os.Remove(s.path("h1", p))
-		if tc.owner != "" {
-			s.write(t, "h1", p, tc.owner)
-		}
-		script, err := RollbackScript(RollbackParams{Marker: tMarker, RunID: tRun, Wait: 1,
-			Runtime: []remediate.RuntimeValue{{Kind: remediate.KindSysctl, Key: "net.core.somaxconn", Before: "128", After: "4096"}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t0 := time.Now()
-		out, err := s.Run(context.Background(), transport.Target{Name: "h1"}, script)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got []string
-		for _, r := range remote.ParseResults(out.Stdout, tMarker) {
-			got = append(got, r.Step+" "+map[bool]string{true: "ok", false: "fail"}[r.OK]+" "+strings.Join(r.Detail, " "))
-		}
-		all := strings.Join(got, "\n")
-		t.Logf("owner %q (%v):\n%s", tc.owner, time.Since(t0).Round(time.Millisecond), all)
-		if !strings.Contains(all, tc.want) {
-			t.Errorf("owner %q: want %q in\n%s", tc.owner, tc.want, all)
-		}
-		if strings.Contains(tc.want, "fail") && strings.Contains(all, "restore-") {
-			t.Errorf("owner %q: restored beside a running apply script", tc.owner)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			var done chan struct{}
+			if tc.holder != "" {
+				done = holder(tc.holder)
+			} else {
+				s.write(t, "h1", KaudirDir+"/lock", tc.record)
+			}
+			if tc.owner != "" {
+				s.write(t, "h1", RunDir(tRun)+"/apply.owner", tc.owner)
+			}
+			script, err := RollbackScript(RollbackParams{Marker: tMarker, RunID: tRun, Wait: 1,
+				Runtime: []remediate.RuntimeValue{{Kind: remediate.KindSysctl, Key: "net.core.somaxconn", Before: "128", After: "4096"}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := s.Run(context.Background(), transport.Target{Name: "h1"}, script)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if done != nil {
+				<-done
+			}
+			var got []string
+			for _, r := range remote.ParseResults(out.Stdout, tMarker) {
+				got = append(got, r.Step+" "+map[bool]string{true: "ok", false: "fail"}[r.OK]+" "+strings.Join(r.Detail, " "))
+			}
+			all := strings.Join(got, "\n")
+			t.Logf("%s", all)
+			if !strings.Contains(all, tc.want) {
+				t.Errorf("want %q in\n%s", tc.want, all)
+			}
+			if strings.Contains(tc.want, "fail") && strings.Contains(all, "restore-") {
+				t.Error("restored beside a script that holds the host")
+			}
+			if _, err := os.Stat(s.path("h1", RunDir(tRun)+"/apply.owner")); !os.IsNotExist(err) {
+				t.Errorf("apply.owner left (%v)", err)
+			}
+		})
 	}
 }
 

@@ -105,11 +105,10 @@ func applyDirect(t *testing.T, s *sandbox, host, runID string) (*prepared, []byt
 	return p, out.Stdout
 }
 
-// Every file the apply script writes (backups, the manifest, the owner
-// file, the replaced files and their temporary files) is fsynced, and so
-// is its directory, before the step's ok line; the run directory and
-// /var/lib/kaudit/runs after they are made; the run directory after
-// apply.owner is removed. Then the same for the rollback: each restored
+// Every file the apply script writes (backups, the manifest, the
+// replaced files and their temporary files) is fsynced, and so is its
+// directory, before the step's ok line; the run directory and
+// /var/lib/kaudit/runs after they are made. Then the same for the rollback: each restored
 // file, its temporary file and directory, the directory of each removed
 // file.
 func TestApplyRollbackDurable(t *testing.T) {
@@ -120,7 +119,7 @@ func TestApplyRollbackDurable(t *testing.T) {
 	at := func(p string) string { return s.path("h1", p) }
 	rd := RunDir(run)
 	want := map[string][]string{
-		"rundir":          {at(rd), at(remediate.HostRunsDir), at(path.Dir(remediate.HostRunsDir)), at(rd + "/" + ApplyOwner)},
+		"rundir":          {at(rd), at(remediate.HostRunsDir), at(path.Dir(remediate.HostRunsDir))},
 		"backup-manifest": {at(rd + "/manifest"), at(rd)},
 		"done":            {at(rd)},
 	}
@@ -282,6 +281,7 @@ func TestManifestUntrusted(t *testing.T) {
 		{"another run", strings.Replace(good, run, "20260101T000000Z-0000ffff", 1), `names run "20260101T000000Z-0000ffff"`},
 		{"another version", strings.Replace(good, "kaudit-manifest\t2", "kaudit-manifest\t3", 1), "has version"},
 		{"zeroes", "\x00\x00\x00\x00\n", "has a malformed line (1 fields)"},
+		{"a file neither present nor absent", strings.Replace(good, "\tabsent\t", "\tgone\t", 1), `has a file record neither present nor absent ("gone")`},
 		{"legacy", legacy, ""},
 		{"unreadable", "<dir>", "cannot be read"},
 	} {

@@ -58,7 +58,7 @@ func (p *kauditProc) wait(t *testing.T, d time.Duration) int {
 // files' directories hold besides the runs' backups.
 type hostState struct {
 	state
-	leftovers string // apply.owner files, the lease, temporary files
+	leftovers string // apply.owner files (an older kaudit's), the lease, temporary files
 }
 
 func readHost(t *testing.T, h *testfleet.Host) hostState {

@@ -692,11 +692,10 @@ func TestConnectionDroppedMidApply(t *testing.T) {
 			run := remediate.HostRunsDir + "/" + id
 			ls := strings.Fields(d1.Exec(t, "ls", "-A", run))
 			t.Logf("d1:%s: %v", run, ls)
-			// apply.owner: the script that was cut off goes on on the host
-			// until its next result line (SIGPIPE); the file step's ok lines
-			// come once every file and the manifest are on the disk, after
-			// it removed apply.owner. Left behind or not, the rollback below
-			// goes on (a process that is gone).
+			// The script that was cut off goes on on the host until its
+			// next result line (SIGPIPE), holding the host lock; the file
+			// step's ok lines come once every file and the manifest are on
+			// the disk. The rollback below takes the lock once it is gone.
 			for _, want := range []string{"manifest", "file-0", "sysctl-0", "sysctl-1"} {
 				if !slices.Contains(ls, want) {
 					t.Errorf("d1: %s lacks %s", run, want)
@@ -776,7 +775,7 @@ func TestConnectionDroppedMidApply(t *testing.T) {
 // the fix the journal said "rolled-back" and the orphaned script's mv
 // then replaced server.properties: half-applied without saying so. Now
 // the restore waits (bounded) for the run's apply script to end
-// (apply.ApplyOwner) and, as it is still running, restores nothing and
+// (it holds the host lock) and, as it is still running, restores nothing and
 // says so; kaudit rollback restores the host once it has ended.
 func TestApplyTimeoutDoesNotRaceRestore(t *testing.T) {
 	bin := buildKaudit(t)

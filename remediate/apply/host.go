@@ -130,19 +130,22 @@ func runApply(ctx context.Context, h Host, opt Options, rec *journal, prep *prep
 	rec.logf("%s: applying %d running value(s), %d file(s); backups in %s", h.Inv.Name, len(prep.params.Runtime), len(prep.params.Files), RunDir(opt.RunID))
 	out, runErr := runScript(ctx, opt, h.Inv, script, "the apply script")
 	var rs remote.Results
+	var wordErr error
 	if out != nil {
-		rs = remote.ParseResults(out.Stdout, marker)
+		rs, wordErr = remote.ParseSteps(out.Stdout, marker, h.Inv.Name, applyWords)
 	}
 	recordWritten(h.Inv.Name, rec, rs, len(prep.params.Files))
 	cf, cv := prep.params.Changed(rs)
 	rec.update(h.Inv.Name, func(hj *remediate.HostJournal) { hj.SetChanged(cf, cv) })
 	switch f := rs.FirstFailure(); {
+	case wordErr != nil:
+		return "apply: " + wordErr.Error(), true
 	case runErr == nil && rs.Find("done") != nil:
 		return "", false
 	case f != nil && f.Step == "space" && len(f.Detail) == 4:
 		return fmt.Sprintf("%s on %s: %s of %s KiB free, the backups need %s KiB; make room there and re-run", f.Detail[0], h.Inv.Name, f.Detail[1], f.Detail[2], f.Detail[3]), false
 	case f != nil && f.Step == "lease":
-		return leaseText(f), false
+		return leaseText(h.Inv.Name, f), false
 	case f != nil:
 		return fmt.Sprintf("step %s failed: %s%s", f.Step, f.Text(), stderrTail(out)), changedAnything(rs, f.Step, prep.params.ChangeSteps())
 	case runErr != nil:

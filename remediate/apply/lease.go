@@ -3,6 +3,7 @@ package apply
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/user"
@@ -13,18 +14,22 @@ import (
 	"github.com/kaudit/kaudit/audit/inventory"
 	"github.com/kaudit/kaudit/internal/located"
 	"github.com/kaudit/kaudit/internal/remote"
+	"github.com/kaudit/kaudit/remediate"
 )
 
 // One run per host at a time. Every script of a run that reads for a
 // change, changes or restores holds the host lock (KaudirDir/lock,
-// flock(1), or a lock directory naming its shell where there is no
-// flock) for its whole execution, so two scripts never change a host at
-// once, and the kernel releases it when the script dies. A run's steps
+// flock(1), or a lock directory where there is no flock; its holder
+// record names the script) for its whole execution, so two scripts never
+// change a host at once, and the kernel releases it when the script dies;
+// a restore waits on it for its run's own apply script. A run's steps
 // on a host are several scripts (read, apply, the re-gather, a restore),
-// so the run also holds a lease (KaudirDir/lease: the run, the operator,
+// so the run also holds a lease, the one record of which run holds the
+// host and until when (KaudirDir/lease: the run, the operator,
 // kaudit's pid and start time, when it started and when it expires),
 // written by its read script and removed by its last step there
-// (ReleaseScript): another run's read is refused while it is live
+// (ReleaseScript); every script takes both through hold (sh/lib.sh).
+// Another run's read is refused while it is live
 // (HeldError), and its apply refuses a lease that is no longer its own.
 // A lease whose expiry passed (TTL: five times the per-host deadlines)
 // is stale: the next run takes it over and says so. So is one whose
@@ -88,15 +93,40 @@ func (o *Options) lease() Lease {
 	}
 }
 
+// HostLease is the lease a host has: the one record of which run holds
+// the host and until when (KaudirDir/lease). Every step that reports it
+// prints its six fields as the file holds them (LEASE in sh/lib.sh), and
+// parseLease is their one reading.
+type HostLease struct {
+	Host, RunID, Operator string
+	PID                   int    // the holder's kaudit, on its machine
+	PStart                string // its start time there
+	Started, Expires      time.Time
+	Live                  bool // not expired by the host's clock (HostRuns)
+	Malformed             bool
+}
+
+// parseLease reads a lease's fields: RUNID OPERATOR KPID KPSTART STARTED
+// EXPIRES.
+func parseLease(host string, d []string) (HostLease, error) {
+	if len(d) != 6 || !remediate.ValidRunID(d[0]) || !reOperator.MatchString(d[1]) || !reDigits.MatchString(d[3]) {
+		return HostLease{}, fmt.Errorf("%s: malformed lease %q", host, strings.Join(d, " "))
+	}
+	pid, err1 := strconv.Atoi(d[2])
+	started, err2 := strconv.ParseInt(d[4], 10, 64)
+	expires, err3 := strconv.ParseInt(d[5], 10, 64)
+	if err := errors.Join(err1, err2, err3); err != nil {
+		return HostLease{}, fmt.Errorf("%s: malformed lease %q", host, strings.Join(d, " "))
+	}
+	return HostLease{Host: host, RunID: d[0], Operator: d[1], PID: pid, PStart: d[3], Started: time.Unix(started, 0), Expires: time.Unix(expires, 0)}, nil
+}
+
 // HeldError is a host whose lease another run holds: nothing was
 // changed there.
 type HeldError struct {
-	Host, RunID, Operator string
-	Started, Expires      time.Time
-	PID                   int
-	PStart                string
-	// Refused is what was refused ("" a read: nothing changed; Restore;
-	// Restart).
+	HostLease
+	// Refused is what was refused (a read: nothing changed; a restore; a
+	// restart).
 	Refused Refusal
 }
 
@@ -124,53 +154,42 @@ func (e *HeldError) goneHere(operator string) bool {
 	return e.Operator == operator && e.PID > 0 && procStart(e.PID) != e.PStart
 }
 
-// heldError reads a lease step's "held RUNID OPERATOR STARTED EXPIRES
-// PID PSTART" failure; nil for any other result.
+// heldError reads a lease step's "held LEASE" failure; nil for any other
+// result.
 func heldError(host string, r *remote.Result) *HeldError {
-	if r == nil || r.OK || r.Step != "lease" || len(r.Detail) != 7 || r.Detail[0] != "held" {
+	if r == nil || r.OK || r.Step != "lease" || r.Word != wordHeld {
 		return nil
 	}
-	d := r.Detail
-	started, err1 := strconv.ParseInt(d[3], 10, 64)
-	expires, err2 := strconv.ParseInt(d[4], 10, 64)
-	pid, err3 := strconv.Atoi(d[5])
-	if err1 != nil || err2 != nil || err3 != nil {
-		return nil
-	}
-	return &HeldError{Host: host, RunID: d[1], Operator: d[2], Started: time.Unix(started, 0), Expires: time.Unix(expires, 0), PID: pid, PStart: d[6]}
-}
-
-// leaseText is a lease step's result made a sentence: the apply's "lost"
-// lease, a "stale" one taken over.
-func leaseText(r *remote.Result) string {
-	d := r.Detail
-	switch {
-	case len(d) == 2 && d[0] == "lost":
-		return "the run's lease on the host is gone (removed by hand?)"
-	case len(d) == 5 && d[0] == "lost":
-		return fmt.Sprintf("the run's lease on the host was taken over by run %s (%s, since %s)", d[1], d[2], unixText(d[3]))
-	}
-	return r.Text()
-}
-
-// unixText is seconds since the epoch as "15:04:05 UTC" ("?": not a
-// number).
-func unixText(s string) string {
-	n, err := strconv.ParseInt(s, 10, 64)
+	l, err := parseLease(host, r.Detail)
 	if err != nil {
-		return "?"
+		return nil
 	}
-	return time.Unix(n, 0).UTC().Format("15:04:05 UTC")
+	return &HeldError{HostLease: l}
 }
 
-// staleText says what a read step's "stale" line took over.
-func staleText(host string, r remote.Result) string {
-	d := r.Detail
-	if len(d) == 4 {
-		return fmt.Sprintf("%s: took over the stale lease of run %s (%s, since %s, expiring %s); that run may have left changes here: kaudit rollback --run %s undoes them",
-			host, d[0], d[1], unixText(d[2]), unixText(d[3]), d[0])
+// leaseText is the apply's "lost [LEASE]" lease made a sentence.
+func leaseText(host string, r *remote.Result) string {
+	if r.Word != wordLost {
+		return r.Text()
 	}
-	return host + ": took over a malformed lease (torn by a crash)"
+	if len(r.Detail) == 0 {
+		return "the run's lease on the host is gone (removed by hand?)"
+	}
+	l, err := parseLease(host, r.Detail)
+	if err != nil {
+		return err.Error()
+	}
+	return fmt.Sprintf("the run's lease on the host was taken over by run %s (%s, since %s)", l.RunID, l.Operator, l.Started.UTC().Format("15:04:05 UTC"))
+}
+
+// staleText says what a read step's stale line took over.
+func staleText(host string, r remote.Result) string {
+	l, err := parseLease(host, r.Detail)
+	if r.Word == wordMalformed || err != nil {
+		return host + ": took over a malformed lease (torn by a crash)"
+	}
+	return fmt.Sprintf("%s: took over the stale lease of run %s (%s, since %s, expiring %s); that run may have left changes here: kaudit rollback --run %s undoes them",
+		host, l.RunID, l.Operator, l.Started.UTC().Format("15:04:05 UTC"), l.Expires.UTC().Format("15:04:05 UTC"), l.RunID)
 }
 
 // release runs the release script of opt's run on h: the run's last step
@@ -187,19 +206,16 @@ func release(ctx context.Context, opt Options, h inventory.Host, rec *journal) {
 		if o != nil {
 			out = o.Stdout
 		}
-		rs := remote.ParseResults(out, marker)
+		rs, perr := remote.ParseSteps(out, marker, h.Name, releaseWords)
 		switch f := rs.FirstFailure(); {
+		case perr != nil:
+			err = perr
 		case f != nil:
 			err = fmt.Errorf("%s: %s", f.Step, f.Text())
 		case rerr != nil:
 			err = rerr
 		case rs.Find("done") == nil:
 			err = fmt.Errorf("the release script did not finish%s", stderrTail(o))
-		}
-		for _, r := range rs {
-			if r.Step == "cleaned" && r.OK {
-				rec.logf("%s: removed %s (left by a script that is gone)", h.Name, r.Text())
-			}
 		}
 	}
 	if err != nil {

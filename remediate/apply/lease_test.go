@@ -253,3 +253,59 @@ func TestLockDirFallback(t *testing.T) {
 		t.Errorf("lock directory left after its holder ended (%v)", err)
 	}
 }
+
+// A host an older kaudit left records on: the run directory of an
+// interrupted run holding its apply script's apply.owner (the older
+// second record of ownership) and that run's expired lease (the lease's
+// format is unchanged). The next run's read takes the lease over and
+// removes apply.owner, saying both; the older run is then listed, and
+// rolled back from its manifest alone (--from-hosts); nothing of it is
+// left.
+func TestOlderKauditRecords(t *testing.T) {
+	s := newSandbox(t, "h1")
+	before := snapshot(s, "h1")
+	const old, next = "20260101T000000Z-0000001a", "20260101T000000Z-0000001b"
+	if j, err := Apply(context.Background(), sbHosts("h1"), Options{Runner: s, RunID: old, Timeout: time.Minute}); err != nil || j.Host("h1").Status != remediate.StatusVerified {
+		t.Fatalf("the older run: %+v %v", j, err)
+	}
+	changed := snapshot(s, "h1")
+	owner := RunDir(old) + "/apply.owner"
+	now := time.Now().Unix()
+	s.write(t, "h1", owner, "999999999 5\n")
+	s.write(t, "h1", KaudirDir+"/lease", old+"\tbob@ops\t77\t123\t"+itoa64(now-700)+"\t"+itoa64(now-100)+"\n")
+	var log []string
+	j, err := Apply(context.Background(), sbHosts("h1"), Options{Runner: s, RunID: next, Timeout: time.Minute, Log: logTo(&log)})
+	if err != nil || j.Host("h1").Status != remediate.StatusUnchanged {
+		t.Fatalf("the next run: %+v %v", j.Host("h1"), err)
+	}
+	all := strings.Join(log, "\n")
+	for _, want := range []string{"h1: took over the stale lease of run " + old + " (bob@ops, since", "apply.owner (left by a run that is gone)"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("log lacks %q:\n%s", want, all)
+		}
+	}
+	if _, err := os.Stat(s.path("h1", owner)); !os.IsNotExist(err) {
+		t.Errorf("the older run's apply.owner is left (%v)", err)
+	}
+	runs, leases, errs := HostRuns(context.Background(), []inventory.Host{sbHosts("h1")[0].Inv}, Options{Runner: s, Timeout: time.Minute})
+	if len(errs) != 0 || len(leases) != 0 || len(runs) != 1 || runs[0].RunID != old || runs[0].State != wordManifest || runs[0].Running {
+		t.Errorf("listed runs %+v leases %+v errors %+v", runs, leases, errs)
+	}
+	oj, errs2, err := JournalFromHosts(context.Background(), []inventory.Host{sbHosts("h1")[0].Inv}, old, Options{Runner: s, Timeout: time.Minute})
+	if err != nil || len(errs2) != 0 || len(oj.Hosts) != 1 {
+		t.Fatalf("rebuilt journal %+v %v %v", oj, errs2, err)
+	}
+	if snapshot(s, "h1") != changed {
+		t.Fatal("the next run changed the host: the test does not test what it says")
+	}
+	res, err := Rollback(context.Background(), []inventory.Host{sbHosts("h1")[0].Inv}, oj, Options{Runner: s, Timeout: time.Minute})
+	if err != nil || len(res) != 1 || res[0].Err != nil {
+		t.Fatalf("rollback: %+v %v", res, err)
+	}
+	if got := snapshot(s, "h1"); got != before {
+		t.Errorf("after the rollback:\n%s\nwant\n%s", got, before)
+	}
+	if _, err := os.Stat(s.path("h1", KaudirDir+"/lease")); !os.IsNotExist(err) {
+		t.Errorf("a lease is left (%v)", err)
+	}
+}

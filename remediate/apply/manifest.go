@@ -91,8 +91,8 @@ func readManifest(rs remote.Results) (m manifest) {
 		case !r.OK:
 		case r.Step == "line":
 			m.lines = append(m.lines, r.Detail)
-		case r.Step == "manifest" && len(r.Detail) == 2 && r.Detail[0] == "present":
-			m.bytes = r.Detail[1]
+		case r.Step == "manifest" && r.Word == wordPresent && len(r.Detail) == 1:
+			m.bytes = r.Detail[0]
 		case r.Step == "stored" && len(r.Detail) == 2:
 			m.stored = append(m.stored, fmt.Sprintf("%s (%s bytes)", r.Detail[0], r.Detail[1]))
 		case r.Step == "owned" && len(r.Detail) == 2:
@@ -144,7 +144,10 @@ func parseRecords(runID string, lines [][]string) (backups []remediate.Backup, r
 		}
 		switch f[0] {
 		case "file":
-			b := remediate.Backup{Path: f[4], Existed: f[2] == "present"}
+			b := remediate.Backup{Path: f[4], Existed: remote.Word(f[2]) == wordPresent}
+			if !b.Existed && remote.Word(f[2]) != wordAbsent {
+				return backups, runtime, fmt.Errorf("has a file record neither present nor absent (%q)", f[2])
+			}
 			if b.Existed {
 				b.SHA256 = f[3]
 				b.Stored = RunDir(runID) + "/" + f[1]
@@ -225,7 +228,10 @@ func hostManifest(ctx context.Context, h inventory.Host, runID string, opt Optio
 	if err != nil {
 		return nil, err
 	}
-	rs := remote.ParseResults(out.Stdout, marker)
+	rs, err := remote.ParseSteps(out.Stdout, marker, h.Name, manifestWords)
+	if err != nil {
+		return nil, err
+	}
 	mr := rs.Find("manifest")
 	if mr == nil || rs.Find("done") == nil {
 		if f := rs.FirstFailure(); f != nil {
@@ -237,7 +243,7 @@ func hostManifest(ctx context.Context, h inventory.Host, runID string, opt Optio
 	if !mr.OK {
 		return nil, untrusted(runID, m, fmt.Errorf("cannot be read (%s)%s", mr.Text(), stderrTail(out)), nil)
 	}
-	if mr.Text() == "absent" {
+	if mr.Word == wordAbsent {
 		return nil, nil
 	}
 	backups, runtime, legacy, err := parseManifest(runID, m.lines)

@@ -76,7 +76,10 @@ func read(ctx context.Context, opt Options, h inventory.Host, files, keys []stri
 	if err != nil {
 		return nil, fmt.Errorf("read: %v", err)
 	}
-	rs := remote.ParseResults(out.Stdout, marker)
+	rs, err := remote.ParseSteps(out.Stdout, marker, h.Name, readWords)
+	if err != nil {
+		return nil, fmt.Errorf("read: %w", err)
+	}
 	if f := rs.FirstFailure(); f != nil {
 		if held := heldError(h.Name, f); held != nil {
 			return nil, held
@@ -129,24 +132,23 @@ func read(ctx context.Context, opt Options, h inventory.Host, files, keys []stri
 	return st, nil
 }
 
-// readFile decodes file p's read result: "absent", or "present" with its
+// readFile decodes file p's read result: absent, or present with its
 // SHA-256, mode and base64 content, which must match the SHA-256.
 func readFile(r *remote.Result, p string) (fileState, error) {
-	if r == nil || len(r.Detail) == 0 {
+	switch {
+	case r == nil || !r.OK:
 		return fileState{}, fmt.Errorf("read: no result for %s", p)
-	}
-	if r.Detail[0] == "absent" {
+	case r.Word == wordAbsent:
 		return fileState{}, nil
-	}
-	if r.Detail[0] != "present" || len(r.Detail) != 4 {
+	case len(r.Detail) != 3:
 		return fileState{}, fmt.Errorf("read: malformed result for %s", p)
 	}
-	content, err := base64.StdEncoding.DecodeString(r.Detail[3])
+	content, err := base64.StdEncoding.DecodeString(r.Detail[2])
 	if err != nil {
 		return fileState{}, fmt.Errorf("read: %s: content is not base64", p)
 	}
-	if SHA256(content) != r.Detail[1] {
+	if SHA256(content) != r.Detail[0] {
 		return fileState{}, fmt.Errorf("read: %s: content does not match its sha256 (changing while read?)", p)
 	}
-	return fileState{exists: true, sha: r.Detail[1], mode: r.Detail[2], content: content}, nil
+	return fileState{exists: true, sha: r.Detail[0], mode: r.Detail[1], content: content}, nil
 }

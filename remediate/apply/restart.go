@@ -243,7 +243,9 @@ func runRestart(ctx context.Context, h Host, opt Options, r *remediate.Restart) 
 	out, runErr := runScript(ctx, o, h.Inv, script, "the restart script")
 	var rs remote.Results
 	if out != nil {
-		rs = remote.ParseResults(out.Stdout, marker)
+		if rs, err = remote.ParseSteps(out.Stdout, marker, h.Inv.Name, restartWords); err != nil {
+			return err
+		}
 	}
 	if err := parseRestart(h.Inv.Name, rs, r); err != nil {
 		if runErr != nil {

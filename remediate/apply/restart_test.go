@@ -119,9 +119,12 @@ func TestParseRestart(t *testing.T) {
 	if err := parseRestart("h1", ok[:5], &remediate.Restart{}); err == nil {
 		t.Error("a script cut short parsed as done")
 	}
-	held := remote.Results{ok[0], {Step: "lease", Detail: []string{"held", "20260101T000000Z-0000000f", "bob@ops", "1767225600", "1767226200", "77", "123"}}}
+	held, err := remote.ParseSteps([]byte(tMarker+"\tcounters\tok\t10 3 - 0\n"+tMarker+"\tlease\tfail\theld\t20260101T000000Z-0000000f\tbob@ops\t77\t123\t1767225600\t1767226200\n"), tMarker, "h1", restartWords)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var he *HeldError
-	if err := parseRestart("h1", held, &remediate.Restart{}); !errors.As(err, &he) || he.RunID != "20260101T000000Z-0000000f" || !strings.Contains(err.Error(), "the broker not restarted") {
+	if err := parseRestart("h1", held, &remediate.Restart{}); !errors.As(err, &he) || he.RunID != "20260101T000000Z-0000000f" || he.PID != 77 || !strings.Contains(err.Error(), "the broker not restarted") {
 		t.Errorf("another run's lease: %v, want a HeldError naming the run and that nothing was restarted", err)
 	}
 }

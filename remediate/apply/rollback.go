@@ -35,14 +35,6 @@ type RollbackResult struct {
 	Err     error
 }
 
-// Restore step outcomes: the detail of a restore-* result line.
-const (
-	restoredItem  = "restored"
-	removedItem   = "removed"
-	unchangedItem = "unchanged"
-	keptItem      = "kept"
-)
-
 // restored counts a restore's items by outcome.
 type restored struct {
 	Restored, Removed, Unchanged, Kept int
@@ -63,7 +55,7 @@ func (c restored) String() string {
 	for _, p := range []struct {
 		n    int
 		what string
-	}{{c.Restored, restoredItem}, {c.Removed, removedItem}, {c.Unchanged, unchangedItem}, {c.Kept, keptItem}} {
+	}{{c.Restored, string(wordRestored)}, {c.Removed, string(wordRemoved)}, {c.Unchanged, string(wordUnchanged)}, {c.Kept, string(wordKept)}} {
 		if p.n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", p.n, p.what))
 		}
@@ -71,23 +63,21 @@ func (c restored) String() string {
 	return strings.Join(parts, ", ")
 }
 
-// count adds one ok restore step's detail about item.
-func (c *restored) count(detail []string, item restoreItem) {
-	if len(detail) == 1 && item.kept != nil {
-		if cur, ok := strings.CutPrefix(detail[0], keptItem+" "); ok {
-			c.Kept++
-			c.kept = append(c.kept, item.kept(cur))
-			return
+// count adds one ok restore step's result about item.
+func (c *restored) count(r remote.Result, item restoreItem) {
+	switch r.Word {
+	case wordKept:
+		c.Kept++
+		if item.kept != nil {
+			c.kept = append(c.kept, item.kept(r.Text()))
 		}
-	}
-	switch strings.Join(detail, " ") {
-	case restoredItem:
+	case wordRestored:
 		c.Restored++
 		c.undone = append(c.undone, item.target)
-	case removedItem:
+	case wordRemoved:
 		c.Removed++
 		c.undone = append(c.undone, item.target)
-	case unchangedItem:
+	case wordUnchanged:
 		c.Unchanged++
 	}
 }
@@ -294,7 +284,10 @@ func rollbackHost(ctx context.Context, h inventory.Host, opt Options, runID stri
 	if err != nil {
 		return restored{}, err
 	}
-	rs := remote.ParseResults(out.Stdout, marker)
+	rs, err := remote.ParseSteps(out.Stdout, marker, h.Name, rollbackWords)
+	if err != nil {
+		return restored{}, err
+	}
 	if held := heldError(h.Name, rs.FirstFailure()); held != nil {
 		held.Refused = RefusedRestore
 		return restored{}, held
@@ -305,7 +298,7 @@ func rollbackHost(ctx context.Context, h inventory.Host, opt Options, runID stri
 	for _, r := range rs {
 		switch {
 		case r.Step == "manifest" && r.OK:
-			counts.nothing = r.Text() == "absent"
+			counts.nothing = r.Word == wordAbsent
 		case r.Step == "lease" || r.Step == "cleaned" || r.Step == "apply-running":
 			if !r.OK {
 				fails = append(fails, r.Step+": "+r.Text())
@@ -314,13 +307,13 @@ func rollbackHost(ctx context.Context, h inventory.Host, opt Options, runID stri
 		case !r.OK:
 			fails = append(fails, r.Step+": "+r.Text())
 		default:
-			counts.count(r.Detail, items[r.Step])
+			counts.count(r, items[r.Step])
 		}
 	}
 	if len(fails) > 0 {
 		return counts, errors.New(strings.Join(fails, "; ") + stderrTail(out))
 	}
-	if d := rs.Find("done"); d == nil || d.Text() != "ok" {
+	if d := rs.Find("done"); d == nil || d.Word != wordOK {
 		return counts, errors.New("the restore script did not finish" + stderrTail(out))
 	}
 	return counts, nil

@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strconv"
 	"sync"
-	"time"
 
 	"github.com/kaudit/kaudit/audit/inventory"
 	"github.com/kaudit/kaudit/internal/fanout"
@@ -18,19 +17,20 @@ import (
 // HostRun is one run a host holds (RunDir).
 type HostRun struct {
 	Host, RunID string
-	// State: "manifest" (whole: the run may have changed the host; it
-	// can be rolled back from it), "partial" (no end line: cannot be
-	// trusted), "none" (the run stopped before its first change).
-	State   string
-	Running bool // its apply script still runs on the host
+	// State: manifest (whole: the run may have changed the host; it can
+	// be rolled back from it), partial (no end line: cannot be trusted),
+	// none (the run stopped before its first change).
+	State   remote.Word
+	Running bool // its apply script holds the host lock now
 }
 
-// HostLease is the lease a host has: the run changing it.
-type HostLease struct {
-	Host, RunID, Operator string
-	Started, Expires      time.Time
-	Live                  bool // not expired by the host's clock
-	Malformed             bool
+// Describe is the run's state on the host as a listing says it.
+func (r HostRun) Describe() string {
+	st := map[remote.Word]string{wordManifest: "backups", wordPartial: "manifest cannot be trusted", wordNone: "changed nothing (no manifest)"}[r.State]
+	if r.Running {
+		st += ", apply script running"
+	}
+	return st
 }
 
 // HostRuns lists what each host holds of kaudit's runs: the runs'
@@ -75,32 +75,42 @@ func hostRuns(ctx context.Context, h inventory.Host, opt Options) ([]HostRun, *H
 	if err != nil {
 		return nil, nil, err
 	}
-	rs := remote.ParseResults(out.Stdout, marker)
+	rs, err := remote.ParseSteps(out.Stdout, marker, h.Name, runsWords)
+	if err != nil {
+		return nil, nil, err
+	}
 	if rs.Find("done") == nil {
 		return nil, nil, errors.New("listing the runs did not finish" + stderrTail(out))
+	}
+	applying := ""
+	if r := rs.Find("applying"); r != nil && r.OK {
+		applying = r.Text()
 	}
 	var runs []HostRun
 	var lease *HostLease
 	for _, r := range rs {
-		d := r.Detail
 		switch {
 		case !r.OK:
-		case r.Step == "run" && len(d) == 3 && remediate.ValidRunID(d[0]):
-			runs = append(runs, HostRun{Host: h.Name, RunID: d[0], State: d[1], Running: d[2] == "running"})
-		case r.Step == "lease" && len(d) == 1:
-			lease = &HostLease{Host: h.Name, Malformed: true}
-		case r.Step == "lease" && len(d) == 5:
-			s, e1 := strconv.ParseInt(d[2], 10, 64)
-			e, e2 := strconv.ParseInt(d[3], 10, 64)
-			now, e3 := strconv.ParseInt(d[4], 10, 64)
-			if e1 != nil || e2 != nil || e3 != nil || !remediate.ValidRunID(d[0]) {
-				lease = &HostLease{Host: h.Name, Malformed: true}
-				continue
-			}
-			lease = &HostLease{Host: h.Name, RunID: d[0], Operator: d[1], Started: time.Unix(s, 0), Expires: time.Unix(e, 0), Live: now < e}
+		case r.Step == "run" && len(r.Detail) == 1 && remediate.ValidRunID(r.Detail[0]):
+			runs = append(runs, HostRun{Host: h.Name, RunID: r.Detail[0], State: r.Word, Running: r.Detail[0] == applying})
+		case r.Step == "lease":
+			lease = listedLease(h.Name, r)
 		}
 	}
 	return runs, lease, nil
+}
+
+// listedLease is the runs script's "found LEASE NOW" (or malformed).
+func listedLease(host string, r remote.Result) *HostLease {
+	if r.Word == wordFound && len(r.Detail) == 7 {
+		l, err := parseLease(host, r.Detail[:6])
+		now, nerr := strconv.ParseInt(r.Detail[6], 10, 64)
+		if err == nil && nerr == nil {
+			l.Live = now < l.Expires.Unix()
+			return &l
+		}
+	}
+	return &HostLease{Host: host, Malformed: true}
 }
 
 // String is the lease as a person reads it.

@@ -188,9 +188,8 @@ func (h *header) fail(err error) {
 }
 
 // ReleaseScript renders the last step of run runID on a host
-// (sh/release.sh): its lease removed (when it still is the run's), its
-// apply.owner when the shell it names is gone. Steps: lease (detail
-// "released" or "not held"), cleaned PATH, done.
+// (sh/release.sh): its lease removed when it still is the run's. Steps:
+// lease (released or not-held), done.
 func ReleaseScript(marker, runID string, l Lease) ([]byte, error) {
 	if !remote.ValidMarker(marker) {
 		return nil, fmt.Errorf("release: bad marker %q", marker)
@@ -290,15 +289,6 @@ func valueFields(kind remediate.ChangeKind, key string) []string {
 	name, _ := facts.OffloadName(setting)
 	return []string{"offload", iface, setting, name}
 }
-
-// ApplyOwner is the file in RunDir that names the apply script's shell
-// while it runs: "<pid> <start time>" (field 22 of /proc/<pid>/stat, so a
-// reused PID is not mistaken for it). The script removes it when it
-// finishes; a script that dies on the way (its connection is gone and it
-// is killed by SIGPIPE at its next result line) leaves it behind, and the
-// start time tells that it is gone. (sh/apply.sh and sh/rollback.sh name
-// it too.)
-const ApplyOwner = "apply.owner"
 
 // ReadParams is what the read step reads: files (their existence,
 // SHA-256 and content) and running sysctl values.
@@ -423,11 +413,11 @@ func ApplyScript(p ApplyParams) ([]byte, error) {
 	}
 	var files, values records
 	for i, f := range p.Files {
-		state, old, mode := "absent", "-", f.Mode
+		state, old, mode := wordAbsent, "-", f.Mode
 		if f.Existed {
-			state, old, mode = "present", f.OldSHA, "-"
+			state, old, mode = wordPresent, f.OldSHA, "-"
 		}
-		files.add(strconv.Itoa(i), f.Path, state, old, mode, SHA256(f.Content), orNone(base64.StdEncoding.EncodeToString(f.Content)))
+		files.add(strconv.Itoa(i), f.Path, string(state), old, mode, SHA256(f.Content), orNone(base64.StdEncoding.EncodeToString(f.Content)))
 	}
 	for i, r := range p.Runtime {
 		values.add(append(append([]string{runtimeStep(r.Kind, i), string(runtimeKind(r.Kind)), r.Key}, valueFields(r.Kind, r.Key)...), r.Before, r.To)...)
@@ -493,12 +483,12 @@ type RollbackParams struct {
 	RunID   string
 	Backups []remediate.Backup
 	Runtime []remediate.RuntimeValue
-	// Wait is how many seconds the script waits for the run's apply
-	// script to end when it is still running on the host (its connection
-	// was cut, or kaudit gave up on it, but sshd does not kill a session's
-	// command): restoring beside it would let it change the host again
-	// after the restore. When it is still running after Wait seconds the
-	// script restores nothing and fails (step apply-running).
+	// Wait is how many seconds the script waits for the host lock, which
+	// the run's apply script holds while it still runs on the host (its
+	// connection was cut, or kaudit gave up on it, but sshd does not kill
+	// a session's command): restoring beside it would let it change the
+	// host again after the restore. When it still holds it after Wait
+	// seconds the script restores nothing and fails (step apply-running).
 	Wait int
 	// Force restores a file or running value even when it changed since
 	// the run (it no longer has Backup.Written / RuntimeValue.After);
@@ -527,10 +517,10 @@ type RollbackParams struct {
 // Unlike the apply script it goes on after a failing step, so that as
 // much as possible is restored.
 //
-// Steps: apply-running (only when the run's apply script did not finish:
-// detail the seconds waited for it to end), restore-file-<i>,
-// restore-sysctl-<i>, restore-nic-<i> (detail "unchanged", "restored",
-// "removed" or "kept CURRENT"), done (detail: "ok" or "failed").
+// Steps: lease, apply-running (fails only: the run's apply script still
+// runs), manifest, restore-file-<i>, restore-sysctl-<i>, restore-nic-<i>
+// (unchanged, restored, removed or "kept CURRENT"), done (ok or failed):
+// the words of rollbackWords.
 func RollbackScript(p RollbackParams) ([]byte, error) {
 	if !remote.ValidMarker(p.Marker) {
 		return nil, fmt.Errorf("rollback: bad marker %q", p.Marker)
@@ -563,7 +553,6 @@ func RollbackScript(p RollbackParams) ([]byte, error) {
 	l.LockWait, l.Takeover = max(p.Wait, 1), ""
 	h.lock(p.RunID, l)
 	h.set("RUN", RunDir(p.RunID))
-	h.set("WAIT", strconv.Itoa(p.Wait))
 	h.flag("FORCE", p.Force)
 	h.flag("RELEASE", p.Release)
 	h.flag("ETHTOOL", nics)
@@ -587,7 +576,7 @@ func (p RollbackParams) restoreFile(i int, bk remediate.Backup) ([]string, error
 		written = bk.Written
 	}
 	if !bk.Existed {
-		return []string{step, bk.Path, "absent", "-", "-", written}, nil
+		return []string{step, bk.Path, string(wordAbsent), "-", "-", written}, nil
 	}
 	if !reSHA.MatchString(bk.SHA256) {
 		return nil, fmt.Errorf("rollback: %s: bad sha256 %q", bk.Path, bk.SHA256)
@@ -599,7 +588,7 @@ func (p RollbackParams) restoreFile(i int, bk remediate.Backup) ([]string, error
 	if err := checkPath(stored); err != nil || !strings.HasPrefix(stored, RunDir(p.RunID)+"/") {
 		return nil, fmt.Errorf("rollback: %s: backup %q is not in %s", bk.Path, stored, RunDir(p.RunID))
 	}
-	return []string{step, bk.Path, "present", bk.SHA256, stored, written}, nil
+	return []string{step, bk.Path, string(wordPresent), bk.SHA256, stored, written}, nil
 }
 
 // checkRuntime validates one running value of any kind.

@@ -7,7 +7,7 @@
 #	RUN      this run's directory, RUNS/RUNID
 #	ETHTOOL  1: find ethtool (NIC values are set), 0: not needed
 #	KDIR LOCKWAIT OPERATOR KPID KPSTART TTL TAKEOVER: the host lock and the
-#	         run's lease (lock_host in lib.sh)
+#	         run's lease (hold in lib.sh)
 #	FILES    one record per file to replace:
 #	           I PATH STATE OLDSHA MODE NEWSHA CONTENT
 #	         STATE present (OLDSHA: its SHA-256 when read, MODE -) or
@@ -33,12 +33,12 @@
 #
 #	tools                  the commands it needs are there
 #	lease                  KDIR/lock held (for the whole script), the
-#	                       lease is this run's (fails "lost [RUNID
-#	                       OPERATOR STARTED EXPIRES]" when it is not)
+#	                       lease is this run's (fails "lost [LEASE]"
+#	                       when it is not: hold in lib.sh)
 #	check-file-I, check-STEP   nothing changed since the read script
 #	space                  room for the backups on KDIR's file system
 #	                       (fails "KDIR AVAIL TOTAL NEED", KiB)  ok: AVAIL NEED
-#	rundir                 RUN created, apply.owner in it      ok: RUN
+#	rundir                 RUN created                         ok: RUN
 #	backup-file-I          a copy of each present file, RUN/file-I,
 #	                       checked by SHA-256                  ok: the copy
 #	backup-manifest        RUN/manifest (below)                ok: its path
@@ -49,14 +49,14 @@
 #	file-I                 the file replaced through a temporary file in
 #	                       its directory, checked, renamed     ok: SHA-256
 #	daemon-reload          systemctl daemon-reload, when UNITS ok: -
-#	done                   apply.owner removed                 ok: -
+#	done                   -                                   ok: -
 #
 # Every file it writes, renames or removes is on the disk, with its
 # directory, before the step's ok line (durable). Each sync is a process,
 # so a phase syncs what it wrote at once (tosync, sync_all) and prints its
 # ok lines after (later, flush): the backups and the manifest, then its
 # rename; the temporary files; the renamed files and the manifest again,
-# then its rename and the removal of apply.owner.
+# then its rename.
 #
 # RUN/manifest says what the run changed, so that the host alone can roll
 # it back (kaudit's local journal is the primary record). Lines of
@@ -71,28 +71,23 @@
 #	written  I  SHA  -  -                    file I as the run left it
 #	end  N                                   the last line: N records
 #
-# ApplyOwner (RUN/apply.owner) is "PID STARTTIME" of this shell while it
-# runs (the rollback script waits for it to be gone).
+# While it runs, the host lock's holder record names this shell (hold in
+# lib.sh): a restore of this run waits for it to be gone.
 
 MANIFEST_VERSION=2
-OWNER=apply.owner
 MF=
 MFN=0
-owner_left=
 RUN_MADE=
 CHANGING=
 
 FINISHED=
 
-# apply_exit: when a failing step ends the script (ON_EXIT, lib.sh):
-# before the first change the run's directory is removed (nothing
-# changed: nothing to keep); after it, apply.owner (this shell is gone).
+# apply_exit: when a failing step ends the script (ON_EXIT, lib.sh)
+# before the first change, the run's directory is removed (nothing
+# changed: nothing to keep).
 apply_exit() {
-	[ -z "$FINISHED" ] || return 0
-	if [ -n "$RUN_MADE" ] && [ -z "$CHANGING" ]; then
+	if [ -z "$FINISHED" ] && [ -n "$RUN_MADE" ] && [ -z "$CHANGING" ]; then
 		rm -rf "$RUN" && durable "$RUNS" >/dev/null 2>&1
-	elif [ -n "$CHANGING" ]; then
-		rm -f "$RUN/$OWNER" && durable "$RUN" >/dev/null 2>&1
 	fi
 }
 # shellcheck disable=SC2034 # read by at_exit (lib.sh)
@@ -100,7 +95,7 @@ ON_EXIT=apply_exit
 
 # space_check: fail step space unless the file system of KDIR has room
 # for the backups, in whole blocks: each copy, each value's backup, the
-# manifest twice (RUN/manifest.new beside RUN/manifest) and apply.owner.
+# manifest twice (RUN/manifest.new beside RUN/manifest) and a spare.
 space_check() {
 	_bs=$(stat -f -c %S "$KDIR" 2>/dev/null) || _bs=4096
 	case $_bs in '' | *[!0-9]* | 0) _bs=4096 ;; esac
@@ -176,19 +171,12 @@ flush() {
 	records "$_ok" 2 say_ok
 }
 
-# make_rundir: RUN (which must not exist yet) and apply.owner, on the disk.
+# make_rundir: RUN (which must not exist yet), on the disk.
 make_rundir() {
 	mkdir -p "$RUNS" || fail rundir "cannot create $RUNS"
 	mkdir "$RUN" || fail rundir "cannot create $RUN (a run with this id exists already?)"
 	RUN_MADE=yes
-	# Name this shell, so that a restore does not run while it still can
-	# change the host.
-	if _pst=$(pstart $$); then
-		printf '%s %s\n' "$$" "$_pst" > "$RUN/$OWNER" || fail rundir "cannot write $RUN/$OWNER"
-	fi
-	set -- "$RUN" "$RUNS" "${RUNS%/*}"
-	if [ -e "$RUN/$OWNER" ]; then set -- "$@" "$RUN/$OWNER"; fi
-	durable "$@" || fail rundir "cannot sync $RUN"
+	durable "$RUN" "$RUNS" "${RUNS%/*}" || fail rundir "cannot sync $RUN"
 	say rundir ok "$RUN"
 }
 
@@ -301,9 +289,7 @@ make_dropin_dir() {
 tools sha256sum base64 cp mv rm mkdir chmod cat tr sync df awk
 [ -z "$UNITS" ] || tools systemctl
 if [ "$ETHTOOL" = 1 ]; then ethtool_path; fi
-lock_host || lock_busy
-lease_mine lease
-say lease ok -
+hold apply mine
 # 1. nothing changed since the read script, and room for the backups
 records "$FILES" 7 check_file
 records "$VALUES" 9 check_value
@@ -324,7 +310,7 @@ CHANGING=yes
 records "$VALUES" 9 set_value
 # 4. files: temporary files in the same directories, checked, synced,
 # renamed; the renames synced with the manifest of what was written, then
-# its rename and the removal of apply.owner.
+# its rename.
 made=''
 records "$UNITS" 1 make_dropin_dir
 [ -z "$UNITS" ] || say dropin-dir ok "${made:- -}"
@@ -340,9 +326,7 @@ if [ -n "$UNITS" ]; then
 	systemctl daemon-reload || fail daemon-reload "systemctl daemon-reload failed"
 	say daemon-reload ok -
 fi
-rm -f "$RUN/$OWNER" || owner_left=yes
 durable "$RUN/manifest" || fail file-0 "cannot sync $RUN/manifest"
 flush
-[ -z "${owner_left:-}" ] || fail "done" "cannot remove $RUN/$OWNER"
 FINISHED=yes
 say "done" ok -

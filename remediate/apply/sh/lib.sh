@@ -157,30 +157,73 @@ setv() {
 #
 # KDIR/lock: every kaudit script that reads for a change, changes or
 # restores holds it for its whole execution, so two never run on a host
-# at once: flock(1) on it (released by the kernel when the script dies,
-# its connection gone or not), or where there is no flock a directory
-# KDIR/lock.d holding "PID STARTTIME" of its holder (taken over once that
-# process is gone).
+# at once: flock(1) on it (released by the kernel when the script and
+# every process it started are gone), or where there is no flock a
+# directory KDIR/lock.d (taken over once its holder is gone). The holder
+# writes "PID STARTTIME SCRIPT" (in KDIR/lock under flock, emptied as it
+# ends; else in KDIR/lock.d/owner): which script holds the host now, not
+# which run.
 #
-# KDIR/lease: the run that is changing the host, from its read script to
-# its last step there: one line, RUNID OPERATOR KPID KPSTART STARTED EXPIRES
-# (tab-separated; STARTED and EXPIRES in seconds since the epoch, the
-# host's clock). Another run's read is refused while it is live; an
+# KDIR/lease: the one record of which run holds the host and until when,
+# from its read script to its last step there: one line, RUNID OPERATOR
+# KPID KPSTART STARTED EXPIRES (tab-separated; STARTED and EXPIRES in
+# seconds since the epoch, the host's clock). Every step that reports a
+# lease prints these six fields as they are, after its word (held, lost,
+# taken, found). Another run's read is refused while it is live; an
 # expired one (its run is gone, or late) is taken over and said so.
 #
-# lock_host returns 1 when another script held the lock for LOCKWAIT
-# seconds (lock_busy says so).
+# hold SCRIPT MODE is the one way a script takes them: the lock (waiting
+# LOCKWAIT seconds; lock_busy when another script keeps it), then the
+# lease as MODE wants it, said in step lease:
+#
+#	take     the read step: the lease made this run's (lease_take); ok
+#	         STARTED EXPIRES
+#	mine     the apply step: the lease must still be this run's (fails
+#	         "lost [LEASE]": taken over, or gone); ok -
+#	free     a restore or a restart: another run's live lease refuses it
+#	         (fails "held LEASE"); ok free
+#	release  the release step: the lease removed when it is this run's;
+#	         ok released, or not-held
+#
+# A failure of the files themselves is step lock.
 LOCK_DIR=
+LOCK_REC=
+SCRIPT=
 # ON_EXIT: a function the script runs as it ends (a failing step's exit
 # too), before the lock directory is removed.
 ON_EXIT=
 at_exit() {
 	if [ -n "$ON_EXIT" ]; then "$ON_EXIT"; fi
+	if [ -n "$LOCK_REC" ]; then : > "$LOCK_REC" 2>/dev/null || :; fi
 	if [ -n "$LOCK_DIR" ]; then rm -rf "$LOCK_DIR"; fi
 }
 trap at_exit EXIT
+hold() {
+	SCRIPT=$1
+	lock_host || lock_busy
+	lease_get
+	case $2 in
+	take) lease_take ;;
+	mine) lease_mine ;;
+	free)
+		lease_held
+		say lease ok free
+		;;
+	release) lease_release || fail lock "cannot remove $KDIR/lease" ;;
+	*) fail lock "unknown lease mode $2" ;;
+	esac
+	# Under flock the holder record comes after the lease: on a full disk
+	# the lease (and the apply's space check) go first; a record that
+	# does not fit only makes lock_busy say less. Emptied at the end.
+	if [ -z "$LOCK_DIR" ] && printf '%s\n' "$_me" > "$KDIR/lock" 2>/dev/null; then LOCK_REC=$KDIR/lock; fi
+}
+
+# lock_host: KDIR/lock held by this script (without flock, its holder
+# record written); returns 1 when another script held it for LOCKWAIT
+# seconds.
 lock_host() {
 	mkdir -p "$KDIR" || fail lock "cannot create $KDIR"
+	_me="$$ $(pstart $$) $SCRIPT"
 	if command -v flock >/dev/null 2>&1; then
 		exec 9>>"$KDIR/lock" || fail lock "cannot open $KDIR/lock"
 		# flock -n in a loop, not flock -w: -w needs POSIX timers
@@ -201,7 +244,7 @@ lock_host() {
 	fi
 	_n=0
 	while ! mkdir "$KDIR/lock.d" 2>/dev/null; do
-		if read -r _lp _ls < "$KDIR/lock.d/owner" 2>/dev/null && [ "$(pstart "$_lp")" != "$_ls" ]; then
+		if ! lock_holder && [ -n "$hpid" ]; then
 			rm -rf "$KDIR/lock.d"
 			continue
 		fi
@@ -210,21 +253,43 @@ lock_host() {
 		_n=$((_n + 1))
 	done
 	LOCK_DIR=$KDIR/lock.d
-	printf '%s %s\n' "$$" "$(pstart $$)" > "$LOCK_DIR/owner" || :
+	printf '%s\n' "$_me" > "$LOCK_DIR/owner" || :
 }
 
-# lock_busy: fail step lock, naming the run whose lease the host has.
+# lock_holder: hpid hpst hscr, the lock's holder as its record says (an
+# older kaudit's lock.d/owner has no SCRIPT); hpid "" when there is no
+# record. True when that process still runs.
+lock_holder() {
+	hpid='' hpst='' hscr=''
+	_hf=$KDIR/lock.d/owner
+	if command -v flock >/dev/null 2>&1; then _hf=$KDIR/lock; fi
+	read -r hpid hpst hscr < "$_hf" 2>/dev/null || :
+	case "$hpid:$hpst" in *[!0-9:]* | :* | *:) hpid='' ;; esac
+	[ -n "$hpid" ] && [ "$(pstart "$hpid")" = "$hpst" ]
+}
+
+# lock_busy: another script kept the lock for LOCKWAIT seconds. When it
+# is this run's apply script (its connection was cut; sshd does not kill
+# it), fail step apply-running; else fail step lock, naming the holder
+# and the run the lease names.
 lock_busy() {
 	lease_get
+	if lock_holder && [ "$hscr" = apply ] && [ "$lid" = "$RUNID" ]; then
+		_w=changed
+		[ "$SCRIPT" != rollback ] || _w=restored
+		fail apply-running "the apply script of this run (pid $hpid) is still running on the host: nothing $_w"
+	fi
 	_by=
-	if [ -n "$lid" ] && [ "$lid" != '?' ]; then _by=" (the lease names run $lid, $lop)"; fi
+	if [ -n "$hscr" ] && [ -n "$hpid" ]; then _by=" (its $hscr script, pid $hpid)"; fi
+	if [ -n "$lid" ] && [ "$lid" != '?' ]; then _by="$_by (the lease names run $lid, $lop)"; fi
 	fail lock "another kaudit script has held $KDIR/lock for ${LOCKWAIT}s$_by: nothing changed"
 }
 
-# lease_get: lid lop lpid lpst lstart lexp from KDIR/lease; lid is ""
-# when there is none, "?" when it is malformed (a crash while writing it).
+# lease_get: lid lop lstart lexp from KDIR/lease, and LEASE its
+# six fields as a detail; lid is "" when there is none, "?" when it is
+# malformed (a crash while writing it).
 lease_get() {
-	lid='' lop='' lpid='' lpst='' lstart='' lexp=''
+	lid='' lop='' lstart='' lexp='' LEASE=
 	[ -e "$KDIR/lease" ] || return 0
 	lid='?'
 	_l=
@@ -238,7 +303,8 @@ lease_get() {
 	case $2 in '' | *[!A-Za-z0-9@._-]*) return 0 ;; esac
 	case $3$4$5$6 in *[!0-9]*) return 0 ;; esac
 	case "$3:$4:$5:$6" in *::* | :* | *:) return 0 ;; esac
-	lid=$1 lop=$2 lpid=$3 lpst=$4 lstart=$5 lexp=$6
+	lid=$1 lop=$2 lstart=$5 lexp=$6
+	LEASE=$1$TAB$2$TAB$3$TAB$4$TAB$5$TAB$6
 }
 
 # lease_live: the lease read by lease_get is another run's and has not
@@ -247,50 +313,50 @@ lease_live() {
 	[ -n "$lid" ] && [ "$lid" != '?' ] && [ "$lid" != "$RUNID" ] && [ "$(date +%s)" -lt "$lexp" ]
 }
 
-# lease_held STEP: fail STEP, naming the run that holds the lease, when
-# it is another's, live, and not TAKEOVER.
+# lease_held: fail step lease, naming the run that holds it, when it is
+# another's, live, and not TAKEOVER.
 lease_held() {
-	if lease_live && [ "$lid" != "$TAKEOVER" ]; then
-		fail "$1" "held$TAB$lid$TAB$lop$TAB$lstart$TAB$lexp$TAB$lpid$TAB$lpst"
-	fi
+	if lease_live && [ "$lid" != "$TAKEOVER" ]; then fail lease "held$TAB$LEASE"; fi
 }
 
 # lease_take: KDIR/lease is this run's, expiring TTL seconds from now; a
 # lease of another run that it replaces is said (step stale).
 lease_take() {
-	lease_get
-	lease_held lease
-	_now=$(date +%s) || fail lease "cannot read the host's clock"
+	lease_held
+	_now=$(date +%s) || fail lock "cannot read the host's clock"
 	_since=$_now
 	if [ "$lid" = "$RUNID" ]; then _since=$lstart
-	elif [ "$lid" = '?' ]; then say stale ok "malformed"
-	elif [ -n "$lid" ]; then say stale ok "$lid$TAB$lop$TAB$lstart$TAB$lexp"
+	elif [ "$lid" = '?' ]; then say stale ok malformed
+	elif [ -n "$lid" ]; then say stale ok "taken$TAB$LEASE"
 	fi
 	# Written in place (a full disk has no room for a second copy); a torn
 	# write reads as malformed, which is stale.
 	if ! printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$RUNID" "$OPERATOR" "$KPID" "$KPSTART" "$_since" "$((_now + TTL))" > "$KDIR/lease" 2>/dev/null; then
-		fail lease "cannot write $KDIR/lease ($(space_of "$KDIR"))"
+		fail lock "cannot write $KDIR/lease ($(space_of "$KDIR"))"
 	fi
-	durable "$KDIR/lease" || fail lease "cannot sync $KDIR/lease"
+	durable "$KDIR/lease" || fail lock "cannot sync $KDIR/lease"
 	say lease ok "$_since$TAB$((_now + TTL))"
 }
 
-# lease_mine STEP: fail STEP unless KDIR/lease is this run's (the read
+# lease_mine: fail step lease unless KDIR/lease is this run's (the read
 # script took it; nobody took it over since).
 lease_mine() {
-	lease_get
 	case $lid in
-	"$RUNID") ;;
-	'') fail "$1" "lost$TAB-" ;;
-	*) fail "$1" "lost$TAB$lid$TAB$lop$TAB$lstart$TAB$lexp" ;;
+	"$RUNID") say lease ok - ;;
+	'' | '?') fail lease lost ;;
+	*) fail lease "lost$TAB$LEASE" ;;
 	esac
 }
 
-# lease_release: KDIR/lease removed when it is this run's.
+# lease_release: KDIR/lease removed, on the disk, when it is this run's,
+# and said; returns 1 when it cannot be.
 lease_release() {
-	lease_get
-	[ "$lid" = "$RUNID" ] || return 0
-	rm -f "$KDIR/lease" && durable "$KDIR"
+	if [ "$lid" != "$RUNID" ]; then
+		say lease ok not-held
+		return 0
+	fi
+	rm -f "$KDIR/lease" && durable "$KDIR" || return 1
+	say lease ok released
 }
 
 # space_of DIR: "A of T KiB free" for the file system DIR is on.
@@ -301,26 +367,23 @@ space_of() {
 }
 
 # cleanup: what runs that are gone left on the host, removed (call it
-# holding the lock and the lease: then no other kaudit script runs): the
-# apply.owner of an apply script that is gone; the directory of a run
-# that stopped before its manifest was on the disk (it changed nothing;
-# its backups are of no use); each temporary file kaudit makes beside a
-# file of FILES (records whose field 2 is the PATH).
+# holding the lock: then no other kaudit script runs, and no apply script
+# is halfway): the directory of a run that stopped before its manifest was
+# on the disk (it changed nothing; its backups are of no use); the
+# apply.owner an older kaudit's apply script left in a run's directory;
+# each temporary file kaudit makes beside a file of FILES (records whose
+# field 2 is the PATH).
 cleanup() {
 	_cl=
 	set +f
-	for _o in "$RUNS"/*/apply.owner; do
-		[ -f "$_o" ] || continue
-		_op='' _ost=''
-		read -r _op _ost < "$_o" 2>/dev/null || :
-		case $_op in '' | *[!0-9]*) ;; *) [ "$(pstart "$_op")" != "$_ost" ] || continue ;; esac
-		rm -f "$_o" && say cleaned ok "$_o"
-		_cl=$_cl$NL${_o%/*}
-	done
 	for _d in "$RUNS"/*; do
-		if [ -d "$_d" ] && [ ! -e "$_d/manifest" ] && [ ! -e "$_d/apply.owner" ]; then
+		[ -d "$_d" ] || continue
+		if [ ! -e "$_d/manifest" ]; then
 			rm -rf "$_d" && say cleaned ok "$_d"
 			_cl=$_cl$NL$_d
+		elif [ -e "$_d/apply.owner" ]; then
+			rm -f "$_d/apply.owner" && say cleaned ok "$_d/apply.owner"
+			_cl=$_cl$NL$_d/apply.owner
 		fi
 	done
 	set -f

@@ -3,8 +3,8 @@
 #
 #	M        the result marker
 #	LEASE    1: take the host lock and the run's lease first (the read
-#	         step of a change; lock_host, lease_take in lib.sh, with
-#	         their variables, and RUNS), 0: only read (a verify)
+#	         step of a change: hold in lib.sh, with its variables, and
+#	         RUNS), 0: only read (a verify)
 #	ETHTOOL  1: find ethtool (NIC values are read), 0: not needed
 #	FILES    one record per file:            I PATH
 #	VALUES   one record per running value:   STEP KEY HOW TARGET SETTING PROP
@@ -12,9 +12,9 @@
 # Records are lines of tab-separated fields, none empty ("-": none); see
 # getv in lib.sh for HOW TARGET SETTING PROP. Steps and their ok detail:
 #
-#	lease    STARTED EXPIRES: the run's lease (fails "held RUNID OPERATOR
-#	         STARTED EXPIRES PID PSTART" while another run holds it)
-#	stale    the expired lease it replaced: RUNID OPERATOR STARTED EXPIRES
+#	lease    STARTED EXPIRES: the run's lease (fails "held LEASE" while
+#	         another run holds it; LEASE: the lease's six fields)
+#	stale    the expired lease it replaced: "taken LEASE", or malformed
 #	cleaned  PATH: one per leftover of a run that is gone (cleanup)
 #	file-I   absent | present SHA256 MODE:OWNER:GROUP BASE64
 #	         (a symbolic link or anything but a regular file fails)
@@ -24,8 +24,7 @@
 
 tools sha256sum base64 tr cat
 if [ "$LEASE" = 1 ]; then
-	lock_host || lock_busy
-	lease_take
+	hold read take
 	cleanup 2
 fi
 

@@ -3,14 +3,14 @@
 # MODE=counters, only reads the counters (the watch). Its header (rendered
 # by RestartScript) sets M, MODE, UNIT (a service name), PORT (the Kafka
 # port), WAIT (seconds, --restart-timeout) and, for MODE=restart, the host
-# lock's and lease's variables (lock_host in lib.sh). Steps and their ok
+# lock's and lease's variables (hold in lib.sh). Steps and their ok
 # detail:
 #
 #	counters  "SyncookiesSent TCPReqQFullDoCookies ListenOverflows
 #	          ListenDrops" from /proc/net/netstat (TcpExt), "-" for one the
 #	          kernel does not have
-#	lease     fails "held RUNID OPERATOR STARTED EXPIRES PID PSTART" when
-#	          another run's lease is live (nothing restarted)
+#	lease     free; fails "held LEASE" when another run's lease is live
+#	          (nothing restarted)
 #	oldpid    the unit's MainPID before the restart (0: not running)
 #	restart   - (systemctl accepted the restart job)
 #	stopped   seconds until the old process was gone
@@ -47,12 +47,10 @@ c=$(counters) || fail counters "cannot read /proc/net/netstat"
 say counters ok "$c"
 [ "$MODE" = counters ] && { say "done" ok -; exit 0; }
 
-lock_host || lock_busy
 # Another run's live lease: that run is changing the host between its
 # scripts (the lock is held only for each one), and a restart now would
 # put its half-made change in force. A rollback holds no lease of its own.
-lease_get
-lease_held lease
+hold restart free
 command -v systemctl >/dev/null 2>&1 || fail restart "no systemctl on this host: restart $UNIT by hand"
 old=$(mainpid) || fail oldpid "cannot read the MainPID of $UNIT (systemctl show)"
 say oldpid ok "$old"

@@ -4,13 +4,13 @@
 #	M        the result marker
 #	RUNID    the run's id
 #	RUN      the run's directory on the host (RUNS/RUNID)
-#	WAIT     seconds to wait for the run's apply script to end
 #	FORCE    1: restore what changed since the run too, 0: keep it
 #	ETHTOOL  1: find ethtool (NIC values are restored), 0: not needed
 #	RELEASE  1: remove the run's lease at the end (kaudit rollback), 0:
 #	         the run's own restore (its last step releases it)
 #	KDIR LOCKWAIT OPERATOR KPID KPSTART TTL TAKEOVER: the host lock and the
-#	         run's lease (lock_host in lib.sh); LOCKWAIT is WAIT
+#	         run's lease (hold in lib.sh); LOCKWAIT is also how long it
+#	         waits for the run's apply script to end (it holds the lock)
 #	FILES    one record per file:
 #	           STEP PATH STATE WANT STORED WRITTEN
 #	         STATE present (WANT: its SHA-256 before the run, STORED:
@@ -26,21 +26,23 @@
 # and goes on after a failing step (soft), so that as much as possible is
 # restored. Steps and their ok detail:
 #
-#	lease           KDIR/lock held (for the whole script); fails "held
-#	                RUNID OPERATOR STARTED EXPIRES PID PSTART" while another
-#	                run's lease is live (that run is changing the host)
-#	apply-running   only when the run's apply script did not finish
-#	                (RUN/apply.owner): seconds waited for it to end; fails,
-#	                restoring nothing, when it still runs after WAIT
+#	lease           free: KDIR/lock held (for the whole script); fails "held
+#	                LEASE" while another run's lease is live (that run is
+#	                changing the host); with RELEASE, a second one at the
+#	                end: released or not-held
+#	apply-running   fails, restoring nothing, when the run's own apply
+#	                script still holds the lock after LOCKWAIT seconds
+#	                (lock_busy)
 #	manifest        absent: the run changed nothing on this host (its
 #	                manifest is on the disk before its first change), so
 #	                nothing is restored and its directory is removed;
 #	                else present
 #	STEP            unchanged (already as before the run), restored (from
 #	                its checked copy), removed (the run created it), or
-#	                "kept CURRENT" (changed since the run, FORCE 0)
-#	cleaned         PATH: what the run left (its stale apply.owner, its
-#	                temporary files)
+#	                "kept CURRENT" (changed since the run, FORCE 0; CURRENT
+#	                a hash, gone, or the value)
+#	cleaned         PATH: what the run left (its temporary files; the
+#	                apply.owner an older kaudit's apply script left)
 #	dropin-dir      "removed DIR": the drop-in directory of a systemd
 #	                drop-in the run created, when it is left empty
 #	daemon-reload   systemd reloaded after a drop-in was restored
@@ -49,30 +51,11 @@
 # What it writes, renames or removes is on the disk, with its directory,
 # before the step's ok line (durable); so is a file found unchanged.
 
-OWNER=apply.owner
 EMPTY_SHA=e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855
 rc=ok
 
 # soft STEP DETAIL: a failed step; the script goes on.
 soft() { say "$1" fail "$2"; rc=failed; }
-
-# wait_apply: the run's apply script must be gone (apply.owner).
-wait_apply() {
-	[ -f "$RUN/$OWNER" ] || return 0
-	read -r ap ast < "$RUN/$OWNER" || return 0
-	case "$ap:$ast" in
-	*[!0-9:]*|:*|*:) fail apply-running "$RUN/$OWNER is not \"pid starttime\": nothing restored" ;;
-	esac
-	n=0
-	while [ "$(pstart "$ap")" = "$ast" ]; do
-		[ "$n" -lt "$WAIT" ] || fail apply-running "the apply script of this run (pid $ap) is still running on the host: nothing restored"
-		sleep 1
-		n=$((n + 1))
-	done
-	say apply-running ok "$n"
-	# Its shell is gone: what it left is of no use.
-	rm -f "$RUN/$OWNER" && durable "$RUN" && say cleaned ok "$RUN/$OWNER"
-}
 
 # clean_tmp STEP PATH ...: the run's temporary files beside PATH removed.
 clean_tmp() {
@@ -85,7 +68,7 @@ clean_tmp() {
 
 # finish: the lease released (RELEASE), then the last line.
 finish() {
-	if [ "$RELEASE" = 1 ]; then lease_release || soft lease "cannot remove $KDIR/lease"; fi
+	if [ "$RELEASE" = 1 ]; then lease_release || soft lock "cannot remove $KDIR/lease"; fi
 	say "done" ok "$rc"
 }
 
@@ -96,7 +79,7 @@ edited() {
 }
 
 # kept STEP PATH
-kept() { say "$1" ok "kept $(sha "$2" 2>/dev/null || echo gone)"; }
+kept() { say "$1" ok "kept$TAB$(sha "$2" 2>/dev/null || echo gone)"; }
 
 # restore_file STEP PATH STATE WANT STORED WRITTEN
 restore_file() {
@@ -136,7 +119,7 @@ restore_value() {
 	getv "$3" "$4" "$5" "$6"
 	# shellcheck disable=SC2154 # v: set by getv (lib.sh)
 	if [ "$v" = "$7" ]; then say "$1" ok unchanged
-	elif [ "$FORCE" = 0 ] && [ "$v" != "$8" ]; then say "$1" ok "kept $v"
+	elif [ "$FORCE" = 0 ] && [ "$v" != "$8" ]; then say "$1" ok "kept$TAB${v:--}"
 	elif ! setv "$3" "$4" "$5" "$6" "$7"; then soft "$1" "cannot set $2"
 	else
 		getv "$3" "$4" "$5" "$6"
@@ -156,21 +139,11 @@ unit_file() {
 	fi
 }
 
-# lock_wait: the lock was held for WAIT seconds: by the run's own apply
-# script (its connection was cut; sshd does not kill it), or another.
-lock_wait() {
-	if read -r ap ast < "$RUN/$OWNER" 2>/dev/null && [ -n "$ast" ] && [ "$(pstart "$ap")" = "$ast" ]; then
-		fail apply-running "the apply script of this run (pid $ap) is still running on the host: nothing restored"
-	fi
-	lock_busy
-}
-
 tools sha256sum cp mv rm cat tr sync
-lock_host || lock_wait
-lease_get
-lease_held lease
-say lease ok -
-wait_apply
+hold rollback free
+# An older kaudit's apply script named itself there; under the lock it is
+# gone.
+if [ -f "$RUN/apply.owner" ] && rm -f "$RUN/apply.owner" && durable "$RUN"; then say cleaned ok "$RUN/apply.owner"; fi
 if [ ! -e "$RUN/manifest" ] && [ ! -L "$RUN/manifest" ]; then
 	if [ -d "$RUN" ]; then rm -rf "$RUN" && durable "$RUNS" && say cleaned ok "$RUN"; fi
 	say manifest ok absent

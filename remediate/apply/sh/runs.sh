@@ -2,23 +2,22 @@
 # header (rendered by RunsScript) sets M, KDIR and RUNS. Steps and their
 # ok detail:
 #
-#	lease  RUNID OPERATOR STARTED EXPIRES NOW: the lease (the run changing
-#	       the host; times in seconds since the epoch, the host's clock),
-#	       "malformed" when it cannot be read
-#	run    RUNID STATE ACTIVE: one per run directory; STATE manifest (whole:
-#	       its end line is there), partial (no end line), none; ACTIVE
-#	       running (its apply.owner names a live shell), or -
-#	done   -
+#	lease     "found LEASE NOW": the lease (lease_get in lib.sh: the run
+#	          changing the host), NOW the host's clock; malformed when it
+#	          cannot be read
+#	run       STATE RUNID: one per run directory; STATE manifest (whole:
+#	          its end line is there), partial (no end line), none
+#	applying  RUNID: the lease's run, whose apply script holds the host
+#	          lock now (lock_holder in lib.sh)
+#	done      -
 
-if [ -f "$KDIR/lease" ]; then
-	l=
-	IFS= read -r l < "$KDIR/lease" || :
-	IFS=$TAB
-	# shellcheck disable=SC2086 # split on tabs, no globbing (set -f)
-	set -- $l
-	unset IFS
-	if [ "$#" -eq 6 ]; then say lease ok "$1$TAB$2$TAB$5$TAB$6$TAB$(date +%s)"; else say lease ok malformed; fi
-fi
+lease_get
+# shellcheck disable=SC2154 # lid: set by lease_get (lib.sh)
+case $lid in
+'') ;;
+'?') say lease ok malformed ;;
+*) say lease ok "found$TAB$LEASE$TAB$(date +%s)" ;;
+esac
 set +f
 for d in "$RUNS"/*; do
 	[ -d "$d" ] || continue
@@ -29,9 +28,9 @@ for d in "$RUNS"/*; do
 		while IFS= read -r x || [ -n "$x" ]; do last=$x; done < "$d/manifest"
 		case $last in "end$TAB"*) st=manifest ;; esac
 	fi
-	act=-
-	if [ -f "$d/apply.owner" ] && read -r op ost < "$d/apply.owner" && [ -n "$ost" ] && [ "$(pstart "$op")" = "$ost" ]; then act=running; fi
-	say run ok "${d##*/}$TAB$st$TAB$act"
+	say run ok "$st$TAB${d##*/}"
 done
 set -f
+# shellcheck disable=SC2154 # hscr: set by lock_holder (lib.sh)
+if [ -n "$lid" ] && [ "$lid" != '?' ] && lock_holder && [ "$hscr" = apply ]; then say applying ok "$lid"; fi
 say "done" ok -
