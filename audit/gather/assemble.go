@@ -2,6 +2,8 @@ package gather
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -259,7 +261,7 @@ func (a *assembler) host(s remote.Section) {
 	if len(h.Unread) > 0 {
 		info.Unread = h.Unread
 		var bad []string
-		for _, k := range sortedKeys(h.Unread) {
+		for _, k := range slices.Sorted(maps.Keys(h.Unread)) {
 			bad = append(bad, k+" ("+h.Unread[k]+")")
 		}
 		a.note(facts.SecHost, facts.SectionPartial, "not readable: "+strings.Join(bad, ", "))
@@ -465,13 +467,4 @@ func logDir(k *facts.Kafka, path string) *facts.LogDir {
 	}
 	k.LogDirs = append(k.LogDirs, facts.LogDir{Path: path, Segments: -1})
 	return &k.LogDirs[len(k.LogDirs)-1]
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

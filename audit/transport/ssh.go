@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -290,7 +291,7 @@ func (c *SSH) hostKeyAlgorithms(ep endpoint) []string {
 	}
 	var first, rest []string
 	for _, a := range list {
-		if contains(known, a) {
+		if slices.Contains(known, a) {
 			first = append(first, a)
 		} else {
 			rest = append(rest, a)
@@ -322,7 +323,7 @@ func applyAlgList(spec string, defaults []string) []string {
 	}
 	var keep []string
 	for _, a := range out {
-		if contains(impl, a) && !contains(keep, a) {
+		if slices.Contains(impl, a) && !slices.Contains(keep, a) {
 			keep = append(keep, a)
 		}
 	}
@@ -332,15 +333,6 @@ func applyAlgList(spec string, defaults []string) []string {
 func matchesAny(s string, pats []string) bool {
 	for _, p := range pats {
 		if ok, _ := path.Match(p, s); ok {
-			return true
-		}
-	}
-	return false
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
 			return true
 		}
 	}
