@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -318,10 +319,7 @@ func steps(hosts []string, rack map[string]string, byRack bool) (out [][]string,
 			}
 			by[rack[h]] = append(by[rack[h]], h)
 		}
-		for rk := range by {
-			racks = append(racks, rk)
-		}
-		sort.Strings(racks)
+		racks = slices.Sorted(maps.Keys(by))
 		for _, rk := range racks {
 			out = append(out, by[rk])
 		}
