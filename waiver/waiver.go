@@ -283,7 +283,7 @@ func (p *parser) field(w *Waiver, f string, k, v *yaml.Node) {
 	case "rule":
 		if s, ok := p.str(f, v); ok {
 			if _, known := rules.Lookup(s); !known {
-				p.addHint(v.Line, f, didYouMean(s, ruleIDs()), "unknown rule %q", s)
+				p.addHint(v.Line, f, didYouMean(s, rules.IDs()), "unknown rule %q", s)
 			}
 			w.Rule = s
 		}
@@ -351,14 +351,6 @@ func (p *parser) list(field string, v *yaml.Node) []string {
 		out = append(out, e.Value)
 	}
 	return out
-}
-
-func ruleIDs() []string {
-	var ids []string
-	for _, r := range append(rules.Catalog(), rules.ClusterCatalog()...) {
-		ids = append(ids, r.ID)
-	}
-	return ids
 }
 
 // didYouMean is the hint `did you mean "x"?` for the nearest known word.
