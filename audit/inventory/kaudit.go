@@ -17,10 +17,8 @@ var (
 type setter func(p *parser, s *settings, n *yaml.Node, field string)
 
 var hostSetters = map[string]setter{
-	"address": (*parser).setAddress,
-	"port": func(p *parser, s *settings, n *yaml.Node, f string) {
-		p.setPort(&s.port, n, f, "SSH listens on 22 unless configured otherwise")
-	},
+	"address":         (*parser).setAddress,
+	"port":            (*parser).setSSHPort,
 	"user":            (*parser).setUser,
 	"identity_files":  (*parser).setIdentityFiles,
 	"use_agent":       (*parser).setUseAgent,

@@ -331,6 +331,10 @@ func (p *parser) setPort(dst *opt[int], n *yaml.Node, field, hint string) {
 	}
 }
 
+func (p *parser) setSSHPort(s *settings, n *yaml.Node, field string) {
+	p.setPort(&s.port, n, field, "SSH listens on 22 unless configured otherwise")
+}
+
 func (p *parser) setUser(s *settings, n *yaml.Node, field string) {
 	if v, ok := p.str(n, field); ok && p.report(n, field, checkUser(v)) {
 		s.user.set(v)
