@@ -71,6 +71,18 @@ func (a *assembler) note(name string, state facts.SectionState, msg string) {
 	a.f.Sections[name] = facts.SectionStatus{State: state, Message: strings.TrimSpace(firstLines(msg, 3))}
 }
 
+// into returns what stores a section's reading in *dst, or, when the
+// reading failed, notes section name as an error and leaves *dst.
+func into[T any](a *assembler, name string, dst *T) func(T, error) {
+	return func(v T, err error) {
+		if err != nil {
+			a.note(name, facts.SectionError, err.Error())
+			return
+		}
+		*dst = v
+	}
+}
+
 // noteSection notes section s, which came back other than "ok", in the
 // state its end line gives; a state kaudit does not know is an error.
 func (a *assembler) noteSection(name string, s remote.Section, msg string) {
@@ -173,12 +185,7 @@ func (a *assembler) changelog(s remote.Section) {
 }
 
 func (a *assembler) netstat(s remote.Section) {
-	nt, err := parse.Netstat(s.Body)
-	if err != nil {
-		a.note(facts.SecNetstat, facts.SectionError, err.Error())
-		return
-	}
-	a.f.Netstat = nt
+	into(a, facts.SecNetstat, &a.f.Netstat)(parse.Netstat(s.Body))
 }
 
 func (a *assembler) listeners(s remote.Section) {
@@ -378,12 +385,7 @@ func (a *assembler) logDirs(s remote.Section) {
 		a.noteSection(facts.SecLogDirs, s, logDirsWhy(s))
 		return
 	}
-	dirs, err := parse.LogDirs(s.Body)
-	if err != nil {
-		a.note(facts.SecLogDirs, facts.SectionError, err.Error())
-		return
-	}
-	k.LogDirs = dirs
+	into(a, facts.SecLogDirs, &k.LogDirs)(parse.LogDirs(s.Body))
 }
 
 func logDirsWhy(s remote.Section) string {

@@ -54,12 +54,7 @@ func isClientRun(secs map[string]remote.Section) bool {
 }
 
 func (a *assembler) established(s remote.Section) {
-	est, err := parse.EstablishedCounts(s.Body)
-	if err != nil {
-		a.note(facts.SecEstablished, facts.SectionError, err.Error())
-		return
-	}
-	a.f.Established = est
+	into(a, facts.SecEstablished, &a.f.Established)(parse.EstablishedCounts(s.Body))
 }
 
 func (a *assembler) conns(s remote.Section) {
