@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"cmp"
 	"context"
 	"os"
 	"os/user"
@@ -63,9 +64,7 @@ const DefaultClientsGroup = "clients"
 
 // IsClient reports whether h is in the clients group.
 func IsClient(h inventory.Host, group string) bool {
-	if group == "" {
-		group = DefaultClientsGroup
-	}
+	group = cmp.Or(group, DefaultClientsGroup)
 	return slices.Contains(h.Groups, group)
 }
 

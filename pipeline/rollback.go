@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -261,9 +262,7 @@ func listRuns(ctx context.Context, c Console, hosts []inventory.Host, j Rollback
 	runs, leases, errs := apply.HostRuns(ctx, hosts, j.Config.options())
 	for _, r := range runs {
 		st := map[string]string{"manifest": "backups", "partial": "manifest cannot be trusted", "none": "changed nothing (no manifest)"}[r.State]
-		if st == "" {
-			st = r.State
-		}
+		st = cmp.Or(st, r.State)
 		if r.Running {
 			st += ", apply script running"
 		}

@@ -1,6 +1,7 @@
 package gather
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -13,10 +14,7 @@ import (
 // connParams renders the script's connection variables: PROFILE,
 // CLIENT_PORTS, CONN_LIMIT and the awk program of its ss run.
 func connParams(p Params) (string, error) {
-	limit := p.ConnLimit
-	if limit == 0 {
-		limit = DefaultConnLimit
-	}
+	limit := cmp.Or(p.ConnLimit, DefaultConnLimit)
 	if limit < 1 || limit > 1_000_000 {
 		return "", fmt.Errorf("gather: connection limit %d out of range 1-1000000", limit)
 	}

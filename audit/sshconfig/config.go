@@ -1,6 +1,7 @@
 package sshconfig
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -61,16 +62,10 @@ func Load(opt Options) (*Config, error) {
 		if err != nil {
 			return nil, located.Hint(fmt.Errorf("ssh_config: cannot look up the current user: %v", err), "set HOME and USER")
 		}
-		if opt.Home == "" {
-			opt.Home = u.HomeDir
-		}
-		if opt.LocalUser == "" {
-			opt.LocalUser = u.Username
-		}
+		opt.Home = cmp.Or(opt.Home, u.HomeDir)
+		opt.LocalUser = cmp.Or(opt.LocalUser, u.Username)
 	}
-	if opt.System == "" {
-		opt.System = SystemFile
-	}
+	opt.System = cmp.Or(opt.System, SystemFile)
 	c := &Config{opt: opt, cache: map[string]parsed{}, warned: map[string]bool{}}
 	if opt.File != "" {
 		if _, err := os.Stat(opt.File); err != nil {

@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"cmp"
 	"fmt"
 	"net"
 	"os"
@@ -82,10 +83,7 @@ func (c *SSH) target(t Target) (*sshconfig.Config, endpoint, string, error) {
 // A Target built without Given (tests, callers other than audit.Target)
 // still keeps an address or port that differs from the defaults.
 func targetQuery(t Target, withConfig bool) sshconfig.Query {
-	q := sshconfig.Query{Host: t.Name}
-	if q.Host == "" {
-		q.Host = t.Address
-	}
+	q := sshconfig.Query{Host: cmp.Or(t.Name, t.Address)}
 	if t.Address != "" && (!withConfig || t.Given.Address || t.Address != q.Host) {
 		q.HostName = t.Address
 	}
@@ -186,10 +184,7 @@ func resolveEndpoint(cfg *sshconfig.Config, q sshconfig.Query, t Target, given G
 		user = localUser()
 	}
 	ep.user = user
-	port := h.Port
-	if port == 0 {
-		port = 22
-	}
+	port := cmp.Or(h.Port, 22)
 	ep.addr = hostPort(h.HostName, port)
 	ep.hostKeyName, ep.hkName, ep.hkPort = ep.addr, h.HostName, port
 	if h.HostKeyAlias != "" {
@@ -261,9 +256,7 @@ func hostKeySettings(t Target, given Given, h *sshconfig.Host, withConfig bool) 
 			policy = PolicyAcceptNew
 		}
 	}
-	if policy == "" {
-		policy = PolicyStrict
-	}
+	policy = cmp.Or(policy, PolicyStrict)
 	return files, policy
 }
 

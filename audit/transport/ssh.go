@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io"
@@ -90,9 +91,7 @@ func (c *SSH) warnOnce(key, msg string) {
 }
 
 func hostPort(addr string, port int) string {
-	if port == 0 {
-		port = 22
-	}
+	port = cmp.Or(port, 22)
 	return net.JoinHostPort(strings.Trim(addr, "[]"), strconv.Itoa(port))
 }
 
