@@ -27,6 +27,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -92,10 +93,8 @@ func (w Waiver) Matches(rule, host string, groups []string) bool {
 		}
 	}
 	for _, g := range w.Groups {
-		for _, hg := range groups {
-			if g == hg {
-				return true
-			}
+		if slices.Contains(groups, g) {
+			return true
 		}
 	}
 	return false
