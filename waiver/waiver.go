@@ -126,12 +126,7 @@ type Error = located.Error
 func Load(file string) (Waivers, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
-		why := err
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			why = pe.Err
-		}
-		return nil, &Error{File: file, Msg: fmt.Sprintf("cannot read the waiver file: %v", why), Hint: "give the path of a YAML waiver file; " + formatHint}
+		return nil, &Error{File: file, Msg: fmt.Sprintf("cannot read the waiver file: %v", located.PathCause(err)), Hint: "give the path of a YAML waiver file; " + formatHint}
 	}
 	return Parse(file, data)
 }

@@ -1,7 +1,6 @@
 package inventory
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"sort"
@@ -363,12 +362,8 @@ func (p *parser) setIdentityFiles(s *settings, n *yaml.Node, field string) {
 		}
 		fh, err := os.Open(path)
 		if err != nil {
-			var pe *os.PathError
-			if errors.As(err, &pe) {
-				err = pe.Err
-			}
 			p.c.add(line(el), ef, "fix the path, or remove it to use ssh-agent and the OpenSSH default keys",
-				"cannot read identity file %q: %v", path, err)
+				"cannot read identity file %q: %v", path, located.PathCause(err))
 			ok = false
 			continue
 		}

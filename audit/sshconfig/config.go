@@ -69,7 +69,7 @@ func Load(opt Options) (*Config, error) {
 	c := &Config{opt: opt, cache: map[string]parsed{}, warned: map[string]bool{}}
 	if opt.File != "" {
 		if _, err := os.Stat(opt.File); err != nil {
-			return nil, fmt.Errorf("--ssh-config %s: %v", opt.File, unwrapPath(err))
+			return nil, fmt.Errorf("--ssh-config %s: %v", opt.File, located.PathCause(err))
 		}
 		c.files = []source{{path: opt.File, user: true}}
 	} else {
@@ -105,7 +105,7 @@ func (c *Config) read(f source) ([]directive, error) {
 	case errors.Is(err, fs.ErrNotExist) && f.path != c.opt.File:
 		p = parsed{}
 	case err != nil:
-		p = parsed{err: fmt.Errorf("ssh_config %s: %v", f.path, unwrapPath(err))}
+		p = parsed{err: fmt.Errorf("ssh_config %s: %v", f.path, located.PathCause(err))}
 	default:
 		if f.user {
 			err = checkPerm(f.path)
@@ -126,7 +126,7 @@ func (c *Config) read(f source) ([]directive, error) {
 func checkPerm(path string) error {
 	fi, err := os.Stat(path)
 	if err != nil {
-		return fmt.Errorf("ssh_config %s: %v", path, unwrapPath(err))
+		return fmt.Errorf("ssh_config %s: %v", path, located.PathCause(err))
 	}
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok {
@@ -146,12 +146,4 @@ func (c *Config) warn(key, msg string) {
 	if !seen && c.opt.Warn != nil {
 		c.opt.Warn(msg)
 	}
-}
-
-func unwrapPath(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }
