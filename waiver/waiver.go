@@ -277,7 +277,7 @@ func (p *parser) field(w *Waiver, f string, k, v *yaml.Node) {
 	case "rule":
 		if s, ok := p.str(f, v); ok {
 			if _, known := rules.Lookup(s); !known {
-				p.addHint(v.Line, f, didYouMean(s, rules.IDs()), "unknown rule %q", s)
+				p.addHint(v.Line, f, suggest.DidYouMean(s, rules.IDs()), "unknown rule %q", s)
 			}
 			w.Rule = s
 		}
@@ -312,7 +312,7 @@ func (p *parser) field(w *Waiver, f string, k, v *yaml.Node) {
 			w.Expires = t
 		}
 	default:
-		p.addHint(k.Line, f, didYouMean(k.Value, knownKeys), "unknown key (known: %s)", strings.Join(knownKeys, ", "))
+		p.addHint(k.Line, f, suggest.DidYouMean(k.Value, knownKeys), "unknown key (known: %s)", strings.Join(knownKeys, ", "))
 	}
 }
 
@@ -345,14 +345,6 @@ func (p *parser) list(field string, v *yaml.Node) []string {
 		out = append(out, e.Value)
 	}
 	return out
-}
-
-// didYouMean is the hint `did you mean "x"?` for the nearest known word.
-func didYouMean(s string, known []string) string {
-	if best := suggest.Closest(s, known); best != "" {
-		return fmt.Sprintf("did you mean %q?", best)
-	}
-	return ""
 }
 
 // ApplyWaivers marks every failing or unknown finding that an unexpired

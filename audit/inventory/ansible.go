@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/kaudit/kaudit/internal/located"
+	"github.com/kaudit/kaudit/internal/suggest"
 	"gopkg.in/yaml.v3"
 )
 
@@ -190,11 +191,11 @@ func (l *ansibleLoader) groupEntry(name string, e entry, field, parent string) {
 // group; at top level it suspects a kaudit-format file read as Ansible.
 func unknownGroupKeyHint(name, key, field, parent string) string {
 	hint := "an Ansible group has only hosts:, vars: and children:"
-	if c := closest(key, ansibleGroupKeys); c != "" {
+	if c := suggest.Closest(key, ansibleGroupKeys); c != "" {
 		hint = "did you mean \"" + c + "\"? " + hint
 	}
 	if parent == "" || parent == "all" && field == join("", name) {
-		if c := closest(name, kauditTopKeys); c != "" {
+		if c := suggest.Closest(name, kauditTopKeys); c != "" {
 			hint = "this file was read as an Ansible inventory; for kaudit's format did you mean \"" + c + ":\"?"
 		}
 	}

@@ -2,6 +2,7 @@ package inventory
 
 import (
 	"github.com/kaudit/kaudit/internal/located"
+	"github.com/kaudit/kaudit/internal/suggest"
 	"gopkg.in/yaml.v3"
 )
 
@@ -263,7 +264,7 @@ func (l *kauditLoader) resolveChildren() {
 	for _, c := range l.childRefs {
 		if !l.g.has(c.child) {
 			hint := "define it under groups:"
-			if s := closest(c.child, l.g.order); s != "" {
+			if s := suggest.Closest(c.child, l.g.order); s != "" {
 				hint = "did you mean \"" + s + "\"?"
 			}
 			l.p.c.add(c.r.line, c.r.field, hint, "unknown group %q", c.child)
