@@ -181,7 +181,7 @@ func resolveEndpoint(cfg *sshconfig.Config, q sshconfig.Query, t Target, given G
 		}
 	}
 	if user == "" {
-		user = localUser()
+		user = LocalUser()
 	}
 	ep.user = user
 	port := cmp.Or(h.Port, 22)
@@ -280,7 +280,8 @@ func homeDir() string {
 	return ""
 }
 
-func localUser() string {
+// LocalUser is the login name kaudit runs as, ssh's default user.
+func LocalUser() string {
 	if u, err := user.Current(); err == nil && u.Username != "" {
 		return u.Username
 	}
