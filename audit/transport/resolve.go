@@ -262,8 +262,8 @@ func hostKeySettings(t Target, given Given, h *sshconfig.Host, withConfig bool) 
 
 // DefaultIdentityFiles are tried, like OpenSSH, when a host names none.
 func DefaultIdentityFiles() []string {
-	home := homeDir()
-	if home == "" {
+	home, err := os.UserHomeDir()
+	if err != nil {
 		return nil
 	}
 	return []string{
@@ -271,13 +271,6 @@ func DefaultIdentityFiles() []string {
 		filepath.Join(home, ".ssh", "id_ecdsa"),
 		filepath.Join(home, ".ssh", "id_rsa"),
 	}
-}
-
-func homeDir() string {
-	if home, err := os.UserHomeDir(); err == nil {
-		return home
-	}
-	return ""
 }
 
 // LocalUser is the login name kaudit runs as, ssh's default user.
