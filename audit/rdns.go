@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"cmp"
 	"net/netip"
 	"slices"
 	"sort"
@@ -80,10 +81,7 @@ func peerGroups(h inventory.Host) []string {
 
 // rdnsAddr is h's address as the rdns section may take it, or "".
 func rdnsAddr(h inventory.Host) string {
-	a := h.Address
-	if a == "" {
-		a = h.Name
-	}
+	a := cmp.Or(h.Address, h.Name)
 	if ip, err := netip.ParseAddr(a); err == nil {
 		if ip.IsLoopback() || ip.Zone() != "" || ip.IsLinkLocalUnicast() {
 			return "" // not an address a peer connects to (getent prints no zone)

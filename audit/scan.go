@@ -1,9 +1,8 @@
 package audit
 
 import (
+	"cmp"
 	"context"
-	"os"
-	"os/user"
 	"slices"
 	"time"
 
@@ -63,9 +62,7 @@ const DefaultClientsGroup = "clients"
 
 // IsClient reports whether h is in the clients group.
 func IsClient(h inventory.Host, group string) bool {
-	if group == "" {
-		group = DefaultClientsGroup
-	}
+	group = cmp.Or(group, DefaultClientsGroup)
 	return slices.Contains(h.Groups, group)
 }
 
@@ -81,12 +78,7 @@ func brokerPorts(hosts []inventory.Host, group string) []int {
 	return out
 }
 
-func kafkaPort(h inventory.Host) int {
-	if h.KafkaPort == 0 {
-		return 9092
-	}
-	return h.KafkaPort
-}
+func kafkaPort(h inventory.Host) int { return cmp.Or(h.KafkaPort, inventory.DefaultKafkaPort) }
 
 // Result is one host's outcome: Facts, or Err.
 type Result struct {
@@ -217,7 +209,7 @@ func Target(h inventory.Host, connectTimeout time.Duration) transport.Target {
 	}
 	user := h.User
 	if user == "" {
-		user = currentUser()
+		user = transport.LocalUser()
 	}
 	return transport.Target{
 		Name: h.Name, Address: h.Address, Port: h.Port, User: user,
@@ -226,12 +218,4 @@ func Target(h inventory.Host, connectTimeout time.Duration) transport.Target {
 		Local: h.Connection == "local", ConnectTimeout: ct,
 		Given: transport.Given(h.Given), NoSSHConfig: !h.SSHConfig,
 	}
-}
-
-// currentUser is the login name kaudit runs as, like ssh's default.
-func currentUser() string {
-	if u, err := user.Current(); err == nil && u.Username != "" {
-		return u.Username
-	}
-	return os.Getenv("USER")
 }

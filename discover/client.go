@@ -1,6 +1,7 @@
 package discover
 
 import (
+	"cmp"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -40,10 +41,7 @@ func (c ClientConfig) Options(bootstrap []string) (Options, error) {
 	if err := CheckBootstrap(bootstrap); err != nil {
 		return o, err
 	}
-	proto := strings.ToUpper(c.Protocol)
-	if proto == "" {
-		proto = "PLAINTEXT"
-	}
+	proto := cmp.Or(strings.ToUpper(c.Protocol), "PLAINTEXT")
 	switch proto {
 	case "PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL":
 	default:
@@ -134,10 +132,7 @@ func (c ClientConfig) tlsConfig() (*tls.Config, error) {
 		t.RootCAs = pool
 	}
 	if c.CertFile != "" || c.KeyFile != "" {
-		key := c.KeyFile
-		if key == "" {
-			key = c.CertFile
-		}
+		key := cmp.Or(c.KeyFile, c.CertFile)
 		cert, err := tls.LoadX509KeyPair(c.CertFile, key)
 		if err != nil {
 			return nil, fmt.Errorf("client certificate: %w", err)
@@ -198,10 +193,7 @@ func ReadCommandConfig(path string) (ClientConfig, error) {
 // pemStore refuses a store Go's crypto/tls cannot read (it reads PEM
 // only), with the commands that convert it.
 func pemStore(cfg, which, typ, loc string) error {
-	t := strings.ToUpper(typ)
-	if t == "" {
-		t = "JKS" // Kafka's default ssl.*store.type
-	}
+	t := cmp.Or(strings.ToUpper(typ), "JKS") // Kafka's default ssl.*store.type
 	if t == "PEM" {
 		return nil
 	}

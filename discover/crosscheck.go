@@ -2,6 +2,8 @@ package discover
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -137,7 +139,7 @@ func notABroker(cluster string, h Host) Problem {
 	case len(ms) == 0:
 		p.Message = fmt.Sprintf("host %s is in the broker group but matches no advertised broker of cluster %s, and no meta.properties could be read to say which broker it is", h.Name, cluster)
 	default:
-		for _, d := range sortedDirs(ms) {
+		for _, d := range slices.Sorted(maps.Keys(ms)) {
 			m := ms[d]
 			p.Message = fmt.Sprintf("host %s is in the broker group but is no broker of cluster %s: %s/meta.properties says cluster %s node %d", h.Name, cluster, d, orNone(m.ClusterID), m.ID())
 			if m.ClusterID != cluster {
@@ -226,13 +228,4 @@ func orNone(s string) string {
 		return "(none)"
 	}
 	return s
-}
-
-func sortedDirs(ms map[string]*facts.MetaProperties) []string {
-	dirs := make([]string, 0, len(ms))
-	for d := range ms {
-		dirs = append(dirs, d)
-	}
-	sort.Strings(dirs)
-	return dirs
 }

@@ -3,6 +3,7 @@ package discover
 import (
 	"context"
 	"errors"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -146,21 +147,12 @@ func atMinISR(h Health, touching []int32) (out []MinISRPartition, assumed bool) 
 			continue
 		}
 		for _, b := range touching {
-			if holds(p.ISR, b) {
+			if slices.Contains(p.ISR, b) {
 				out = append(out, MinISRPartition{Partition: p, MinISR: min, Broker: b})
 			}
 		}
 	}
 	return out, assumed
-}
-
-func holds(ids []int32, id int32) bool {
-	for _, i := range ids {
-		if i == id {
-			return true
-		}
-	}
-	return false
 }
 
 // ReadHealth asks the cluster once for every topic's partitions (a

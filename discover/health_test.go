@@ -9,7 +9,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/kaudit/kaudit/internal/fakecluster"
+	"github.com/kaudit/kaudit/test/fakecluster"
 )
 
 // metadata is a canned Metadata response: brokers, then per topic its

@@ -2,6 +2,8 @@ package discover
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/kaudit/kaudit/audit/facts"
@@ -24,7 +26,7 @@ func Prove(c *Cluster, node int32, f *facts.Facts) (facts.Proof, string) {
 	if len(ms) == 0 {
 		return facts.ProofUnproven, "no meta.properties could be read in its log.dirs (the kafka-meta section says why): the match is not proven"
 	}
-	dirs := sortedDirs(ms)
+	dirs := slices.Sorted(maps.Keys(ms))
 	var absent string
 	for _, d := range dirs {
 		m := ms[d]
@@ -56,7 +58,7 @@ func (c *Cluster) count(node int32) int {
 // meta.properties of f names (log.dirs in order), "" when none does.
 func Foreign(cluster string, f *facts.Facts) string {
 	ms := metas(f)
-	for _, d := range sortedDirs(ms) {
+	for _, d := range slices.Sorted(maps.Keys(ms)) {
 		if id := ms[d].ClusterID; id != "" && id != cluster {
 			return id
 		}

@@ -26,7 +26,7 @@ func Catalog(c Console) {
 func Explain(c Console, id string) error {
 	r, ok := rules.Lookup(id)
 	if !ok {
-		return fmt.Errorf("no rule %q (known: %s)", id, strings.Join(ruleIDs(), ", "))
+		return fmt.Errorf("no rule %q (known: %s)", id, strings.Join(rules.IDs(), ", "))
 	}
 	writeExplain(c.Stdout, r, stdoutWidth(c))
 	return nil
@@ -63,16 +63,6 @@ func catalogTable(w io.Writer, rs []rules.Rule, width int) {
 	const borders = 10 // "│ " + " │ " + " │ " + " │" of StyleLight's three columns
 	t.SetColumnConfigs([]table.ColumnConfig{{Name: "Title", WidthMax: max(width-idw-sevw-borders, 20), WidthMaxEnforcer: text.WrapSoft}})
 	t.Render()
-}
-
-// ruleIDs lists the catalog's rule IDs in catalog order, the host rules
-// then the cluster rules.
-func ruleIDs() []string {
-	var ids []string
-	for _, r := range append(rules.Catalog(), rules.ClusterCatalog()...) {
-		ids = append(ids, r.ID)
-	}
-	return ids
 }
 
 // writeExplain writes a rule's rationale, its thresholds in the default

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/kaudit/kaudit/internal/termui"
@@ -73,10 +74,8 @@ func (f OutputFlags) Check(failOn string, stdout io.Writer) (Output, error) {
 
 // oneOf checks that --flag is one of the known values.
 func oneOf(flag, value string, known []string) error {
-	for _, k := range known {
-		if k == value {
-			return nil
-		}
+	if slices.Contains(known, value) {
+		return nil
 	}
 	return fmt.Errorf("unknown --%s %q (known: %s)", flag, value, strings.Join(known, ", "))
 }

@@ -3,6 +3,8 @@ package pipeline
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -54,7 +56,7 @@ func writeChangeGroups(w io.Writer, plans []remediate.HostPlan, clusters map[str
 	sort.SliceStable(groups, func(i, j int) bool { return groups[i].hosts > groups[j].hosts })
 	fmt.Fprintf(w, "Changes by group (%s; each host's plan follows):\n", countOf(len(plans), "audited host", "audited hosts"))
 	for _, g := range groups {
-		line := fmt.Sprintf("%s: %s (%s)", countOf(g.hosts, "host", "hosts"), g.what, strings.Join(sortedNames(g.rules), ", "))
+		line := fmt.Sprintf("%s: %s (%s)", countOf(g.hosts, "host", "hosts"), g.what, strings.Join(slices.Sorted(maps.Keys(g.rules)), ", "))
 		if g.restart {
 			line += " [restart required]"
 		}
@@ -64,13 +66,4 @@ func writeChangeGroups(w io.Writer, plans []remediate.HostPlan, clusters map[str
 		}
 	}
 	fmt.Fprintln(w)
-}
-
-func sortedNames(set map[string]bool) []string {
-	out := make([]string, 0, len(set))
-	for k := range set {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

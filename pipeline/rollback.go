@@ -4,8 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
-	"sort"
+	"slices"
 	"time"
 
 	"github.com/kaudit/kaudit/audit"
@@ -264,11 +265,7 @@ func listRuns(ctx context.Context, c Console, hosts []inventory.Host, j Rollback
 			started[r.RunID] = runIDTime(r.RunID)
 		}
 	}
-	ids := make([]string, 0, len(table))
-	for id := range table {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
+	ids := slices.Sorted(maps.Keys(table))
 	if len(ids) == 0 {
 		fmt.Fprintf(c.Stdout, "no runs in %s nor on the %d host(s) read\n", j.JournalDir, len(hosts)-len(errs))
 	} else {

@@ -1,9 +1,11 @@
 package pipeline
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -81,21 +83,11 @@ func (c RolloutConfig) Check() error {
 // default gate.
 func (c RolloutConfig) withDefaults() RolloutConfig {
 	c.Batch = max(c.Batch, 1)
-	if c.Health.Checks == 0 {
-		c.Health.Checks = DefaultHealthChecks
-	}
-	if c.Health.Interval == 0 {
-		c.Health.Interval = DefaultHealthInterval
-	}
-	if c.Health.Timeout == 0 {
-		c.Health.Timeout = DefaultHealthTimeout
-	}
-	if c.RestartTimeout == 0 {
-		c.RestartTimeout = DefaultRestartTimeout
-	}
-	if c.Watch == 0 {
-		c.Watch = DefaultWatch
-	}
+	c.Health.Checks = cmp.Or(c.Health.Checks, DefaultHealthChecks)
+	c.Health.Interval = cmp.Or(c.Health.Interval, DefaultHealthInterval)
+	c.Health.Timeout = cmp.Or(c.Health.Timeout, DefaultHealthTimeout)
+	c.RestartTimeout = cmp.Or(c.RestartTimeout, DefaultRestartTimeout)
+	c.Watch = cmp.Or(c.Watch, DefaultWatch)
 	return c
 }
 
@@ -318,10 +310,7 @@ func steps(hosts []string, rack map[string]string, byRack bool) (out [][]string,
 			}
 			by[rack[h]] = append(by[rack[h]], h)
 		}
-		for rk := range by {
-			racks = append(racks, rk)
-		}
-		sort.Strings(racks)
+		racks = slices.Sorted(maps.Keys(by))
 		for _, rk := range racks {
 			out = append(out, by[rk])
 		}
@@ -494,12 +483,8 @@ func (ro *Rollout) restartOptions() *apply.RestartOptions {
 		return nil
 	}
 	o := &apply.RestartOptions{Timeout: ro.cfg.RestartTimeout, Watch: ro.cfg.Watch, Refuse: map[string]string{}}
-	if o.Timeout == 0 {
-		o.Timeout = apply.DefaultRestartTimeout
-	}
-	if o.Watch == 0 {
-		o.Watch = apply.DefaultWatch
-	}
+	o.Timeout = cmp.Or(o.Timeout, apply.DefaultRestartTimeout)
+	o.Watch = cmp.Or(o.Watch, apply.DefaultWatch)
 	for h, i := range ro.unit {
 		if u := ro.Units[i]; !u.Gated {
 			o.Refuse[h] = "no health gate for its cluster (" + u.NoGate + "): restart it by hand, one broker at a time, once that cluster has 0 under-replicated partitions"

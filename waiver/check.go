@@ -1,6 +1,7 @@
 package waiver
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -50,8 +51,6 @@ func checkRow(wv Waiver, t time.Time, soon int) string {
 		exp = wv.Expires.Format(DateLayout)
 	}
 	owner := wv.Owner
-	if owner == "" {
-		owner = "-"
-	}
+	owner = cmp.Or(owner, "-")
 	return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%s", wv.Where(), state, wv.Rule, on, owner, exp, wv.Reason)
 }

@@ -27,6 +27,7 @@ import (
 	"io"
 	"os"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -92,10 +93,8 @@ func (w Waiver) Matches(rule, host string, groups []string) bool {
 		}
 	}
 	for _, g := range w.Groups {
-		for _, hg := range groups {
-			if g == hg {
-				return true
-			}
+		if slices.Contains(groups, g) {
+			return true
 		}
 	}
 	return false
@@ -127,12 +126,7 @@ type Error = located.Error
 func Load(file string) (Waivers, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
-		why := err
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			why = pe.Err
-		}
-		return nil, &Error{File: file, Msg: fmt.Sprintf("cannot read the waiver file: %v", why), Hint: "give the path of a YAML waiver file; " + formatHint}
+		return nil, &Error{File: file, Msg: fmt.Sprintf("cannot read the waiver file: %v", located.PathCause(err)), Hint: "give the path of a YAML waiver file; " + formatHint}
 	}
 	return Parse(file, data)
 }
@@ -283,7 +277,7 @@ func (p *parser) field(w *Waiver, f string, k, v *yaml.Node) {
 	case "rule":
 		if s, ok := p.str(f, v); ok {
 			if _, known := rules.Lookup(s); !known {
-				p.addHint(v.Line, f, didYouMean(s, ruleIDs()), "unknown rule %q", s)
+				p.addHint(v.Line, f, suggest.DidYouMean(s, rules.IDs()), "unknown rule %q", s)
 			}
 			w.Rule = s
 		}
@@ -318,7 +312,7 @@ func (p *parser) field(w *Waiver, f string, k, v *yaml.Node) {
 			w.Expires = t
 		}
 	default:
-		p.addHint(k.Line, f, didYouMean(k.Value, knownKeys), "unknown key (known: %s)", strings.Join(knownKeys, ", "))
+		p.addHint(k.Line, f, suggest.DidYouMean(k.Value, knownKeys), "unknown key (known: %s)", strings.Join(knownKeys, ", "))
 	}
 }
 
@@ -351,22 +345,6 @@ func (p *parser) list(field string, v *yaml.Node) []string {
 		out = append(out, e.Value)
 	}
 	return out
-}
-
-func ruleIDs() []string {
-	var ids []string
-	for _, r := range append(rules.Catalog(), rules.ClusterCatalog()...) {
-		ids = append(ids, r.ID)
-	}
-	return ids
-}
-
-// didYouMean is the hint `did you mean "x"?` for the nearest known word.
-func didYouMean(s string, known []string) string {
-	if best := suggest.Closest(s, known); best != "" {
-		return fmt.Sprintf("did you mean %q?", best)
-	}
-	return ""
 }
 
 // ApplyWaivers marks every failing or unknown finding that an unexpired

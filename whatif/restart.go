@@ -1,7 +1,8 @@
 package whatif
 
 import (
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/kaudit/kaudit/audit/facts"
 	"github.com/kaudit/kaudit/fleetpass"
@@ -34,11 +35,7 @@ func restartVerdicts(now, after *report.Report, noUpgrade map[string]bool) []Res
 			clusters[g] = append(clusters[g], i)
 		}
 	}
-	names := make([]string, 0, len(clusters))
-	for n := range clusters {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(clusters))
 	gates := rules.RestartGateRules()
 	out := []RestartVerdict{}
 	for _, n := range names {

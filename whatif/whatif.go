@@ -1,6 +1,7 @@
 package whatif
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -184,9 +185,7 @@ func model(f *facts.Facts, plan HostPlan, kafka map[string]string, old []rules.F
 	}
 	if f.Kafka != nil && f.Kafka.Version != "" {
 		dist := strings.ToLower(f.Kafka.Distribution)
-		if dist == "" {
-			dist = "apache"
-		}
+		dist = cmp.Or(dist, "apache")
 		if v, ok := kafka[dist]; ok {
 			f.Kafka.Version, f.Kafka.Distribution, f.Kafka.Jar = v, dist, ""
 		}

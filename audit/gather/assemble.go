@@ -2,6 +2,8 @@ package gather
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -67,6 +69,18 @@ type assembler struct {
 
 func (a *assembler) note(name string, state facts.SectionState, msg string) {
 	a.f.Sections[name] = facts.SectionStatus{State: state, Message: strings.TrimSpace(firstLines(msg, 3))}
+}
+
+// into returns what stores a section's reading in *dst, or, when the
+// reading failed, notes section name as an error and leaves *dst.
+func into[T any](a *assembler, name string, dst *T) func(T, error) {
+	return func(v T, err error) {
+		if err != nil {
+			a.note(name, facts.SectionError, err.Error())
+			return
+		}
+		*dst = v
+	}
 }
 
 // noteSection notes section s, which came back other than "ok", in the
@@ -171,12 +185,7 @@ func (a *assembler) changelog(s remote.Section) {
 }
 
 func (a *assembler) netstat(s remote.Section) {
-	nt, err := parse.Netstat(s.Body)
-	if err != nil {
-		a.note(facts.SecNetstat, facts.SectionError, err.Error())
-		return
-	}
-	a.f.Netstat = nt
+	into(a, facts.SecNetstat, &a.f.Netstat)(parse.Netstat(s.Body))
 }
 
 func (a *assembler) listeners(s remote.Section) {
@@ -259,7 +268,7 @@ func (a *assembler) host(s remote.Section) {
 	if len(h.Unread) > 0 {
 		info.Unread = h.Unread
 		var bad []string
-		for _, k := range sortedKeys(h.Unread) {
+		for _, k := range slices.Sorted(maps.Keys(h.Unread)) {
 			bad = append(bad, k+" ("+h.Unread[k]+")")
 		}
 		a.note(facts.SecHost, facts.SectionPartial, "not readable: "+strings.Join(bad, ", "))
@@ -376,12 +385,7 @@ func (a *assembler) logDirs(s remote.Section) {
 		a.noteSection(facts.SecLogDirs, s, logDirsWhy(s))
 		return
 	}
-	dirs, err := parse.LogDirs(s.Body)
-	if err != nil {
-		a.note(facts.SecLogDirs, facts.SectionError, err.Error())
-		return
-	}
-	k.LogDirs = dirs
+	into(a, facts.SecLogDirs, &k.LogDirs)(parse.LogDirs(s.Body))
 }
 
 func logDirsWhy(s remote.Section) string {
@@ -465,13 +469,4 @@ func logDir(k *facts.Kafka, path string) *facts.LogDir {
 	}
 	k.LogDirs = append(k.LogDirs, facts.LogDir{Path: path, Segments: -1})
 	return &k.LogDirs[len(k.LogDirs)-1]
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -1,6 +1,7 @@
 package gather
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -13,10 +14,7 @@ import (
 // connParams renders the script's connection variables: PROFILE,
 // CLIENT_PORTS, CONN_LIMIT and the awk program of its ss run.
 func connParams(p Params) (string, error) {
-	limit := p.ConnLimit
-	if limit == 0 {
-		limit = DefaultConnLimit
-	}
+	limit := cmp.Or(p.ConnLimit, DefaultConnLimit)
 	if limit < 1 || limit > 1_000_000 {
 		return "", fmt.Errorf("gather: connection limit %d out of range 1-1000000", limit)
 	}
@@ -54,12 +52,7 @@ func isClientRun(secs map[string]remote.Section) bool {
 }
 
 func (a *assembler) established(s remote.Section) {
-	est, err := parse.EstablishedCounts(s.Body)
-	if err != nil {
-		a.note(facts.SecEstablished, facts.SectionError, err.Error())
-		return
-	}
-	a.f.Established = est
+	into(a, facts.SecEstablished, &a.f.Established)(parse.EstablishedCounts(s.Body))
 }
 
 func (a *assembler) conns(s remote.Section) {

@@ -26,24 +26,14 @@ func (a *assembler) conntrackStat(s remote.Section) {
 	if !a.present(facts.SecConntrack, s) {
 		return
 	}
-	st, err := parse.ConntrackStat(s.Body)
-	if err != nil {
-		a.note(facts.SecConntrack, facts.SectionError, err.Error())
-		return
-	}
-	a.f.ConntrackStat = st
+	into(a, facts.SecConntrack, &a.f.ConntrackStat)(parse.ConntrackStat(s.Body))
 }
 
 func (a *assembler) rdns(s remote.Section) {
 	if !a.present(facts.SecRDNS, s) {
 		return
 	}
-	r, err := parse.ReverseDNS(s.Body)
-	if err != nil {
-		a.note(facts.SecRDNS, facts.SectionError, err.Error())
-		return
-	}
-	a.f.ReverseDNS = r
+	into(a, facts.SecRDNS, &a.f.ReverseDNS)(parse.ReverseDNS(s.Body))
 }
 
 // present reports whether raw section s came back ok; one that came back

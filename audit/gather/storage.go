@@ -13,24 +13,14 @@ func (a *assembler) brokerCgroup(s remote.Section) {
 	if a.f.Kafka == nil || !a.storageSection(facts.SecCgroup, s) {
 		return
 	}
-	cg, err := parse.CgroupMemory(s.Body)
-	if err != nil {
-		a.note(facts.SecCgroup, facts.SectionError, err.Error())
-		return
-	}
-	a.f.Kafka.Cgroup = cg
+	into(a, facts.SecCgroup, &a.f.Kafka.Cgroup)(parse.CgroupMemory(s.Body))
 }
 
 func (a *assembler) logDevices(s remote.Section) {
 	if a.f.Kafka == nil || !a.storageSection(facts.SecLogDevices, s) {
 		return
 	}
-	d, err := parse.BlockDevices(s.Body)
-	if err != nil {
-		a.note(facts.SecLogDevices, facts.SectionError, err.Error())
-		return
-	}
-	a.f.Kafka.Devices = d
+	into(a, facts.SecLogDevices, &a.f.Kafka.Devices)(parse.BlockDevices(s.Body))
 }
 
 // storageSection reports whether s came back "ok"; an absent one is

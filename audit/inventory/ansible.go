@@ -5,21 +5,19 @@ import (
 	"strings"
 
 	"github.com/kaudit/kaudit/internal/located"
+	"github.com/kaudit/kaudit/internal/suggest"
 	"gopkg.in/yaml.v3"
 )
 
 // Ansible variables kaudit reads. Every other variable is ignored, as
 // Ansible inventories carry many free-form ones — except kaudit_* names,
-// which must be known.
-var ansibleSetters = map[string]setter{
-	"ansible_host":     (*parser).setAddress,
-	"ansible_ssh_host": (*parser).setAddress,
-	"ansible_port": func(p *parser, s *settings, n *yaml.Node, f string) {
-		p.setPort(&s.port, n, f, "SSH listens on 22 unless configured otherwise")
-	},
-	"ansible_ssh_port": func(p *parser, s *settings, n *yaml.Node, f string) {
-		p.setPort(&s.port, n, f, "SSH listens on 22 unless configured otherwise")
-	},
+// which must be known. A kaudit_X variable is the setting X of kaudit's
+// own format (kaudit_kafka_X: its kafka: X).
+var ansibleSetters = withKauditVars(map[string]setter{
+	"ansible_host":                 (*parser).setAddress,
+	"ansible_ssh_host":             (*parser).setAddress,
+	"ansible_port":                 (*parser).setSSHPort,
+	"ansible_ssh_port":             (*parser).setSSHPort,
 	"ansible_user":                 (*parser).setUser,
 	"ansible_ssh_user":             (*parser).setUser,
 	"ansible_ssh_private_key_file": (*parser).setIdentityFiles,
@@ -27,24 +25,19 @@ var ansibleSetters = map[string]setter{
 	"ansible_become":               (*parser).setAnsibleBecome,
 	"ansible_become_method":        (*parser).checkBecomeMethod,
 	"ansible_connection":           (*parser).setAnsibleConnection,
+}, "interfaces", "host_key_policy", "known_hosts", "timeout", "connect_timeout", "profile",
+	"proxy_jump", "use_agent", "ssh_config", "assume_kernel", "assume_kafka", "rack")
 
-	"kaudit_kafka_port": func(p *parser, s *settings, n *yaml.Node, f string) {
-		p.setPort(&s.kafkaPort, n, f, "the Kafka listener is usually 9092")
-	},
-	"kaudit_kafka_config":    func(p *parser, s *settings, n *yaml.Node, f string) { p.setRemotePath(&s.kafkaConfig, n, f) },
-	"kaudit_kafka_home":      func(p *parser, s *settings, n *yaml.Node, f string) { p.setRemotePath(&s.kafkaHome, n, f) },
-	"kaudit_interfaces":      (*parser).setInterfaces,
-	"kaudit_host_key_policy": (*parser).setHostKeyPolicy,
-	"kaudit_known_hosts":     (*parser).setKnownHosts,
-	"kaudit_timeout":         func(p *parser, s *settings, n *yaml.Node, f string) { p.setDuration(&s.timeout, n, f) },
-	"kaudit_connect_timeout": func(p *parser, s *settings, n *yaml.Node, f string) { p.setDuration(&s.connectTimeout, n, f) },
-	"kaudit_profile":         (*parser).setProfile,
-	"kaudit_proxy_jump":      (*parser).setProxyJump,
-	"kaudit_use_agent":       (*parser).setUseAgent,
-	"kaudit_ssh_config":      (*parser).setSSHConfig,
-	"kaudit_assume_kernel":   (*parser).setAssumeKernel,
-	"kaudit_assume_kafka":    (*parser).setAssumeKafka,
-	"kaudit_rack":            (*parser).setRack,
+// withKauditVars adds to m the kaudit_KEY variable of each host setting
+// key and a kaudit_kafka_KEY one of every kafka setting.
+func withKauditVars(m map[string]setter, keys ...string) map[string]setter {
+	for _, k := range keys {
+		m["kaudit_"+k] = hostSetters[k]
+	}
+	for k, set := range kafkaSetters {
+		m["kaudit_kafka_"+k] = set
+	}
+	return m
 }
 
 var kauditVars = func() []string {
@@ -198,11 +191,11 @@ func (l *ansibleLoader) groupEntry(name string, e entry, field, parent string) {
 // group; at top level it suspects a kaudit-format file read as Ansible.
 func unknownGroupKeyHint(name, key, field, parent string) string {
 	hint := "an Ansible group has only hosts:, vars: and children:"
-	if c := closest(key, ansibleGroupKeys); c != "" {
+	if c := suggest.Closest(key, ansibleGroupKeys); c != "" {
 		hint = "did you mean \"" + c + "\"? " + hint
 	}
 	if parent == "" || parent == "all" && field == join("", name) {
-		if c := closest(name, kauditTopKeys); c != "" {
+		if c := suggest.Closest(name, kauditTopKeys); c != "" {
 			hint = "this file was read as an Ansible inventory; for kaudit's format did you mean \"" + c + ":\"?"
 		}
 	}

@@ -13,37 +13,8 @@ import (
 
 // Error is one problem found in an inventory file (internal/located's
 // type, shared with waiver and profile files). Load and Parse return all
-// problems of a file at once, joined with errors.Join in line order; use
-// Errors to get them back as a slice.
+// problems of a file at once, joined with errors.Join in line order.
 type Error = located.Error
-
-// Errors unpacks an error returned by Load or Parse into its *Error values,
-// in line order. Errors that are not *Error are skipped.
-func Errors(err error) []*Error {
-	if err == nil {
-		return nil
-	}
-	var out []*Error
-	var walk func(error)
-	walk = func(err error) {
-		if e, ok := err.(*Error); ok {
-			out = append(out, e)
-			return
-		}
-		if j, ok := err.(interface{ Unwrap() []error }); ok {
-			for _, e := range j.Unwrap() {
-				walk(e)
-			}
-			return
-		}
-		var e *Error
-		if errors.As(err, &e) {
-			out = append(out, e)
-		}
-	}
-	walk(err)
-	return out
-}
 
 // MaxErrors is how many problems of one inventory Load and Parse list;
 // the rest are counted in a last line "… and N more problems", so that a

@@ -1,6 +1,7 @@
 package inventory
 
 import (
+	"slices"
 	"sort"
 	"strings"
 )
@@ -54,10 +55,8 @@ func (g *graph) addChild(parent, child string, r ref) {
 }
 
 func (g *graph) addHost(group, host string) {
-	for _, grp := range g.hostIn[host] {
-		if grp == group {
-			return
-		}
+	if slices.Contains(g.hostIn[host], group) {
+		return
 	}
 	g.direct[group] = append(g.direct[group], host)
 	g.hostIn[host] = append(g.hostIn[host], group)

@@ -2,6 +2,7 @@ package inventory
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"regexp"
 	"strings"
@@ -124,9 +125,7 @@ func (p *parser) iniHost(g *graph, hosts *hostTable, group, line string, n int) 
 		p.iniVar(s, k, v, n, false)
 	}
 	names := p.hostNames(pattern, n, toks[0])
-	if group == "" {
-		group = "all"
-	}
+	group = cmp.Or(group, "all")
 	for _, hn := range names {
 		rh := hosts.get(hn)
 		if rh == nil {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -255,10 +256,8 @@ var kauditTopKeys = []string{"defaults", "groups", "hosts", "profile", "clients_
 // isKaudit reports whether the top level uses kaudit's own keys.
 func isKaudit(root *yaml.Node) bool {
 	for i := 0; i+1 < len(root.Content); i += 2 {
-		for _, k := range kauditTopKeys {
-			if root.Content[i].Value == k {
-				return true
-			}
+		if slices.Contains(kauditTopKeys, root.Content[i].Value) {
+			return true
 		}
 	}
 	return false

@@ -2,6 +2,7 @@ package inventory
 
 import (
 	"github.com/kaudit/kaudit/internal/located"
+	"github.com/kaudit/kaudit/internal/suggest"
 	"gopkg.in/yaml.v3"
 )
 
@@ -17,10 +18,8 @@ var (
 type setter func(p *parser, s *settings, n *yaml.Node, field string)
 
 var hostSetters = map[string]setter{
-	"address": (*parser).setAddress,
-	"port": func(p *parser, s *settings, n *yaml.Node, f string) {
-		p.setPort(&s.port, n, f, "SSH listens on 22 unless configured otherwise")
-	},
+	"address":         (*parser).setAddress,
+	"port":            (*parser).setSSHPort,
 	"user":            (*parser).setUser,
 	"identity_files":  (*parser).setIdentityFiles,
 	"use_agent":       (*parser).setUseAgent,
@@ -265,7 +264,7 @@ func (l *kauditLoader) resolveChildren() {
 	for _, c := range l.childRefs {
 		if !l.g.has(c.child) {
 			hint := "define it under groups:"
-			if s := closest(c.child, l.g.order); s != "" {
+			if s := suggest.Closest(c.child, l.g.order); s != "" {
 				hint = "did you mean \"" + s + "\"?"
 			}
 			l.p.c.add(c.r.line, c.r.field, hint, "unknown group %q", c.child)

@@ -1,6 +1,7 @@
 package inventory
 
 import (
+	"cmp"
 	"fmt"
 	"net/netip"
 	"strconv"
@@ -82,9 +83,7 @@ func expandRange(r string) ([]string, error) {
 		}
 		step = n
 	}
-	if beg == "" {
-		beg = "0"
-	}
+	beg = cmp.Or(beg, "0")
 	if end == "" {
 		return nil, fmt.Errorf("range [%s] has no end", r)
 	}

@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/kaudit/kaudit/internal/suggest"
 )
 
 func TestExpandHosts(t *testing.T) {
@@ -80,7 +82,7 @@ func TestClosest(t *testing.T) {
 		{"zzzzzz", ""},
 	}
 	for _, tt := range tests {
-		if got := closest(tt.in, hostKeys); got != tt.want {
+		if got := suggest.Closest(tt.in, hostKeys); got != tt.want {
 			t.Errorf("closest(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}

@@ -1,7 +1,6 @@
 package inventory
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"sort"
@@ -331,6 +330,10 @@ func (p *parser) setPort(dst *opt[int], n *yaml.Node, field, hint string) {
 	}
 }
 
+func (p *parser) setSSHPort(s *settings, n *yaml.Node, field string) {
+	p.setPort(&s.port, n, field, "SSH listens on 22 unless configured otherwise")
+}
+
 func (p *parser) setUser(s *settings, n *yaml.Node, field string) {
 	if v, ok := p.str(n, field); ok && p.report(n, field, checkUser(v)) {
 		s.user.set(v)
@@ -359,12 +362,8 @@ func (p *parser) setIdentityFiles(s *settings, n *yaml.Node, field string) {
 		}
 		fh, err := os.Open(path)
 		if err != nil {
-			var pe *os.PathError
-			if errors.As(err, &pe) {
-				err = pe.Err
-			}
 			p.c.add(line(el), ef, "fix the path, or remove it to use ssh-agent and the OpenSSH default keys",
-				"cannot read identity file %q: %v", path, err)
+				"cannot read identity file %q: %v", path, located.PathCause(err))
 			ok = false
 			continue
 		}

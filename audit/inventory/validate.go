@@ -99,8 +99,6 @@ func checkInterface(s string) *problem {
 	return nil
 }
 
-func pathChar(r rune) bool { return safe.PathRune(r) }
-
 // checkRemotePath validates a path used on the remote host (Kafka config
 // and home): absolute, and only characters that mean nothing to a shell.
 func checkRemotePath(s string) *problem {
@@ -113,7 +111,7 @@ func checkRemotePath(s string) *problem {
 	case len(s) > 4096:
 		return bad(hint, "path is longer than 4096 characters")
 	}
-	if c := firstBad(s, pathChar); c != "" {
+	if c := firstBad(s, safe.PathRune); c != "" {
 		return bad(templateHint(s, hint), "path %q contains %s, which is not allowed", s, c)
 	}
 	return nil

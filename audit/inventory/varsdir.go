@@ -148,11 +148,7 @@ func (p *parser) varsFile(path string, isGroup bool) *settings {
 func readLimited(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return nil, err
+		return nil, located.PathCause(err)
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, maxSize+1))

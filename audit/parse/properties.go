@@ -60,9 +60,7 @@ func splitProperty(line string) (string, string) {
 		}
 		k++
 	}
-	if k > len(line) {
-		k = len(line)
-	}
+	k = min(k, len(line))
 	key := line[:k]
 	rest := strings.TrimLeft(line[k:], " \t\f")
 	if rest != "" && (rest[0] == '=' || rest[0] == ':') {

@@ -3,6 +3,7 @@ package parse
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -37,7 +38,7 @@ func SSListeners(text string) ([]facts.Listener, error) {
 			}
 			hasHeader = true
 			hdrNetid = f[0] == "Netid"
-			hdrState = contains(f, "State")
+			hdrState = slices.Contains(f, "State")
 			continue
 		}
 		rows++
@@ -57,7 +58,7 @@ func SSListeners(text string) ([]facts.Listener, error) {
 }
 
 func isSSHeader(f []string) bool {
-	return contains(f, "Recv-Q") && contains(f, "Send-Q")
+	return slices.Contains(f, "Recv-Q") && slices.Contains(f, "Send-Q")
 }
 
 var ssStates = map[string]bool{
@@ -111,15 +112,6 @@ func ssFirstUser(s string) (string, int) {
 		return m[1], 0
 	}
 	return m[1], pid
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func isNumber(s string) bool {

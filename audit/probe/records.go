@@ -2,6 +2,7 @@ package probe
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -112,9 +113,7 @@ func (r *Records) Stamp(p *facts.Probe, f *facts.Facts) {
 		return
 	}
 	p.BootID, p.HostKey = f.Kernel.BootID, f.HostKey
-	if p.Release == "" {
-		p.Release = f.Kernel.Release
-	}
+	p.Release = cmp.Or(p.Release, f.Kernel.Release)
 	p.At = r.now().UTC().Truncate(time.Second)
 }
 

@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strconv"
@@ -60,12 +61,8 @@ func run(ctx context.Context, r transport.Runner, t transport.Target, k facts.Ke
 	if !ok {
 		return &facts.Probe{State: facts.ProbeNotPerNetns, Reason: why, Release: k.Release}
 	}
-	if opt.Budget == 0 {
-		opt.Budget = DefaultBudget
-	}
-	if opt.Payload == 0 {
-		opt.Payload = DefaultPayload
-	}
+	opt.Budget = cmp.Or(opt.Budget, DefaultBudget)
+	opt.Payload = cmp.Or(opt.Payload, DefaultPayload)
 	if len(opt.RcvBufs) == 0 {
 		opt.RcvBufs = Cases(rcvbuf)
 	}
@@ -99,16 +96,12 @@ func run(ctx context.Context, r transport.Runner, t transport.Target, k facts.Ke
 			p.State = f.State
 		}
 		p.Reason = strings.TrimPrefix(p.Reason+"; ", "; ") + f.Reason
-		if p.Release == "" {
-			p.Release = k.Release
-		}
+		p.Release = cmp.Or(p.Release, k.Release)
 		return p
 	}
 	p := Parse(out.Stdout, marker)
 	p.PerNetns, p.ScriptBytes = why, len(script)
-	if p.Release == "" {
-		p.Release = k.Release // the script stopped before printing it (needs root)
-	}
+	p.Release = cmp.Or(p.Release, k.Release) // the script stopped before printing it (needs root)
 	if p.State == facts.ProbeNeedsRoot {
 		p.Reason = located.WithHint(NeedsRoot+": "+p.Reason, "set become: sudo with passwordless sudo for /bin/sh, or log in as root")
 	}

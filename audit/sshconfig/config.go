@@ -1,6 +1,7 @@
 package sshconfig
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -61,20 +62,14 @@ func Load(opt Options) (*Config, error) {
 		if err != nil {
 			return nil, located.Hint(fmt.Errorf("ssh_config: cannot look up the current user: %v", err), "set HOME and USER")
 		}
-		if opt.Home == "" {
-			opt.Home = u.HomeDir
-		}
-		if opt.LocalUser == "" {
-			opt.LocalUser = u.Username
-		}
+		opt.Home = cmp.Or(opt.Home, u.HomeDir)
+		opt.LocalUser = cmp.Or(opt.LocalUser, u.Username)
 	}
-	if opt.System == "" {
-		opt.System = SystemFile
-	}
+	opt.System = cmp.Or(opt.System, SystemFile)
 	c := &Config{opt: opt, cache: map[string]parsed{}, warned: map[string]bool{}}
 	if opt.File != "" {
 		if _, err := os.Stat(opt.File); err != nil {
-			return nil, fmt.Errorf("--ssh-config %s: %v", opt.File, unwrapPath(err))
+			return nil, fmt.Errorf("--ssh-config %s: %v", opt.File, located.PathCause(err))
 		}
 		c.files = []source{{path: opt.File, user: true}}
 	} else {
@@ -110,7 +105,7 @@ func (c *Config) read(f source) ([]directive, error) {
 	case errors.Is(err, fs.ErrNotExist) && f.path != c.opt.File:
 		p = parsed{}
 	case err != nil:
-		p = parsed{err: fmt.Errorf("ssh_config %s: %v", f.path, unwrapPath(err))}
+		p = parsed{err: fmt.Errorf("ssh_config %s: %v", f.path, located.PathCause(err))}
 	default:
 		if f.user {
 			err = checkPerm(f.path)
@@ -131,7 +126,7 @@ func (c *Config) read(f source) ([]directive, error) {
 func checkPerm(path string) error {
 	fi, err := os.Stat(path)
 	if err != nil {
-		return fmt.Errorf("ssh_config %s: %v", path, unwrapPath(err))
+		return fmt.Errorf("ssh_config %s: %v", path, located.PathCause(err))
 	}
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok {
@@ -151,12 +146,4 @@ func (c *Config) warn(key, msg string) {
 	if !seen && c.opt.Warn != nil {
 		c.opt.Warn(msg)
 	}
-}
-
-func unwrapPath(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }

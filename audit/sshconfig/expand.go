@@ -1,6 +1,7 @@
 package sshconfig
 
 import (
+	"cmp"
 	"crypto/sha1"
 	"encoding/hex"
 	"fmt"
@@ -86,10 +87,7 @@ func (h *Host) tokens(home, localUser string) map[byte]string {
 	short, _, _ := strings.Cut(long, ".")
 	port := fmt.Sprint(h.portOr22())
 	sum := sha1.Sum([]byte(long + h.HostName + port + h.User))
-	alias := h.HostKeyAlias
-	if alias == "" {
-		alias = h.Alias
-	}
+	alias := cmp.Or(h.HostKeyAlias, h.Alias)
 	return map[byte]string{
 		'C': hex.EncodeToString(sum[:]), 'd': home, 'h': h.HostName, 'i': fmt.Sprint(os.Getuid()),
 		'j': h.ProxyJump, 'k': alias, 'L': short, 'l': long, 'n': h.Alias, 'p': port,

@@ -42,7 +42,7 @@ func (c *SSH) loadIdentity(path string, explicit bool) *identity {
 	switch {
 	case err != nil && !explicit && errors.Is(err, os.ErrNotExist):
 	case err != nil:
-		c.warnOnce("id:"+path, fmt.Sprintf("identity file %s not accessible (%v): not offered", path, unwrapPathErr(err)))
+		c.warnOnce("id:"+path, fmt.Sprintf("identity file %s not accessible (%v): not offered", path, located.PathCause(err)))
 	default:
 		id.parse(data)
 	}
@@ -306,12 +306,4 @@ func (c *SSH) unlockOnce(ep endpoint, id *identity) {
 		c.warnOnce(fmt.Sprintf("badpass:%s:%d", id.path, i), fmt.Sprintf("wrong passphrase for %s", id.path))
 	}
 	c.warnOnce("enc:"+id.path, fmt.Sprintf("identity file %s stays locked: not offered (load it into ssh-agent: ssh-add %s)", id.path, id.path))
-}
-
-func unwrapPathErr(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }

@@ -1,17 +1,19 @@
 package transport
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"github.com/kaudit/kaudit/audit/facts"
-	"github.com/kaudit/kaudit/internal/fanout"
-	"github.com/kaudit/kaudit/internal/located"
 	"io"
 	"net"
 	"os"
 	"strings"
 	"syscall"
+
+	"github.com/kaudit/kaudit/audit/facts"
+	"github.com/kaudit/kaudit/internal/fanout"
+	"github.com/kaudit/kaudit/internal/located"
 )
 
 // DefaultStep is how errors name the script run when the Target names
@@ -52,7 +54,7 @@ func local(e *Error) *Error {
 // stepErr is an error whose message names the step it happened in: the
 // first verb of format is the step (def when step is "").
 func stepErr(kind facts.ErrorKind, err error, step, def, format string, args ...any) *Error {
-	return local(&Error{Kind: kind, Step: step, Err: err, Msg: fmt.Sprintf(format, append([]any{orDefault(step, def)}, args...)...)})
+	return local(&Error{Kind: kind, Step: step, Err: err, Msg: fmt.Sprintf(format, append([]any{cmp.Or(step, def)}, args...)...)})
 }
 
 // NoExitStatus is the error of a script run whose connection closed
@@ -124,13 +126,6 @@ func classify(err error, phase string) *Error {
 func trimSSH(s string) string {
 	s = strings.TrimPrefix(s, "ssh: handshake failed: ")
 	return strings.TrimPrefix(s, "ssh: ")
-}
-
-func orDefault(s, d string) string {
-	if s == "" {
-		return d
-	}
-	return s
 }
 
 func isNetTimeout(err error) bool {

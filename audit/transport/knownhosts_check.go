@@ -42,7 +42,7 @@ func CheckKnownHostsPath(p string) error {
 	case os.IsNotExist(err):
 		return nil
 	case err != nil:
-		return located.Hint(fmt.Errorf("known_hosts %s: cannot be read: %v", p, unwrapPath(err)), "give known_hosts the path of a readable file, e.g. ~/.ssh/known_hosts")
+		return located.Hint(fmt.Errorf("known_hosts %s: cannot be read: %v", p, located.PathCause(err)), "give known_hosts the path of a readable file, e.g. ~/.ssh/known_hosts")
 	case fi.IsDir():
 		return located.Hint(fmt.Errorf("known_hosts %s: is a directory, not a file", p), "give known_hosts the path of a file in it, e.g. "+strings.TrimRight(p, "/")+"/known_hosts")
 	case !fi.Mode().IsRegular():
@@ -50,17 +50,9 @@ func CheckKnownHostsPath(p string) error {
 	}
 	fh, err := os.Open(p)
 	if err != nil {
-		return located.Hint(fmt.Errorf("known_hosts %s: cannot be read: %v", p, unwrapPath(err)), "check its permissions, or give known_hosts another file")
+		return located.Hint(fmt.Errorf("known_hosts %s: cannot be read: %v", p, located.PathCause(err)), "check its permissions, or give known_hosts another file")
 	}
 	return fh.Close()
-}
-
-// unwrapPath is the reason of a *PathError without the path repeated.
-func unwrapPath(err error) error {
-	if pe, ok := err.(*os.PathError); ok {
-		return pe.Err
-	}
-	return err
 }
 
 // CheckKnownHosts checks every known_hosts file t's host key (and each of

@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"cmp"
 	"fmt"
 	"net"
 	"os"
@@ -82,10 +83,7 @@ func (c *SSH) target(t Target) (*sshconfig.Config, endpoint, string, error) {
 // A Target built without Given (tests, callers other than audit.Target)
 // still keeps an address or port that differs from the defaults.
 func targetQuery(t Target, withConfig bool) sshconfig.Query {
-	q := sshconfig.Query{Host: t.Name}
-	if q.Host == "" {
-		q.Host = t.Address
-	}
+	q := sshconfig.Query{Host: cmp.Or(t.Name, t.Address)}
 	if t.Address != "" && (!withConfig || t.Given.Address || t.Address != q.Host) {
 		q.HostName = t.Address
 	}
@@ -183,13 +181,10 @@ func resolveEndpoint(cfg *sshconfig.Config, q sshconfig.Query, t Target, given G
 		}
 	}
 	if user == "" {
-		user = localUser()
+		user = LocalUser()
 	}
 	ep.user = user
-	port := h.Port
-	if port == 0 {
-		port = 22
-	}
+	port := cmp.Or(h.Port, 22)
 	ep.addr = hostPort(h.HostName, port)
 	ep.hostKeyName, ep.hkName, ep.hkPort = ep.addr, h.HostName, port
 	if h.HostKeyAlias != "" {
@@ -261,16 +256,14 @@ func hostKeySettings(t Target, given Given, h *sshconfig.Host, withConfig bool) 
 			policy = PolicyAcceptNew
 		}
 	}
-	if policy == "" {
-		policy = PolicyStrict
-	}
+	policy = cmp.Or(policy, PolicyStrict)
 	return files, policy
 }
 
 // DefaultIdentityFiles are tried, like OpenSSH, when a host names none.
 func DefaultIdentityFiles() []string {
-	home := homeDir()
-	if home == "" {
+	home, err := os.UserHomeDir()
+	if err != nil {
 		return nil
 	}
 	return []string{
@@ -280,14 +273,8 @@ func DefaultIdentityFiles() []string {
 	}
 }
 
-func homeDir() string {
-	if home, err := os.UserHomeDir(); err == nil {
-		return home
-	}
-	return ""
-}
-
-func localUser() string {
+// LocalUser is the login name kaudit runs as, ssh's default user.
+func LocalUser() string {
 	if u, err := user.Current(); err == nil && u.Username != "" {
 		return u.Username
 	}

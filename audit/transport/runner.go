@@ -2,6 +2,7 @@ package transport
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"io"
 	"sync"
@@ -47,7 +48,7 @@ type Given struct {
 }
 
 // step is what errors call the script run: Step, or DefaultStep.
-func (t Target) step() string { return orDefault(t.Step, DefaultStep) }
+func (t Target) step() string { return cmp.Or(t.Step, DefaultStep) }
 
 // Output is what a script printed.
 type Output struct {

@@ -1,11 +1,13 @@
 package transport
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io"
 	"net"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -89,9 +91,7 @@ func (c *SSH) warnOnce(key, msg string) {
 }
 
 func hostPort(addr string, port int) string {
-	if port == 0 {
-		port = 22
-	}
+	port = cmp.Or(port, 22)
 	return net.JoinHostPort(strings.Trim(addr, "[]"), strconv.Itoa(port))
 }
 
@@ -290,7 +290,7 @@ func (c *SSH) hostKeyAlgorithms(ep endpoint) []string {
 	}
 	var first, rest []string
 	for _, a := range list {
-		if contains(known, a) {
+		if slices.Contains(known, a) {
 			first = append(first, a)
 		} else {
 			rest = append(rest, a)
@@ -322,7 +322,7 @@ func applyAlgList(spec string, defaults []string) []string {
 	}
 	var keep []string
 	for _, a := range out {
-		if contains(impl, a) && !contains(keep, a) {
+		if slices.Contains(impl, a) && !slices.Contains(keep, a) {
 			keep = append(keep, a)
 		}
 	}
@@ -332,15 +332,6 @@ func applyAlgList(spec string, defaults []string) []string {
 func matchesAny(s string, pats []string) bool {
 	for _, p := range pats {
 		if ok, _ := path.Match(p, s); ok {
-			return true
-		}
-	}
-	return false
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
 			return true
 		}
 	}

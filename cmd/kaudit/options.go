@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -65,10 +66,7 @@ type outputOpts struct {
 }
 
 func (o *outputOpts) flags() []cli.Flag {
-	def, usage := o.defaultFormat, o.formatUsage
-	if def == "" {
-		def = "table"
-	}
+	def, usage := cmp.Or(o.defaultFormat, "table"), o.formatUsage
 	if usage == "" {
 		usage = "report format: " + strings.Join(report.Formats(), ", ")
 	}

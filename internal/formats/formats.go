@@ -8,7 +8,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -34,12 +35,7 @@ func (r *Registry[W]) Register(name string, w W) {
 
 // Names lists the registered names, sorted (a new slice each call).
 func (r *Registry[W]) Names() []string {
-	out := make([]string, 0, len(r.m))
-	for n := range r.m {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(r.m))
 }
 
 // Lookup is the writer registered as name, or an error naming the known

@@ -1,6 +1,7 @@
 package located
 
 import (
+	"cmp"
 	"strconv"
 	"strings"
 )
@@ -15,9 +16,7 @@ const syntaxHint = "check the indentation and quoting around that line"
 // the line holds a tab.
 func YAMLSyntax(file string, data []byte, err error, hint string) *Error {
 	line, msg := YAMLLine(err)
-	if hint == "" {
-		hint = syntaxHint
-	}
+	hint = cmp.Or(hint, syntaxHint)
 	if lines := strings.Split(string(data), "\n"); line > 0 && line <= len(lines) && strings.Contains(lines[line-1], "\t") {
 		hint = "YAML indentation must use spaces, not tabs"
 	}

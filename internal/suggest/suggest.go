@@ -2,7 +2,10 @@
 // "did you mean …?" hints in inventory, waiver and profile errors.
 package suggest
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // Closest returns the known word nearest to s (case-insensitive edit
 // distance at most 2, or 3 for words longer than 8), or "".
@@ -19,6 +22,15 @@ func Closest(s string, known []string) string {
 	}
 	if bestD <= limit {
 		return best
+	}
+	return ""
+}
+
+// DidYouMean is the hint `did you mean "x"?` for the known word closest
+// to s, or "".
+func DidYouMean(s string, known []string) string {
+	if c := Closest(s, known); c != "" {
+		return fmt.Sprintf("did you mean %q?", c)
 	}
 	return ""
 }

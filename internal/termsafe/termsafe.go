@@ -36,9 +36,6 @@ func Line(s string) string { return escape(s, false) }
 // its own (an error message on stderr, JUnit element text, a plan note).
 func Block(s string) string { return escape(s, true) }
 
-// Clean reports whether s has nothing Line would change.
-func Clean(s string) bool { return Line(s) == s }
-
 // cleanFrom is the index of the first byte escape must look at, len(s)
 // when there is none.
 func cleanFrom(s string, keepLines bool) int {

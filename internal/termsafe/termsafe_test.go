@@ -28,9 +28,6 @@ func TestLineAndBlock(t *testing.T) {
 		if got := Block(c.in); got != c.block {
 			t.Errorf("Block(%q) = %q, want %q", c.in, got, c.block)
 		}
-		if Clean(c.in) != (c.in == c.line) {
-			t.Errorf("Clean(%q) = %v", c.in, Clean(c.in))
-		}
 	}
 }
 
@@ -44,7 +41,7 @@ func FuzzLine(f *testing.F) {
 					t.Fatalf("escape(%q) = %q holds byte %#x", s, out, c)
 				}
 			}
-			if !Clean(Line(out)) || Line(out) != Line(Line(out)) {
+			if Line(out) != Line(Line(out)) {
 				t.Fatalf("Line is not stable on its output for %q", s)
 			}
 		}

@@ -47,10 +47,7 @@ func (p Progress) Line(width int) string {
 	}
 	tail := strings.Join(parts, " · ")
 	const head = "scanning "
-	barLen := width - StringWidth(head) - StringWidth(tail) - 3
-	if barLen > 30 {
-		barLen = 30
-	}
+	barLen := min(width-StringWidth(head)-StringWidth(tail)-3, 30)
 	if barLen < 5 {
 		return Truncate(head+tail, width)
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kfake"
 
-	"github.com/kaudit/kaudit/internal/fakecluster"
+	"github.com/kaudit/kaudit/test/fakecluster"
 	"github.com/kaudit/kaudit/test/testfleet"
 )
 

@@ -27,16 +27,15 @@ type Partition struct {
 
 // Control is the state a test sets; the zero value is never used (New).
 type Control struct {
-	k         *kfake.Cluster
-	id        string
-	addrs     []string // the brokers' listeners, node id = index
-	mu        sync.Mutex
-	parts     []Partition
-	minISR    map[string]int
-	down      bool
-	reads     int
-	onMeta    func(read int, all bool) // called (unlocked) before each Metadata answer
-	unregistr map[int32]bool
+	k      *kfake.Cluster
+	id     string
+	addrs  []string // the brokers' listeners, node id = index
+	mu     sync.Mutex
+	parts  []Partition
+	minISR map[string]int
+	down   bool
+	reads  int
+	onMeta func(read int, all bool) // called (unlocked) before each Metadata answer
 }
 
 // New starts a kfake cluster of n brokers (node ids 0…n-1) with cluster
@@ -47,7 +46,7 @@ func New(n int, id string, opts ...kfake.Opt) (*Control, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Control{k: k, id: id, addrs: k.ListenAddrs(), minISR: map[string]int{}, unregistr: map[int32]bool{}}
+	c := &Control{k: k, id: id, addrs: k.ListenAddrs(), minISR: map[string]int{}}
 	k.ControlKey(int16(kmsg.Metadata), c.metadata)
 	k.ControlKey(int16(kmsg.DescribeConfigs), c.describeConfigs)
 	return c, nil
@@ -90,14 +89,6 @@ func (c *Control) Down(down bool) {
 	c.down = down
 }
 
-// Unregister leaves a broker out of the Metadata answers (as a broker
-// that is shut down).
-func (c *Control) Unregister(id int32, gone bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.unregistr[id] = gone
-}
-
 // OnMetadata calls fn before each Metadata answer, with the number of
 // answers so far (0 first) and whether the request asks for every topic
 // (a health read does; a discovery asks for none); fn may call Set, Down.
@@ -105,13 +96,6 @@ func (c *Control) OnMetadata(fn func(read int, all bool)) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.onMeta = fn
-}
-
-// Reads is how many Metadata requests were answered or cut.
-func (c *Control) Reads() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.reads
 }
 
 var errDown = errors.New("fakecluster: connection cut")
@@ -136,9 +120,6 @@ func (c *Control) metadata(kreq kmsg.Request) (kmsg.Response, error, bool) {
 	resp.ClusterID = kmsg.StringPtr(c.id)
 	resp.ControllerID = 0
 	for i, addr := range c.addrs {
-		if c.unregistr[int32(i)] {
-			continue
-		}
 		host, port, _ := net.SplitHostPort(addr)
 		p, _ := strconv.Atoi(port)
 		b := kmsg.NewMetadataResponseBroker()
