@@ -5,6 +5,7 @@
 package report
 
 import (
+	"fmt"
 	"sort"
 	"time"
 
@@ -143,16 +144,22 @@ func (r *Report) Close() error {
 
 // withViews is r with every spooled host's Facts set to what the formats
 // other than JSON read of them (viewFacts), kept in memory when they were
-// spooled; r itself is left alone.
-func (r *Report) withViews() *Report {
+// spooled; r itself is left alone. A spool made for JSON only
+// (NewSpoolFor) kept none: an error naming format.
+func (r *Report) withViews(format string) (*Report, error) {
 	c := *r
 	c.Hosts = append([]Host(nil), r.Hosts...)
 	for i := range c.Hosts {
-		if h := &c.Hosts[i]; h.Spooled != nil {
-			h.Facts, h.Spooled = h.Spooled.view, nil
+		h := &c.Hosts[i]
+		if h.Spooled == nil {
+			continue
 		}
+		if !h.Spooled.spool.views {
+			return nil, fmt.Errorf("report: host %s: its facts were spooled for a JSON report only; the %s format cannot be rendered from them (kaudit bug: the scan was told the wrong format)", h.Name, format)
+		}
+		h.Facts, h.Spooled = h.Spooled.view, nil
 	}
-	return &c
+	return &c, nil
 }
 
 // Summarize scores every host and recomputes r.Summary.
