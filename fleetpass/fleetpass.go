@@ -48,10 +48,14 @@ func RunOn(r *report.Report, fleet []*facts.Facts) {
 		audited[i] = r.Hosts[i].Error == nil && fleet[i] != nil
 	}
 	clear(fleet)
+	for i := range hosts {
+		hosts[i].Facts = nil
+	}
 	for i, fs := range found {
 		if audited[i] {
 			r.Hosts[i].Findings = rules.ApplyFleet(r.Hosts[i].Findings, fs)
 		}
+		found[i] = nil
 	}
 }
 

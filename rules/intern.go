@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"encoding/json"
 	"hash/maphash"
 	"maps"
 	"reflect"
@@ -76,7 +77,7 @@ func (in *Interner) ForgetLists() {
 
 // FleetFacts is the package's FleetFacts of f with its maps (sysctls,
 // files, server.properties and their lines, sections, NIC features,
-// running settings) shared with the hosts' before it that have equal
+// running settings; the block devices and cgroup limits) shared with the hosts' before it that have equal
 // ones: a fleet configured alike holds each once (10,000 simulated
 // hosts: 7 distinct sysctl sets). The maps are read-only, as all of
 // FleetFacts is.
@@ -98,8 +99,36 @@ func (in *Interner) FleetFacts(f *facts.Facts) *facts.Facts {
 		k.Properties = shareMap(in.seed, &m.strs, k.Properties)
 		k.PropertyLines = shareMap(in.seed, &m.ints, k.PropertyLines)
 		k.Running = shareMap(in.seed, &m.running, k.Running)
+		k.Devices = sharePtr(in.seed, &m.devices, k.Devices)
+		k.Cgroup = sharePtr(in.seed, &m.cgroups, k.Cgroup)
 	}
 	return out
+}
+
+// sharePtr is p, or a pointer shared before to an equal value
+// (reflect.DeepEqual; hashed by its JSON), kept in *by as shareMap keeps
+// maps. Nil stays nil.
+func sharePtr[T any](seed maphash.Seed, by *map[uint64][]*T, p *T) *T {
+	if p == nil {
+		return nil
+	}
+	b, err := json.Marshal(p)
+	if err != nil {
+		return p
+	}
+	h := maphash.Bytes(seed, b)
+	if *by == nil {
+		*by = map[uint64][]*T{}
+	}
+	for _, g := range (*by)[h] {
+		if reflect.DeepEqual(g, p) {
+			return g
+		}
+	}
+	if len((*by)[h]) < maxListsPerHash {
+		(*by)[h] = append((*by)[h], p)
+	}
+	return p
 }
 
 // fleetMaps are the maps FleetFacts shares, per value type, by mapHash.
@@ -109,6 +138,8 @@ type fleetMaps struct {
 	sections map[uint64][]map[string]facts.SectionStatus
 	features map[uint64][]map[string]facts.Feature
 	running  map[uint64][]map[string]facts.RunningConfig
+	devices  map[uint64][]*facts.BlockDevices
+	cgroups  map[uint64][]*facts.CgroupMemory
 }
 
 // shareMap is m, or an equal map shared before (kept in *by, at most
