@@ -60,6 +60,12 @@ func (s *Set) EvaluateFleet(hosts []FleetHost) [][]Finding {
 			out[i] = append(out[i], fd)
 		}
 	}
+	// Equal texts and fixes are held once (the same "align with peers"
+	// fix on every broker that differs alike).
+	in := NewInterner()
+	for _, fs := range out {
+		in.Findings(fs)
+	}
 	return out
 }
 
