@@ -29,7 +29,8 @@ func Run(r *report.Report) {
 
 // RunOn is Run with the facts of r.Hosts[i] in fleet[i] (nil: not
 // audited), for a scan that no longer holds them in the report
-// (pipeline.Config.SpoolFacts keeps rules.FleetFacts of each host).
+// (pipeline.Config.SpoolFacts keeps rules.FleetFacts of each host). It
+// clears fleet's entries once the fleet rules have read them.
 func RunOn(r *report.Report, fleet []*facts.Facts) {
 	hosts := make([]rules.FleetHost, len(r.Hosts))
 	proven, _ := Members(r.Cluster)
@@ -39,10 +40,22 @@ func RunOn(r *report.Report, fleet []*facts.Facts) {
 			hosts[i].Facts = nil
 		}
 	}
-	for i, fs := range rules.EvaluateFleet(hosts) {
-		if r.Hosts[i].Error == nil && fleet[i] != nil {
+	found := rules.EvaluateFleet(hosts)
+	// The facts are read no more: a scan's fleet (pipeline) is let go
+	// before every host's findings are copied with the fleet rules' in.
+	audited := make([]bool, len(fleet))
+	for i := range fleet {
+		audited[i] = r.Hosts[i].Error == nil && fleet[i] != nil
+	}
+	clear(fleet)
+	for i := range hosts {
+		hosts[i].Facts = nil
+	}
+	for i, fs := range found {
+		if audited[i] {
 			r.Hosts[i].Findings = rules.ApplyFleet(r.Hosts[i].Findings, fs)
 		}
+		found[i] = nil
 	}
 }
 

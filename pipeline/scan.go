@@ -48,6 +48,10 @@ type Config struct {
 	// memory.
 	SpoolFacts bool
 	SpoolDir   string
+	// JSONOnly: the report is rendered as JSON alone (scan -f json), so a
+	// spooled host keeps nothing in memory for the other formats
+	// (report.NewSpoolFor); rendering it in another format is an error.
+	JSONOnly bool
 	// ProbeRecords, when set, keeps each probe's verdict for the host's
 	// boot and gives the hosts without a probe in this run theirs
 	// (probe.Records; probeRecordsAt); ProbeRecordsErr is told what it could
@@ -75,10 +79,15 @@ func (e *ProfileError) Error() string {
 func (e *ProfileError) Unwrap() error { return e.Err }
 
 // profiles resolves every host's profile (base with the host's inventory
-// overrides), keyed by host name.
+// overrides), keyed by host name. A host without overrides shares base
+// (the rules only read a profile): 10,000 copies of it were 5.7 MB.
 func profiles(hosts []inventory.Host, base rules.Profile) (map[string]rules.Profile, error) {
 	out := make(map[string]rules.Profile, len(hosts))
 	for _, h := range hosts {
+		if len(h.Profile) == 0 {
+			out[h.Name] = base
+			continue
+		}
 		p, err := base.With(h.Profile)
 		if err != nil {
 			return nil, &ProfileError{Source: h.Source, Host: h.Name, Err: err}
@@ -163,6 +172,7 @@ func scanReport(ctx context.Context, c Console, j ReportJob) (*report.Report, er
 	}
 	if !j.keepFacts && SpoolFor(j.WhatIf, j.Hosts) {
 		j.Config.SpoolFacts = canSpool(c, j.Config.SpoolDir)
+		j.Config.JSONOnly = j.Output.Format == "json"
 	}
 	r, err := auditOnTerminal(ctx, c, j.Hosts, j.Config, j.Output.Quiet)
 	if err != nil {

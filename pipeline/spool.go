@@ -33,7 +33,7 @@ func newHostSink(n int, profiles map[string]rules.Profile, cfg Config) (*hostSin
 	s := &hostSink{profiles: profiles, texts: rules.NewInterner(), hosts: make([]report.Host, n), done: make([]bool, n), fleet: make([]*facts.Facts, n)}
 	if cfg.SpoolFacts {
 		var err error
-		if s.spool, err = report.NewSpool(cfg.SpoolDir); err != nil {
+		if s.spool, err = report.NewSpoolFor(cfg.SpoolDir, !cfg.JSONOnly); err != nil {
 			return nil, err
 		}
 	}
@@ -50,9 +50,10 @@ func (s *hostSink) finish(i int, res audit.Result) audit.Result {
 	s.fleet[i] = h.Facts
 	if s.spool != nil && h.Facts != nil {
 		if ref, err := s.spool.Put(h.Facts); err == nil {
-			s.fleet[i] = rules.FleetFacts(h.Facts)
+			s.fleet[i] = s.texts.FleetFacts(h.Facts)
 			h.Facts, h.Spooled = nil, ref
 		}
+		h.Findings = s.texts.List(h.Findings) // read-only until the fleet pass copies it
 	}
 	s.hosts[i], s.done[i] = h, true
 	res.Facts = nil
@@ -62,6 +63,7 @@ func (s *hostSink) finish(i int, res audit.Result) audit.Result {
 // report is every host's entry, in input order: those not started
 // (Ctrl-C) from their results.
 func (s *hostSink) report(results []audit.Result) []report.Host {
+	s.texts.ForgetLists()
 	if s.spool != nil && !slices.ContainsFunc(s.hosts, func(h report.Host) bool { return h.Spooled != nil }) {
 		s.spool.Close() // nothing in it: Report.Close would not find it
 	}

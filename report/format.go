@@ -43,7 +43,9 @@ func Render(w io.Writer, format string, r *Report, opt Options) error {
 		return err
 	}
 	if format != "json" && r.spooled() { // only renderJSON prints spooled facts as they are
-		r = r.withViews()
+		if r, err = r.withViews(format); err != nil {
+			return err
+		}
 	}
 	return fn(w, r, opt)
 }

@@ -1,7 +1,9 @@
 package report
 
 import (
+	"bytes"
 	"fmt"
+	"html/template"
 	"regexp"
 	"strings"
 	"testing"
@@ -340,5 +342,27 @@ func TestGroupedCluster(t *testing.T) {
 	}
 	if !strings.Contains(renderString(t, "table", r, Options{Width: 120, Verbose: true}), "broker 500 10.0.2.0:9092") {
 		t.Error("-v does not list every broker")
+	}
+}
+
+// The grouped page's data is streamed (renderGroupedHTML): the page has
+// the bytes html/template writes for {{.Data}} in the script element,
+// hostile texts (a closing script tag, U+2028, &) included, exactly once.
+func TestGroupedHTMLDataAsTemplateWrites(t *testing.T) {
+	r := simulatedFleet(t, GroupedAbove+20, 3)
+	r.Hosts[0].Name = "h\u2028</script><!--&x"
+	r.Hosts[1].Findings[0].Reason = "a\u2029b <b>&amp; \"q\""
+	r.Hosts[1].Findings[0].Status = rules.Fail
+	tmpl := template.Must(template.New("d").Parse(`<script type="application/json" id="kaudit-data">{{.}}</script>`))
+	var want bytes.Buffer
+	if err := tmpl.Execute(&want, buildGroupedView(r).Data); err != nil {
+		t.Fatal(err)
+	}
+	page := renderString(t, "html", r, Options{})
+	if n := strings.Count(page, want.String()); n != 1 {
+		t.Fatalf("the page has html/template's data %d times, want once; its script: %.300s", n, page[strings.Index(page, `id="kaudit-data"`):])
+	}
+	if strings.Contains(page, htmlDataMark) {
+		t.Error("the data's mark is left in the page")
 	}
 }

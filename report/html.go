@@ -169,7 +169,7 @@ func safeHostError(e *HostError) *HostError {
 
 func renderHTML(w io.Writer, r *Report, _ Options) error {
 	if r.Grouped() {
-		return htmlTemplate.ExecuteTemplate(w, "grouped", buildGroupedView(r))
+		return renderGroupedHTML(w, buildGroupedView(r))
 	}
 	return htmlTemplate.ExecuteTemplate(w, "report", buildHTMLView(r))
 }

@@ -3,7 +3,9 @@ package report
 import (
 	"encoding/json"
 	"fmt"
+	"hash/maphash"
 	"os"
+	"reflect"
 	"sync"
 
 	"github.com/kaudit/kaudit/audit/facts"
@@ -19,9 +21,14 @@ import (
 // when kaudit ends, however it ends; its space is freed on Close (or when
 // the process exits).
 type Spool struct {
-	mu  sync.Mutex
-	f   *os.File
-	end int64
+	mu    sync.Mutex
+	f     *os.File
+	end   int64
+	views bool // Put keeps what the formats other than JSON read (viewFacts)
+	// alike: the views kept, by a hash of their JSON, so that hosts with
+	// equal ones share one (10,000 simulated hosts: 10 MB of views).
+	alike map[uint64][]*facts.Facts
+	seed  maphash.Seed
 }
 
 // SpooledFacts is where one host's facts are in a Spool, and the few of
@@ -33,8 +40,15 @@ type SpooledFacts struct {
 	view  *facts.Facts
 }
 
-// NewSpool creates a spool in dir (os.TempDir() when "").
-func NewSpool(dir string) (*Spool, error) {
+// NewSpool creates a spool in dir (os.TempDir() when ""), for a report
+// rendered in any format.
+func NewSpool(dir string) (*Spool, error) { return NewSpoolFor(dir, true) }
+
+// NewSpoolFor is NewSpool for a report rendered as JSON only when views
+// is false: a host put in it keeps nothing in memory for the other
+// formats (viewFacts, ≈ 1 KB a host), and rendering it in one of them is
+// an error (Render).
+func NewSpoolFor(dir string, views bool) (*Spool, error) {
 	f, err := os.CreateTemp(dir, "kaudit-facts-*.json")
 	if n := fanout.LocalFault(err); n != 0 {
 		return nil, located.Hint(fmt.Errorf("facts spool: %w (on kaudit's side: %v)", err, n), fanout.LocalFaultHint)
@@ -46,7 +60,7 @@ func NewSpool(dir string) (*Spool, error) {
 		f.Close()
 		return nil, fmt.Errorf("facts spool: %w", err)
 	}
-	return &Spool{f: f}, nil
+	return &Spool{f: f, views: views, alike: map[uint64][]*facts.Facts{}, seed: maphash.MakeSeed()}, nil
 }
 
 // Put appends f's JSON encoding (as json.Marshal writes it, the bytes the
@@ -62,9 +76,34 @@ func (s *Spool) Put(f *facts.Facts) (*SpooledFacts, error) {
 	if _, err := s.f.WriteAt(b, s.end); err != nil {
 		return nil, fmt.Errorf("facts spool: %w", err)
 	}
-	ref := &SpooledFacts{spool: s, off: s.end, n: len(b), view: viewFacts(f)}
+	ref := &SpooledFacts{spool: s, off: s.end, n: len(b)}
+	if s.views {
+		ref.view = s.share(viewFacts(f))
+	}
 	s.end += int64(len(b))
 	return ref, nil
+}
+
+// maxAlikeViews bounds the views kept under one hash.
+const maxAlikeViews = 4
+
+// share is v, or an equal view (reflect.DeepEqual) another host keeps;
+// views are read-only. s.mu is held.
+func (s *Spool) share(v *facts.Facts) *facts.Facts {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return v
+	}
+	h := maphash.Bytes(s.seed, b)
+	for _, g := range s.alike[h] {
+		if reflect.DeepEqual(g, v) {
+			return g
+		}
+	}
+	if len(s.alike[h]) < maxAlikeViews {
+		s.alike[h] = append(s.alike[h], v)
+	}
+	return v
 }
 
 // Close frees the spool's space; its facts cannot be read afterwards.

@@ -3,6 +3,8 @@ package report
 import (
 	"bytes"
 	"testing"
+
+	"github.com/kaudit/kaudit/audit/facts"
 )
 
 // spooledCopy is r with every audited host's facts moved into a spool, as
@@ -85,5 +87,78 @@ func TestSpoolClosed(t *testing.T) {
 	}
 	if !bytes.Equal(after.Bytes(), before.Bytes()) {
 		t.Errorf("table after Close differs: %s", firstDiff(before.String(), after.String()))
+	}
+}
+
+// TestJSONOnlySpool: a spool made for a JSON report alone keeps no view
+// facts, renders the same JSON bytes as the report it came from, and
+// refuses another format with an error naming the host (never a report
+// missing its facts).
+func TestJSONOnlySpool(t *testing.T) {
+	r := loadFixture(t)
+	sp, err := NewSpoolFor(t.TempDir(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sp.Close()
+	c := *r
+	c.Hosts = append([]Host(nil), r.Hosts...)
+	for i := range c.Hosts {
+		if h := &c.Hosts[i]; h.Facts != nil {
+			if h.Spooled, err = sp.Put(h.Facts); err != nil {
+				t.Fatal(err)
+			}
+			if h.Spooled.view != nil {
+				t.Fatalf("host %s: a JSON-only spool kept view facts", h.Name)
+			}
+			h.Facts = nil
+		}
+	}
+	var want, got bytes.Buffer
+	if err := Render(&want, "json", r, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := Render(&got, "json", &c, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got.Bytes(), want.Bytes()) {
+		t.Errorf("JSON-only spool renders differently: %s", firstDiff(want.String(), got.String()))
+	}
+	err = Render(&bytes.Buffer{}, "table", &c, Options{})
+	if err == nil || !bytes.Contains([]byte(err.Error()), []byte("host kafka-a1: its facts were spooled for a JSON report only")) {
+		t.Errorf("table of a JSON-only spool: %v, want an error naming host kafka-a1", err)
+	}
+}
+
+// TestSpoolSharesAlikeViews: hosts whose view facts are equal share one
+// (read-only); a host whose kernel differs keeps its own.
+func TestSpoolSharesAlikeViews(t *testing.T) {
+	sp, err := NewSpool(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sp.Close()
+	var f *facts.Facts
+	for _, h := range loadFixture(t).Hosts {
+		if h.Facts != nil {
+			f = h.Facts
+			break
+		}
+	}
+	other := *f
+	other.Kernel.Release += "-other"
+	var refs []*SpooledFacts
+	for _, x := range []*facts.Facts{f, f, &other} {
+		ref, err := sp.Put(x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		refs = append(refs, ref)
+	}
+	if refs[0].view != refs[1].view {
+		t.Error("equal views not shared")
+	}
+	if refs[2].view == refs[0].view || refs[2].view.Kernel.Release != other.Kernel.Release {
+		t.Errorf("a differing view was shared: %+v", refs[2].view.Kernel)
 	}
 }

@@ -66,3 +66,24 @@ func TestFailOnFor(t *testing.T) {
 		}
 	}
 }
+
+// Summarize: hosts that fail alike share one deduction list (clipped,
+// so an append copies); a host that fails otherwise has its own.
+func TestSummarizeSharesAlikeDeductions(t *testing.T) {
+	fail := func(rule string) rules.Finding {
+		return rules.Finding{Rule: rule, Status: rules.Fail, Severity: rules.High}
+	}
+	r := &Report{Hosts: []Host{
+		{Name: "a", Findings: []rules.Finding{fail("r1"), fail("r2")}},
+		{Name: "b", Findings: []rules.Finding{fail("r1"), fail("r2")}},
+		{Name: "c", Findings: []rules.Finding{fail("r1"), fail("r3")}},
+	}}
+	Summarize(r)
+	a, b, c := r.Hosts[0].Deductions, r.Hosts[1].Deductions, r.Hosts[2].Deductions
+	if len(a) != 2 || &a[0] != &b[0] || len(a) != cap(a) {
+		t.Errorf("alike hosts' deductions not one clipped list: %v %v", a, b)
+	}
+	if &c[0] == &a[0] || c[1].Rule != "r3" || r.Hosts[2].Score != 60 {
+		t.Errorf("host c: deductions %v, score %d", c, r.Hosts[2].Score)
+	}
+}

@@ -60,6 +60,12 @@ func (s *Set) EvaluateFleet(hosts []FleetHost) [][]Finding {
 			out[i] = append(out[i], fd)
 		}
 	}
+	// Equal texts and fixes are held once (the same "align with peers"
+	// fix on every broker that differs alike).
+	in := NewInterner()
+	for _, fs := range out {
+		in.Findings(fs)
+	}
 	return out
 }
 
@@ -356,7 +362,8 @@ func capList(l []string, n int) []string {
 
 // FleetFacts is the part of f the fleet rules read (EvaluateFleet gives
 // the same findings with it as with f), copied with fresh strings (those
-// hosts repeat interned: intern) so it
+// hosts repeat interned: intern; Interner.FleetFacts shares equal maps
+// too) so it
 // keeps nothing else of f alive, not even the gather output its strings
 // were cut from: what a scan keeps of a host whose facts it has written
 // out (pipeline.Config.SpoolFacts) until every host is gathered. Nil for nil.
@@ -365,9 +372,9 @@ func FleetFacts(f *facts.Facts) *facts.Facts {
 		return nil
 	}
 	out := &facts.Facts{
-		KafkaPort: f.KafkaPort, Role: facts.Role(strings.Clone(string(f.Role))), ConnsTotal: f.ConnsTotal,
+		KafkaPort: f.KafkaPort, Role: facts.Role(intern(string(f.Role))), ConnsTotal: f.ConnsTotal,
 		Listeners: cloneSlice(f.Listeners, func(l facts.Listener) facts.Listener {
-			l.Addr, l.Process = strings.Clone(l.Addr), strings.Clone(l.Process)
+			l.Addr, l.Process = strings.Clone(l.Addr), intern(l.Process)
 			return l
 		}),
 		Established: cloneSlice(f.Established, func(e facts.LocalConns) facts.LocalConns {
@@ -379,19 +386,19 @@ func FleetFacts(f *facts.Facts) *facts.Facts {
 			return c
 		}),
 		Sections: cloneMap(f.Sections, func(s facts.SectionStatus) facts.SectionStatus {
-			return facts.SectionStatus{State: facts.SectionState(strings.Clone(string(s.State))), Message: strings.Clone(s.Message)}
+			return facts.SectionStatus{State: facts.SectionState(intern(string(s.State))), Message: intern(s.Message)}
 		}),
 		// What the peer comparison reads (peers.go).
-		Kernel: facts.Kernel{Release: strings.Clone(f.Kernel.Release)},
+		Kernel: facts.Kernel{Release: intern(f.Kernel.Release)},
 		Sysctl: cloneMap(f.Sysctl, intern),
 		Files:  cloneMap(f.Files, intern),
 		NICs:   cloneSlice(f.NICs, peerNIC),
 	}
 	if k := f.Kafka; k != nil {
 		out.Kafka = &facts.Kafka{
-			PID: k.PID, FoundBy: strings.Clone(k.FoundBy), Version: strings.Clone(k.Version),
-			Distribution: strings.Clone(k.Distribution), Jar: strings.Clone(k.Jar), Scala: strings.Clone(k.Scala),
-			Config: strings.Clone(k.Config), Properties: cloneMap(k.Properties, intern),
+			PID: k.PID, FoundBy: intern(k.FoundBy), Version: intern(k.Version),
+			Distribution: intern(k.Distribution), Jar: intern(k.Jar), Scala: intern(k.Scala),
+			Config: intern(k.Config), Properties: cloneMap(k.Properties, intern),
 			PropertyLines: cloneMap(k.PropertyLines, func(n int) int { return n }),
 			Process:       peerProcess(k.Process),
 			Running:       cloneMap(k.Running, func(r facts.RunningConfig) facts.RunningConfig { return r }),
@@ -400,8 +407,8 @@ func FleetFacts(f *facts.Facts) *facts.Facts {
 			// The cluster cross-check (scan --bootstrap) proves hosts by
 			// these; the peers' devices are found by Device.
 			LogDirs: cloneSlice(k.LogDirs, func(d facts.LogDir) facts.LogDir {
-				out := facts.LogDir{Path: strings.Clone(d.Path), Segments: d.Segments,
-					Device: strings.Clone(d.Device), Mount: strings.Clone(d.Mount), FSType: strings.Clone(d.FSType)}
+				out := facts.LogDir{Path: intern(d.Path), Segments: d.Segments,
+					Device: intern(d.Device), Mount: intern(d.Mount), FSType: intern(d.FSType)}
 				if d.Meta != nil {
 					m := *d.Meta
 					out.Meta = &m
@@ -446,7 +453,7 @@ func intern(s string) string { return unique.Make(s).Value() }
 
 // peerNIC is what the peer comparison reads of a NIC.
 func peerNIC(n facts.NIC) facts.NIC {
-	out := facts.NIC{Name: strings.Clone(n.Name), MTU: n.MTU, Features: cloneMap(n.Features, func(f facts.Feature) facts.Feature { return facts.Feature{On: f.On} })}
+	out := facts.NIC{Name: intern(n.Name), MTU: n.MTU, Features: cloneMap(n.Features, func(f facts.Feature) facts.Feature { return facts.Feature{On: f.On} })}
 	if n.Ring != nil {
 		r := *n.Ring
 		out.Ring = &r
@@ -459,7 +466,7 @@ func peerProcess(p *facts.BrokerProcess) *facts.BrokerProcess {
 	if p == nil {
 		return nil
 	}
-	out := &facts.BrokerProcess{JavaVersion: strings.Clone(p.JavaVersion), Xms: p.Xms, Xmx: p.Xmx, Unread: cloneMap(p.Unread, strings.Clone)}
+	out := &facts.BrokerProcess{JavaVersion: intern(p.JavaVersion), Xms: p.Xms, Xmx: p.Xmx, Unread: cloneMap(p.Unread, strings.Clone)}
 	if p.NoFile != nil {
 		l := *p.NoFile
 		out.NoFile = &l

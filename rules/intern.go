@@ -1,9 +1,15 @@
 package rules
 
 import (
+	"encoding/json"
+	"hash/maphash"
+	"maps"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
+
+	"github.com/kaudit/kaudit/audit/facts"
 )
 
 // Interner makes the findings of many hosts share what is equal between
@@ -19,11 +25,178 @@ type Interner struct {
 	mu    sync.Mutex
 	texts map[string]string
 	fixes map[string][]*Fix // by Summary
+	seed  maphash.Seed
+	lists map[uint64][][]Finding // List's, by listHash
+	maps  fleetMaps              // FleetFacts'
 }
 
 // NewInterner is an empty interner.
 func NewInterner() *Interner {
-	return &Interner{texts: map[string]string{}, fixes: map[string][]*Fix{}}
+	return &Interner{texts: map[string]string{}, fixes: map[string][]*Fix{}, seed: maphash.MakeSeed(), lists: map[uint64][][]Finding{}}
+}
+
+// maxListsPerHash bounds the lists List keeps under one hash (a
+// collision is rare; a bound keeps it from being a walk).
+const maxListsPerHash = 4
+
+// List is fs (gone through Findings), or an equal list that went
+// through List before: hosts the rules judged alike share one backing
+// array (a fleet's hosts mostly are: 10,000 simulated hosts have 9
+// distinct lists before the fleet rules). Nobody may write the elements
+// of a list List returned; it is clipped, so an append copies, and
+// rules.ApplyFleet copies. ForgetLists lets the lists go.
+func (in *Interner) List(fs []Finding) []Finding {
+	if len(fs) == 0 {
+		return fs
+	}
+	fs = slices.Clip(fs)
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	h := in.listHash(fs)
+	for _, g := range in.lists[h] {
+		if sameFindings(g, fs) {
+			return g
+		}
+	}
+	if len(in.lists[h]) < maxListsPerHash {
+		in.lists[h] = append(in.lists[h], fs)
+	}
+	return fs
+}
+
+// ForgetLists drops the lists List kept and the maps FleetFacts kept,
+// so that they live only as long as the hosts that share them (the fleet
+// pass gives every host its own copy of its findings and lets the fleet
+// facts go).
+func (in *Interner) ForgetLists() {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	clear(in.lists)
+	in.maps = fleetMaps{}
+}
+
+// FleetFacts is the package's FleetFacts of f with its maps (sysctls,
+// files, server.properties and their lines, sections, NIC features,
+// running settings; the block devices and cgroup limits) shared with the hosts' before it that have equal
+// ones: a fleet configured alike holds each once (10,000 simulated
+// hosts: 7 distinct sysctl sets). The maps are read-only, as all of
+// FleetFacts is.
+func (in *Interner) FleetFacts(f *facts.Facts) *facts.Facts {
+	out := FleetFacts(f)
+	if out == nil {
+		return nil
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	m := &in.maps
+	out.Sysctl = shareMap(in.seed, &m.strs, out.Sysctl)
+	out.Files = shareMap(in.seed, &m.strs, out.Files)
+	out.Sections = shareMap(in.seed, &m.sections, out.Sections)
+	for i := range out.NICs {
+		out.NICs[i].Features = shareMap(in.seed, &m.features, out.NICs[i].Features)
+	}
+	if k := out.Kafka; k != nil {
+		k.Properties = shareMap(in.seed, &m.strs, k.Properties)
+		k.PropertyLines = shareMap(in.seed, &m.ints, k.PropertyLines)
+		k.Running = shareMap(in.seed, &m.running, k.Running)
+		k.Devices = sharePtr(in.seed, &m.devices, k.Devices)
+		k.Cgroup = sharePtr(in.seed, &m.cgroups, k.Cgroup)
+	}
+	return out
+}
+
+// sharePtr is p, or a pointer shared before to an equal value
+// (reflect.DeepEqual; hashed by its JSON), kept in *by as shareMap keeps
+// maps. Nil stays nil.
+func sharePtr[T any](seed maphash.Seed, by *map[uint64][]*T, p *T) *T {
+	if p == nil {
+		return nil
+	}
+	b, err := json.Marshal(p)
+	if err != nil {
+		return p
+	}
+	h := maphash.Bytes(seed, b)
+	if *by == nil {
+		*by = map[uint64][]*T{}
+	}
+	for _, g := range (*by)[h] {
+		if reflect.DeepEqual(g, p) {
+			return g
+		}
+	}
+	if len((*by)[h]) < maxListsPerHash {
+		(*by)[h] = append((*by)[h], p)
+	}
+	return p
+}
+
+// fleetMaps are the maps FleetFacts shares, per value type, by mapHash.
+type fleetMaps struct {
+	strs     map[uint64][]map[string]string
+	ints     map[uint64][]map[string]int
+	sections map[uint64][]map[string]facts.SectionStatus
+	features map[uint64][]map[string]facts.Feature
+	running  map[uint64][]map[string]facts.RunningConfig
+	devices  map[uint64][]*facts.BlockDevices
+	cgroups  map[uint64][]*facts.CgroupMemory
+}
+
+// shareMap is m, or an equal map shared before (kept in *by, at most
+// maxListsPerHash under one hash). Nil stays nil, empty stays empty.
+func shareMap[V comparable](seed maphash.Seed, by *map[uint64][]map[string]V, m map[string]V) map[string]V {
+	if len(m) == 0 {
+		return m
+	}
+	type entry struct {
+		k string
+		v V
+	}
+	var h uint64
+	for k, v := range m {
+		h += maphash.Comparable(seed, entry{k, v}) // a sum: the map's order does not matter
+	}
+	if *by == nil {
+		*by = map[uint64][]map[string]V{}
+	}
+	for _, g := range (*by)[h] {
+		if maps.Equal(g, m) {
+			return g
+		}
+	}
+	if len((*by)[h]) < maxListsPerHash {
+		(*by)[h] = append((*by)[h], m)
+	}
+	return m
+}
+
+// listHash hashes what sameFindings compares.
+func (in *Interner) listHash(fs []Finding) uint64 {
+	var h maphash.Hash
+	h.SetSeed(in.seed)
+	for i := range fs {
+		fd := &fs[i]
+		for _, t := range [...]string{fd.Rule, fd.Title, string(fd.Status), string(fd.Severity), fd.Observed, fd.Expected, fd.Reason, string(fd.Source)} {
+			h.WriteString(t)
+			h.WriteByte(0)
+		}
+		for _, e := range fd.Evidence {
+			h.WriteString(e)
+			h.WriteByte(1)
+		}
+		maphash.WriteComparable(&h, fd.Fix)
+	}
+	return h.Sum64()
+}
+
+// sameFindings: every field of every finding equal, the fixes the same
+// *Fix (Findings makes equal fixes one, mostly).
+func sameFindings(a, b []Finding) bool {
+	return slices.EqualFunc(a, b, func(x, y Finding) bool {
+		return x.Rule == y.Rule && x.Title == y.Title && x.Status == y.Status && x.Severity == y.Severity &&
+			x.Observed == y.Observed && x.Expected == y.Expected && x.Reason == y.Reason && x.Source == y.Source &&
+			(x.Evidence == nil) == (y.Evidence == nil) && slices.Equal(x.Evidence, y.Evidence) && x.Fix == y.Fix
+	})
 }
 
 // Findings rewrites fs in place to share texts and fixes with the

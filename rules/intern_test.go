@@ -2,6 +2,7 @@ package rules
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -110,5 +111,71 @@ func TestInternerBoundsFixVariants(t *testing.T) {
 	in.Findings(b)
 	if a[0].Fix != b[0].Fix {
 		t.Error("an early variant is not shared")
+	}
+}
+
+// TestInternerSharesAlikeLists: hosts the rules judged alike get one
+// backing array (clipped: an append copies), a host judged otherwise
+// (one text, one evidence line, nil against empty evidence) its own;
+// ForgetLists lets the kept lists go.
+func TestInternerSharesAlikeLists(t *testing.T) {
+	in := NewInterner()
+	list := func() []Finding {
+		fs := Evaluate(compliantHost(), DefaultProfile())
+		in.Findings(fs)
+		return fs
+	}
+	a := in.List(append(list(), Finding{})[:len(list())])
+	b := in.List(list())
+	if &a[0] != &b[0] {
+		t.Fatal("equal lists not shared")
+	}
+	if len(a) != cap(a) {
+		t.Errorf("shared list not clipped: len %d cap %d", len(a), cap(a))
+	}
+	bare := slices.IndexFunc(a, func(f Finding) bool { return f.Evidence == nil })
+	if bare < 0 {
+		t.Fatal("setup: every finding has evidence")
+	}
+	for name, change := range map[string]func(fs []Finding){
+		"reason":         func(fs []Finding) { fs[3].Reason += "." },
+		"evidence":       func(fs []Finding) { fs[3].Evidence = append(fs[3].Evidence, "x") },
+		"empty evidence": func(fs []Finding) { fs[bare].Evidence = []string{} },
+	} {
+		c := list()
+		change(c)
+		if got := in.List(c); &got[0] == &a[0] || !reflect.DeepEqual(got, c) {
+			t.Errorf("%s: a list that differs was shared or changed", name)
+		}
+	}
+	in.ForgetLists()
+	if c := in.List(list()); &c[0] == &a[0] {
+		t.Error("ForgetLists: a list kept before was shared after")
+	}
+}
+
+// TestInternerFleetFactsSharesMaps: alike hosts' fleet facts share their
+// maps and read as the package's FleetFacts; a host whose sysctls differ
+// keeps its own; nil and empty maps stay as they were.
+func TestInternerFleetFactsSharesMaps(t *testing.T) {
+	in := NewInterner()
+	a, b, c := compliantHost(), compliantHost(), compliantHost()
+	c.Sysctl["net.core.somaxconn"] = "128"
+	b.Files = map[string]string{}
+	fa, fb, fc := in.FleetFacts(a), in.FleetFacts(b), in.FleetFacts(c)
+	if !reflect.DeepEqual(fa, FleetFacts(a)) || !reflect.DeepEqual(fc, FleetFacts(c)) {
+		t.Fatal("shared fleet facts read otherwise than FleetFacts")
+	}
+	if reflect.ValueOf(fa.Sysctl).UnsafePointer() != reflect.ValueOf(fb.Sysctl).UnsafePointer() {
+		t.Error("equal sysctl maps not shared")
+	}
+	if reflect.ValueOf(fa.Sysctl).UnsafePointer() == reflect.ValueOf(fc.Sysctl).UnsafePointer() || fc.Sysctl["net.core.somaxconn"] != "128" {
+		t.Error("a differing sysctl map was shared")
+	}
+	if fb.Files == nil || len(fb.Files) != 0 {
+		t.Errorf("empty files map became %v", fb.Files)
+	}
+	if in.FleetFacts(nil) != nil {
+		t.Error("FleetFacts(nil) not nil")
 	}
 }

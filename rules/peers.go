@@ -330,16 +330,23 @@ func racks(hs []peerHost, within bool) [][]peerHost {
 // majority's value, and each host that differs from it; no majority
 // (a tie, every value different) is said as such on every host.
 func comparePeers(group string, hs []peerHost, pf PeerFact, notes [][]peerNote) {
-	// Each host's values are read once; a label's list holds indexes
-	// into them (8 bytes a value, not a copy of host and value: 10,000
-	// brokers × every sysctl was 52 MB).
-	type seen struct{ h, v int32 }
-	vals := make([][]peerValue, len(hs))
+	// Each host's values are read once and kept per label as the host's
+	// index and the value (24 bytes a value; the label and how it is
+	// set, the same for every host, once a label): 10,000 brokers ×
+	// every sysctl was 52 MB as copies of host and value, 58 MB as each
+	// host's peerValues.
+	type seen struct {
+		h     int32
+		value string
+	}
 	by := map[string][]seen{}
+	how := map[string]peerValue{} // label -> its sysctl or property key
 	for hi, h := range hs {
-		vals[hi] = pf.values(h.f)
-		for vi, v := range vals[hi] {
-			by[v.label] = append(by[v.label], seen{int32(hi), int32(vi)})
+		for _, v := range pf.values(h.f) {
+			if _, ok := how[v.label]; !ok {
+				how[v.label] = peerValue{sysctl: v.sysctl, propKey: v.propKey}
+			}
+			by[v.label] = append(by[v.label], seen{int32(hi), v.value})
 		}
 	}
 	for _, label := range sortedKeys(by) {
@@ -349,27 +356,28 @@ func comparePeers(group string, hs []peerHost, pf PeerFact, notes [][]peerNote) 
 		}
 		count := map[string]int{}
 		for _, r := range refs {
-			count[vals[r.h][r.v].value]++
+			count[r.value]++
 		}
 		if len(count) == 1 {
 			continue
 		}
 		top, n := majority(count)
 		if n*2 > len(refs) {
+			set := how[label]
 			for _, r := range refs {
-				h, v := hs[r.h], vals[r.h][r.v]
-				if v.value == top {
+				h := hs[r.h]
+				if r.value == top {
 					continue
 				}
-				text := fmt.Sprintf("%s %s on %s; %d of %d brokers of %s have %s", label, v.value, h.name, n, len(refs), group, top)
-				if v.sysctl != "" && !meetsChecks(v.sysctl, top) && meetsChecks(v.sysctl, v.value) {
+				text := fmt.Sprintf("%s %s on %s; %d of %d brokers of %s have %s", label, r.value, h.name, n, len(refs), group, top)
+				if set.sysctl != "" && !meetsChecks(set.sysctl, top) && meetsChecks(set.sysctl, r.value) {
 					// The host is right and its peers fail a threshold rule
 					// there: the peers are to align, not this host.
 					notes[h.i] = append(notes[h.i], peerNote{sev: pf.Severity, text: text + " (which fails kaudit's own check: align the peers instead)"})
 					continue
 				}
 				notes[h.i] = append(notes[h.i], peerNote{sev: pf.Severity, odd: true, text: text,
-					fix: &peerFix{sysctl: v.sysctl, propKey: v.propKey, value: top}})
+					fix: &peerFix{sysctl: set.sysctl, propKey: set.propKey, value: top}})
 			}
 			continue
 		}
