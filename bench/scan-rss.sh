@@ -26,7 +26,7 @@ while getopts "n:f:o:h" opt; do
 done
 ulimit -n "$(ulimit -Hn)"
 WORK=$(mktemp -d /tmp/kbench-scanrss.XXXXXX)
-OUT=${OUT:-bench/results/scan-rss-$(date -u +%F)}
+OUT=${OUT:-bench/results/scan-rss-$(date -u +%F-%H%M)}
 mkdir -p "$OUT"
 SIM=""
 cleanup() {
@@ -58,7 +58,9 @@ for f in $FORMATS; do
 	wall=$(awk -F': ' '/Elapsed \(wall clock\)/ {n = split($2, a, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + a[i]; printf "%.1f", s}' "$t")
 	cpu=$(awk -F': ' '/User time|System time/ {s += $2} END {printf "%.1f", s}' "$t")
 	size=$(($(stat -c %s "$WORK/report.$f" 2>/dev/null || echo 0) / 1048576))
-	audited=$(grep -o '[0-9]* audited' "$t" | tail -1 || true)
+	# the report's own count: JSON's summary, the table's and HTML's header
+	audited=$(head -c 65536 "$WORK/report.$f" 2>/dev/null |
+		grep -o '"audited": *[0-9]*\|[0-9][0-9,]* audited' | head -1 | tr -dc '0-9' || true)
 	printf '| %d | %s | %s | %s | %s | %d | %s |\n' "$N" "$f" "$rss" "$wall" "$cpu" "$size" "${audited:-?}" >>"$OUT/table.md"
 done
 echo >>"$OUT/table.md"
