@@ -4,7 +4,6 @@ import (
 	"strings"
 
 	"github.com/kaudit/kaudit/report"
-	"github.com/kaudit/kaudit/rules"
 )
 
 // compact moves the findings of r's hosts into memory of their own: one
@@ -30,7 +29,7 @@ func compact(r *report.Report) {
 			ev += len(f.Evidence)
 		}
 	}
-	all := make([]rules.Finding, 0, n)
+	all := sized(report.Host{}.Findings, n)
 	lines := make([]string, 0, ev)
 	deductions := make([]report.Deduction, 0, nd)
 	for i := range r.Hosts {
@@ -60,6 +59,9 @@ func compact(r *report.Report) {
 		}
 	}
 }
+
+// sized is an empty slice of like's type with room for n.
+func sized[S ~[]E, E any](like S, n int) S { return make(S, 0, n) }
 
 // findingTexts are the texts of h's findings and deductions compact moves.
 func findingTexts(h report.Host) []string {
