@@ -87,7 +87,7 @@ for n in $NS_LIST; do
 	start=$(date +%s)
 	for s in $(seq 1 "$SCANS"); do
 		waitline "$log" "scan done in" "$s" 3600
-		sleep 0.5 # the previous report is released just after the line; the next scan starts 1 s after it
+		sleep 0.5 # the previous report is released before the line (after it while a render reads it); the next scan starts 1 s after it
 		rss=$(kib "$srv" VmRSS)
 		[ -n "$first" ] || first=$rss
 		printf '%d\t%d\t%d\n' "$s" "$(($(date +%s) - start))" "$rss" >>"$OUT/rss-$n.tsv"
