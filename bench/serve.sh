@@ -8,6 +8,7 @@
 #   bench/serve.sh                          # N = 1000 10000, 10 scans each
 #   bench/serve.sh -n 1000 -s 5 -o /tmp/serve-bench
 #   bench/serve.sh -k false                 # --keep-connections=false
+#   bench/serve.sh -p 2322                  # simfleet's port (default 2222, in use?)
 #
 # Results: OUT/table.md (printed), OUT/rss-N.tsv (scan, seconds, RSS KiB)
 # and OUT/serve-N.log (serve's stderr). Loopback only; the simulated
@@ -22,13 +23,15 @@ NS_LIST="1000 10000"
 SCANS=10
 OUT=""
 KEEP=true
-while getopts "n:s:o:k:h" opt; do
+PORT=2222
+while getopts "n:s:o:k:p:h" opt; do
 	case $opt in
 	n) NS_LIST=$OPTARG ;;
 	s) SCANS=$OPTARG ;;
 	o) OUT=$OPTARG ;;
 	k) KEEP=$OPTARG ;;
-	*) sed -n '2,17p' "$0"; exit 2 ;;
+	p) PORT=$OPTARG ;;
+	*) sed -n '2,18p' "$0"; exit 2 ;;
 	esac
 done
 ulimit -n "$(ulimit -Hn)"
@@ -69,7 +72,7 @@ waitline() {
 } >"$OUT/table.md"
 for n in $NS_LIST; do
 	fleet=$WORK/f$n
-	"$WORK/simfleet" -hosts "$n" -out "$fleet" >"$WORK/simfleet-$n.log" 2>&1 &
+	"$WORK/simfleet" -hosts "$n" -port "$PORT" -out "$fleet" >"$WORK/simfleet-$n.log" 2>&1 &
 	sim=$!
 	PIDS+=("$sim")
 	waitline "$WORK/simfleet-$n.log" "hosts ready" 1 600
@@ -84,7 +87,7 @@ for n in $NS_LIST; do
 	start=$(date +%s)
 	for s in $(seq 1 "$SCANS"); do
 		waitline "$log" "scan done in" "$s" 3600
-		sleep 0.5 # the previous report is released just after the line; the next scan starts 1 s after it
+		sleep 0.5 # the previous report is released before the line (after it while a render reads it); the next scan starts 1 s after it
 		rss=$(kib "$srv" VmRSS)
 		[ -n "$first" ] || first=$rss
 		printf '%d\t%d\t%d\n' "$s" "$(($(date +%s) - start))" "$rss" >>"$OUT/rss-$n.tsv"
