@@ -15,6 +15,12 @@ import (
 // keepalive@openssh.com request before it is used; one that does not
 // answer within the connect timeout, or whose session fails, is closed
 // and a new connection made in its place, once. Close closes them all.
+//
+// A route whose kept connection a Run has taken keeps its place under
+// MaxKept until that Run ends (lent): another host finishing meanwhile
+// does not take it, so the same hosts stay kept scan after scan instead
+// of a kept host's connection being closed, and a new one made for
+// another host, whenever the kept host's Run overlaps another's end.
 
 // keepKey names a route: the target and every hop, as dialled.
 func keepKey(t Target, eps []endpoint) string {
@@ -27,11 +33,18 @@ func keepKey(t Target, eps []endpoint) string {
 }
 
 // takeKept removes and returns the kept connection of key if it answers
-// a keepalive within limit, else nil (and closes it).
+// a keepalive within limit, else nil (and closes it); either way key's
+// place stays lent until putKept or unlend.
 func (c *SSH) takeKept(ctx context.Context, key string, limit time.Duration) *ssh.Client {
 	c.mu.Lock()
-	client := c.kept[key]
-	delete(c.kept, key)
+	client, had := c.kept[key]
+	if had {
+		delete(c.kept, key)
+		if c.lent == nil {
+			c.lent = map[string]bool{}
+		}
+		c.lent[key] = true
+	}
 	c.mu.Unlock()
 	if client == nil {
 		return nil
@@ -59,14 +72,17 @@ func (c *SSH) takeKept(ctx context.Context, key string, limit time.Duration) *ss
 }
 
 // putKept keeps client for the next Run of key (closing one already
-// kept); past MaxKept other routes' connections it closes client instead.
+// kept); past MaxKept other routes' connections, kept or lent, it closes
+// client instead. A lent key has its place.
 func (c *SSH) putKept(key string, client *ssh.Client) {
 	c.mu.Lock()
 	if c.kept == nil {
 		c.kept = map[string]*ssh.Client{}
 	}
 	old, had := c.kept[key]
-	if !had && c.MaxKept > 0 && len(c.kept) >= c.MaxKept {
+	placed := had || c.lent[key]
+	delete(c.lent, key)
+	if !placed && c.MaxKept > 0 && len(c.kept)+len(c.lent) >= c.MaxKept {
 		c.mu.Unlock()
 		client.Close()
 		return
@@ -76,6 +92,13 @@ func (c *SSH) putKept(key string, client *ssh.Client) {
 	if old != nil {
 		old.Close()
 	}
+}
+
+// unlend gives up key's place when its Run kept no connection.
+func (c *SSH) unlend(key string) {
+	c.mu.Lock()
+	delete(c.lent, key)
+	c.mu.Unlock()
 }
 
 // closeKept closes every kept connection (Close).

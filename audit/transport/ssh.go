@@ -68,6 +68,7 @@ type SSH struct {
 	warned map[string]bool
 	hops   map[string]*hop
 	kept   map[string]*ssh.Client   // KeepConnections: by route (keepKey)
+	lent   map[string]bool          // routes whose kept connection a Run holds (keep.go)
 	shared map[string]chan struct{} // handshake slots by host key (shared.go)
 	// starting counts handshakes in flight per address: the evidence
 	// for the MaxStartups hint (startups.go).
@@ -125,6 +126,7 @@ func (c *SSH) Run(ctx context.Context, t Target, script []byte) (*Output, error)
 	// keep.go: a new session on the connection of the last Run, else a
 	// new connection (also when the kept one fails before the script ran).
 	key := keepKey(t, eps)
+	defer c.unlend(key)
 	if client := c.takeKept(ctx, key, ep.timeout); client != nil {
 		out, err := c.runOn(ctx, client, ep, via, t, script)
 		if err == nil {
