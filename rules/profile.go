@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"math"
 	"os"
 	"regexp"
@@ -147,12 +146,7 @@ func (p Profile) clone() Profile {
 func LoadProfile(path string) (Profile, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		why := err
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			why = pe.Err
-		}
-		return Profile{}, &located.Error{File: path, Msg: fmt.Sprintf("cannot read the thresholds file: %v", why), Hint: profileHint}
+		return Profile{}, &located.Error{File: path, Msg: fmt.Sprintf("cannot read the thresholds file: %v", located.PathCause(err)), Hint: profileHint}
 	}
 	return parseProfile(path, data, DefaultProfile(), false)
 }
