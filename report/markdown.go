@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"strings"
@@ -46,7 +47,7 @@ func renderMarkdown(w io.Writer, r *Report, opt Options) error {
 // mdHeader writes the title, when and from what, and the interrupted note.
 func mdHeader(b *strings.Builder, r *Report) {
 	fmt.Fprintf(b, "# %s\n\n", reportTitle)
-	fmt.Fprintf(b, "Generated %s by kaudit %s", scanTime(r), mdText(orDash(r.ToolVersion)))
+	fmt.Fprintf(b, "Generated %s by kaudit %s", scanTime(r), mdText(cmp.Or(r.ToolVersion, "-")))
 	if r.Inventory != "" {
 		fmt.Fprintf(b, " from %s", mdCode(r.Inventory))
 	}
@@ -290,11 +291,11 @@ func mdCluster(b *strings.Builder, r *Report) {
 	mdClusterHead(b, c)
 	b.WriteString("| Broker | Advertised | Host | Proof | Kafka | Running settings |\n|---|---|---|---|---|---|\n")
 	for _, br := range c.Brokers {
-		host, proof := orDash(br.Host), orDash(string(br.Proof))
+		host, proof := cmp.Or(br.Host, "-"), cmp.Or(string(br.Proof), "-")
 		if br.Host != "" {
 			proof += " (by " + br.By + "): " + br.Detail
 		}
-		fmt.Fprintf(b, "| %d | %s | %s | %s | %s | %s |\n", br.NodeID, mdText(br.Advertised), mdText(host), mdText(proof), mdText(orDash(clusterKafkaLine(br))), mdText(orDash(clusterConfigLine(br))))
+		fmt.Fprintf(b, "| %d | %s | %s | %s | %s | %s |\n", br.NodeID, mdText(br.Advertised), mdText(host), mdText(proof), mdText(cmp.Or(clusterKafkaLine(br), "-")), mdText(cmp.Or(clusterConfigLine(br), "-")))
 	}
 	b.WriteString("\n")
 	for _, p := range c.Problems {

@@ -1,6 +1,7 @@
 package apply
 
 import (
+	"cmp"
 	"context"
 	_ "embed"
 	"fmt"
@@ -218,7 +219,7 @@ func restartHost(ctx context.Context, h Host, opt Options, rec *journal, after *
 		rec.logf("%s: restart of %s: %s", name, unit, r.Error)
 		return false
 	}
-	rec.logf("%s: restarted %s: pid %d → %d, listener backlog %d (in force), open files %s; counters before: %s", name, unit, r.OldPID, r.NewPID, r.Backlog, orNone(r.NoFile), r.Before)
+	rec.logf("%s: restarted %s: pid %d → %d, listener backlog %d (in force), open files %s; counters before: %s", name, unit, r.OldPID, r.NewPID, r.Backlog, cmp.Or(r.NoFile, "-"), r.Before)
 	return true
 }
 

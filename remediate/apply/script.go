@@ -1,6 +1,7 @@
 package apply
 
 import (
+	"cmp"
 	"crypto/sha256"
 	_ "embed"
 	"encoding/base64"
@@ -178,7 +179,7 @@ func (h *header) lock(runID string, l Lease) {
 	h.set("KPSTART", l.PStart)
 	h.set("TTL", strconv.Itoa(l.TTL))
 	h.set("LOCKWAIT", strconv.Itoa(l.LockWait))
-	h.set("TAKEOVER", orNone(l.Takeover))
+	h.set("TAKEOVER", cmp.Or(l.Takeover, "-"))
 }
 
 func (h *header) fail(err error) {
@@ -261,14 +262,6 @@ func (h *header) script(body string) ([]byte, error) {
 	b.WriteString(libSh)
 	b.WriteString(body)
 	return []byte(b.String()), nil
-}
-
-// orNone is s, or "-" when s is empty.
-func orNone(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
 
 // valueFields are the HOW TARGET SETTING PROP fields of a running value
@@ -417,7 +410,7 @@ func ApplyScript(p ApplyParams) ([]byte, error) {
 		if f.Existed {
 			state, old, mode = wordPresent, f.OldSHA, "-"
 		}
-		files.add(strconv.Itoa(i), f.Path, string(state), old, mode, SHA256(f.Content), orNone(base64.StdEncoding.EncodeToString(f.Content)))
+		files.add(strconv.Itoa(i), f.Path, string(state), old, mode, SHA256(f.Content), cmp.Or(base64.StdEncoding.EncodeToString(f.Content), "-"))
 	}
 	for i, r := range p.Runtime {
 		values.add(append(append([]string{runtimeStep(r.Kind, i), string(runtimeKind(r.Kind)), r.Key}, valueFields(r.Kind, r.Key)...), r.Before, r.To)...)

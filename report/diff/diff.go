@@ -6,6 +6,7 @@
 package diff
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"sort"
@@ -342,7 +343,7 @@ func writeText(out io.Writer, d *Diff, md bool) error {
 	t.hosts("Hosts removed", d.HostsRemoved)
 	var facts, scores [][]string
 	for _, f := range d.Facts {
-		facts = append(facts, []string{f.Host, f.Fact, orDash(f.Old), orDash(f.New)})
+		facts = append(facts, []string{f.Host, f.Fact, cmp.Or(f.Old, "—"), cmp.Or(f.New, "—")})
 	}
 	t.section("Fact changes", []string{"HOST", "FACT", "OLD", "NEW"}, facts)
 	for _, s := range d.Scores {
@@ -361,7 +362,7 @@ func changeRows(cs []Change) [][]string {
 	for _, c := range cs {
 		obs := c.NewObserved
 		if c.OldObserved != c.NewObserved && c.OldStatus != "" {
-			obs = orDash(c.OldObserved) + " → " + orDash(c.NewObserved)
+			obs = cmp.Or(c.OldObserved, "—") + " → " + cmp.Or(c.NewObserved, "—")
 		}
 		rows = append(rows, []string{c.Host, c.Rule, string(c.Severity), status(c.OldStatus) + " → " + status(c.NewStatus), oneLine(obs, 60)})
 	}
@@ -373,13 +374,6 @@ func stamp(t time.Time) string {
 		return "—"
 	}
 	return t.UTC().Format("2006-01-02 15:04Z")
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "—"
-	}
-	return s
 }
 
 func oneLine(s string, max int) string {

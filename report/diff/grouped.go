@@ -1,6 +1,7 @@
 package diff
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -83,7 +84,7 @@ func writeGrouped(t textWriter, d *Diff) {
 	t.hostCount("Hosts added", d, d.HostsAdded)
 	t.hostCount("Hosts removed", d, d.HostsRemoved)
 	facts := groupBy(len(d.Facts), func(i int) []string {
-		return []string{d.Facts[i].Fact, orDash(d.Facts[i].Old), orDash(d.Facts[i].New)}
+		return []string{d.Facts[i].Fact, cmp.Or(d.Facts[i].Old, "—"), cmp.Or(d.Facts[i].New, "—")}
 	}, func(i int) string { return d.Facts[i].Host })
 	var rows [][]string
 	for _, g := range facts {
