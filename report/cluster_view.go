@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/kaudit/kaudit/audit/facts"
+	"github.com/kaudit/kaudit/internal/words"
 )
 
 // clusterBrokerLine is one broker of the cluster section, plain text (each
@@ -98,7 +99,7 @@ func clusterBrokerCounts(c *Cluster) string {
 	for _, k := range sortedKeys(counts) {
 		parts = append(parts, fmt.Sprintf("%d %s", counts[k], k))
 	}
-	return fmt.Sprintf("%s: %s", plural(len(c.Brokers), "broker", "brokers"), strings.Join(parts, ", "))
+	return fmt.Sprintf("%s: %s", words.Count(len(c.Brokers), "broker", "brokers"), strings.Join(parts, ", "))
 }
 
 // clusterProblemLines are the cluster-level findings grouped by rule and

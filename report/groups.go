@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/kaudit/kaudit/audit/facts"
+	"github.com/kaudit/kaudit/internal/words"
 	"github.com/kaudit/kaudit/rules"
 )
 
@@ -79,13 +80,13 @@ func (a Action) Rank() int { return (Weight(a.Severity) + 1) * len(a.Hosts) }
 // change (it may not be all a rule needs: each manual step is an action
 // of its own).
 func (a Action) Summary() string {
-	where := plural(len(a.Hosts), "host", "hosts")
+	where := words.Count(len(a.Hosts), "host", "hosts")
 	if len(a.Clusters) > 1 {
-		where += " of " + plural(len(a.Clusters), "cluster", "clusters")
+		where += " of " + words.Count(len(a.Clusters), "cluster", "clusters")
 	} else if len(a.Clusters) == 1 {
 		where += " of " + a.Clusters[0]
 	}
-	return fmt.Sprintf("%s on %s: %s, asked by %s", a.Text, where, a.Severity, plural(len(a.Rules), "rule", "rules"))
+	return fmt.Sprintf("%s on %s: %s, asked by %s", a.Text, where, a.Severity, words.Count(len(a.Rules), "rule", "rules"))
 }
 
 // RuleCount is a rule's non-passing hosts, in all and per cluster.

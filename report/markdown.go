@@ -8,6 +8,7 @@ import (
 	"unicode"
 
 	"github.com/kaudit/kaudit/internal/termsafe"
+	"github.com/kaudit/kaudit/internal/words"
 	"github.com/kaudit/kaudit/rules"
 )
 
@@ -64,7 +65,7 @@ func mdSummary(b *strings.Builder, r *Report) {
 	label, detail := verdict(r)
 	fmt.Fprintf(b, "**%s:** %s\n\n", label, detail)
 	b.WriteString("| | |\n|---|---|\n")
-	fmt.Fprintf(b, "| Hosts | %d (%d audited, %s) |\n", s.Hosts, s.Audited, plural(s.Unreachable, "error", "errors"))
+	fmt.Fprintf(b, "| Hosts | %d (%d audited, %s) |\n", s.Hosts, s.Audited, words.Count(s.Unreachable, "error", "errors"))
 	fmt.Fprintf(b, "| Fleet score | %s |\n", fleetScoreLong(s))
 	fmt.Fprintf(b, "| Failing findings | %s |\n", failCounts(s))
 	fmt.Fprintf(b, "| Not proven safe | %d unknown |\n", s.StatusCounts[string(rules.Unknown)])

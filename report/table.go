@@ -11,6 +11,7 @@ import (
 
 	"github.com/kaudit/kaudit/internal/termsafe"
 	"github.com/kaudit/kaudit/internal/termui"
+	"github.com/kaudit/kaudit/internal/words"
 	"github.com/kaudit/kaudit/rules"
 )
 
@@ -167,7 +168,7 @@ func summaryParts(r *Report, p palette) []cell {
 	label, _ := verdict(r)
 	parts := []cell{
 		{text: label, paint: p.bold},
-		plain(fmt.Sprintf("%s, %d audited, %s", plural(s.Hosts, "host", "hosts"), s.Audited, plural(s.Unreachable, "error", "errors"))),
+		plain(fmt.Sprintf("%s, %d audited, %s", words.Count(s.Hosts, "host", "hosts"), s.Audited, words.Count(s.Unreachable, "error", "errors"))),
 		{text: "fleet score " + fleetScore(s), paint: p.bold},
 	}
 	var fails []string

@@ -13,6 +13,7 @@ import (
 	"unique"
 
 	"github.com/kaudit/kaudit/audit/facts"
+	"github.com/kaudit/kaudit/internal/words"
 	"github.com/kaudit/kaudit/rules"
 )
 
@@ -216,13 +217,6 @@ func failCounts(s Summary) string {
 	return strings.Join(parts, ", ")
 }
 
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
-
 // fleetScore is "58 (min 0)", or "n/a" when no host was audited.
 func fleetScore(s Summary) string {
 	if s.Audited == 0 {
@@ -266,16 +260,16 @@ func verdict(r *Report) (label, detail string) {
 	unknown := r.Summary.StatusCounts[string(rules.Unknown)]
 	var caveats []string
 	if r.Summary.Unreachable > 0 {
-		caveats = append(caveats, plural(r.Summary.Unreachable, "host was", "hosts were")+" not audited")
+		caveats = append(caveats, words.Count(r.Summary.Unreachable, "host was", "hosts were")+" not audited")
 	}
 	if unknown > 0 {
-		caveats = append(caveats, plural(unknown, "finding is", "findings are")+" unknown (not proven safe)")
+		caveats = append(caveats, words.Count(unknown, "finding is", "findings are")+" unknown (not proven safe)")
 	}
 	switch {
 	case len(r.Hosts) == 0:
 		return "Not proven", "the report holds no host."
 	case blocking > 0:
-		detail = fmt.Sprintf("%s at or above %s.", plural(blocking, "failing finding", "failing findings"), failOn)
+		detail = fmt.Sprintf("%s at or above %s.", words.Count(blocking, "failing finding", "failing findings"), failOn)
 		if len(caveats) > 0 {
 			detail += " Also: " + strings.Join(caveats, " and ") + "."
 		}

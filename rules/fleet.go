@@ -8,6 +8,7 @@ import (
 	"unique"
 
 	"github.com/kaudit/kaudit/audit/facts"
+	"github.com/kaudit/kaudit/internal/words"
 )
 
 // FleetHost is one host as the fleet pass sees it.
@@ -263,7 +264,7 @@ func (m *fleetMatches) placeUnmatched(hosts []FleetHost, b brokerSide, want map[
 
 func unmatchedWhy(f *facts.Facts) string {
 	if f.ConnsTotal > len(f.Conns) {
-		return fmt.Sprintf("not among the broker's connections: beyond the %s it listed of %s, or rewritten by a NAT on the way", thousands(len(f.Conns)), thousands(f.ConnsTotal))
+		return fmt.Sprintf("not among the broker's connections: beyond the %s it listed of %s, or rewritten by a NAT on the way", words.Thousands(len(f.Conns)), words.Thousands(f.ConnsTotal))
 	}
 	return "the broker has no connection with this 4-tuple: a NAT on the way rewrites the client's address or port"
 }
