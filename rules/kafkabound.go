@@ -2,7 +2,8 @@ package rules
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 
@@ -101,15 +102,10 @@ const lastZooKeeperRelease = "3.9"
 // APIs, fakes implement subsets): nothing here is an upper bound. ok is
 // false when no key gives one.
 func KafkaLowerBound(apis map[int16]int16) (KafkaBound, bool) {
-	keys := make([]int16, 0, len(apis))
-	for k := range apis {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
 	rs := kafkaReleases()
 	best := -1
 	var b KafkaBound
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(apis)) {
 		if !boundKey(k) {
 			continue
 		}

@@ -5,10 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -156,12 +157,7 @@ func LoadProfile(path string) (Profile, error) {
 // integers, integral floats or decimal strings, offloads as a list of strings.
 func (p Profile) With(overrides map[string]any) (Profile, error) {
 	out := p.clone()
-	keys := make([]string, 0, len(overrides))
-	for k := range overrides {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, name := range keys {
+	for _, name := range slices.Sorted(maps.Keys(overrides)) {
 		key, ok := p.key(name)
 		if !ok {
 			return p, fmt.Errorf("profile override %q: unknown key (known: %s)", name, strings.Join(p.keyNames(), ", "))

@@ -9,6 +9,8 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -200,12 +202,7 @@ func factChanges(oh, nh *report.Host) []FactChange {
 	for k := range nf.Sysctl {
 		keys[k] = true
 	}
-	sorted := make([]string, 0, len(keys))
-	for k := range keys {
-		sorted = append(sorted, k)
-	}
-	sort.Strings(sorted)
-	for _, k := range sorted {
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
 		add("sysctl."+k, of.Sysctl[k], nf.Sysctl[k])
 	}
 	return out
