@@ -123,15 +123,7 @@ type Selector struct {
 
 // Match reports whether the rule is selected.
 func (s Selector) Match(rule string) bool {
-	if len(s.Rules) == 0 {
-		return true
-	}
-	for _, r := range s.Rules {
-		if r == rule {
-			return true
-		}
-	}
-	return false
+	return len(s.Rules) == 0 || slices.Contains(s.Rules, rule)
 }
 
 // PlanHost turns one host's findings into changes, manual actions and
@@ -370,10 +362,8 @@ func mergeManual(ms []Manual) []Manual {
 }
 
 func appendRule(rs []string, r string) []string {
-	for _, x := range rs {
-		if x == r {
-			return rs
-		}
+	if slices.Contains(rs, r) {
+		return rs
 	}
 	rs = append(rs, r)
 	sort.Strings(rs)

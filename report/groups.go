@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -218,10 +219,8 @@ func patternOf(h *Host) Pattern {
 
 // addDistinct appends s unless list has it (lists here are short).
 func addDistinct(list []string, s string) []string {
-	for _, x := range list {
-		if x == s {
-			return list
-		}
+	if slices.Contains(list, s) {
+		return list
 	}
 	return append(list, s)
 }

@@ -3,6 +3,7 @@ package rules
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"sort"
 	"strings"
 	"unique"
@@ -132,12 +133,12 @@ func indexBrokers(hosts []FleetHost) brokerSide {
 			b.addrs[a] = i
 		}
 		for _, l := range h.Facts.Listeners {
-			if a, ok := hostAddr(l.Addr); ok && !a.IsUnspecified() && !a.IsLoopback() && containsInt(ports, l.Port) {
+			if a, ok := hostAddr(l.Addr); ok && !a.IsUnspecified() && !a.IsLoopback() && slices.Contains(ports, l.Port) {
 				b.addrs[a] = i
 			}
 		}
 		for _, c := range h.Facts.Conns {
-			if a, ok := hostAddr(c.Local); ok && !a.IsLoopback() && containsInt(ports, c.LocalPort) {
+			if a, ok := hostAddr(c.Local); ok && !a.IsLoopback() && slices.Contains(ports, c.LocalPort) {
 				b.addrs[a] = i
 			}
 		}

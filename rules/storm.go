@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/kaudit/kaudit/audit/facts"
@@ -27,7 +28,7 @@ func (c *evalCtx) stormListeners() []stormListener {
 	perPort := map[int]int{}
 	for _, first := range []bool{true, false} { // the inventory's port first: it wins ties
 		for _, l := range c.f.Listeners {
-			if containsInt(ports, l.Port) && (l.Port == c.kafkaPort()) == first {
+			if slices.Contains(ports, l.Port) && (l.Port == c.kafkaPort()) == first {
 				out = append(out, stormListener{l: l})
 				perPort[l.Port]++
 			}
