@@ -1,6 +1,7 @@
 package remediate
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -48,9 +49,7 @@ func (p *planner) addRing(rule string, nic *facts.NIC, setting, value string) {
 				"nothing to change on this host; waive the finding here")
 			return
 		}
-		if reason == "" {
-			reason = "not read"
-		}
+		reason = cmp.Or(reason, "not read")
 		p.warn("%s: %s ring sizes are unavailable (%s): %s not planned", rule, ifc, reason, target)
 		return
 	}

@@ -289,8 +289,6 @@ func safeFinding(f rules.Finding) rules.Finding {
 
 // seconds formats milliseconds as JUnit's decimal seconds.
 func seconds(ms int64) string {
-	if ms < 0 {
-		ms = 0
-	}
+	ms = max(ms, 0)
 	return fmt.Sprintf("%d.%03d", ms/1000, ms%1000)
 }

@@ -196,7 +196,7 @@ func mdSample(g RuleGroup) string {
 	if f.Observed == "" && f.Expected == "" {
 		return ""
 	}
-	s := mdCode(orQuestion(f.Observed)) + " → " + mdCode(orQuestion(f.Expected))
+	s := mdCode(cmp.Or(f.Observed, "?")) + " → " + mdCode(cmp.Or(f.Expected, "?"))
 	if len(g.Hosts) > 1 {
 		s = mdText(g.Hosts[0]) + ": " + s
 	}
@@ -210,13 +210,6 @@ func mdFix(f *rules.Fix) string {
 	s := mdText(f.Summary)
 	if f.Restart && !strings.Contains(strings.ToLower(f.Summary), "restart") {
 		s += " (broker restart required)"
-	}
-	return s
-}
-
-func orQuestion(s string) string {
-	if s == "" {
-		return "?"
 	}
 	return s
 }
@@ -258,9 +251,7 @@ func mdCode(s string) string {
 	for _, c := range s {
 		if c == '`' {
 			run++
-			if run > longest {
-				longest = run
-			}
+			longest = max(longest, run)
 		} else {
 			run = 0
 		}

@@ -5,6 +5,7 @@ package report
 // renderer recomputes scores or looks at the clock.
 
 import (
+	"cmp"
 	"fmt"
 	"sort"
 	"strconv"
@@ -198,14 +199,7 @@ func observedExpected(f rules.Finding) string {
 	if f.Observed == "" && f.Expected == "" {
 		return ""
 	}
-	o, e := f.Observed, f.Expected
-	if o == "" {
-		o = "?"
-	}
-	if e == "" {
-		e = "?"
-	}
-	return o + " → " + e
+	return cmp.Or(f.Observed, "?") + " → " + cmp.Or(f.Expected, "?")
 }
 
 // failCounts is "1 critical, 3 high, 0 medium, ..." over every severity.

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"cmp"
 	"fmt"
 	"net/netip"
 	"slices"
@@ -56,9 +57,7 @@ func (s *Set) EvaluateFleet(hosts []FleetHost) [][]Finding {
 				fd = Finding{Status: Unknown, Reason: "no facts gathered for this host"}
 			}
 			fd.Rule, fd.Title = r.ID, r.Title
-			if fd.Severity == "" {
-				fd.Severity = r.Severity
-			}
+			fd.Severity = cmp.Or(fd.Severity, r.Severity)
 			out[i] = append(out[i], fd)
 		}
 	}
