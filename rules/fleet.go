@@ -3,6 +3,7 @@ package rules
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"net/netip"
 	"slices"
 	"sort"
@@ -233,12 +234,8 @@ func clientTuples(hosts []FleetHost, b brokerSide) map[tuple]*clientConn {
 // ones no broker listed, which broker they went to (by address) or that
 // none of the audited brokers has that address.
 func (m *fleetMatches) placeUnmatched(hosts []FleetHost, b brokerSide, want map[tuple]*clientConn) {
-	keys := make([]tuple, 0, len(want))
-	for k := range want {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool { return keys[i].client.String() < keys[j].client.String() })
-	for _, k := range keys {
+	byClient := func(a, b tuple) int { return strings.Compare(a.client.String(), b.client.String()) }
+	for _, k := range slices.SortedFunc(maps.Keys(want), byClient) {
 		cc := want[k]
 		n := m.own[cc.host]
 		n[0]++
