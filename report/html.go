@@ -251,17 +251,10 @@ func matrixCell(h Host, findings map[string]rules.Finding, rule string) htmlCell
 		return htmlCell{Class: "status-none", Text: "–", Title: termsafe.Line("no finding for " + rule + " on " + h.Name)}
 	}
 	title := fmt.Sprintf("%s on %s: %s (%s)", rule, h.Name, f.Status, f.Severity)
-	if f.Observed != "" {
-		title += "\nobserved: " + f.Observed
-	}
-	if f.Expected != "" {
-		title += "\nexpected: " + f.Expected
-	}
-	if f.Reason != "" {
-		title += "\n" + f.Reason
-	}
-	if f.Source != "" {
-		title += "\ndecided by: " + string(f.Source)
+	for _, l := range [][2]string{{"\nobserved: ", f.Observed}, {"\nexpected: ", f.Expected}, {"\n", f.Reason}, {"\ndecided by: ", string(f.Source)}} {
+		if l[1] != "" {
+			title += l[0] + l[1]
+		}
 	}
 	return htmlCell{
 		Class: "status-" + string(f.Status),
