@@ -1,6 +1,7 @@
 package remediate
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -306,20 +307,14 @@ func (p *planner) finish(plan *HostPlan) {
 	changes = append(changes, p.propertyChanges()...)
 	changes = append(changes, p.nicChanges()...)
 	changes = append(changes, p.dropIns...)
-	sort.SliceStable(changes, func(i, j int) bool {
-		if changes[i].Kind != changes[j].Kind {
-			return changes[i].Kind < changes[j].Kind
-		}
-		return changes[i].Target < changes[j].Target
+	slices.SortStableFunc(changes, func(a, b Change) int {
+		return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Target, b.Target))
 	})
 	if changes != nil {
 		plan.Changes = changes
 	}
-	sort.SliceStable(p.infeasible, func(i, j int) bool {
-		if p.infeasible[i].Kind != p.infeasible[j].Kind {
-			return p.infeasible[i].Kind < p.infeasible[j].Kind
-		}
-		return p.infeasible[i].Target < p.infeasible[j].Target
+	slices.SortStableFunc(p.infeasible, func(a, b Infeasible) int {
+		return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Target, b.Target))
 	})
 	plan.Infeasible = p.infeasible
 	plan.Conflicts = p.conflicts()
@@ -352,11 +347,8 @@ func mergeManual(ms []Manual) []Manual {
 			out[i].Rules = appendRule(out[i].Rules, r)
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if c := slices.Compare(out[i].Rules, out[j].Rules); c != 0 {
-			return c < 0
-		}
-		return out[i].Action < out[j].Action
+	slices.SortStableFunc(out, func(a, b Manual) int {
+		return cmp.Or(slices.Compare(a.Rules, b.Rules), strings.Compare(a.Action, b.Action))
 	})
 	return out
 }

@@ -1,10 +1,10 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/kaudit/kaudit/rules"
@@ -116,11 +116,8 @@ func actions(r *Report, member [][]int, clusters []ClusterGroup) []Action {
 		a.Rules, a.Clusters = slices.Sorted(maps.Keys(a.rules)), slices.Sorted(maps.Keys(a.clusters))
 		out = append(out, a.Action)
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].Rank() != out[j].Rank() {
-			return out[i].Rank() > out[j].Rank()
-		}
-		return out[i].Severity.Rank() > out[j].Severity.Rank()
+	slices.SortStableFunc(out, func(a, b Action) int {
+		return cmp.Or(cmp.Compare(b.Rank(), a.Rank()), cmp.Compare(b.Severity.Rank(), a.Severity.Rank()))
 	})
 	return out
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sort"
@@ -170,15 +171,8 @@ func patterns(r *Report, hosts []int) []Pattern {
 		sort.Strings(out[k].Kernels)
 		sort.Strings(out[k].Kafkas)
 	}
-	sort.SliceStable(out, func(a, b int) bool {
-		pa, pb := out[a], out[b]
-		if ca, cb := pa.class(), pb.class(); ca != cb {
-			return ca < cb
-		}
-		if pa.Worst.Rank() != pb.Worst.Rank() {
-			return pa.Worst.Rank() > pb.Worst.Rank()
-		}
-		return len(pa.Hosts) > len(pb.Hosts)
+	slices.SortStableFunc(out, func(a, b Pattern) int {
+		return cmp.Or(cmp.Compare(a.class(), b.class()), cmp.Compare(b.Worst.Rank(), a.Worst.Rank()), cmp.Compare(len(b.Hosts), len(a.Hosts)))
 	})
 	return out
 }

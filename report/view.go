@@ -7,7 +7,7 @@ package report
 import (
 	"cmp"
 	"fmt"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -60,12 +60,8 @@ func statusRank(s rules.Status) int {
 // then status (fail first), keeping the catalog order otherwise.
 func sortedFindings(fs []rules.Finding) []rules.Finding {
 	out := append([]rules.Finding(nil), fs...)
-	sort.SliceStable(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		if a.Severity.Rank() != b.Severity.Rank() {
-			return a.Severity.Rank() > b.Severity.Rank()
-		}
-		return statusRank(a.Status) < statusRank(b.Status)
+	slices.SortStableFunc(out, func(a, b rules.Finding) int {
+		return cmp.Or(cmp.Compare(b.Severity.Rank(), a.Severity.Rank()), cmp.Compare(statusRank(a.Status), statusRank(b.Status)))
 	})
 	return out
 }

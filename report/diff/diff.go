@@ -168,15 +168,8 @@ func (d *Diff) compareFindings(oh, nh *report.Host) {
 func passing(s rules.Status) bool { return s == rules.Pass || s == rules.Warn || s == rules.Skip }
 
 func sortChanges(cs []Change) {
-	sort.SliceStable(cs, func(i, j int) bool {
-		a, b := cs[i], cs[j]
-		if a.Severity.Rank() != b.Severity.Rank() {
-			return a.Severity.Rank() > b.Severity.Rank()
-		}
-		if a.Rule != b.Rule {
-			return a.Rule < b.Rule
-		}
-		return a.Host < b.Host
+	slices.SortStableFunc(cs, func(a, b Change) int {
+		return cmp.Or(cmp.Compare(b.Severity.Rank(), a.Severity.Rank()), strings.Compare(a.Rule, b.Rule), strings.Compare(a.Host, b.Host))
 	})
 }
 
