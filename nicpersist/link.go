@@ -284,12 +284,10 @@ func linkMatches(match map[string][]string, name, driver, mac string) (ok bool, 
 }
 
 func anyGlob(words []string, s string) bool {
-	for _, w := range words {
-		if m, err := path.Match(strings.TrimPrefix(w, "!"), s); m && err == nil {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(words, func(w string) bool {
+		m, err := path.Match(strings.TrimPrefix(w, "!"), s)
+		return m && err == nil
+	})
 }
 
 // linkValue reads a .link value: a ring size ("max" kept as is) or a

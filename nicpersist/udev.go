@@ -158,12 +158,10 @@ func udevSetList(c ethtoolCmd) string {
 
 // udevGlob matches a udev pattern: "|"-separated globs.
 func udevGlob(pattern, s string) bool {
-	for _, p := range strings.Split(pattern, "|") {
-		if m, err := path.Match(p, s); m && err == nil {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(strings.Split(pattern, "|"), func(p string) bool {
+		m, err := path.Match(p, s)
+		return m && err == nil
+	})
 }
 
 func splitLoc(loc string) (file string, line int) {

@@ -107,12 +107,7 @@ func (p *planner) keep(c Change) Change {
 // cannot reports whether the host does not allow the change of target:
 // then the plan's after-values must not count on it.
 func (p *planner) cannot(kind ChangeKind, target string) bool {
-	for _, no := range p.infeasible {
-		if no.Kind == kind && no.Target == target {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(p.infeasible, func(no Infeasible) bool { return no.Kind == kind && no.Target == target })
 }
 
 // persistDir is the directory a change's persistence writes in ("" for a

@@ -104,12 +104,7 @@ func (p HostPlan) RestartRequired() bool { return NeedsRestart(p.Changes) }
 
 // NeedsRestart reports whether any of changes needs a broker restart.
 func NeedsRestart(changes []Change) bool {
-	for _, c := range changes {
-		if c.RestartRequired {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(changes, func(c Change) bool { return c.RestartRequired })
 }
 
 // Selector chooses which findings' fixes to plan, and how.

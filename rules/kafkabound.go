@@ -121,12 +121,10 @@ func KafkaLowerBound(apis map[int16]int16) (KafkaBound, bool) {
 // firstRelease is the index of the first release accepting key at v, or
 // -1 when none does (a version newer than every table: no claim).
 func firstRelease(rs []kafkaRelease, key, v int16) int {
-	for i, r := range rs {
-		if m, ok := r.table.LookupMaxKeyVersion(key); ok && m >= v {
-			return i
-		}
-	}
-	return -1
+	return slices.IndexFunc(rs, func(r kafkaRelease) bool {
+		m, ok := r.table.LookupMaxKeyVersion(key)
+		return ok && m >= v
+	})
 }
 
 func apiName(k int16) string {
