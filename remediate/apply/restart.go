@@ -5,6 +5,7 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -301,12 +302,7 @@ func (w *watcher) restarted(host string) *remediate.Restart {
 }
 
 func (w *watcher) pending(done []string) bool {
-	for _, h := range done {
-		if w.restarted(h) != nil {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(done, func(h string) bool { return w.restarted(h) != nil })
 }
 
 // watch waits until --watch has passed since each restart of done, reads
