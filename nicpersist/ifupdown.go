@@ -1,6 +1,7 @@
 package nicpersist
 
 import (
+	"cmp"
 	"fmt"
 	"path"
 	"regexp"
@@ -151,10 +152,7 @@ func ifaceStanza(lines []string, iface string) (start, last int, indent string, 
 		}
 		last = i
 	}
-	if indent == "" {
-		indent = "    "
-	}
-	return start, last, indent, nil
+	return start, last, cmp.Or(indent, "    "), nil
 }
 
 // EditInterfaces adds, under the first "iface IF" stanza, one line per

@@ -1,11 +1,11 @@
 package nicpersist
 
 import (
+	"cmp"
 	"fmt"
 	"path"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -153,12 +153,8 @@ func readLinks(in *input) (links []linkFile, nulled map[string]bool) {
 			nulled[path.Base(strings.TrimSpace(val))] = true
 		}
 	}
-	sort.SliceStable(links, func(i, j int) bool {
-		bi, bj := path.Base(links[i].path), path.Base(links[j].path)
-		if bi != bj {
-			return bi < bj
-		}
-		return linkDirRank(links[i].path) < linkDirRank(links[j].path)
+	slices.SortStableFunc(links, func(a, b linkFile) int {
+		return cmp.Or(strings.Compare(path.Base(a.path), path.Base(b.path)), cmp.Compare(linkDirRank(a.path), linkDirRank(b.path)))
 	})
 	return links, nulled
 }
@@ -288,12 +284,10 @@ func linkMatches(match map[string][]string, name, driver, mac string) (ok bool, 
 }
 
 func anyGlob(words []string, s string) bool {
-	for _, w := range words {
-		if m, err := path.Match(strings.TrimPrefix(w, "!"), s); m && err == nil {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(words, func(w string) bool {
+		m, err := path.Match(strings.TrimPrefix(w, "!"), s)
+		return m && err == nil
+	})
 }
 
 // linkValue reads a .link value: a ring size ("max" kept as is) or a

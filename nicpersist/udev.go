@@ -1,10 +1,11 @@
 package nicpersist
 
 import (
+	"cmp"
 	"fmt"
 	"path"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -49,13 +50,10 @@ func (udev) boot(b *builder, in *input) {
 		loc, text, _ := strings.Cut(val, " ")
 		rules = append(rules, udevLine{loc: loc, text: text})
 	})
-	sort.SliceStable(rules, func(i, j int) bool {
-		fi, li := splitLoc(rules[i].loc)
-		fj, lj := splitLoc(rules[j].loc)
-		if path.Base(fi) != path.Base(fj) {
-			return path.Base(fi) < path.Base(fj)
-		}
-		return li < lj
+	slices.SortStableFunc(rules, func(a, b udevLine) int {
+		fa, la := splitLoc(a.loc)
+		fb, lb := splitLoc(b.loc)
+		return cmp.Or(strings.Compare(path.Base(fa), path.Base(fb)), cmp.Compare(la, lb))
 	})
 	for _, r := range rules {
 		text := strings.TrimSuffix(r.text, "\r")
@@ -160,12 +158,10 @@ func udevSetList(c ethtoolCmd) string {
 
 // udevGlob matches a udev pattern: "|"-separated globs.
 func udevGlob(pattern, s string) bool {
-	for _, p := range strings.Split(pattern, "|") {
-		if m, err := path.Match(p, s); m && err == nil {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(strings.Split(pattern, "|"), func(p string) bool {
+		m, err := path.Match(p, s)
+		return m && err == nil
+	})
 }
 
 func splitLoc(loc string) (file string, line int) {

@@ -59,7 +59,7 @@ var layers = map[string][]string{
 	// through internal/ui and internal/termui, and serves the demo's
 	// simulated fleet (test/simhost).
 	"pipeline": {"audit", "audit/facts", "discover", "audit/inventory", "audit/probe", "audit/sshconfig", "audit/transport", "audit/trust", "fleetpass", "rules", "report", "report/diff",
-		"remediate", "remediate/apply", "serve", "waiver", "whatif", "internal/atomicfile", "internal/fanout", "internal/located", "internal/remote", "internal/termsafe", "internal/termui", "internal/ui", "test/simhost"},
+		"remediate", "remediate/apply", "serve", "waiver", "whatif", "internal/atomicfile", "internal/fanout", "internal/located", "internal/remote", "internal/termsafe", "internal/termui", "internal/ui", "internal/words", "test/simhost"},
 	// The CLI parses flags and calls the library (pipeline); of the rest
 	// only the defaults and types its flags are bound to, the formats its
 	// help lists, and the terminal helpers. No flow of its own: no

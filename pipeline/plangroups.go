@@ -10,6 +10,7 @@ import (
 
 	"github.com/kaudit/kaudit/internal/termsafe"
 	"github.com/kaudit/kaudit/internal/termui"
+	"github.com/kaudit/kaudit/internal/words"
 	"github.com/kaudit/kaudit/remediate"
 	"github.com/kaudit/kaudit/report"
 )
@@ -54,9 +55,9 @@ func writeChangeGroups(w io.Writer, plans []remediate.HostPlan, clusters map[str
 		}
 	}
 	sort.SliceStable(groups, func(i, j int) bool { return groups[i].hosts > groups[j].hosts })
-	fmt.Fprintf(w, "Changes by group (%s; each host's plan follows):\n", countOf(len(plans), "audited host", "audited hosts"))
+	fmt.Fprintf(w, "Changes by group (%s; each host's plan follows):\n", words.Count(len(plans), "audited host", "audited hosts"))
 	for _, g := range groups {
-		line := fmt.Sprintf("%s: %s (%s)", countOf(g.hosts, "host", "hosts"), g.what, strings.Join(slices.Sorted(maps.Keys(g.rules)), ", "))
+		line := fmt.Sprintf("%s: %s (%s)", words.Count(g.hosts, "host", "hosts"), g.what, strings.Join(slices.Sorted(maps.Keys(g.rules)), ", "))
 		if g.restart {
 			line += " [restart required]"
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/kaudit/kaudit/audit/inventory"
 	"github.com/kaudit/kaudit/internal/located"
 	"github.com/kaudit/kaudit/internal/termsafe"
+	"github.com/kaudit/kaudit/internal/words"
 	"github.com/kaudit/kaudit/remediate"
 	"github.com/kaudit/kaudit/remediate/apply"
 	"github.com/kaudit/kaudit/report"
@@ -423,8 +424,8 @@ func WriteRollout(w io.Writer, ro *Rollout, restart map[string]bool) {
 	if ro.cfg.ByRack {
 		per = "one rack of a cluster at a time"
 	}
-	fmt.Fprintf(w, "\nrollout: %s, %s, up to %s at once; minimum %s of waits\n", countOf(len(ro.Units), "cluster", "clusters"), per,
-		countOf(ro.cfg.Batch, "cluster", "clusters"), ro.Minimum(restart))
+	fmt.Fprintf(w, "\nrollout: %s, %s, up to %s at once; minimum %s of waits\n", words.Count(len(ro.Units), "cluster", "clusters"), per,
+		words.Count(ro.cfg.Batch, "cluster", "clusters"), ro.Minimum(restart))
 	for _, u := range ro.Units {
 		writeUnit(w, ro, u, restart)
 	}
@@ -496,7 +497,7 @@ func (ro *Rollout) restartOptions() *apply.RestartOptions {
 func gateText(u Unit, cfg RolloutConfig) string {
 	if u.Gated {
 		return fmt.Sprintf("health gate on: %s %s apart (at most %s) before the first step and after each",
-			countOf(cfg.Health.Checks, "healthy read", "healthy reads"), cfg.Health.Interval, cfg.Health.Timeout)
+			words.Count(cfg.Health.Checks, "healthy read", "healthy reads"), cfg.Health.Interval, cfg.Health.Timeout)
 	}
 	g := "health gate off (" + u.NoGate + ")"
 	switch {

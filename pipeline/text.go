@@ -9,6 +9,7 @@ import (
 	"github.com/kaudit/kaudit/internal/remote"
 	"github.com/kaudit/kaudit/internal/termsafe"
 	"github.com/kaudit/kaudit/internal/termui"
+	"github.com/kaudit/kaudit/internal/words"
 
 	"github.com/kaudit/kaudit/remediate"
 	"github.com/kaudit/kaudit/remediate/apply"
@@ -53,8 +54,8 @@ func writePlanSummary(w io.Writer, r *report.Report, sel remediate.Selector, not
 		verb = "needs"
 	}
 	line := fmt.Sprintf("Fix plan: %s on %s, %d %s a broker restart, %s %s",
-		countOf(s.Changes, "change", "changes"), countOf(s.Hosts, "host", "hosts"), s.Restarts, verb,
-		countOf(s.Manual, "manual action", "manual actions"), note)
+		words.Count(s.Changes, "change", "changes"), words.Count(s.Hosts, "host", "hosts"), s.Restarts, verb,
+		words.Count(s.Manual, "manual action", "manual actions"), note)
 	for _, l := range termui.Wrap(line, width, 4) {
 		fmt.Fprintln(w, l)
 	}
@@ -98,13 +99,13 @@ func WriteFixPlan(w io.Writer, fp *FixPlan, width int) {
 		fmt.Fprintf(w, "%s: skipped %s %s → %s: %s\n", termsafe.Line(s.Host), s.Change.Kind, termsafe.Line(s.Change.Target), termsafe.Line(s.Change.To), termsafe.Line(s.Reason))
 	}
 	if fp.Changes == 0 && remediate.Summarize(fp.Plans).Changes > 0 { // the plan's summary line was left out
-		fmt.Fprintf(w, "no change kaudit applies on %s; nothing changed\n", countOf(len(fp.Plans), "audited host", "audited hosts"))
+		fmt.Fprintf(w, "no change kaudit applies on %s; nothing changed\n", words.Count(len(fp.Plans), "audited host", "audited hosts"))
 	}
 }
 
 // What is what Apply will do: "N changes on M hosts".
 func (fp *FixPlan) What() string {
-	return fmt.Sprintf("%s on %s", countOf(fp.Changes, "change", "changes"), countOf(fp.Changing, "host", "hosts"))
+	return fmt.Sprintf("%s on %s", words.Count(fp.Changes, "change", "changes"), words.Count(fp.Changing, "host", "hosts"))
 }
 
 // writeApplying is the line fix --apply writes as run cfg starts on fp.
@@ -144,7 +145,7 @@ func writeRun(w io.Writer, j *remediate.Journal) {
 			restarted++
 		}
 	}
-	fmt.Fprintf(w, "%s changed and verified, %d of them %s a broker restart%s\n", countOf(verified, "host", "hosts"), restart,
+	fmt.Fprintf(w, "%s changed and verified, %d of them %s a broker restart%s\n", words.Count(verified, "host", "hosts"), restart,
 		map[bool]string{true: "needs", false: "need"}[restart == 1], restartTally(restart, restarted))
 	writeResidual(w, j)
 }
@@ -184,15 +185,15 @@ func writeResidual(w io.Writer, j *remediate.Journal) {
 	}
 	if len(open) > 0 {
 		fmt.Fprintf(w, "still exposed: the SYN-cookie path is open on a kernel without commit 909172a on %s (%s): the talk's failure remains possible there; turn cookies off (net.ipv4.tcp_syncookies=0, kaudit explain kernel-synack-wscale) or upgrade the kernel\n",
-			countOf(len(open), "host", "hosts"), strings.Join(open, ", "))
+			words.Count(len(open), "host", "hosts"), strings.Join(open, ", "))
 	}
 	if len(closed) > 0 {
 		fmt.Fprintf(w, "kernel still affected on %s (%s): the SYN-cookie path is closed (tcp_syncookies=0), the kernel upgrade is still open\n",
-			countOf(len(closed), "host", "hosts"), strings.Join(closed, ", "))
+			words.Count(len(closed), "host", "hosts"), strings.Join(closed, ", "))
 	}
 	if len(pending) > 0 && len(open)+len(closed) > 0 {
 		fmt.Fprintf(w, "listen backlog pending a broker restart on %s (%s): until then a reconnect storm beyond the old backlog drops SYNs\n",
-			countOf(len(pending), "host", "hosts"), strings.Join(pending, ", "))
+			words.Count(len(pending), "host", "hosts"), strings.Join(pending, ", "))
 	}
 }
 
@@ -257,11 +258,4 @@ func writeRollback(w io.Writer, res []apply.RollbackResult) (failed int) {
 // writeRollbackTally is a rollback's last line.
 func writeRollbackTally(w io.Writer, runID, journalPath string, hosts, failed int) {
 	fmt.Fprintf(w, "run %s: %d host(s) rolled back, %d failed; journal %s\n", runID, hosts-failed, failed, journalPath)
-}
-
-func countOf(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }

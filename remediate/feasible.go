@@ -1,6 +1,7 @@
 package remediate
 
 import (
+	"cmp"
 	"fmt"
 	"path"
 	"regexp"
@@ -106,12 +107,7 @@ func (p *planner) keep(c Change) Change {
 // cannot reports whether the host does not allow the change of target:
 // then the plan's after-values must not count on it.
 func (p *planner) cannot(kind ChangeKind, target string) bool {
-	for _, no := range p.infeasible {
-		if no.Kind == kind && no.Target == target {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(p.infeasible, func(no Infeasible) bool { return no.Kind == kind && no.Target == target })
 }
 
 // persistDir is the directory a change's persistence writes in ("" for a
@@ -282,11 +278,7 @@ func joinWhy(a, b string) string {
 
 // noTree is "no /lib/modules/RELEASE and no /proc/config.gz".
 func (v kernelView) noTree() string {
-	r := v.k.Release
-	if r == "" {
-		r = "RELEASE"
-	}
-	return fmt.Sprintf("no /lib/modules/%s and no /proc/config.gz", r)
+	return fmt.Sprintf("no /lib/modules/%s and no /proc/config.gz", cmp.Or(v.k.Release, "RELEASE"))
 }
 
 // autoloadNote is the note of a change that loads a module.
@@ -302,10 +294,7 @@ var congestionSymbols = map[string]string{"highspeed": "HSTCP"}
 // tcp_available_congestion_control lists it, when it is built in, or when
 // a module of the running release can be loaded for it.
 func congestionTakes(k *facts.KernelCaps, name string) (reason, instead, note string) {
-	sym := congestionSymbols[name]
-	if sym == "" {
-		sym = strings.ToUpper(name)
-	}
+	sym := cmp.Or(congestionSymbols[name], strings.ToUpper(name))
 	v := newKernelView(k, name, "tcp_"+name, "CONFIG_TCP_CONG_"+sym)
 	if slices.Contains(k.Congestion, name) || v.builtin {
 		return "", "", ""
@@ -360,14 +349,7 @@ func qdiscTakes(k *facts.KernelCaps, name string) (reason, instead, note string)
 		return fmt.Sprintf("%s: not built in and %s", name, why), fix, ""
 	}
 	return fmt.Sprintf("cannot confirm the kernel has %s: %s", v.mod, v.noTree()),
-		fmt.Sprintf("check on the host (modprobe -n -v %s, or grep %s /boot/config-%s), then set %s = %s yourself; or leave it (since Linux 4.13 TCP paces BBR itself, without fq)", v.mod, v.sym, orRelease(k.Release), keyQdisc, name), ""
-}
-
-func orRelease(r string) string {
-	if r == "" {
-		return "$(uname -r)"
-	}
-	return r
+		fmt.Sprintf("check on the host (modprobe -n -v %s, or grep %s /boot/config-%s), then set %s = %s yourself; or leave it (since Linux 4.13 TCP paces BBR itself, without fq)", v.mod, v.sym, cmp.Or(k.Release, "$(uname -r)"), keyQdisc, name), ""
 }
 
 // cannotNIC lists a NIC setting the interface does not allow: not

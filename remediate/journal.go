@@ -1,6 +1,7 @@
 package remediate
 
 import (
+	"cmp"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -321,9 +322,7 @@ func (j *Journal) Save(path string) error {
 	if !ValidRunID(j.RunID) {
 		return fmt.Errorf("journal %s: invalid run id %q", path, j.RunID)
 	}
-	if j.Version == 0 {
-		j.Version = JournalVersion
-	}
+	j.Version = cmp.Or(j.Version, JournalVersion)
 	data, err := json.MarshalIndent(j, "", "  ")
 	if err != nil {
 		return fmt.Errorf("journal %s: %w", path, err)

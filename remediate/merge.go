@@ -2,7 +2,8 @@ package remediate
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -117,12 +118,7 @@ func resolve(asks []ask) (string, error) {
 		}
 	}
 	out := base
-	fields := make([]int, 0, len(byField))
-	for f := range byField {
-		fields = append(fields, f)
-	}
-	sort.Ints(fields) // the whole value (0) first, then its fields
-	for _, f := range fields {
+	for _, f := range slices.Sorted(maps.Keys(byField)) { // the whole value (0) first, then its fields
 		l := byField[f]
 		if whole := byField[0]; f > 0 && whole != nil && whole.hasExact {
 			// The whole value is asked exactly: its field must already

@@ -1,6 +1,7 @@
 package remediate
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -103,12 +104,7 @@ func (p HostPlan) RestartRequired() bool { return NeedsRestart(p.Changes) }
 
 // NeedsRestart reports whether any of changes needs a broker restart.
 func NeedsRestart(changes []Change) bool {
-	for _, c := range changes {
-		if c.RestartRequired {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(changes, func(c Change) bool { return c.RestartRequired })
 }
 
 // Selector chooses which findings' fixes to plan, and how.
@@ -123,15 +119,7 @@ type Selector struct {
 
 // Match reports whether the rule is selected.
 func (s Selector) Match(rule string) bool {
-	if len(s.Rules) == 0 {
-		return true
-	}
-	for _, r := range s.Rules {
-		if r == rule {
-			return true
-		}
-	}
-	return false
+	return len(s.Rules) == 0 || slices.Contains(s.Rules, rule)
 }
 
 // PlanHost turns one host's findings into changes, manual actions and
@@ -314,20 +302,14 @@ func (p *planner) finish(plan *HostPlan) {
 	changes = append(changes, p.propertyChanges()...)
 	changes = append(changes, p.nicChanges()...)
 	changes = append(changes, p.dropIns...)
-	sort.SliceStable(changes, func(i, j int) bool {
-		if changes[i].Kind != changes[j].Kind {
-			return changes[i].Kind < changes[j].Kind
-		}
-		return changes[i].Target < changes[j].Target
+	slices.SortStableFunc(changes, func(a, b Change) int {
+		return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Target, b.Target))
 	})
 	if changes != nil {
 		plan.Changes = changes
 	}
-	sort.SliceStable(p.infeasible, func(i, j int) bool {
-		if p.infeasible[i].Kind != p.infeasible[j].Kind {
-			return p.infeasible[i].Kind < p.infeasible[j].Kind
-		}
-		return p.infeasible[i].Target < p.infeasible[j].Target
+	slices.SortStableFunc(p.infeasible, func(a, b Infeasible) int {
+		return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Target, b.Target))
 	})
 	plan.Infeasible = p.infeasible
 	plan.Conflicts = p.conflicts()
@@ -360,20 +342,15 @@ func mergeManual(ms []Manual) []Manual {
 			out[i].Rules = appendRule(out[i].Rules, r)
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if c := slices.Compare(out[i].Rules, out[j].Rules); c != 0 {
-			return c < 0
-		}
-		return out[i].Action < out[j].Action
+	slices.SortStableFunc(out, func(a, b Manual) int {
+		return cmp.Or(slices.Compare(a.Rules, b.Rules), strings.Compare(a.Action, b.Action))
 	})
 	return out
 }
 
 func appendRule(rs []string, r string) []string {
-	for _, x := range rs {
-		if x == r {
-			return rs
-		}
+	if slices.Contains(rs, r) {
+		return rs
 	}
 	rs = append(rs, r)
 	sort.Strings(rs)

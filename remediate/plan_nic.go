@@ -1,12 +1,14 @@
 package remediate
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/kaudit/kaudit/audit/facts"
 	"github.com/kaudit/kaudit/internal/safe"
+	"github.com/kaudit/kaudit/internal/words"
 	"github.com/kaudit/kaudit/nicpersist"
 	"github.com/kaudit/kaudit/rules"
 )
@@ -47,9 +49,7 @@ func (p *planner) addRing(rule string, nic *facts.NIC, setting, value string) {
 				"nothing to change on this host; waive the finding here")
 			return
 		}
-		if reason == "" {
-			reason = "not read"
-		}
+		reason = cmp.Or(reason, "not read")
 		p.warn("%s: %s ring sizes are unavailable (%s): %s not planned", rule, ifc, reason, target)
 		return
 	}
@@ -97,7 +97,7 @@ func (p *planner) addOffload(rule string, nic *facts.NIC, setting, value string)
 		}
 	}
 	if feat.Fixed {
-		p.cannotNIC(rule, KindNICOffload, target, want, fmt.Sprintf("%s cannot be turned %s: it is %s [fixed] by the %s driver", setting, want, onOff(feat.On), rules.NICDriver(nic)),
+		p.cannotNIC(rule, KindNICOffload, target, want, fmt.Sprintf("%s cannot be turned %s: it is %s [fixed] by the %s driver", setting, want, words.OnOff(feat.On), rules.NICDriver(nic)),
 			fmt.Sprintf("nothing to change on this host: the %s driver does not let it change; waive the finding here", rules.NICDriver(nic)))
 		return
 	}
@@ -145,7 +145,7 @@ func (p *planner) addNICPersist(rule, ifc, setting, value string) {
 		}
 	default:
 		ft, ok := nic.Features[setting]
-		if !ok || onOff(ft.On) != value {
+		if !ok || words.OnOff(ft.On) != value {
 			p.warn("%s: %s is not %s now: not persisted", rule, target, value)
 			return
 		}
@@ -220,7 +220,7 @@ func (p *planner) nicChange(target string, nic facts.NIC, np nicpersist.Plan) Ch
 		}
 	default:
 		c.Kind = KindNICOffload
-		c.From = onOff(nic.Features[setting].On)
+		c.From = words.OnOff(nic.Features[setting].On)
 	}
 	if r.persistOnly {
 		// Nothing changes on the running NIC: no link reset either.
@@ -241,13 +241,6 @@ func (p *planner) findNIC(ifc string) *facts.NIC {
 		}
 	}
 	return nic
-}
-
-func onOff(on bool) string {
-	if on {
-		return "on"
-	}
-	return "off"
 }
 
 // PersistMatch is Change.PersistMatch: the [Match] keys of a systemd

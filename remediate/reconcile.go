@@ -1,6 +1,9 @@
 package remediate
 
-import "fmt"
+import (
+	"cmp"
+	"fmt"
+)
 
 // Reconcile is the part of h (a local journal's entry for one host)
 // that m, the run's own manifest on that host, holds: a rollback
@@ -19,9 +22,7 @@ func (h HostJournal) Reconcile(m HostJournal) (agreed HostJournal, refused []str
 			continue
 		}
 		mb.Changed, mb.Mode, mb.Owner = b.Changed, b.Mode, b.Owner
-		if mb.Written == "" {
-			mb.Written = b.Written // a later edit is kept: never restores more
-		}
+		mb.Written = cmp.Or(mb.Written, b.Written) // a later edit is kept: never restores more
 		agreed.Backups = append(agreed.Backups, mb)
 	}
 	for _, r := range runtime {
@@ -60,9 +61,9 @@ func beforeFile(b Backup) string {
 // manifestValue is m's record of r's running value, or why there is none
 // that agrees.
 func manifestValue(m HostJournal, r RuntimeValue) (RuntimeValue, string) {
-	what := fmt.Sprintf("%s %s", kindOrSysctl(r.Kind), r.Key)
+	what := fmt.Sprintf("%s %s", r.Kind.OrSysctl(), r.Key)
 	for _, mr := range m.Runtime {
-		if kindOrSysctl(mr.Kind) != kindOrSysctl(r.Kind) || mr.Key != r.Key {
+		if mr.Kind.OrSysctl() != r.Kind.OrSysctl() || mr.Key != r.Key {
 			continue
 		}
 		if mr.Before != r.Before {
@@ -73,10 +74,5 @@ func manifestValue(m HostJournal, r RuntimeValue) (RuntimeValue, string) {
 	return RuntimeValue{}, fmt.Sprintf("%s: the run's manifest on the host does not hold it (the run never set it): not restored", what)
 }
 
-// kindOrSysctl is k, KindSysctl for the "" of old journals.
-func kindOrSysctl(k ChangeKind) ChangeKind {
-	if k == "" {
-		return KindSysctl
-	}
-	return k
-}
+// OrSysctl is k, KindSysctl for the "" of old journals.
+func (k ChangeKind) OrSysctl() ChangeKind { return cmp.Or(k, KindSysctl) }

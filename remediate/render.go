@@ -7,6 +7,7 @@ import (
 
 	"github.com/kaudit/kaudit/internal/termsafe"
 	"github.com/kaudit/kaudit/internal/termui"
+	"github.com/kaudit/kaudit/internal/words"
 )
 
 // Summary counts what a set of plans would do.
@@ -76,20 +77,20 @@ func RenderPlan(w io.Writer, plans []HostPlan, opts PlanOptions) {
 	s := Summarize(plans)
 	var tail string
 	if s.Cannot > 0 {
-		tail += fmt.Sprintf("; %s cannot be applied on %s (listed above, with what to do instead)", plural(s.Cannot, "change", "changes"), hostsWord(plans))
+		tail += fmt.Sprintf("; %s cannot be applied on %s (listed above, with what to do instead)", words.Count(s.Cannot, "change", "changes"), hostsWord(plans))
 	}
 	if s.Conflict > 0 {
-		tail += fmt.Sprintf("; %s asked for in incompatible directions, not planned (CONFLICT above)", plural(s.Conflict, "target", "targets"))
+		tail += fmt.Sprintf("; %s asked for in incompatible directions, not planned (CONFLICT above)", words.Count(s.Conflict, "target", "targets"))
 	}
 	if opts.Unaudited > 0 {
-		tail += fmt.Sprintf("; %s not audited: no plan for %s", plural(opts.Unaudited, "host", "hosts"), map[bool]string{true: "it", false: "them"}[opts.Unaudited == 1])
+		tail += fmt.Sprintf("; %s not audited: no plan for %s", words.Count(opts.Unaudited, "host", "hosts"), map[bool]string{true: "it", false: "them"}[opts.Unaudited == 1])
 	}
 	if opts.Refused > 0 {
-		tail += fmt.Sprintf("; %s not proven a broker of the cluster: not changed", plural(opts.Refused, "host", "hosts"))
+		tail += fmt.Sprintf("; %s not proven a broker of the cluster: not changed", words.Count(opts.Refused, "host", "hosts"))
 	}
-	hosts := plural(len(plans), "host", "hosts")
+	hosts := words.Count(len(plans), "host", "hosts")
 	if opts.Unaudited+opts.Refused > 0 {
-		hosts = plural(len(plans), "audited host", "audited hosts")
+		hosts = words.Count(len(plans), "audited host", "audited hosts")
 	}
 	switch {
 	case s.Changes == 0:
@@ -100,7 +101,7 @@ func RenderPlan(w io.Writer, plans []HostPlan, opts PlanOptions) {
 			verb = "needs"
 		}
 		pw.put(0, 4, fmt.Sprintf("%s on %s, %d %s a broker restart%s; nothing changed (run with --apply)",
-			plural(s.Changes, "change", "changes"), plural(s.Hosts, "host", "hosts"), s.Restarts, verb, tail))
+			words.Count(s.Changes, "change", "changes"), words.Count(s.Hosts, "host", "hosts"), s.Restarts, verb, tail))
 	case tail != "":
 		pw.put(0, 4, strings.TrimPrefix(tail, "; "))
 	}
@@ -213,12 +214,5 @@ func hostsWord(plans []HostPlan) string {
 			n++
 		}
 	}
-	return plural(n, "host", "hosts")
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
+	return words.Count(n, "host", "hosts")
 }

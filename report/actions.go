@@ -1,8 +1,10 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/kaudit/kaudit/rules"
@@ -29,7 +31,7 @@ func fixTargets(f rules.Finding) []actionTarget {
 	}
 	if len(fx.KafkaProperties) > 0 {
 		var kv []string
-		for _, k := range sortedKeys(fx.KafkaProperties) {
+		for _, k := range slices.Sorted(maps.Keys(fx.KafkaProperties)) {
 			kv = append(kv, k+"="+fx.KafkaProperties[k])
 		}
 		text := "set " + strings.Join(kv, ", ") + " in server.properties"
@@ -53,7 +55,7 @@ func fixTargets(f rules.Finding) []actionTarget {
 // past two keys "set net.core.rmem_default, net.core.rmem_max and 4 more
 // sysctls".
 func sysctlChange(fx *rules.Fix) string {
-	keys := sortedKeys(fx.Sysctl)
+	keys := slices.Sorted(maps.Keys(fx.Sysctl))
 	if len(keys) > 2 {
 		return fmt.Sprintf("set %s, %s and %d more sysctls", keys[0], keys[1], len(keys)-2)
 	}
@@ -71,15 +73,6 @@ func sysctlChange(fx *rules.Fix) string {
 		parts = append(parts, verb+" "+k+" to "+fx.Sysctl[k])
 	}
 	return strings.Join(parts, ", ")
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // actions are the changes the failing findings ask for, each with the
@@ -120,14 +113,11 @@ func actions(r *Report, member [][]int, clusters []ClusterGroup) []Action {
 	}
 	out := make([]Action, 0, len(order))
 	for _, a := range order {
-		a.Rules, a.Clusters = sortedKeys(a.rules), sortedKeys(a.clusters)
+		a.Rules, a.Clusters = slices.Sorted(maps.Keys(a.rules)), slices.Sorted(maps.Keys(a.clusters))
 		out = append(out, a.Action)
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].Rank() != out[j].Rank() {
-			return out[i].Rank() > out[j].Rank()
-		}
-		return out[i].Severity.Rank() > out[j].Severity.Rank()
+	slices.SortStableFunc(out, func(a, b Action) int {
+		return cmp.Or(cmp.Compare(b.Rank(), a.Rank()), cmp.Compare(b.Severity.Rank(), a.Severity.Rank()))
 	})
 	return out
 }

@@ -2,10 +2,12 @@ package report
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/kaudit/kaudit/audit/facts"
+	"github.com/kaudit/kaudit/internal/words"
 )
 
 // clusterBrokerLine is one broker of the cluster section, plain text (each
@@ -24,13 +26,8 @@ func clusterBrokerLine(b ClusterBroker) string {
 // clusterConfigLine is the running broker's settings with their source,
 // in key order: "num.network.threads=8 (static), …"; "" when none.
 func clusterConfigLine(b ClusterBroker) string {
-	keys := make([]string, 0, len(b.Configs))
-	for k := range b.Configs {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, 0, len(keys))
-	for _, k := range keys {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(b.Configs)) {
 		parts = append(parts, fmt.Sprintf("%s=%s (%s)", k, b.Configs[k].Value, b.Configs[k].Source))
 	}
 	return strings.Join(parts, ", ")
@@ -95,10 +92,10 @@ func clusterBrokerCounts(c *Cluster) string {
 		}
 	}
 	parts := make([]string, 0, len(counts))
-	for _, k := range sortedKeys(counts) {
+	for _, k := range slices.Sorted(maps.Keys(counts)) {
 		parts = append(parts, fmt.Sprintf("%d %s", counts[k], k))
 	}
-	return fmt.Sprintf("%s: %s", plural(len(c.Brokers), "broker", "brokers"), strings.Join(parts, ", "))
+	return fmt.Sprintf("%s: %s", words.Count(len(c.Brokers), "broker", "brokers"), strings.Join(parts, ", "))
 }
 
 // clusterProblemLines are the cluster-level findings grouped by rule and

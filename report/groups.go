@@ -1,11 +1,14 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/kaudit/kaudit/audit/facts"
+	"github.com/kaudit/kaudit/internal/words"
 	"github.com/kaudit/kaudit/rules"
 )
 
@@ -79,13 +82,13 @@ func (a Action) Rank() int { return (Weight(a.Severity) + 1) * len(a.Hosts) }
 // change (it may not be all a rule needs: each manual step is an action
 // of its own).
 func (a Action) Summary() string {
-	where := plural(len(a.Hosts), "host", "hosts")
+	where := words.Count(len(a.Hosts), "host", "hosts")
 	if len(a.Clusters) > 1 {
-		where += " of " + plural(len(a.Clusters), "cluster", "clusters")
+		where += " of " + words.Count(len(a.Clusters), "cluster", "clusters")
 	} else if len(a.Clusters) == 1 {
 		where += " of " + a.Clusters[0]
 	}
-	return fmt.Sprintf("%s on %s: %s, asked by %s", a.Text, where, a.Severity, plural(len(a.Rules), "rule", "rules"))
+	return fmt.Sprintf("%s on %s: %s, asked by %s", a.Text, where, a.Severity, words.Count(len(a.Rules), "rule", "rules"))
 }
 
 // RuleCount is a rule's non-passing hosts, in all and per cluster.
@@ -168,15 +171,8 @@ func patterns(r *Report, hosts []int) []Pattern {
 		sort.Strings(out[k].Kernels)
 		sort.Strings(out[k].Kafkas)
 	}
-	sort.SliceStable(out, func(a, b int) bool {
-		pa, pb := out[a], out[b]
-		if ca, cb := pa.class(), pb.class(); ca != cb {
-			return ca < cb
-		}
-		if pa.Worst.Rank() != pb.Worst.Rank() {
-			return pa.Worst.Rank() > pb.Worst.Rank()
-		}
-		return len(pa.Hosts) > len(pb.Hosts)
+	slices.SortStableFunc(out, func(a, b Pattern) int {
+		return cmp.Or(cmp.Compare(a.class(), b.class()), cmp.Compare(b.Worst.Rank(), a.Worst.Rank()), cmp.Compare(len(b.Hosts), len(a.Hosts)))
 	})
 	return out
 }
@@ -217,10 +213,8 @@ func patternOf(h *Host) Pattern {
 
 // addDistinct appends s unless list has it (lists here are short).
 func addDistinct(list []string, s string) []string {
-	for _, x := range list {
-		if x == s {
-			return list
-		}
+	if slices.Contains(list, s) {
+		return list
 	}
 	return append(list, s)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/kaudit/kaudit/internal/words"
 	"github.com/kaudit/kaudit/rules"
 )
 
@@ -74,7 +75,7 @@ func hostNames(r *Report, hosts []int) []string {
 
 // clusterSize is "334 hosts, 9 patterns".
 func clusterSize(c ClusterGroup) string {
-	return plural(len(c.Hosts), "host", "hosts") + ", " + plural(len(c.Patterns), "pattern", "patterns")
+	return words.Count(len(c.Hosts), "host", "hosts") + ", " + words.Count(len(c.Patterns), "pattern", "patterns")
 }
 
 // errorSummary is "100 not audited: 60 unreachable, 40 auth".
@@ -94,7 +95,7 @@ func moreActions(acts []Action, shown int) string {
 	if len(acts) <= shown {
 		return ""
 	}
-	return fmt.Sprintf("+%s of lower rank (every failing rule is in the rule × cluster table)", plural(len(acts)-shown, "more action", "more actions"))
+	return fmt.Sprintf("+%s of lower rank (every failing rule is in the rule × cluster table)", words.Count(len(acts)-shown, "more action", "more actions"))
 }
 
 // ruleStatusWord is "fail" or "unknown" for the rule × cluster table.

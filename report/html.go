@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	_ "embed"
 	"fmt"
 	"html/template"
@@ -82,8 +83,8 @@ func htmlClusterOf(c *Cluster) *htmlCluster {
 			proof += " (by " + b.By + "): " + b.Detail
 		}
 		v.Brokers = append(v.Brokers, htmlClusterBroker{NodeID: b.NodeID, Advertised: termsafe.Line(b.Advertised),
-			Host: termsafe.Line(orDash(b.Host)), Proof: termsafe.Line(orDash(proof)),
-			Kafka: termsafe.Line(orDash(clusterKafkaLine(b))), Configs: termsafe.Line(orDash(clusterConfigLine(b)))})
+			Host: termsafe.Line(cmp.Or(b.Host, "-")), Proof: termsafe.Line(cmp.Or(proof, "-")),
+			Kafka: termsafe.Line(cmp.Or(clusterKafkaLine(b), "-")), Configs: termsafe.Line(cmp.Or(clusterConfigLine(b), "-"))})
 	}
 	for _, p := range c.Problems {
 		p.Rule, p.Severity, p.Host, p.Message, p.Waived = termsafe.Line(p.Rule), termsafe.Line(p.Severity), termsafe.Line(p.Host), termsafe.Line(p.Message), termsafe.Line(p.Waived)
@@ -211,7 +212,7 @@ func htmlHead(r *Report) htmlView {
 	v := htmlView{
 		Title:        reportTitle,
 		Generated:    scanTime(r),
-		Tool:         termsafe.Line(orDash(r.ToolVersion)),
+		Tool:         termsafe.Line(cmp.Or(r.ToolVersion, "-")),
 		Duration:     humanDuration(r.DurationMS),
 		Inventory:    termsafe.Line(r.Inventory),
 		FailOn:       r.FailOn,
@@ -250,17 +251,10 @@ func matrixCell(h Host, findings map[string]rules.Finding, rule string) htmlCell
 		return htmlCell{Class: "status-none", Text: "–", Title: termsafe.Line("no finding for " + rule + " on " + h.Name)}
 	}
 	title := fmt.Sprintf("%s on %s: %s (%s)", rule, h.Name, f.Status, f.Severity)
-	if f.Observed != "" {
-		title += "\nobserved: " + f.Observed
-	}
-	if f.Expected != "" {
-		title += "\nexpected: " + f.Expected
-	}
-	if f.Reason != "" {
-		title += "\n" + f.Reason
-	}
-	if f.Source != "" {
-		title += "\ndecided by: " + string(f.Source)
+	for _, l := range [][2]string{{"\nobserved: ", f.Observed}, {"\nexpected: ", f.Expected}, {"\n", f.Reason}, {"\ndecided by: ", string(f.Source)}} {
+		if l[1] != "" {
+			title += l[0] + l[1]
+		}
 	}
 	return htmlCell{
 		Class: "status-" + string(f.Status),

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -116,7 +115,7 @@ func Load(path string) (*Report, error) { return LoadLimited(path, 0) }
 func LoadLimited(path string, max int64) (*Report, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, located.Hint(fmt.Errorf("%s: cannot read the report: %w", path, pathCause(err)), loadHint)
+		return nil, located.Hint(fmt.Errorf("%s: cannot read the report: %w", path, located.PathCause(err)), loadHint)
 	}
 	defer f.Close()
 	var in io.Reader = f
@@ -128,7 +127,7 @@ func LoadLimited(path string, max int64) (*Report, error) {
 	}
 	data, err := io.ReadAll(in)
 	if err != nil {
-		return nil, located.Hint(fmt.Errorf("%s: cannot read the report: %w", path, pathCause(err)), loadHint)
+		return nil, located.Hint(fmt.Errorf("%s: cannot read the report: %w", path, located.PathCause(err)), loadHint)
 	}
 	var r Report
 	if err := json.Unmarshal(data, &r); err != nil {
@@ -141,13 +140,4 @@ func LoadLimited(path string, max int64) (*Report, error) {
 		return nil, located.Hint(fmt.Errorf("%s: not a kaudit JSON report: no started_at", path), loadHint)
 	}
 	return &r, nil
-}
-
-// pathCause is err without the path an *os.PathError repeats.
-func pathCause(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }

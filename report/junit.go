@@ -250,17 +250,10 @@ func junitDetail(f rules.Finding) string {
 		fmt.Fprintf(&b, "%s\n", f.Title)
 	}
 	fmt.Fprintf(&b, "severity: %s\n", f.Severity)
-	if f.Observed != "" {
-		fmt.Fprintf(&b, "observed: %s\n", f.Observed)
-	}
-	if f.Expected != "" {
-		fmt.Fprintf(&b, "expected: %s\n", f.Expected)
-	}
-	if f.Reason != "" {
-		fmt.Fprintf(&b, "reason: %s\n", f.Reason)
-	}
-	if f.Source != "" {
-		fmt.Fprintf(&b, "decided by: %s\n", f.Source)
+	for _, l := range [][2]string{{"observed", f.Observed}, {"expected", f.Expected}, {"reason", f.Reason}, {"decided by", string(f.Source)}} {
+		if l[1] != "" {
+			fmt.Fprintf(&b, "%s: %s\n", l[0], l[1])
+		}
 	}
 	for _, e := range f.Evidence {
 		fmt.Fprintf(&b, "evidence: %s\n", e)
@@ -289,8 +282,6 @@ func safeFinding(f rules.Finding) rules.Finding {
 
 // seconds formats milliseconds as JUnit's decimal seconds.
 func seconds(ms int64) string {
-	if ms < 0 {
-		ms = 0
-	}
+	ms = max(ms, 0)
 	return fmt.Sprintf("%d.%03d", ms/1000, ms%1000)
 }

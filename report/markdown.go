@@ -1,12 +1,14 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"strings"
 	"unicode"
 
 	"github.com/kaudit/kaudit/internal/termsafe"
+	"github.com/kaudit/kaudit/internal/words"
 	"github.com/kaudit/kaudit/rules"
 )
 
@@ -46,7 +48,7 @@ func renderMarkdown(w io.Writer, r *Report, opt Options) error {
 // mdHeader writes the title, when and from what, and the interrupted note.
 func mdHeader(b *strings.Builder, r *Report) {
 	fmt.Fprintf(b, "# %s\n\n", reportTitle)
-	fmt.Fprintf(b, "Generated %s by kaudit %s", scanTime(r), mdText(orDash(r.ToolVersion)))
+	fmt.Fprintf(b, "Generated %s by kaudit %s", scanTime(r), mdText(cmp.Or(r.ToolVersion, "-")))
 	if r.Inventory != "" {
 		fmt.Fprintf(b, " from %s", mdCode(r.Inventory))
 	}
@@ -63,7 +65,7 @@ func mdSummary(b *strings.Builder, r *Report) {
 	label, detail := verdict(r)
 	fmt.Fprintf(b, "**%s:** %s\n\n", label, detail)
 	b.WriteString("| | |\n|---|---|\n")
-	fmt.Fprintf(b, "| Hosts | %d (%d audited, %s) |\n", s.Hosts, s.Audited, plural(s.Unreachable, "error", "errors"))
+	fmt.Fprintf(b, "| Hosts | %d (%d audited, %s) |\n", s.Hosts, s.Audited, words.Count(s.Unreachable, "error", "errors"))
 	fmt.Fprintf(b, "| Fleet score | %s |\n", fleetScoreLong(s))
 	fmt.Fprintf(b, "| Failing findings | %s |\n", failCounts(s))
 	fmt.Fprintf(b, "| Not proven safe | %d unknown |\n", s.StatusCounts[string(rules.Unknown)])
@@ -194,7 +196,7 @@ func mdSample(g RuleGroup) string {
 	if f.Observed == "" && f.Expected == "" {
 		return ""
 	}
-	s := mdCode(orQuestion(f.Observed)) + " → " + mdCode(orQuestion(f.Expected))
+	s := mdCode(cmp.Or(f.Observed, "?")) + " → " + mdCode(cmp.Or(f.Expected, "?"))
 	if len(g.Hosts) > 1 {
 		s = mdText(g.Hosts[0]) + ": " + s
 	}
@@ -208,13 +210,6 @@ func mdFix(f *rules.Fix) string {
 	s := mdText(f.Summary)
 	if f.Restart && !strings.Contains(strings.ToLower(f.Summary), "restart") {
 		s += " (broker restart required)"
-	}
-	return s
-}
-
-func orQuestion(s string) string {
-	if s == "" {
-		return "?"
 	}
 	return s
 }
@@ -256,9 +251,7 @@ func mdCode(s string) string {
 	for _, c := range s {
 		if c == '`' {
 			run++
-			if run > longest {
-				longest = run
-			}
+			longest = max(longest, run)
 		} else {
 			run = 0
 		}
@@ -290,11 +283,11 @@ func mdCluster(b *strings.Builder, r *Report) {
 	mdClusterHead(b, c)
 	b.WriteString("| Broker | Advertised | Host | Proof | Kafka | Running settings |\n|---|---|---|---|---|---|\n")
 	for _, br := range c.Brokers {
-		host, proof := orDash(br.Host), orDash(string(br.Proof))
+		host, proof := cmp.Or(br.Host, "-"), cmp.Or(string(br.Proof), "-")
 		if br.Host != "" {
 			proof += " (by " + br.By + "): " + br.Detail
 		}
-		fmt.Fprintf(b, "| %d | %s | %s | %s | %s | %s |\n", br.NodeID, mdText(br.Advertised), mdText(host), mdText(proof), mdText(orDash(clusterKafkaLine(br))), mdText(orDash(clusterConfigLine(br))))
+		fmt.Fprintf(b, "| %d | %s | %s | %s | %s | %s |\n", br.NodeID, mdText(br.Advertised), mdText(host), mdText(proof), mdText(cmp.Or(clusterKafkaLine(br), "-")), mdText(cmp.Or(clusterConfigLine(br), "-")))
 	}
 	b.WriteString("\n")
 	for _, p := range c.Problems {

@@ -3,6 +3,8 @@ package report
 import (
 	"fmt"
 	"strings"
+
+	"github.com/kaudit/kaudit/internal/words"
 )
 
 // The Markdown document of a fleet of more than GroupedAbove hosts: the
@@ -85,7 +87,7 @@ func mdPatterns(b *strings.Builder, r *Report, g FleetGroups, all bool) {
 		for k, p := range c.Patterns {
 			if !all && rows == mdPatternRows {
 				fmt.Fprintf(b, "| %s | %d | +%s | | | --hosts lists them |\n", mdText(c.Name), hostsIn(c.Patterns[k:]),
-					plural(len(c.Patterns)-k, "more pattern", "more patterns"))
+					words.Count(len(c.Patterns)-k, "more pattern", "more patterns"))
 				break
 			}
 			rows++

@@ -2,6 +2,8 @@ package report
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/kaudit/kaudit/audit/facts"
@@ -91,7 +93,7 @@ func ClusterCounts(hosts []string, clusters map[string][]string) string {
 		}
 	}
 	parts := make([]string, 0, len(counts))
-	for _, c := range sortedKeys(counts) {
+	for _, c := range slices.Sorted(maps.Keys(counts)) {
 		parts = append(parts, fmt.Sprintf("%s %d", c, counts[c]))
 	}
 	return strings.Join(parts, ", ")

@@ -5,9 +5,9 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -319,15 +319,8 @@ func (r *Report) GroupByRule(statuses ...rules.Status) []RuleGroup {
 		}
 	}
 	statusRank := map[rules.Status]int{rules.Fail: 0, rules.Unknown: 1, rules.Warn: 2, rules.Error: 3, rules.Waived: 4, rules.Skip: 5, rules.Pass: 6}
-	sort.SliceStable(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		if a.Severity.Rank() != b.Severity.Rank() {
-			return a.Severity.Rank() > b.Severity.Rank()
-		}
-		if statusRank[a.Status] != statusRank[b.Status] {
-			return statusRank[a.Status] < statusRank[b.Status]
-		}
-		return a.Rule < b.Rule
+	slices.SortStableFunc(out, func(a, b RuleGroup) int {
+		return cmp.Or(cmp.Compare(b.Severity.Rank(), a.Severity.Rank()), cmp.Compare(statusRank[a.Status], statusRank[b.Status]), strings.Compare(a.Rule, b.Rule))
 	})
 	return out
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/kaudit/kaudit/internal/termsafe"
 	"github.com/kaudit/kaudit/internal/termui"
+	"github.com/kaudit/kaudit/internal/words"
 	"github.com/kaudit/kaudit/rules"
 )
 
@@ -118,7 +120,7 @@ func (t *termReport) title(s string) { t.b.WriteString("\n" + t.p.bold(s) + "\n"
 func renderTable(w io.Writer, r *Report, opt Options) error {
 	t := &termReport{p: palette{on: opt.Color}, width: opt.Width}
 	t.b.WriteString(t.p.bold(reportTitle) + "\n")
-	scanned := fmt.Sprintf("scanned %s in %s by kaudit %s", scanTime(r), humanDuration(r.DurationMS), safe(orDash(r.ToolVersion)))
+	scanned := fmt.Sprintf("scanned %s in %s by kaudit %s", scanTime(r), humanDuration(r.DurationMS), safe(cmp.Or(r.ToolVersion, "-")))
 	if r.Inventory != "" {
 		scanned += " · inventory " + safe(r.Inventory)
 	}
@@ -166,7 +168,7 @@ func summaryParts(r *Report, p palette) []cell {
 	label, _ := verdict(r)
 	parts := []cell{
 		{text: label, paint: p.bold},
-		plain(fmt.Sprintf("%s, %d audited, %s", plural(s.Hosts, "host", "hosts"), s.Audited, plural(s.Unreachable, "error", "errors"))),
+		plain(fmt.Sprintf("%s, %d audited, %s", words.Count(s.Hosts, "host", "hosts"), s.Audited, words.Count(s.Unreachable, "error", "errors"))),
 		{text: "fleet score " + fleetScore(s), paint: p.bold},
 	}
 	var fails []string
@@ -247,13 +249,6 @@ func countCell(c hostCounts, sev rules.Severity, p palette) cell {
 		return cell{text: "0", paint: p.faint}
 	}
 	return cell{text: strconv.Itoa(n), paint: func(s string) string { return p.severity(sev, s) }}
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
 
 // clusterBrief prints the cluster of a grouped report: its brokers

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/kaudit/kaudit/internal/termui"
+	"github.com/kaudit/kaudit/internal/words"
 	"github.com/kaudit/kaudit/rules"
 )
 
@@ -50,7 +51,7 @@ func (t *termReport) actions(g FleetGroups) {
 			break
 		}
 		sev := a.Severity
-		where := plural(len(a.Clusters), "cluster", "clusters")
+		where := words.Count(len(a.Clusters), "cluster", "clusters")
 		if len(a.Clusters) == 1 {
 			where = a.Clusters[0]
 		}
@@ -68,7 +69,7 @@ func fixesText(a Action) string {
 	if len(a.Rules) == 1 {
 		return a.Rules[0]
 	}
-	return plural(len(a.Rules), "rule", "rules")
+	return words.Count(len(a.Rules), "rule", "rules")
 }
 
 // ruleClusters writes each failing or unknown rule's hosts per cluster.
@@ -157,7 +158,7 @@ func (t *termReport) patterns(r *Report, g FleetGroups, all bool) {
 		for k, p := range c.Patterns {
 			if !all && k == per && len(c.Patterns) > per {
 				gr.add(name, plain(strconv.Itoa(hostsIn(c.Patterns[k:]))),
-					cell{text: "+" + plural(len(c.Patterns)-k, "more pattern", "more patterns"), paint: t.p.faint},
+					cell{text: "+" + words.Count(len(c.Patterns)-k, "more pattern", "more patterns"), paint: t.p.faint},
 					plain(""), plain(""), plain(""), plain("(--hosts, -f html)"))
 				break
 			}

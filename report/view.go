@@ -5,14 +5,16 @@ package report
 // renderer recomputes scores or looks at the clock.
 
 import (
+	"cmp"
 	"fmt"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 	"unique"
 
 	"github.com/kaudit/kaudit/audit/facts"
+	"github.com/kaudit/kaudit/internal/words"
 	"github.com/kaudit/kaudit/rules"
 )
 
@@ -58,12 +60,8 @@ func statusRank(s rules.Status) int {
 // then status (fail first), keeping the catalog order otherwise.
 func sortedFindings(fs []rules.Finding) []rules.Finding {
 	out := append([]rules.Finding(nil), fs...)
-	sort.SliceStable(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		if a.Severity.Rank() != b.Severity.Rank() {
-			return a.Severity.Rank() > b.Severity.Rank()
-		}
-		return statusRank(a.Status) < statusRank(b.Status)
+	slices.SortStableFunc(out, func(a, b rules.Finding) int {
+		return cmp.Or(cmp.Compare(b.Severity.Rank(), a.Severity.Rank()), cmp.Compare(statusRank(a.Status), statusRank(b.Status)))
 	})
 	return out
 }
@@ -197,14 +195,7 @@ func observedExpected(f rules.Finding) string {
 	if f.Observed == "" && f.Expected == "" {
 		return ""
 	}
-	o, e := f.Observed, f.Expected
-	if o == "" {
-		o = "?"
-	}
-	if e == "" {
-		e = "?"
-	}
-	return o + " → " + e
+	return cmp.Or(f.Observed, "?") + " → " + cmp.Or(f.Expected, "?")
 }
 
 // failCounts is "1 critical, 3 high, 0 medium, ..." over every severity.
@@ -214,13 +205,6 @@ func failCounts(s Summary) string {
 		parts = append(parts, fmt.Sprintf("%d %s", s.FailBySeverity[string(sev)], sev))
 	}
 	return strings.Join(parts, ", ")
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }
 
 // fleetScore is "58 (min 0)", or "n/a" when no host was audited.
@@ -266,16 +250,16 @@ func verdict(r *Report) (label, detail string) {
 	unknown := r.Summary.StatusCounts[string(rules.Unknown)]
 	var caveats []string
 	if r.Summary.Unreachable > 0 {
-		caveats = append(caveats, plural(r.Summary.Unreachable, "host was", "hosts were")+" not audited")
+		caveats = append(caveats, words.Count(r.Summary.Unreachable, "host was", "hosts were")+" not audited")
 	}
 	if unknown > 0 {
-		caveats = append(caveats, plural(unknown, "finding is", "findings are")+" unknown (not proven safe)")
+		caveats = append(caveats, words.Count(unknown, "finding is", "findings are")+" unknown (not proven safe)")
 	}
 	switch {
 	case len(r.Hosts) == 0:
 		return "Not proven", "the report holds no host."
 	case blocking > 0:
-		detail = fmt.Sprintf("%s at or above %s.", plural(blocking, "failing finding", "failing findings"), failOn)
+		detail = fmt.Sprintf("%s at or above %s.", words.Count(blocking, "failing finding", "failing findings"), failOn)
 		if len(caveats) > 0 {
 			detail += " Also: " + strings.Join(caveats, " and ") + "."
 		}

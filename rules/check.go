@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"regexp"
@@ -393,10 +394,7 @@ func (s SysctlCheck) bootDefault(a kernelAnalysis, p Profile) (value string, kno
 	if b.Unknown != "" {
 		return "", false, b.Unknown
 	}
-	note = b.Note
-	if note == "" {
-		note = "kernel default"
-	}
+	note = cmp.Or(b.Note, "kernel default")
 	if len(b.Before) > 0 {
 		if a.series == "" {
 			var parts []string

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -97,12 +98,8 @@ func (s *Set) Evaluate(f *facts.Facts, p Profile) []Finding {
 			onTheNode(&fd, f)
 		}
 		fd.Rule = r.ID
-		if fd.Title == "" {
-			fd.Title = r.Title
-		}
-		if fd.Severity == "" {
-			fd.Severity = r.Severity
-		}
+		fd.Title = cmp.Or(fd.Title, r.Title)
+		fd.Severity = cmp.Or(fd.Severity, r.Severity)
 		out = append(out, fd)
 	}
 	return out

@@ -1,13 +1,17 @@
 package rules
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"net/netip"
+	"slices"
 	"sort"
 	"strings"
 	"unique"
 
 	"github.com/kaudit/kaudit/audit/facts"
+	"github.com/kaudit/kaudit/internal/words"
 )
 
 // FleetHost is one host as the fleet pass sees it.
@@ -54,9 +58,7 @@ func (s *Set) EvaluateFleet(hosts []FleetHost) [][]Finding {
 				fd = Finding{Status: Unknown, Reason: "no facts gathered for this host"}
 			}
 			fd.Rule, fd.Title = r.ID, r.Title
-			if fd.Severity == "" {
-				fd.Severity = r.Severity
-			}
+			fd.Severity = cmp.Or(fd.Severity, r.Severity)
 			out[i] = append(out[i], fd)
 		}
 	}
@@ -131,12 +133,12 @@ func indexBrokers(hosts []FleetHost) brokerSide {
 			b.addrs[a] = i
 		}
 		for _, l := range h.Facts.Listeners {
-			if a, ok := hostAddr(l.Addr); ok && !a.IsUnspecified() && !a.IsLoopback() && containsInt(ports, l.Port) {
+			if a, ok := hostAddr(l.Addr); ok && !a.IsUnspecified() && !a.IsLoopback() && slices.Contains(ports, l.Port) {
 				b.addrs[a] = i
 			}
 		}
 		for _, c := range h.Facts.Conns {
-			if a, ok := hostAddr(c.Local); ok && !a.IsLoopback() && containsInt(ports, c.LocalPort) {
+			if a, ok := hostAddr(c.Local); ok && !a.IsLoopback() && slices.Contains(ports, c.LocalPort) {
 				b.addrs[a] = i
 			}
 		}
@@ -232,12 +234,8 @@ func clientTuples(hosts []FleetHost, b brokerSide) map[tuple]*clientConn {
 // ones no broker listed, which broker they went to (by address) or that
 // none of the audited brokers has that address.
 func (m *fleetMatches) placeUnmatched(hosts []FleetHost, b brokerSide, want map[tuple]*clientConn) {
-	keys := make([]tuple, 0, len(want))
-	for k := range want {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool { return keys[i].client.String() < keys[j].client.String() })
-	for _, k := range keys {
+	byClient := func(a, b tuple) int { return strings.Compare(a.client.String(), b.client.String()) }
+	for _, k := range slices.SortedFunc(maps.Keys(want), byClient) {
 		cc := want[k]
 		n := m.own[cc.host]
 		n[0]++
@@ -263,7 +261,7 @@ func (m *fleetMatches) placeUnmatched(hosts []FleetHost, b brokerSide, want map[
 
 func unmatchedWhy(f *facts.Facts) string {
 	if f.ConnsTotal > len(f.Conns) {
-		return fmt.Sprintf("not among the broker's connections: beyond the %s it listed of %s, or rewritten by a NAT on the way", thousands(len(f.Conns)), thousands(f.ConnsTotal))
+		return fmt.Sprintf("not among the broker's connections: beyond the %s it listed of %s, or rewritten by a NAT on the way", words.Thousands(len(f.Conns)), words.Thousands(f.ConnsTotal))
 	}
 	return "the broker has no connection with this 4-tuple: a NAT on the way rewrites the client's address or port"
 }

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
 	"strings"
@@ -421,8 +422,6 @@ func (c *evalCtx) backlogLimits(observed string, target int) (string, *Fix) {
 		return reason + "; limited by " + strings.Join(limits, " and "), fix
 	}
 	fix.Summary = "restart the broker so it listens with the current backlog settings"
-	if fix.Manual == "" {
-		fix.Manual = "restart the broker (one at a time) so its listener picks up the raised backlog"
-	}
+	fix.Manual = cmp.Or(fix.Manual, "restart the broker (one at a time) so its listener picks up the raised backlog")
 	return reason + "; both look high enough now, so the broker has probably not been restarted since they were raised", fix
 }

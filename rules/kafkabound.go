@@ -2,7 +2,8 @@ package rules
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 
@@ -101,15 +102,10 @@ const lastZooKeeperRelease = "3.9"
 // APIs, fakes implement subsets): nothing here is an upper bound. ok is
 // false when no key gives one.
 func KafkaLowerBound(apis map[int16]int16) (KafkaBound, bool) {
-	keys := make([]int16, 0, len(apis))
-	for k := range apis {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
 	rs := kafkaReleases()
 	best := -1
 	var b KafkaBound
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(apis)) {
 		if !boundKey(k) {
 			continue
 		}
@@ -125,12 +121,10 @@ func KafkaLowerBound(apis map[int16]int16) (KafkaBound, bool) {
 // firstRelease is the index of the first release accepting key at v, or
 // -1 when none does (a version newer than every table: no claim).
 func firstRelease(rs []kafkaRelease, key, v int16) int {
-	for i, r := range rs {
-		if m, ok := r.table.LookupMaxKeyVersion(key); ok && m >= v {
-			return i
-		}
-	}
-	return -1
+	return slices.IndexFunc(rs, func(r kafkaRelease) bool {
+		m, ok := r.table.LookupMaxKeyVersion(key)
+		return ok && m >= v
+	})
 }
 
 func apiName(k int16) string {

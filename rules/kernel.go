@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -155,10 +156,7 @@ func (a kernelAnalysis) upgradeTarget() string {
 	for _, s := range kernels.Stable {
 		fixed = append(fixed, s.FirstFixed)
 	}
-	series := a.series
-	if series == "" {
-		series = "this"
-	}
+	series := cmp.Or(a.series, "this")
 	return "any kernel ≥ " + kernels.Mainline + " or a stable series that has the fix (" + strings.Join(fixed, ", ") +
 		"); the " + series + " series has no fixed upstream release"
 }
@@ -307,10 +305,7 @@ func (a *kernelAnalysis) byUpstream(k facts.Kernel, sub, suffix string) (upstrea
 }
 
 func clSource(cl *facts.KernelChangelog, release string) string {
-	if cl.Source != "" {
-		return cl.Source
-	}
-	return "the kernel " + release + " package"
+	return cmp.Or(cl.Source, "the kernel "+release+" package")
 }
 
 func classifyVendor(k facts.Kernel, suffix string) string {
@@ -364,9 +359,7 @@ func upstreamSublevel(k facts.Kernel, a kernelAnalysis, sub, suffix string) (ups
 			return a.series + "." + sub, "Amazon Linux release string"
 		}
 	case "vanilla":
-		if sub == "" {
-			sub = "0"
-		}
+		sub = cmp.Or(sub, "0")
 		if rcRE.MatchString(suffix) {
 			// X.Y-rcN precedes X.Y.0: for a series below mainline it has no fix either.
 			return a.series + ".0", "upstream release candidate"

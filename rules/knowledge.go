@@ -189,12 +189,3 @@ func javaSupportOf(akMinor int) javaSupport {
 		return javaSupport{supported: []int{8, 11}, doc: "Kafka 2.x ops.html: Java 8 and 11"}
 	}
 }
-
-func contains(xs []int, x int) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
-}

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"cmp"
 	"fmt"
 	"sort"
 	"strings"
@@ -67,10 +68,7 @@ func (f nicFix) want(nic, setting, value string) {
 // ring checks one NIC's rx and tx rings against min(target, its maximum).
 func (rc *nicCheck) ring(n facts.NIC, target int) {
 	if n.Ring == nil {
-		why := n.RingErr
-		if why == "" {
-			why = "ring settings not reported"
-		}
+		why := cmp.Or(n.RingErr, "ring settings not reported")
 		// Only the driver saying "not supported" settles it; a missing
 		// ethtool, a permission problem or an error does not.
 		if strings.Contains(strings.ToLower(why), "not supported") {
@@ -169,10 +167,7 @@ func evalNICOffload(c *evalCtx) Finding {
 // driver fixes it off.
 func (oc *nicCheck) offload(n facts.NIC, offloads []string) {
 	if len(n.Features) == 0 {
-		why := n.FeatErr
-		if why == "" {
-			why = "features not reported"
-		}
+		why := cmp.Or(n.FeatErr, "features not reported")
 		oc.unreadable = append(oc.unreadable, n.Name+": "+why)
 		return
 	}

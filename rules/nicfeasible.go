@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -144,10 +145,7 @@ func OffloadBlocked(nic *facts.NIC, setting string) (reason, instead string) {
 func ethtoolKeys(fs []string) []string {
 	out := make([]string, len(fs))
 	for i, f := range fs {
-		out[i] = map[string]string{"scatter-gather": "sg", "tx-checksumming": "tx"}[f]
-		if out[i] == "" {
-			out[i] = f
-		}
+		out[i] = cmp.Or(map[string]string{"scatter-gather": "sg", "tx-checksumming": "tx"}[f], f)
 	}
 	return out
 }
@@ -171,8 +169,5 @@ func pick(xs []string, one, many string) string {
 
 // NICDriver is the NIC's driver name for a message ("NIC" when unknown).
 func NICDriver(n *facts.NIC) string {
-	if n.Driver != "" {
-		return n.Driver
-	}
-	return "NIC"
+	return cmp.Or(n.Driver, "NIC")
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kaudit/kaudit/audit/facts"
 	"github.com/kaudit/kaudit/internal/safe"
+	"github.com/kaudit/kaudit/internal/words"
 )
 
 // PeerFact is one entry of a fleet rule's peers: block: a fact every
@@ -64,7 +65,7 @@ var peerFacts = map[string]func(f *facts.Facts) []peerValue{
 		var out []peerValue
 		for _, k := range []string{"tso", "gso", "gro", "lro"} {
 			if ft, ok := n.Features[k]; ok {
-				out = append(out, peerValue{label: k + " of the listener NIC", value: onOff(ft.On)})
+				out = append(out, peerValue{label: k + " of the listener NIC", value: words.OnOff(ft.On)})
 			}
 		}
 		return out
@@ -155,13 +156,6 @@ func process(f *facts.Facts) *facts.BrokerProcess {
 		return nil
 	}
 	return f.Kafka.Process
-}
-
-func onOff(on bool) string {
-	if on {
-		return "on"
-	}
-	return "off"
 }
 
 func heapText(n int64) string {

@@ -65,12 +65,3 @@ func isWildcard(s string) bool {
 	a, ok := hostAddr(s)
 	return ok && a.IsUnspecified()
 }
-
-func containsInt(list []int, n int) bool {
-	for _, x := range list {
-		if x == n {
-			return true
-		}
-	}
-	return false
-}

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"time"
@@ -48,10 +49,7 @@ func withProbe(a kernelAnalysis, k facts.Kernel, p *facts.Probe) kernelAnalysis 
 		a.probeNote = "probe " + string(p.State) + ": " + p.Reason
 		return a
 	}
-	release := p.Release
-	if release == "" {
-		release = a.release
-	}
+	release := cmp.Or(p.Release, a.release)
 	stopped := ""
 	if p.State != facts.ProbeOK {
 		stopped = fmt.Sprintf("; the probe then stopped (%s: %s)", p.State, p.Reason)

@@ -2,6 +2,7 @@ package rules
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -221,13 +222,13 @@ func evalJVMVersion(c *evalCtx) Finding {
 	upgrade := &Fix{Summary: "run the broker on a supported Java", Restart: true,
 		Manual: fmt.Sprintf("install a supported JDK (%s; Java 17 or 21 for Kafka 4.0 and later), point the broker's JAVA_HOME at it (the service's Environment= or kafka-run-class.sh's environment) and restart the broker, one at a time", fd.Expected)}
 	switch {
-	case !contains(js.supported, major) && major > js.supported[len(js.supported)-1]:
+	case !slices.Contains(js.supported, major) && major > js.supported[len(js.supported)-1]:
 		fd.Status, fd.Severity = Warn, c.warning()
 		fd.Reason = fmt.Sprintf("Java %d is newer than the Java releases this Kafka lists (%s): support is best effort", major, js.doc)
-	case !contains(js.supported, major):
+	case !slices.Contains(js.supported, major):
 		fd.Status, fd.Fix = Fail, upgrade
 		fd.Reason = fmt.Sprintf("Java %d is not supported for this broker (%s)", major, js.doc)
-	case contains(js.deprecated, major):
+	case slices.Contains(js.deprecated, major):
 		fd.Status, fd.Severity, fd.Fix = Warn, c.warning(), upgrade
 		fd.Reason = fmt.Sprintf("Java %d is deprecated for the broker and removed in Kafka 4.0 (%s): upgrade Java before Kafka", major, js.doc)
 	default:

@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
+	"maps"
 	"math"
 	"os"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -147,12 +147,7 @@ func (p Profile) clone() Profile {
 func LoadProfile(path string) (Profile, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		why := err
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			why = pe.Err
-		}
-		return Profile{}, &located.Error{File: path, Msg: fmt.Sprintf("cannot read the thresholds file: %v", why), Hint: profileHint}
+		return Profile{}, &located.Error{File: path, Msg: fmt.Sprintf("cannot read the thresholds file: %v", located.PathCause(err)), Hint: profileHint}
 	}
 	return parseProfile(path, data, DefaultProfile(), false)
 }
@@ -162,12 +157,7 @@ func LoadProfile(path string) (Profile, error) {
 // integers, integral floats or decimal strings, offloads as a list of strings.
 func (p Profile) With(overrides map[string]any) (Profile, error) {
 	out := p.clone()
-	keys := make([]string, 0, len(overrides))
-	for k := range overrides {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, name := range keys {
+	for _, name := range slices.Sorted(maps.Keys(overrides)) {
 		key, ok := p.key(name)
 		if !ok {
 			return p, fmt.Errorf("profile override %q: unknown key (known: %s)", name, strings.Join(p.keyNames(), ", "))

@@ -1,6 +1,7 @@
 package rules
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -300,10 +301,7 @@ func diskText(d facts.BlockNode) string {
 	if d.Kind == facts.BlockLoop {
 		rot = "loop, " + rot
 	}
-	s := d.Scheduler
-	if s == "" {
-		s = "scheduler not read"
-	}
+	s := cmp.Or(d.Scheduler, "scheduler not read")
 	return fmt.Sprintf("%s %s %s read-ahead %s", d.Name, rot, s, kbText(d.ReadAheadKB))
 }
 

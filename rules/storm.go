@@ -2,9 +2,11 @@ package rules
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/kaudit/kaudit/audit/facts"
+	"github.com/kaudit/kaudit/internal/words"
 )
 
 // stormListener is one Kafka listener and the clients connected through it.
@@ -26,7 +28,7 @@ func (c *evalCtx) stormListeners() []stormListener {
 	perPort := map[int]int{}
 	for _, first := range []bool{true, false} { // the inventory's port first: it wins ties
 		for _, l := range c.f.Listeners {
-			if containsInt(ports, l.Port) && (l.Port == c.kafkaPort()) == first {
+			if slices.Contains(ports, l.Port) && (l.Port == c.kafkaPort()) == first {
 				out = append(out, stormListener{l: l})
 				perPort[l.Port]++
 			}
@@ -76,10 +78,10 @@ func (c *evalCtx) stormBound(ls []stormListener, cookies int) {
 	for i := range ls {
 		s := &ls[i]
 		s.capacity = max(s.l.Backlog, 1)
-		s.bound = fmt.Sprintf("an effective backlog of %s", thousands(s.l.Backlog))
+		s.bound = fmt.Sprintf("an effective backlog of %s", words.Thousands(s.l.Backlog))
 		if cookies == 0 && synOK && synb-synb/4 < s.capacity {
 			s.capacity = max(synb-synb/4, 1)
-			s.bound = fmt.Sprintf("%s SYN-queue slots for new peers (¾ of tcp_max_syn_backlog %d, cookies off)", thousands(s.capacity), synb)
+			s.bound = fmt.Sprintf("%s SYN-queue slots for new peers (¾ of tcp_max_syn_backlog %d, cookies off)", words.Thousands(s.capacity), synb)
 		}
 	}
 }
@@ -104,21 +106,21 @@ func evalReconnectStorm(c *evalCtx) Finding {
 	worst := ls[0]
 	var ev []string
 	for _, s := range ls {
-		ev = append(ev, fmt.Sprintf("%s clients on %s vs %s (Send-Q %d)", thousands(s.clients), s.label, s.bound, s.l.Backlog))
+		ev = append(ev, fmt.Sprintf("%s clients on %s vs %s (Send-Q %d)", words.Thousands(s.clients), s.label, s.bound, s.l.Backlog))
 		if s.clients*worst.capacity > worst.clients*s.capacity {
 			worst = s
 		}
 	}
 	ev = append(ev, c.stormSysctls()...)
 	fd := Finding{Evidence: ev, Expected: fmt.Sprintf("clients ≤ the effective backlog (a warning up to %d%% above it)", c.p.StormMargin)}
-	fd.Observed = fmt.Sprintf("%s clients on %s vs %s", thousands(worst.clients), worst.label, worst.bound)
+	fd.Observed = fmt.Sprintf("%s clients on %s vs %s", words.Thousands(worst.clients), worst.label, worst.bound)
 	return c.stormVerdict(fd, worst, cookies, note)
 }
 
 func (c *evalCtx) stormVerdict(fd Finding, w stormListener, cookies int, note string) Finding {
 	if cookies == 2 { // whoever happens to be connected now: every client that connects gets a cookie
 		fd.Status = Fail
-		fd.Reason = fmt.Sprintf("tcp_syncookies=2: every SYN is answered with a cookie, so every client that connects on %s (%s connected now, all of them again after a restart or leader election) gets a cookie connection (the path of the wscale bug, see kernel-synack-wscale)", w.label, thousands(w.clients))
+		fd.Reason = fmt.Sprintf("tcp_syncookies=2: every SYN is answered with a cookie, so every client that connects on %s (%s connected now, all of them again after a restart or leader election) gets a cookie connection (the path of the wscale bug, see kernel-synack-wscale)", w.label, words.Thousands(w.clients))
 		fd.Fix = &Fix{Summary: "set net.ipv4.tcp_syncookies=1 (cookies only on overflow)", Sysctl: map[string]string{KeySyncookies: "1"}}
 		return fd
 	}
@@ -128,14 +130,14 @@ func (c *evalCtx) stormVerdict(fd Finding, w stormListener, cookies int, note st
 	}
 	if w.clients <= w.capacity {
 		fd.Status = Pass
-		fd.Reason = fmt.Sprintf("a restart or leader election makes at most %s clients reconnect on %s, which fit in %s%s", thousands(w.clients), w.label, w.bound, note)
+		fd.Reason = fmt.Sprintf("a restart or leader election makes at most %s clients reconnect on %s, which fit in %s%s", words.Thousands(w.clients), w.label, w.bound, note)
 		return fd
 	}
 	fd.Observed += fmt.Sprintf(": a restart sends ~%s the SYNs the queue holds", times(w.clients, w.capacity))
-	fd.Reason = fmt.Sprintf("restart → leader election → reconnect storm: the %s clients on %s reconnect at once and the SYNs beyond %s %s%s", thousands(w.clients), w.label, w.bound, over, note)
+	fd.Reason = fmt.Sprintf("restart → leader election → reconnect storm: the %s clients on %s reconnect at once and the SYNs beyond %s %s%s", words.Thousands(w.clients), w.label, w.bound, over, note)
 	need := (w.clients*(100+c.p.StormMargin) + 99) / 100
 	_, fd.Fix = c.backlogLimits(fd.Observed, max(need, c.p.ListenBacklog))
-	fd.Fix.Summary = fmt.Sprintf("raise the effective listen backlog above %s clients: %s", thousands(w.clients), fd.Fix.Summary)
+	fd.Fix.Summary = fmt.Sprintf("raise the effective listen backlog above %s clients: %s", words.Thousands(w.clients), fd.Fix.Summary)
 	if w.clients*100 <= w.capacity*(100+c.p.StormMargin) {
 		fd.Status, fd.Severity = Warn, c.warning()
 		fd.Reason += fmt.Sprintf(" — only by up to %d%% (storm_margin): the queue drains while handshakes complete, so it may hold", c.p.StormMargin)
@@ -162,22 +164,6 @@ func times(n, d int) string {
 		return fmt.Sprintf("%.1f×", r)
 	}
 	return fmt.Sprintf("%.0f×", r)
-}
-
-// thousands writes n with comma separators: 1840 → "1,840".
-func thousands(n int) string {
-	s := fmt.Sprint(n)
-	if n < 0 {
-		return "-" + thousands(-n)
-	}
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }
 
 func joinInts(ns []int) string {

@@ -129,11 +129,3 @@ func TestReconnectStorm(t *testing.T) {
 		{name: "client host", mutate: func(f *facts.Facts) { f.Role = facts.RoleClient }, status: Skip, reason: "client host"},
 	})
 }
-
-func TestThousands(t *testing.T) {
-	for n, want := range map[int]string{0: "0", 999: "999", 1000: "1,000", 1840: "1,840", 100000: "100,000", 1234567: "1,234,567", -1500: "-1,500"} {
-		if got := thousands(n); got != want {
-			t.Errorf("thousands(%d) = %q, want %q", n, got, want)
-		}
-	}
-}

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"hash/fnv"
 	"sort"
-	"strconv"
 	"unicode/utf8"
 
 	"github.com/kaudit/kaudit/internal/located"
+	"github.com/kaudit/kaudit/internal/words"
 )
 
 // Error is one problem found in an inventory file (internal/located's
@@ -117,18 +117,9 @@ func (c *collector) err() error {
 	}
 	switch {
 	case c.stoppedAt > 0:
-		errs = append(errs, fmt.Errorf("… and %s more problems in %s, where reading stopped at line %s: is it an inventory? (the first %d problems are listed)", thousands(c.more), c.file, thousands(c.stoppedAt), MaxErrors))
+		errs = append(errs, fmt.Errorf("… and %s more problems in %s, where reading stopped at line %s: is it an inventory? (the first %d problems are listed)", words.Thousands(c.more), c.file, words.Thousands(c.stoppedAt), MaxErrors))
 	case c.more > 0:
-		errs = append(errs, fmt.Errorf("… and %s more problems in %s (the first %d are listed)", thousands(c.more), c.file, MaxErrors))
+		errs = append(errs, fmt.Errorf("… and %s more problems in %s (the first %d are listed)", words.Thousands(c.more), c.file, MaxErrors))
 	}
 	return errors.Join(errs...)
-}
-
-// thousands writes n with commas: 127,626.
-func thousands(n int) string {
-	s := strconv.Itoa(n)
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/kaudit/kaudit/internal/located"
+	"github.com/kaudit/kaudit/internal/words"
 	"gopkg.in/yaml.v3"
 )
 
@@ -49,7 +50,7 @@ func (p *parser) parseINI(data []byte) (hostTable, *graph) {
 			break
 		}
 		if len(raw) > maxLine {
-			p.c.add(n, "", "an inventory line holds a host or a group and its variables", "line is %s bytes long (at most %s): is it an inventory?", thousands(len(raw)), thousands(maxLine))
+			p.c.add(n, "", "an inventory line holds a host or a group and its variables", "line is %s bytes long (at most %s): is it an inventory?", words.Thousands(len(raw)), words.Thousands(maxLine))
 			continue
 		}
 		line := strings.TrimSpace(strings.TrimSuffix(string(raw), "\r"))

@@ -138,9 +138,7 @@ func (o *Options) defaults() {
 	if o.Timeout <= 0 {
 		o.Timeout = audit.DefaultTimeout
 	}
-	if o.Batch < 1 {
-		o.Batch = 1
-	}
+	o.Batch = max(o.Batch, 1)
 	if o.SysctlKeys == nil {
 		o.SysctlKeys = rules.SysctlKeys()
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/kaudit/kaudit/internal/located"
 	"github.com/kaudit/kaudit/internal/remote"
@@ -180,15 +181,7 @@ func recordWritten(name string, rec *journal, rs remote.Results, files int) {
 // something before failing at step failed: only its StepChange steps
 // change anything.
 func changedAnything(rs remote.Results, failed string, steps map[string]StepKind) bool {
-	if steps[failed] == StepChange {
-		return true
-	}
-	for _, r := range rs {
-		if steps[r.Step] == StepChange {
-			return true
-		}
-	}
-	return false
+	return steps[failed] == StepChange || slices.ContainsFunc(rs, func(r remote.Result) bool { return steps[r.Step] == StepChange })
 }
 
 // restore rolls a host back after a failure and journals the outcome.

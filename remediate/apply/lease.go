@@ -2,6 +2,7 @@ package apply
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -82,10 +83,7 @@ func procStart(pid int) string {
 
 // lease is this process's Lease for opt's run.
 func (o *Options) lease() Lease {
-	st := procStart(os.Getpid())
-	if st == "" {
-		st = "0"
-	}
+	st := cmp.Or(procStart(os.Getpid()), "0")
 	return Lease{
 		Operator: o.Operator, PID: os.Getpid(), PStart: st,
 		TTL:      int((5*(o.Timeout+max(o.ConnectTimeout, 10*time.Second)) + 30*time.Second) / time.Second),

@@ -1,6 +1,7 @@
 package apply
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -23,10 +24,7 @@ func nicPersistFile(c remediate.Change) string {
 	if c.NM != "" {
 		return ""
 	}
-	if c.PersistPath == "" {
-		return remediate.NICPersistPath
-	}
-	return c.PersistPath
+	return cmp.Or(c.PersistPath, remediate.NICPersistPath)
 }
 
 // nmReads are the NetworkManager connection values the read step reads
@@ -65,10 +63,7 @@ func renderNICPersist(set []NICSetting, st *readState, runID string) ([]nicFile,
 			}
 			continue
 		}
-		p := s.Path
-		if p == "" {
-			p = remediate.NICPersistPath
-		}
+		p := cmp.Or(s.Path, remediate.NICPersistPath)
 		byPath[p] = append(byPath[p], s)
 	}
 	var out []nicFile

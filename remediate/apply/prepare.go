@@ -76,7 +76,7 @@ func prepare(runID string, changes []remediate.Change, st *readState) (*prepared
 // setRuntime adds a running value to write and journal.
 func (p *prepared) setRuntime(w RuntimeWrite) {
 	p.params.Runtime = append(p.params.Runtime, w)
-	p.runtime = append(p.runtime, remediate.RuntimeValue{Kind: runtimeKind(w.Kind), Key: w.Key, Before: w.Before, After: w.To})
+	p.runtime = append(p.runtime, remediate.RuntimeValue{Kind: w.Kind.OrSysctl(), Key: w.Key, Before: w.Before, After: w.To})
 }
 
 // nic validates a NIC change: its running value when it differs, its

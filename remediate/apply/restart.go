@@ -1,9 +1,11 @@
 package apply
 
 import (
+	"cmp"
 	"context"
 	_ "embed"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -218,7 +220,7 @@ func restartHost(ctx context.Context, h Host, opt Options, rec *journal, after *
 		rec.logf("%s: restart of %s: %s", name, unit, r.Error)
 		return false
 	}
-	rec.logf("%s: restarted %s: pid %d → %d, listener backlog %d (in force), open files %s; counters before: %s", name, unit, r.OldPID, r.NewPID, r.Backlog, orNone(r.NoFile), r.Before)
+	rec.logf("%s: restarted %s: pid %d → %d, listener backlog %d (in force), open files %s; counters before: %s", name, unit, r.OldPID, r.NewPID, r.Backlog, cmp.Or(r.NoFile, "-"), r.Before)
 	return true
 }
 
@@ -300,12 +302,7 @@ func (w *watcher) restarted(host string) *remediate.Restart {
 }
 
 func (w *watcher) pending(done []string) bool {
-	for _, h := range done {
-		if w.restarted(h) != nil {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(done, func(h string) bool { return w.restarted(h) != nil })
 }
 
 // watch waits until --watch has passed since each restart of done, reads

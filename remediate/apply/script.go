@@ -1,6 +1,7 @@
 package apply
 
 import (
+	"cmp"
 	"crypto/sha256"
 	_ "embed"
 	"encoding/base64"
@@ -146,18 +147,8 @@ type Lease struct {
 // A zero Operator, PStart, TTL or LockWait is "unknown", "0", 300 s and
 // 10 s.
 func (h *header) lock(runID string, l Lease) {
-	if l.Operator == "" {
-		l.Operator = "unknown"
-	}
-	if l.PStart == "" {
-		l.PStart = "0"
-	}
-	if l.TTL == 0 {
-		l.TTL = 300
-	}
-	if l.LockWait == 0 {
-		l.LockWait = 10
-	}
+	l.Operator, l.PStart = cmp.Or(l.Operator, "unknown"), cmp.Or(l.PStart, "0")
+	l.TTL, l.LockWait = cmp.Or(l.TTL, 300), cmp.Or(l.LockWait, 10)
 	switch {
 	case !remediate.ValidRunID(runID):
 		h.fail(fmt.Errorf("lease: bad run id %q", runID))
@@ -178,7 +169,7 @@ func (h *header) lock(runID string, l Lease) {
 	h.set("KPSTART", l.PStart)
 	h.set("TTL", strconv.Itoa(l.TTL))
 	h.set("LOCKWAIT", strconv.Itoa(l.LockWait))
-	h.set("TAKEOVER", orNone(l.Takeover))
+	h.set("TAKEOVER", cmp.Or(l.Takeover, "-"))
 }
 
 func (h *header) fail(err error) {
@@ -261,14 +252,6 @@ func (h *header) script(body string) ([]byte, error) {
 	b.WriteString(libSh)
 	b.WriteString(body)
 	return []byte(b.String()), nil
-}
-
-// orNone is s, or "-" when s is empty.
-func orNone(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
 
 // valueFields are the HOW TARGET SETTING PROP fields of a running value
@@ -417,10 +400,10 @@ func ApplyScript(p ApplyParams) ([]byte, error) {
 		if f.Existed {
 			state, old, mode = wordPresent, f.OldSHA, "-"
 		}
-		files.add(strconv.Itoa(i), f.Path, string(state), old, mode, SHA256(f.Content), orNone(base64.StdEncoding.EncodeToString(f.Content)))
+		files.add(strconv.Itoa(i), f.Path, string(state), old, mode, SHA256(f.Content), cmp.Or(base64.StdEncoding.EncodeToString(f.Content), "-"))
 	}
 	for i, r := range p.Runtime {
-		values.add(append(append([]string{runtimeStep(r.Kind, i), string(runtimeKind(r.Kind)), r.Key}, valueFields(r.Kind, r.Key)...), r.Before, r.To)...)
+		values.add(append(append([]string{runtimeStep(r.Kind, i), string(r.Kind.OrSysctl()), r.Key}, valueFields(r.Kind, r.Key)...), r.Before, r.To)...)
 	}
 	var h header
 	h.set("M", p.Marker)
@@ -581,10 +564,7 @@ func (p RollbackParams) restoreFile(i int, bk remediate.Backup) ([]string, error
 	if !reSHA.MatchString(bk.SHA256) {
 		return nil, fmt.Errorf("rollback: %s: bad sha256 %q", bk.Path, bk.SHA256)
 	}
-	stored := bk.Stored
-	if stored == "" {
-		stored = RunDir(p.RunID) + "/" + BackupName(i)
-	}
+	stored := cmp.Or(bk.Stored, RunDir(p.RunID)+"/"+BackupName(i))
 	if err := checkPath(stored); err != nil || !strings.HasPrefix(stored, RunDir(p.RunID)+"/") {
 		return nil, fmt.Errorf("rollback: %s: backup %q is not in %s", bk.Path, stored, RunDir(p.RunID))
 	}
@@ -612,13 +592,6 @@ func checkRuntime(kind remediate.ChangeKind, key, before, to string) error {
 		return fmt.Errorf("current value: %w", err)
 	}
 	return CheckSysctlValue(key, to)
-}
-
-func runtimeKind(kind remediate.ChangeKind) remediate.ChangeKind {
-	if kind == "" {
-		return remediate.KindSysctl
-	}
-	return kind
 }
 
 // fileStep names the apply script's step that writes file i: file-<i>.

@@ -11,8 +11,10 @@ package sysctld
 
 import (
 	"fmt"
+	"maps"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -93,15 +95,10 @@ func Render(existing []byte, set map[string]string, runID string) ([]byte, error
 		}
 		vals[k] = Fold(v)
 	}
-	keys := make([]string, 0, len(vals))
-	for k := range vals {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	var b strings.Builder
 	b.WriteString(HeaderLine + "\n")
 	b.WriteString(runPrefix + runID + "\n")
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(vals)) {
 		fmt.Fprintf(&b, "%s = %s\n", k, vals[k])
 	}
 	return []byte(b.String()), nil

@@ -6,8 +6,11 @@
 package diff
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -165,15 +168,8 @@ func (d *Diff) compareFindings(oh, nh *report.Host) {
 func passing(s rules.Status) bool { return s == rules.Pass || s == rules.Warn || s == rules.Skip }
 
 func sortChanges(cs []Change) {
-	sort.SliceStable(cs, func(i, j int) bool {
-		a, b := cs[i], cs[j]
-		if a.Severity.Rank() != b.Severity.Rank() {
-			return a.Severity.Rank() > b.Severity.Rank()
-		}
-		if a.Rule != b.Rule {
-			return a.Rule < b.Rule
-		}
-		return a.Host < b.Host
+	slices.SortStableFunc(cs, func(a, b Change) int {
+		return cmp.Or(cmp.Compare(b.Severity.Rank(), a.Severity.Rank()), strings.Compare(a.Rule, b.Rule), strings.Compare(a.Host, b.Host))
 	})
 }
 
@@ -199,12 +195,7 @@ func factChanges(oh, nh *report.Host) []FactChange {
 	for k := range nf.Sysctl {
 		keys[k] = true
 	}
-	sorted := make([]string, 0, len(keys))
-	for k := range keys {
-		sorted = append(sorted, k)
-	}
-	sort.Strings(sorted)
-	for _, k := range sorted {
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
 		add("sysctl."+k, of.Sysctl[k], nf.Sysctl[k])
 	}
 	return out
@@ -342,7 +333,7 @@ func writeText(out io.Writer, d *Diff, md bool) error {
 	t.hosts("Hosts removed", d.HostsRemoved)
 	var facts, scores [][]string
 	for _, f := range d.Facts {
-		facts = append(facts, []string{f.Host, f.Fact, orDash(f.Old), orDash(f.New)})
+		facts = append(facts, []string{f.Host, f.Fact, cmp.Or(f.Old, "—"), cmp.Or(f.New, "—")})
 	}
 	t.section("Fact changes", []string{"HOST", "FACT", "OLD", "NEW"}, facts)
 	for _, s := range d.Scores {
@@ -361,7 +352,7 @@ func changeRows(cs []Change) [][]string {
 	for _, c := range cs {
 		obs := c.NewObserved
 		if c.OldObserved != c.NewObserved && c.OldStatus != "" {
-			obs = orDash(c.OldObserved) + " → " + orDash(c.NewObserved)
+			obs = cmp.Or(c.OldObserved, "—") + " → " + cmp.Or(c.NewObserved, "—")
 		}
 		rows = append(rows, []string{c.Host, c.Rule, string(c.Severity), status(c.OldStatus) + " → " + status(c.NewStatus), oneLine(obs, 60)})
 	}
@@ -373,13 +364,6 @@ func stamp(t time.Time) string {
 		return "—"
 	}
 	return t.UTC().Format("2006-01-02 15:04Z")
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "—"
-	}
-	return s
 }
 
 func oneLine(s string, max int) string {

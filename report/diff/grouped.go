@@ -1,9 +1,11 @@
 package diff
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
+	"github.com/kaudit/kaudit/internal/words"
 	"github.com/kaudit/kaudit/report"
 )
 
@@ -68,7 +70,7 @@ func (t textWriter) changeGroups(d *Diff, title string, cs []Change) {
 	}
 	var rows [][]string
 	for _, g := range groups {
-		what := fmt.Sprintf("%s %s %s", plural(len(g.hosts), "host", "hosts"), verbs[title], g.key[0])
+		what := fmt.Sprintf("%s %s %s", words.Count(len(g.hosts), "host", "hosts"), verbs[title], g.key[0])
 		rows = append(rows, []string{what, g.key[1], g.key[2], d.perCluster(g.hosts), named(g.hosts)})
 	}
 	t.table([]string{"CHANGE", "SEVERITY", "STATUS", "CLUSTERS", "HOSTS"}, rows)
@@ -83,7 +85,7 @@ func writeGrouped(t textWriter, d *Diff) {
 	t.hostCount("Hosts added", d, d.HostsAdded)
 	t.hostCount("Hosts removed", d, d.HostsRemoved)
 	facts := groupBy(len(d.Facts), func(i int) []string {
-		return []string{d.Facts[i].Fact, orDash(d.Facts[i].Old), orDash(d.Facts[i].New)}
+		return []string{d.Facts[i].Fact, cmp.Or(d.Facts[i].Old, "—"), cmp.Or(d.Facts[i].New, "—")}
 	}, func(i int) string { return d.Facts[i].Host })
 	var rows [][]string
 	for _, g := range facts {
@@ -112,11 +114,4 @@ func (t textWriter) hostCount(title string, d *Diff, names []string) {
 	if len(names) > 0 {
 		t.table([]string{"CLUSTERS", "HOSTS"}, [][]string{{d.perCluster(names), named(names)}})
 	}
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }

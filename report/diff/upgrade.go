@@ -1,6 +1,7 @@
 package diff
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -82,7 +83,7 @@ func WriteUpgrade(out io.Writer, u Upgrade, facts []FactChange) error {
 		tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
 		fmt.Fprint(tw, "  HOST\tFACT\tNOW\tAFTER\n")
 		for _, f := range facts {
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", f.Host, f.Fact, orDash(f.Old), orDash(f.New))
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", f.Host, f.Fact, cmp.Or(f.Old, "—"), cmp.Or(f.New, "—"))
 		}
 		tw.Flush()
 	}
