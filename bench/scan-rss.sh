@@ -37,6 +37,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+COMMIT=$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . || echo +dirty) # what is built
 go build -o "$WORK/kaudit" ./cmd/kaudit
 go build -o "$WORK/simfleet" ./bench/simfleet
 "$WORK/simfleet" -hosts "$N" -out "$WORK/f" >"$WORK/simfleet.log" 2>&1 &
@@ -64,5 +65,5 @@ for f in $FORMATS; do
 	printf '| %d | %s | %s | %s | %s | %d | %s |\n' "$N" "$f" "$rss" "$wall" "$cpu" "$size" "${audited:-?}" >>"$OUT/table.md"
 done
 echo >>"$OUT/table.md"
-echo "bench/scan-rss.sh -n $N -f \"$FORMATS\", $(date -u '+%F %H:%M') UTC, commit $(git rev-parse --short HEAD), $(nproc) cores" >>"$OUT/table.md"
+echo "bench/scan-rss.sh -n $N -f \"$FORMATS\", $(date -u '+%F %H:%M') UTC, commit $COMMIT, $(nproc) cores" >>"$OUT/table.md"
 cat "$OUT/table.md"

@@ -52,16 +52,24 @@ func (in *Interner) List(fs []Finding) []Finding {
 	fs = slices.Clip(fs)
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	h := in.listHash(fs)
-	for _, g := range in.lists[h] {
-		if sameFindings(g, fs) {
+	return share(&in.lists, in.listHash(fs), fs, sameFindings)
+}
+
+// share is v, or the value equal to it (eq) kept under hash h in *by
+// before; v is kept there when fewer than maxListsPerHash are.
+func share[T any](by *map[uint64][]T, h uint64, v T, eq func(a, b T) bool) T {
+	if *by == nil {
+		*by = map[uint64][]T{}
+	}
+	for _, g := range (*by)[h] {
+		if eq(g, v) {
 			return g
 		}
 	}
-	if len(in.lists[h]) < maxListsPerHash {
-		in.lists[h] = append(in.lists[h], fs)
+	if len((*by)[h]) < maxListsPerHash {
+		(*by)[h] = append((*by)[h], v)
 	}
-	return fs
+	return v
 }
 
 // ForgetLists drops the lists List kept and the maps FleetFacts kept,
@@ -116,19 +124,7 @@ func sharePtr[T any](seed maphash.Seed, by *map[uint64][]*T, p *T) *T {
 	if err != nil {
 		return p
 	}
-	h := maphash.Bytes(seed, b)
-	if *by == nil {
-		*by = map[uint64][]*T{}
-	}
-	for _, g := range (*by)[h] {
-		if reflect.DeepEqual(g, p) {
-			return g
-		}
-	}
-	if len((*by)[h]) < maxListsPerHash {
-		(*by)[h] = append((*by)[h], p)
-	}
-	return p
+	return share(by, maphash.Bytes(seed, b), p, func(a, b *T) bool { return reflect.DeepEqual(a, b) })
 }
 
 // fleetMaps are the maps FleetFacts shares, per value type, by mapHash.
@@ -156,18 +152,7 @@ func shareMap[V comparable](seed maphash.Seed, by *map[uint64][]map[string]V, m 
 	for k, v := range m {
 		h += maphash.Comparable(seed, entry{k, v}) // a sum: the map's order does not matter
 	}
-	if *by == nil {
-		*by = map[uint64][]map[string]V{}
-	}
-	for _, g := range (*by)[h] {
-		if maps.Equal(g, m) {
-			return g
-		}
-	}
-	if len((*by)[h]) < maxListsPerHash {
-		(*by)[h] = append((*by)[h], m)
-	}
-	return m
+	return share(by, h, m, maps.Equal[map[string]V])
 }
 
 // listHash hashes what sameFindings compares.
