@@ -48,6 +48,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+COMMIT=$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . || echo +dirty) # what is built
 go build -o "$WORK/kaudit" ./cmd/kaudit
 go build -o "$WORK/simfleet" ./bench/simfleet
 
@@ -103,6 +104,6 @@ for n in $NS_LIST; do
 done
 {
 	echo
-	echo "bench/serve.sh -n \"$NS_LIST\" -s $SCANS -k $KEEP, $(date -u '+%F %H:%M') UTC, commit $(git rev-parse --short HEAD), $(nproc) cores"
+	echo "bench/serve.sh -n \"$NS_LIST\" -s $SCANS -k $KEEP, $(date -u '+%F %H:%M') UTC, commit $COMMIT, $(nproc) cores"
 } >>"$OUT/table.md"
 cat "$OUT/table.md"
