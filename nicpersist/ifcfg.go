@@ -62,11 +62,7 @@ func (ifcfg) Plan(nic facts.NIC, set map[string]string) Plan {
 	ps := nic.Persist
 	var cmds []string
 	for _, s := range sortedKeys(set) {
-		flag := "-K"
-		if s == "rx" || s == "tx" {
-			flag = "-G"
-		}
-		cmds = append(cmds, flag+" "+nic.Name+" "+s+" "+set[s])
+		cmds = append(cmds, "-"+Setting{nic.Name, s, set[s]}.flag()+" "+nic.Name+" "+s+" "+set[s])
 	}
 	return Plan{Path: UdevPath,
 		Manual: fmt.Sprintf("%s is brought up by network-scripts (%s): kaudit persisted its settings in %s (it reads ETHTOOL_OPTS but does not edit it: network-scripts are deprecated in RHEL 8 and removed in RHEL 9); to keep them in %s instead add \"%s\" to its ETHTOOL_OPTS, then remove %s's lines from %s",

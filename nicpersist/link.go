@@ -117,7 +117,7 @@ type linkFile struct {
 // linkSince is the first systemd version whose .link files take a
 // setting (its [Link] key: linkKeys).
 func linkSince(setting string) int {
-	if setting == "rx" || setting == "tx" {
+	if isRing(setting) {
 		return MinLinkRingsVersion
 	}
 	return 232
@@ -293,7 +293,7 @@ func anyGlob(words []string, s string) bool {
 // linkValue reads a .link value: a ring size ("max" kept as is) or a
 // boolean (systemd's parse_boolean) as on/off.
 func linkValue(setting, v string) (string, bool) {
-	if setting == "rx" || setting == "tx" {
+	if isRing(setting) {
 		if v == "max" || reRingValue.MatchString(v) {
 			return v, true
 		}

@@ -116,7 +116,10 @@ func PlanFor(nic facts.NIC, set map[string]string) Plan {
 type Setting struct{ Iface, Setting, Value string }
 
 // Ring reports whether s is a ring size (ethtool -G), else an offload (-K).
-func (s Setting) Ring() bool { return s.Setting == "rx" || s.Setting == "tx" }
+func (s Setting) Ring() bool { return isRing(s.Setting) }
+
+// isRing reports whether setting is a ring size (rx, tx), else an offload.
+func isRing(setting string) bool { return setting == "rx" || setting == "tx" }
 
 func (s Setting) flag() string {
 	if s.Ring() {
@@ -143,7 +146,7 @@ var (
 
 // CheckValue validates a ring size or on/off for setting.
 func CheckValue(setting, target, v string) error {
-	if setting == "rx" || setting == "tx" {
+	if isRing(setting) {
 		if !reRingValue.MatchString(v) {
 			return fmt.Errorf("%s: ring size %q is not a positive number", target, v)
 		}
@@ -325,7 +328,7 @@ func ethtoolArgs(iface string, ring bool, rest []string) ethtoolCmd {
 	for j := 0; j+1 < len(rest); j += 2 {
 		k, v := rest[j], rest[j+1]
 		switch {
-		case ring && (k == "rx" || k == "tx"):
+		case ring && isRing(k):
 			if !reRingValue.MatchString(v) {
 				c.bad = fmt.Sprintf("%s %s is not a ring size", k, v)
 				continue

@@ -57,7 +57,7 @@ func nmUnescape(s string) string {
 
 // NMProperty is the nmcli property of a setting.
 func NMProperty(setting string) string {
-	if setting == "rx" || setting == "tx" {
+	if isRing(setting) {
 		return "ethtool.ring-" + setting
 	}
 	return "ethtool.feature-" + setting
@@ -99,7 +99,7 @@ func (nm) Plan(nic facts.NIC, set map[string]string) Plan {
 	need := 14
 	var args []string
 	for _, s := range sortedKeys(set) {
-		if s == "rx" || s == "tx" {
+		if isRing(s) {
 			need = 26
 		}
 		args = append(args, NMProperty(s)+" "+set[s])
